@@ -1,0 +1,105 @@
+/* eval.h: the verdict pipeline. A candidate is parsed and its knobs checked here, then all device
+ * work (builds, correctness runs, timing, calibration) runs in a worker process that the parent
+ * watches and kills when a launch hangs or memory runs away; the parent never opens a device.
+ * Results are JSON objects (jansson), the same ones `temper eval --json` prints. */
+#ifndef TEMPER_EVAL_H
+#define TEMPER_EVAL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdint.h>
+
+#include "temper/kernel.h"
+#include "temper/task.h"
+
+/* Verdicts, in the order of DESIGN.md. */
+enum temper_verdict {
+    TEMPER_VERDICT_CORRECT,
+    TEMPER_VERDICT_INCORRECT,
+    TEMPER_VERDICT_COMPILE_ERROR,
+    TEMPER_VERDICT_RUNTIME_ERROR,
+    TEMPER_VERDICT_TIMEOUT,
+    TEMPER_VERDICT_INVALID,
+};
+
+const char *temper_verdict_name(enum temper_verdict v);
+/* Parses a verdict name; -1 if unknown. */
+int temper_verdict_parse(const char *name);
+
+/* ---- comparing outputs ---- */
+
+/* The outcome of comparing one output with what it should be. */
+struct temper_compare {
+    int64_t count;       /* elements compared */
+    int64_t mismatches;  /* elements outside the tolerance */
+    int64_t first_bad;   /* index of the first mismatch, -1 if none */
+    double first_got;    /* the output there */
+    double first_want;   /* what it should be */
+    double max_abs_err;  /* largest |out - want| over finite pairs */
+    double max_rel_err;  /* largest |out - want| / |want| over finite pairs with want != 0 */
+    int64_t nonfinite;   /* NaN or inf where a finite value was wanted */
+};
+
+/* Compares n elements of out (dtype t) with want: |out - want| <= atol + rtol * |want|; NaN or inf
+ * where want is finite fails; where want is NaN or inf, out must be the same. */
+void temper_compare_values(enum temper_dtype t, const void *out, const double *want, int64_t n, double atol,
+                           double rtol, struct temper_compare *r);
+
+/* ---- the worker ---- */
+
+/* Limits the parent enforces on a worker. */
+struct temper_limits {
+    double launch_timeout_s;  /* a launch (or a wait for one) running longer is killed: timeout */
+    double compile_timeout_s; /* a build running longer is killed: compile_error */
+    double job_timeout_s;     /* a whole job running longer is killed: timeout */
+    uint64_t mem_limit_bytes; /* worker resident memory above this is killed: runtime_error */
+};
+
+void temper_limits_default(struct temper_limits *l);
+
+struct temper_worker; /* opaque: a worker process and its pipes */
+
+/* Starts a worker process that will open device_spec (NULL: the default device) on its first
+ * job. Caller stops it with temper_worker_stop. */
+int temper_worker_start(const char *device_spec, const struct temper_limits *limits, struct temper_worker **w,
+                        char *msg, size_t msg_size);
+void temper_worker_stop(struct temper_worker *w);
+/* Sends one request and waits for its reply, watching the limits. If the worker crashes, hangs or
+ * runs out of memory, *reply is a result object with verdict runtime_error or timeout and a
+ * message saying what it was doing, and the next call starts a fresh worker. Caller decrefs. */
+int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply, char *msg, size_t msg_size);
+
+/* The body of a worker process: serves requests on in_fd, replies on out_fd; never returns. */
+void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *shared);
+
+/* ---- evaluation ---- */
+
+/* What to evaluate and how. */
+struct temper_eval_request {
+    const char *path;         /* the candidate file */
+    const char *source;       /* its text, or NULL to read path */
+    const char *tasks_dir;    /* where tasks are looked up, NULL for the default */
+    const char *const *sets;  /* "NAME=VALUE" knob settings, NULL-terminated, or NULL */
+    int no_timing;            /* 1: correctness only */
+    uint64_t seed;            /* the public seed (the secret one is drawn per run) */
+    double time_budget_s;     /* timing budget per bench shape; 0 for the default */
+};
+
+/* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only
+ * for bad usage (a missing file, an unknown task) with msg saying so; a bad candidate gets a
+ * result with verdict invalid. The device info and calibration come from the worker and store. */
+int temper_eval(struct temper_worker *w, const struct temper_eval_request *req, json_t *calibration,
+                json_t **result, char *msg, size_t msg_size);
+
+/* Asks the worker for its device's description (an object). */
+int temper_worker_device_info(struct temper_worker *w, json_t **info, char *msg, size_t msg_size);
+/* Measures the device's copy bandwidth and FMA throughput: {"copy_gbs": .., "fma_gflops": ..}. */
+int temper_calibrate(struct temper_worker *w, json_t **ceilings, char *msg, size_t msg_size);
+/* Lists every device of every backend: an array of device objects. */
+int temper_list_devices(struct temper_worker *w, json_t **devices, char *msg, size_t msg_size);
+
+/* Prints a result for people. */
+void temper_eval_print(FILE *out, json_t *result);
+
+#endif

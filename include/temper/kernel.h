@@ -1,0 +1,116 @@
+/* kernel.h: the candidate format (a .cu or .cl file with @temper directives), knob assignments,
+ * compiler options, and the content-addressed build cache. */
+#ifndef TEMPER_KERNEL_H
+#define TEMPER_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "temper/task.h"
+
+#define TEMPER_MAX_PARAMS 24
+#define TEMPER_MAX_VALUES 64
+#define TEMPER_MAX_LAUNCHES 8
+#define TEMPER_MAX_REQUIRES 16
+#define TEMPER_MAX_SCRATCH 8
+#define TEMPER_MAX_LAUNCH_ARGS 24
+#define TEMPER_SOURCE_MAX (1u << 20)
+
+enum temper_lang {
+    TEMPER_LANG_CUDA,   /* .cu: CUDA C++, compiled with NVRTC */
+    TEMPER_LANG_OPENCL, /* .cl: OpenCL C */
+};
+
+/* A knob: `@temper param NAME v1 v2 ...`. */
+struct temper_param {
+    char name[TEMPER_NAME_MAX];                   /* passed as -DNAME=value */
+    int nvalues;                                  /* number of values */
+    char values[TEMPER_MAX_VALUES][TEMPER_NAME_MAX]; /* the values, as written */
+    int line;                                     /* line of the directive */
+};
+
+/* One launch: `@temper launch KERNEL grid(...) block(...) [smem(...)] [args(...)]`. */
+struct temper_launch {
+    char kernel[128];                               /* the kernel's name */
+    int grid_n;                                     /* grid dimensions given (1 to 3) */
+    char grid[3][TEMPER_EXPR_MAX];                  /* blocks per dimension */
+    int block_n;                                    /* block dimensions given (1 to 3) */
+    char block[3][TEMPER_EXPR_MAX];                 /* threads per block per dimension */
+    char smem[TEMPER_EXPR_MAX];                     /* dynamic shared memory bytes, "" for none */
+    int nargs;                                      /* -1: the task's argument order */
+    char args[TEMPER_MAX_LAUNCH_ARGS][TEMPER_NAME_MAX]; /* task arguments, scratch buffers or knobs */
+    int line;                                       /* line of the directive */
+};
+
+/* A scratch buffer: `@temper scratch NAME DTYPE COUNT`. */
+struct temper_scratch {
+    char name[TEMPER_NAME_MAX];  /* as named in args(...) */
+    enum temper_dtype dtype;     /* element type */
+    char count[TEMPER_EXPR_MAX]; /* elements, an expression over sizes and knobs */
+    int line;                    /* line of the directive */
+};
+
+/* A parsed candidate. */
+struct temper_candidate {
+    char path[TEMPER_PATH_MAX];        /* where it came from */
+    enum temper_lang lang;             /* from the file's extension */
+    char *source;                      /* the whole file; owned */
+    size_t source_len;                 /* its length */
+    uint64_t source_hash;              /* XXH3 of the source */
+    char task[TEMPER_NAME_MAX];        /* `@temper task NAME` */
+    int nparams;                       /* knobs */
+    struct temper_param params[TEMPER_MAX_PARAMS];
+    int nrequires;                     /* constraints */
+    char requires[TEMPER_MAX_REQUIRES][TEMPER_EXPR_MAX];
+    int require_lines[TEMPER_MAX_REQUIRES]; /* their lines */
+    int nlaunches;                     /* launches, run in order */
+    struct temper_launch launches[TEMPER_MAX_LAUNCHES];
+    int nscratch;                      /* scratch buffers */
+    struct temper_scratch scratch[TEMPER_MAX_SCRATCH];
+    char flags[1024];                  /* compiler options from `@temper flags` lines, joined */
+};
+
+/* A value for each knob. */
+struct temper_knobs {
+    int n;                                          /* number of knobs set */
+    char names[TEMPER_MAX_PARAMS][TEMPER_NAME_MAX]; /* knob names */
+    char values[TEMPER_MAX_PARAMS][TEMPER_NAME_MAX]; /* their values */
+};
+
+/* Parses a candidate from its source; errors name path:line. The language comes from the
+ * path's extension. cand->source is a copy; free with temper_candidate_free. */
+int temper_candidate_parse(const char *path, const char *source, size_t len, struct temper_candidate *cand,
+                           char *msg, size_t msg_size);
+/* Reads and parses a candidate file. */
+int temper_candidate_load(const char *path, struct temper_candidate *cand, char *msg, size_t msg_size);
+void temper_candidate_free(struct temper_candidate *cand);
+
+/* Sets every knob to its first value. */
+void temper_knobs_default(const struct temper_candidate *cand, struct temper_knobs *knobs);
+/* Applies "NAME=VALUE"; the knob must exist; an integer knob takes any integer. */
+int temper_knobs_set(const struct temper_candidate *cand, struct temper_knobs *knobs, const char *assignment,
+                     char *msg, size_t msg_size);
+/* The value of a knob as an integer, if it is one. */
+int temper_knobs_int(const struct temper_knobs *knobs, const char *name, size_t len, int64_t *value);
+/* Checks every `require` against the knobs; the message names the failing line. */
+int temper_candidate_check(const struct temper_candidate *cand, const struct temper_knobs *knobs, char *msg,
+                           size_t msg_size);
+/* Compiler options: -DNAME=value for each knob, then the flags (with $NAME replaced by knob
+ * values). */
+int temper_candidate_options(const struct temper_candidate *cand, const struct temper_knobs *knobs, char *out,
+                             size_t out_size, char *msg, size_t msg_size);
+/* Evaluates an expression over a shape's sizes and the knobs. */
+int temper_launch_eval(const struct temper_shape *shape, const struct temper_knobs *knobs, const char *expr,
+                       int64_t *value, char *msg, size_t msg_size);
+
+/* ---- the build cache ---- */
+
+/* The cache key: a hash of the source, the options, the compiler's version and the target. */
+uint64_t temper_build_key(const char *source, size_t len, const char *options, const char *compiler_version,
+                          const char *target);
+/* Looks a binary up; on a hit *data is malloc'ed (caller frees). TEMPER_ENOTFOUND on a miss. */
+int temper_build_cache_get(uint64_t key, void **data, size_t *size);
+/* Stores a binary atomically (temporary name, then rename), so concurrent processes share it. */
+int temper_build_cache_put(uint64_t key, const void *data, size_t size);
+
+#endif

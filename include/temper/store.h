@@ -1,0 +1,33 @@
+/* store.h: everything temper sees, kept in SQLite (WAL) under $TEMPER_HOME: devices and their
+ * measured ceilings, tasks, candidates (with their parent and the operator that made them), and
+ * every evaluation with its checks and timings. */
+#ifndef TEMPER_STORE_H
+#define TEMPER_STORE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct temper_store; /* opaque: an open database */
+
+/* Opens (creating if needed) the store at path, or $TEMPER_HOME/temper.db when path is NULL.
+ * Caller closes with temper_store_close. */
+int temper_store_open(const char *path, struct temper_store **store, char *msg, size_t msg_size);
+void temper_store_close(struct temper_store *store);
+
+/* The measured ceilings of a device (as described by the worker's info object), or NULL if it
+ * was never calibrated. Caller decrefs. */
+json_t *temper_store_calibration(struct temper_store *store, json_t *device_info);
+/* Stores a device's ceilings, replacing older ones. */
+int temper_store_put_calibration(struct temper_store *store, json_t *device_info, json_t *ceilings, char *msg,
+                                 size_t msg_size);
+
+/* Records an evaluation result (the object temper_eval returns) with the candidate's source;
+ * *id (optional) gets the evaluation's row id. A candidate seen before is stored once. */
+int temper_store_record(struct temper_store *store, json_t *result, const char *source, int64_t *id, char *msg,
+                        size_t msg_size);
+
+/* Number of evaluations stored, optionally only those of one verdict (NULL: all). */
+int64_t temper_store_count(struct temper_store *store, const char *verdict);
+
+#endif

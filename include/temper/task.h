@@ -1,0 +1,109 @@
+/* task.h: the task spec (tasks/L<level>/<name>/task.json), its shapes and size expressions,
+ * input generation, and the trusted C reference compiled at run time and loaded with dlopen. */
+#ifndef TEMPER_TASK_H
+#define TEMPER_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "temper/util.h"
+
+#define TEMPER_MAX_ARGS 16
+#define TEMPER_MAX_DIMS 6
+#define TEMPER_MAX_SIZES 12
+#define TEMPER_MAX_SHAPES 16
+#define TEMPER_NAME_MAX 64
+#define TEMPER_EXPR_MAX 256
+#define TEMPER_PATH_MAX 4096
+
+enum temper_arg_role {
+    TEMPER_ROLE_OUTPUT,
+    TEMPER_ROLE_INPUT,
+    TEMPER_ROLE_SCALAR,
+};
+
+enum temper_init_kind {
+    TEMPER_INIT_NORMAL,  /* normal(mean, std) */
+    TEMPER_INIT_UNIFORM, /* uniform(lo, hi), lo inclusive, hi exclusive */
+    TEMPER_INIT_RANDINT, /* randint(lo, hi), both inclusive */
+};
+
+/* One kernel argument of a task. */
+struct temper_task_arg {
+    char name[TEMPER_NAME_MAX];              /* as named in kernels' args(...) */
+    enum temper_arg_role role;               /* output, input or scalar */
+    enum temper_dtype dtype;                 /* element type (scalars: i32 or i64) */
+    int ndim;                                /* number of dimensions; 0 for scalars */
+    char shape[TEMPER_MAX_DIMS][TEMPER_EXPR_MAX]; /* each dimension, an expression over the sizes */
+    enum temper_init_kind init;              /* how inputs are drawn */
+    double init_a;                           /* mean, or low bound */
+    double init_b;                           /* standard deviation, or high bound */
+};
+
+/* Values for the task's size parameters, e.g. {R: 7, C: 1000}. */
+struct temper_shape {
+    int n;                                      /* number of sizes */
+    char names[TEMPER_MAX_SIZES][TEMPER_NAME_MAX]; /* size names */
+    int64_t values[TEMPER_MAX_SIZES];           /* their values */
+};
+
+/* A loaded task. Invariant: outputs come first, then inputs, then scalars. */
+struct temper_task {
+    char dir[TEMPER_PATH_MAX];        /* the folder holding task.json */
+    char name[TEMPER_NAME_MAX];       /* the task's name */
+    int level;                        /* 1, 2 or 3 */
+    char summary[512];                /* one line for people */
+    int nargs;                        /* number of arguments */
+    struct temper_task_arg args[TEMPER_MAX_ARGS]; /* in kernel order */
+    char flops[TEMPER_EXPR_MAX];      /* floating-point operations, an expression */
+    char bytes[TEMPER_EXPR_MAX];      /* bytes that must move, an expression */
+    double atol;                      /* absolute tolerance */
+    double rtol;                      /* relative tolerance */
+    int ncheck;                       /* number of check shapes */
+    struct temper_shape check[TEMPER_MAX_SHAPES]; /* shapes checked against the C reference */
+    int nbench_gpu;                   /* bench shapes for GPUs */
+    struct temper_shape bench_gpu[TEMPER_MAX_SHAPES];
+    int nbench_cpu;                   /* bench shapes for CPUs (OpenCL on a CPU) */
+    struct temper_shape bench_cpu[TEMPER_MAX_SHAPES];
+    char reference[TEMPER_PATH_MAX];  /* path of reference.c */
+    char baseline_cuda[TEMPER_PATH_MAX];   /* path of the naive CUDA baseline, "" if none */
+    char baseline_opencl[TEMPER_PATH_MAX]; /* path of the naive OpenCL baseline, "" if none */
+    char expert_cuda[64];             /* a vendor-library expert baseline ("cublas_sgemm"), "" if none */
+};
+
+/* Loads dir/task.json (dir may also be the task.json path itself); every error names the file
+ * and the field. */
+int temper_task_load(const char *dir, struct temper_task *task, char *msg, size_t msg_size);
+
+/* The folder tasks are looked up in: tasks_dir if given, else $TEMPER_TASKS, else the tasks/
+ * folder installed or beside the binary; static or borrowed. */
+const char *temper_tasks_root(const char *tasks_dir);
+
+/* Finds a task by name under root (root/L<level>/<name>/task.json); writes its folder to out. */
+int temper_task_find(const char *root, const char *name, char *out, size_t out_size, char *msg, size_t msg_size);
+
+/* Calls fn with each task folder under root, sorted by level then name; stops on nonzero. */
+int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user);
+
+/* Evaluates an expression over a shape's sizes. */
+int temper_shape_eval(const struct temper_shape *shape, const char *expr, int64_t *value, char *msg,
+                      size_t msg_size);
+/* Formats a shape as "R=7 C=1000". */
+void temper_shape_format(const struct temper_shape *shape, char *out, size_t out_size);
+/* The number of elements of an array argument at a shape (1 for a scalar). */
+int temper_task_arg_elems(const struct temper_task *task, int arg, const struct temper_shape *shape,
+                          int64_t *elems, char *msg, size_t msg_size);
+/* Fills an input argument's host array (elems of its dtype) with values drawn from its init
+ * distribution; the same seed always gives the same values. */
+void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t seed, void *host, int64_t elems);
+
+/* The trusted reference: void reference(double **out, const double **in, const long long *scalars) */
+typedef void (*temper_reference_fn)(double **out, const double **in, const long long *scalars);
+
+/* Compiles the task's reference.c with the system C compiler into the build cache (once per
+ * source) and loads it. The handle stays loaded for the life of the process. */
+int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size);
+
+const char *temper_role_name(enum temper_arg_role role);
+
+#endif

@@ -1,0 +1,130 @@
+/* util.h: strings, growable buffers, integer expressions, hashing, dtypes, random numbers,
+ * files, clocks and child processes: the pieces every other module uses. */
+#ifndef TEMPER_UTIL_H
+#define TEMPER_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "temper/error.h"
+
+/* ---- growable buffer with a hard maximum ---- */
+
+/* A byte buffer that grows up to max_bytes and refuses beyond it; always NUL-terminated. */
+struct temper_buf {
+    char *data;       /* owned; NULL until the first append */
+    size_t len;       /* bytes used, not counting the terminating NUL */
+    size_t cap;       /* bytes allocated */
+    size_t max_bytes; /* appends that would pass this fail with TEMPER_ERANGE */
+};
+
+void temper_buf_init(struct temper_buf *b, size_t max_bytes);
+void temper_buf_free(struct temper_buf *b);
+int temper_buf_append(struct temper_buf *b, const void *data, size_t n);
+int temper_buf_printf(struct temper_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- files and paths ---- */
+
+/* Reads a whole file into a NUL-terminated string; caller frees *out. Files over max_bytes fail. */
+int temper_read_file(const char *path, size_t max_bytes, char **out, size_t *len, char *msg, size_t msg_size);
+/* Writes data to path atomically (a temporary name, then rename), creating parent folders. */
+int temper_write_file_atomic(const char *path, const void *data, size_t n, char *msg, size_t msg_size);
+/* mkdir -p. */
+int temper_mkdirs(const char *path);
+/* The folder temper keeps its store in ($TEMPER_HOME, else ~/.local/share/temper); static. */
+const char *temper_home_dir(void);
+/* The build cache folder ($XDG_CACHE_HOME/temper, else ~/.cache/temper); static. */
+const char *temper_cache_dir(void);
+/* Copies the folder part of path (without the trailing slash) into out; "." if none. */
+void temper_dirname(const char *path, char *out, size_t out_size);
+
+/* ---- clocks ---- */
+
+/* Monotonic nanoseconds. */
+uint64_t temper_now_ns(void);
+double temper_now_s(void);
+
+/* ---- hashing (xxHash XXH3 64-bit) ---- */
+
+uint64_t temper_hash64(const void *data, size_t n, uint64_t seed);
+/* Formats a 64-bit hash as 16 hex digits plus NUL into out (17 bytes). */
+void temper_hash_hex(uint64_t h, char out[17]);
+
+/* ---- integer expressions ---- */
+
+/* Looks up a variable; returns 0 and sets *value if known, nonzero if not. */
+typedef int (*temper_expr_lookup)(void *user, const char *name, size_t len, int64_t *value);
+
+/* Evaluates an integer expression: + - * / %, comparisons, && || !, unary minus, parentheses,
+ * min(a,b) max(a,b) ceil_div(a,b). Division by zero and unknown names fail with a message that
+ * gives the column. */
+int temper_expr_eval(const char *expr, temper_expr_lookup lookup, void *user, int64_t *value, char *msg,
+                     size_t msg_size);
+
+/* ---- dtypes ---- */
+
+enum temper_dtype {
+    TEMPER_DTYPE_F32,
+    TEMPER_DTYPE_F16,
+    TEMPER_DTYPE_BF16,
+    TEMPER_DTYPE_I8,
+    TEMPER_DTYPE_U8,
+    TEMPER_DTYPE_I32,
+    TEMPER_DTYPE_I64,
+    TEMPER_DTYPE_COUNT
+};
+
+/* Parses "f32", "bf16", ...; returns -1 if unknown. */
+int temper_dtype_parse(const char *name);
+const char *temper_dtype_name(enum temper_dtype t);
+size_t temper_dtype_size(enum temper_dtype t);
+int temper_dtype_is_float(enum temper_dtype t);
+/* Element i of a typed array as a double (exact for every dtype here but large i64). */
+double temper_dtype_load(enum temper_dtype t, const void *base, size_t i);
+/* Stores v into element i, rounding to nearest even and saturating integers. */
+void temper_dtype_store(enum temper_dtype t, void *base, size_t i, double v);
+float temper_half_to_float(uint16_t h);
+uint16_t temper_float_to_half(float f);
+float temper_bf16_to_float(uint16_t h);
+uint16_t temper_float_to_bf16(float f);
+
+/* ---- random numbers (xoshiro256**, seeded with splitmix64) ---- */
+
+struct temper_rng {
+    uint64_t s[4]; /* generator state */
+};
+
+void temper_rng_seed(struct temper_rng *r, uint64_t seed);
+uint64_t temper_rng_next(struct temper_rng *r);
+/* Uniform in [0, 1). */
+double temper_rng_uniform(struct temper_rng *r);
+/* Standard normal (Box-Muller). */
+double temper_rng_normal(struct temper_rng *r);
+/* A seed nobody can predict (getrandom). */
+uint64_t temper_secret_seed(void);
+
+/* ---- child processes ---- */
+
+/* Result of running a command to completion. */
+struct temper_proc_result {
+    int exit_code;  /* exit status, or -1 if killed by a signal */
+    int signal;     /* the signal that ended it, or 0 */
+    int timed_out;  /* 1 if it was killed for running past its limit */
+    char *output;   /* stdout and stderr together, NUL-terminated, truncated at the limit; owned */
+};
+
+/* Runs argv[0] with argv (searching PATH), killing it after timeout_s; the output is kept up to
+ * max_output bytes. Caller frees result->output. */
+int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, struct temper_proc_result *result,
+                    char *msg, size_t msg_size);
+
+/* ---- terminal progress ---- */
+
+/* Prints a progress line on stderr when stderr is a terminal and the operation has taken over a
+ * second since temper_progress_start; a no-op otherwise. temper_progress_done clears the line. */
+void temper_progress_start(void);
+void temper_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void temper_progress_done(void);
+
+#endif

@@ -1,0 +1,76 @@
+/* cmd_calibrate.c: `temper calibrate`: measures a device's ceilings once and stores them, so
+ * every verdict can place a kernel on the roofline. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "temper/eval.h"
+#include "temper/store.h"
+
+static void help(FILE *out)
+{
+    fprintf(out, "usage: temper calibrate [--device D] [--json]\n\n"
+                 "Measures the device's copy bandwidth (read + write bytes of a large device-to-device\n"
+                 "copy) and FP32 FMA throughput, and stores them in the store ($TEMPER_HOME/temper.db).\n"
+                 "Evaluations use them as the roofline's ceilings.\n\n"
+                 "  --device D   cuda, cuda:N, opencl or opencl:N (default: the first CUDA device, else OpenCL)\n"
+                 "  --json       print one JSON object\n");
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *device = NULL;
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+        if (c == 'd')
+            device = optarg;
+        else if (c == 'j')
+            json = 1;
+        else if (c == 'h') {
+            help(stdout);
+            return CLI_OK;
+        } else {
+            help(stderr);
+            return CLI_USAGE;
+        }
+    }
+    char msg[2048];
+    struct temper_store *store;
+    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (err)
+        return cli_error(err, msg);
+    struct temper_worker *w;
+    json_t *info = NULL, *ceil = NULL;
+    err = temper_worker_start(device, NULL, &w, msg, sizeof(msg));
+    if (!err)
+        err = temper_worker_device_info(w, &info, msg, sizeof(msg));
+    if (!err) {
+        fprintf(stderr, "calibrating %s (%s)...\n", json_string_value(json_object_get(info, "id")),
+                json_string_value(json_object_get(info, "name")));
+        err = temper_calibrate(w, &ceil, msg, sizeof(msg));
+    }
+    temper_worker_stop(w);
+    if (!err)
+        err = temper_store_put_calibration(store, info, ceil, msg, sizeof(msg));
+    temper_store_close(store);
+    if (err) {
+        json_decref(info);
+        return cli_error(err, msg);
+    }
+    if (json) {
+        json_object_set(ceil, "device", info);
+        json_dumpf(ceil, stdout, JSON_INDENT(2));
+        printf("\n");
+    } else {
+        printf("device     %s  %s\n", json_string_value(json_object_get(info, "id")),
+               json_string_value(json_object_get(info, "name")));
+        printf("copy       %.1f GB/s (read + write)\n", json_number_value(json_object_get(ceil, "copy_gbs")));
+        printf("fp32 fma   %.1f GFLOP/s\n", json_number_value(json_object_get(ceil, "fma_gflops")));
+        printf("stored in  %s/temper.db\n", temper_home_dir());
+    }
+    json_decref(info);
+    json_decref(ceil);
+    return CLI_OK;
+}

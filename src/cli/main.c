@@ -1,0 +1,56 @@
+/* main.c: `temper <command>`: dispatches to one file per command. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "temper/error.h"
+
+/* A command: its name, entry point and one line for the overview. */
+static const struct {
+    const char *name;                 /* as typed */
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;              /* for `temper --help` */
+} commands[] = {
+    {"devices", cmd_devices, "list the devices temper can use"},
+    {"calibrate", cmd_calibrate, "measure a device's copy bandwidth and FMA throughput"},
+    {"tasks", cmd_tasks, "list the benchmark tasks by level"},
+    {"show", cmd_show, "print a task's spec, shapes and baselines"},
+    {"eval", cmd_eval, "check a candidate kernel and time it: a verdict you can trust"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: temper <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n`temper <command> --help` describes a command.\n");
+}
+
+int cli_exit_for(int err)
+{
+    return err == TEMPER_ENODEVICE ? CLI_NODEVICE : CLI_USAGE;
+}
+
+int cli_error(int err, const char *msg)
+{
+    fprintf(stderr, "temper: %s\n", msg && *msg ? msg : temper_strerror(err));
+    return cli_exit_for(err);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "temper: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return CLI_USAGE;
+}

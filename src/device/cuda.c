@@ -1,0 +1,1174 @@
+/* cuda.c: the CUDA backend of device.h, on the driver API and NVRTC.
+ * Neither cuda.h nor nvrtc.h is included: the few types, enum values and prototypes used are
+ * declared here, and libcuda and libnvrtc are opened with dlopen at run time, so that one binary
+ * builds without the CUDA toolkit and runs with or without a GPU.
+ * All device work (launches, copies, memsets, timing events) goes to the legacy default stream
+ * of the device's primary context, so it runs in the order it was queued. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr and Dl_info */
+#endif
+#include "temper/device.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the slice of cuda.h and nvrtc.h used here (values as in CUDA 13.0) ---- */
+
+typedef int CUresult; /* an enum in cuda.h; int-sized in every ABI CUDA supports */
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUevent_st *CUevent;
+typedef struct CUstream_st *CUstream;
+typedef int nvrtcResult;
+typedef struct _nvrtcProgram *nvrtcProgram;
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    CUDA_ERROR_ASSERT = 710,
+    CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
+    CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
+    CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+    CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
+    CUDA_ERROR_INVALID_PC = 718,
+    CUDA_ERROR_LAUNCH_FAILED = 719,
+    CUDA_ERROR_TENSOR_MEMORY_LEAK = 721,
+    CUDA_ERROR_ECC_UNCORRECTABLE = 214,
+    CUDA_ERROR_CONTAINED = 226,
+};
+
+enum {
+    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
+    CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH = 37,
+    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+};
+
+enum {
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    CU_EVENT_DEFAULT = 0,
+    NVRTC_SUCCESS = 0,
+    NVRTC_ERROR_COMPILATION = 6,
+};
+
+/* Dynamic shared memory every kernel may use without opting in. */
+#define CUDA_SMEM_DEFAULT_BYTES ((size_t)48 * 1024)
+/* Kernel arguments one launch may pass. */
+#define CUDA_MAX_KARGS 256
+/* Bytes staged from the host when filling with a pattern the memset calls cannot write. */
+#define CUDA_FILL_STAGE_BYTES ((size_t)64 * 1024)
+/* Scratch written by flush_cache when the device reports no L2 size. */
+#define CUDA_FLUSH_FALLBACK_BYTES ((size_t)256 * 1024 * 1024)
+
+/* ---- the entry points, resolved with dlsym ---- */
+
+/* The driver API; filled once by cuda_load_driver, read-only afterwards. */
+struct cuda_driver_api {
+    CUresult (*cuInit)(unsigned int flags);
+    CUresult (*cuDriverGetVersion)(int *version);
+    CUresult (*cuDeviceGetCount)(int *count);
+    CUresult (*cuDeviceGet)(CUdevice *dev, int ordinal);
+    CUresult (*cuDeviceGetName)(char *name, int len, CUdevice dev);
+    CUresult (*cuDeviceGetAttribute)(int *value, int attrib, CUdevice dev);
+    CUresult (*cuDeviceTotalMem)(size_t *bytes, CUdevice dev);
+    CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
+    CUresult (*cuDevicePrimaryCtxRelease)(CUdevice dev);
+    CUresult (*cuCtxSetCurrent)(CUcontext ctx);
+    CUresult (*cuCtxSynchronize)(void);
+    CUresult (*cuMemAlloc)(CUdeviceptr *ptr, size_t bytes);
+    CUresult (*cuMemFree)(CUdeviceptr ptr);
+    CUresult (*cuMemcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
+    CUresult (*cuMemcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+    CUresult (*cuMemcpyDtoD)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+    CUresult (*cuMemsetD8)(CUdeviceptr dst, unsigned char value, size_t count);
+    CUresult (*cuMemsetD16)(CUdeviceptr dst, unsigned short value, size_t count);
+    CUresult (*cuMemsetD32)(CUdeviceptr dst, unsigned int value, size_t count);
+    CUresult (*cuModuleLoadData)(CUmodule *mod, const void *image);
+    CUresult (*cuModuleUnload)(CUmodule mod);
+    CUresult (*cuModuleGetFunction)(CUfunction *fn, CUmodule mod, const char *name);
+    CUresult (*cuFuncSetAttribute)(CUfunction fn, int attrib, int value);
+    CUresult (*cuLaunchKernel)(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                               unsigned int by, unsigned int bz, unsigned int smem_bytes, CUstream stream,
+                               void **params, void **extra);
+    CUresult (*cuEventCreate)(CUevent *ev, unsigned int flags);
+    CUresult (*cuEventRecord)(CUevent ev, CUstream stream);
+    CUresult (*cuEventSynchronize)(CUevent ev);
+    CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
+    CUresult (*cuEventDestroy)(CUevent ev);
+    CUresult (*cuGetErrorName)(CUresult err, const char **name);
+    CUresult (*cuGetErrorString)(CUresult err, const char **text);
+};
+
+/* NVRTC; filled once by cuda_load_nvrtc, read-only afterwards. */
+struct cuda_nvrtc_api {
+    const char *(*nvrtcGetErrorString)(nvrtcResult err);
+    nvrtcResult (*nvrtcVersion)(int *major, int *minor);
+    nvrtcResult (*nvrtcCreateProgram)(nvrtcProgram *prog, const char *src, const char *name, int num_headers,
+                                      const char *const *headers, const char *const *include_names);
+    nvrtcResult (*nvrtcDestroyProgram)(nvrtcProgram *prog);
+    nvrtcResult (*nvrtcCompileProgram)(nvrtcProgram prog, int num_options, const char *const *options);
+    nvrtcResult (*nvrtcGetPTXSize)(nvrtcProgram prog, size_t *size);
+    nvrtcResult (*nvrtcGetPTX)(nvrtcProgram prog, char *ptx);
+    nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram prog, size_t *size);
+    nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram prog, char *cubin);
+    nvrtcResult (*nvrtcGetProgramLogSize)(nvrtcProgram prog, size_t *size);
+    nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram prog, char *log);
+};
+
+/* One symbol to resolve: its names in order of preference, and where it goes. */
+struct cuda_sym {
+    const char *names[3]; /* NULL-terminated; the _v2 variant first where the driver has one */
+    void *slot;           /* address of the function pointer to fill */
+};
+
+/* What loading a library produced; the failure message is kept to repeat it to every caller. */
+struct cuda_lib {
+    pthread_once_t once; /* guards the one load */
+    void *handle;        /* dlopen handle; never closed */
+    const char *name;    /* the name that loaded */
+    int err;             /* 0 when every symbol resolved, else a TEMPER_E* code */
+    char msg[1024];      /* why it failed */
+};
+
+static struct cuda_driver_api cu;
+static struct cuda_nvrtc_api nv;
+/* The CUDA toolkit's include folder (cuda_fp16.h, cuda_bf16.h, ...), which NVRTC does not search
+ * by itself; "" when none was found. Set with NVRTC, read-only afterwards. */
+static char cuda_include_dir[PATH_MAX];
+static struct cuda_lib cuda_driver_lib = {PTHREAD_ONCE_INIT, NULL, NULL, 0, ""};
+static struct cuda_lib cuda_nvrtc_lib = {PTHREAD_ONCE_INIT, NULL, NULL, 0, ""};
+
+static const char *const cuda_driver_names[] = {"libcuda.so.1", "libcuda.so", NULL};
+static const char *const cuda_nvrtc_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+                                               "/usr/local/cuda/lib64/libnvrtc.so", NULL};
+
+/* Opens the first of names that loads and resolves syms in it. On failure lib->msg lists every
+ * name tried with dlerror's text for each. */
+static void cuda_open_lib(struct cuda_lib *lib, const char *what, const char *const *names,
+                          const struct cuda_sym *syms)
+{
+    size_t used = (size_t)snprintf(lib->msg, sizeof lib->msg, "%s not found; tried", what);
+    for (int i = 0; names[i] && !lib->handle; i++) {
+        lib->handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        lib->name = names[i];
+        if (!lib->handle && used < sizeof lib->msg) {
+            const char *e = dlerror();
+            used += (size_t)snprintf(lib->msg + used, sizeof lib->msg - used, "%s %s (%s)", i ? ";" : "",
+                                     names[i], e ? e : "unknown dlopen error");
+        }
+    }
+    if (!lib->handle) {
+        lib->err = TEMPER_ENODEVICE;
+        return;
+    }
+    for (int i = 0; syms[i].slot; i++) {
+        void *p = NULL;
+        for (int j = 0; j < 3 && syms[i].names[j] && !p; j++)
+            p = dlsym(lib->handle, syms[i].names[j]);
+        if (!p) {
+            snprintf(lib->msg, sizeof lib->msg, "%s (%s) has no symbol %s (too old?)", what, lib->name,
+                     syms[i].names[0]);
+            lib->err = TEMPER_ENODEVICE;
+            return;
+        }
+        memcpy(syms[i].slot, &p, sizeof p); /* object pointer to function pointer, POSIX-style */
+    }
+    lib->msg[0] = '\0';
+}
+
+#define CUDA_SYM1(field, n1) {{n1, NULL, NULL}, &cu.field}
+#define CUDA_SYM2(field, n1, n2) {{n1, n2, NULL}, &cu.field}
+#define NVRTC_SYM(field) {{#field, NULL, NULL}, &nv.field}
+
+static void cuda_load_driver_once(void)
+{
+    static const struct cuda_sym syms[] = {
+        CUDA_SYM1(cuInit, "cuInit"),
+        CUDA_SYM1(cuDriverGetVersion, "cuDriverGetVersion"),
+        CUDA_SYM1(cuDeviceGetCount, "cuDeviceGetCount"),
+        CUDA_SYM1(cuDeviceGet, "cuDeviceGet"),
+        CUDA_SYM1(cuDeviceGetName, "cuDeviceGetName"),
+        CUDA_SYM1(cuDeviceGetAttribute, "cuDeviceGetAttribute"),
+        CUDA_SYM1(cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
+        CUDA_SYM1(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+        CUDA_SYM2(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
+        CUDA_SYM1(cuCtxSetCurrent, "cuCtxSetCurrent"),
+        CUDA_SYM1(cuCtxSynchronize, "cuCtxSynchronize"),
+        CUDA_SYM1(cuMemAlloc, "cuMemAlloc_v2"),
+        CUDA_SYM1(cuMemFree, "cuMemFree_v2"),
+        CUDA_SYM1(cuMemcpyHtoD, "cuMemcpyHtoD_v2"),
+        CUDA_SYM1(cuMemcpyDtoH, "cuMemcpyDtoH_v2"),
+        CUDA_SYM1(cuMemcpyDtoD, "cuMemcpyDtoD_v2"),
+        CUDA_SYM1(cuMemsetD8, "cuMemsetD8_v2"),
+        CUDA_SYM1(cuMemsetD16, "cuMemsetD16_v2"),
+        CUDA_SYM1(cuMemsetD32, "cuMemsetD32_v2"),
+        CUDA_SYM1(cuModuleLoadData, "cuModuleLoadData"),
+        CUDA_SYM1(cuModuleUnload, "cuModuleUnload"),
+        CUDA_SYM1(cuModuleGetFunction, "cuModuleGetFunction"),
+        CUDA_SYM1(cuFuncSetAttribute, "cuFuncSetAttribute"),
+        CUDA_SYM1(cuLaunchKernel, "cuLaunchKernel"),
+        CUDA_SYM1(cuEventCreate, "cuEventCreate"),
+        CUDA_SYM1(cuEventRecord, "cuEventRecord"),
+        CUDA_SYM1(cuEventSynchronize, "cuEventSynchronize"),
+        CUDA_SYM2(cuEventElapsedTime, "cuEventElapsedTime_v2", "cuEventElapsedTime"),
+        CUDA_SYM2(cuEventDestroy, "cuEventDestroy_v2", "cuEventDestroy"),
+        CUDA_SYM1(cuGetErrorName, "cuGetErrorName"),
+        CUDA_SYM1(cuGetErrorString, "cuGetErrorString"),
+        {{NULL, NULL, NULL}, NULL},
+    };
+    cuda_open_lib(&cuda_driver_lib, "the CUDA driver", cuda_driver_names, syms);
+}
+
+/* Sets cuda_include_dir to the first folder holding cuda_fp16.h among $CUDA_HOME/include,
+ * $CUDA_PATH/include, the include folder beside the NVRTC that loaded, and /usr/local/cuda/include. */
+static void cuda_find_include_dir(void)
+{
+    char candidates[4][PATH_MAX];
+    int n = 0;
+    const char *env[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
+    for (int i = 0; i < 2; i++)
+        if (env[i] && *env[i])
+            snprintf(candidates[n++], PATH_MAX, "%.*s/include", PATH_MAX - 16, env[i]);
+    Dl_info where;
+    void *sym;
+    memcpy(&sym, &nv.nvrtcVersion, sizeof sym);
+    char lib_path[PATH_MAX];
+    if (dladdr(sym, &where) && where.dli_fname && realpath(where.dli_fname, lib_path)) {
+        char *slash = strrchr(lib_path, '/');
+        if (slash) {
+            *slash = '\0'; /* the library's folder; its include folder is a sibling */
+            snprintf(candidates[n++], PATH_MAX, "%.*s/../include", PATH_MAX - 16, lib_path);
+        }
+    }
+    snprintf(candidates[n++], PATH_MAX, "/usr/local/cuda/include");
+    for (int i = 0; i < n; i++) {
+        char header[PATH_MAX + 16];
+        snprintf(header, sizeof header, "%s/cuda_fp16.h", candidates[i]);
+        if (access(header, R_OK) == 0) {
+            if (!realpath(candidates[i], cuda_include_dir))
+                snprintf(cuda_include_dir, sizeof cuda_include_dir, "%s", candidates[i]);
+            return;
+        }
+    }
+}
+
+static void cuda_load_nvrtc_once(void)
+{
+    static const struct cuda_sym syms[] = {
+        NVRTC_SYM(nvrtcGetErrorString),    NVRTC_SYM(nvrtcVersion),        NVRTC_SYM(nvrtcCreateProgram),
+        NVRTC_SYM(nvrtcDestroyProgram),    NVRTC_SYM(nvrtcCompileProgram), NVRTC_SYM(nvrtcGetPTXSize),
+        NVRTC_SYM(nvrtcGetPTX),            NVRTC_SYM(nvrtcGetCUBINSize),   NVRTC_SYM(nvrtcGetCUBIN),
+        NVRTC_SYM(nvrtcGetProgramLogSize), NVRTC_SYM(nvrtcGetProgramLog),  {{NULL, NULL, NULL}, NULL},
+    };
+    cuda_open_lib(&cuda_nvrtc_lib, "NVRTC", cuda_nvrtc_names, syms);
+    if (!cuda_nvrtc_lib.err)
+        cuda_find_include_dir();
+}
+
+/* Loads libcuda once per process (thread-safe); fills msg on failure. */
+static int cuda_load_driver(char *msg, size_t msg_size)
+{
+    pthread_once(&cuda_driver_lib.once, cuda_load_driver_once);
+    if (cuda_driver_lib.err)
+        return temper_fail(msg, msg_size, cuda_driver_lib.err, "%s", cuda_driver_lib.msg);
+    return 0;
+}
+
+/* Loads libnvrtc once per process (thread-safe); fills msg on failure. */
+static int cuda_load_nvrtc(char *msg, size_t msg_size)
+{
+    pthread_once(&cuda_nvrtc_lib.once, cuda_load_nvrtc_once);
+    if (cuda_nvrtc_lib.err)
+        return temper_fail(msg, msg_size, cuda_nvrtc_lib.err, "%s", cuda_nvrtc_lib.msg);
+    return 0;
+}
+
+/* ---- errors ---- */
+
+/* Writes "CUDA_ERROR_X: text" for r into out. */
+static void cuda_error_text(CUresult r, char *out, size_t out_size)
+{
+    const char *name = NULL, *text = NULL;
+    if (cu.cuGetErrorName)
+        cu.cuGetErrorName(r, &name);
+    if (cu.cuGetErrorString)
+        cu.cuGetErrorString(r, &text);
+    if (name)
+        snprintf(out, out_size, "%s: %s", name, text ? text : "no description");
+    else
+        snprintf(out, out_size, "CUDA error %d", (int)r);
+}
+
+/* 1 when r reports a fault of a kernel that ran: the context is then unusable (sticky). */
+static int cuda_is_kernel_fault(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTAINED:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* ---- the context and its objects ---- */
+
+/* An opened device: its primary context, retained until close. */
+struct cuda_ctx {
+    CUdevice dev;                  /* the driver's device handle */
+    CUcontext ctx;                 /* the primary context, retained */
+    struct temper_device_info info; /* filled at open */
+    CUevent timer_begin;           /* recorded by timer_start */
+    CUevent timer_end;             /* recorded by timer_stop */
+    int timer_running;             /* 1 between timer_start and timer_stop */
+    CUdeviceptr flush_ptr;         /* flush_cache's scratch, 0 until first use */
+    size_t flush_bytes;            /* its size */
+    unsigned int flush_value;      /* changes each flush so no write is skipped */
+    CUresult fault;                /* the first kernel fault seen, CUDA_SUCCESS while none */
+    char fault_msg[256];           /* its text, repeated by every later failing call */
+};
+
+/* A device allocation or a view of one. A view owns nothing and must be released before the
+ * allocation it looks into. */
+struct temper_dbuf {
+    CUdeviceptr ptr; /* first byte */
+    size_t size;     /* bytes */
+    int owns;        /* 1 for an allocation (freed on release), 0 for a view */
+};
+
+/* A kernel; owned by its module, which frees it. */
+struct temper_dkernel {
+    CUfunction fn;                /* the driver's handle */
+    size_t smem_optin_bytes;      /* dynamic shared memory opted into so far */
+    struct temper_dkernel *next;  /* the module's next kernel */
+    char name[];                  /* the kernel's name */
+};
+
+/* A loaded module and the kernels looked up in it. */
+struct temper_dmodule {
+    CUmodule mod;                   /* the driver's handle */
+    struct temper_dkernel *kernels; /* freed with the module */
+};
+
+/* Makes c's context current on the calling thread, so a device opened on one thread works on
+ * another; cheap (a thread-local store in the driver). */
+static int cuda_bind(struct cuda_ctx *c, char *msg, size_t msg_size)
+{
+    CUresult r = cu.cuCtxSetCurrent(c->ctx);
+    if (r != CUDA_SUCCESS) {
+        char e[192];
+        cuda_error_text(r, e, sizeof e);
+        return temper_fail(msg, msg_size, TEMPER_EDEVICE, "cuCtxSetCurrent: %s", e);
+    }
+    return 0;
+}
+
+/* Turns a failed driver call into a temper error with "what: CUDA_ERROR_X: text" in msg.
+ * Kernel faults are TEMPER_ELAUNCH wherever they surface (a copy or an event wait reports the
+ * fault of the kernel before it) and are remembered; otherwise fallback is returned, or
+ * TEMPER_ENOMEM for an out-of-memory error. */
+static int cuda_fail(struct cuda_ctx *c, CUresult r, int fallback, char *msg, size_t msg_size, const char *what)
+{
+    char e[192];
+    cuda_error_text(r, e, sizeof e);
+    if (cuda_is_kernel_fault(r)) {
+        if (c && c->fault == CUDA_SUCCESS) {
+            c->fault = r;
+            snprintf(c->fault_msg, sizeof c->fault_msg, "%s", e);
+        }
+        return temper_fail(msg, msg_size, TEMPER_ELAUNCH, "%s", e);
+    }
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+        fallback = TEMPER_ENOMEM;
+    return temper_fail(msg, msg_size, fallback, "%s: %s", what, e);
+}
+
+/* ---- count, open, close, info ---- */
+
+/* Loads both libraries and initialises the driver. Calls cuInit: a process that forks after this
+ * cannot use CUDA in the child, so only the device worker should call it. */
+static int cuda_init(char *msg, size_t msg_size)
+{
+    int err = cuda_load_driver(msg, msg_size);
+    if (err)
+        return err;
+    err = cuda_load_nvrtc(msg, msg_size);
+    if (err)
+        return temper_fail(msg, msg_size, err, "the CUDA driver loaded, but %s", cuda_nvrtc_lib.msg);
+    CUresult r = cu.cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        char e[192];
+        cuda_error_text(r, e, sizeof e);
+        return temper_fail(msg, msg_size, TEMPER_ENODEVICE, "%s loaded, but cuInit failed: %s",
+                           cuda_driver_lib.name, e);
+    }
+    return 0;
+}
+
+/* Sets *n to the number of CUDA devices. Zero devices is TEMPER_ENODEVICE too (with *n = 0), and
+ * msg then says which libraries were tried or what the driver said. */
+static int cuda_count(int *n, char *msg, size_t msg_size)
+{
+    *n = 0;
+    int err = cuda_init(msg, msg_size);
+    if (err)
+        return err;
+    int count = 0;
+    CUresult r = cu.cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(NULL, r, TEMPER_ENODEVICE, msg, msg_size, "cuDeviceGetCount");
+    if (count <= 0)
+        return temper_fail(msg, msg_size, TEMPER_ENODEVICE, "the CUDA driver loaded but reports no devices");
+    *n = count;
+    return 0;
+}
+
+/* Reads one integer attribute; 0 where the driver does not know it. */
+static int cuda_attr(CUdevice dev, int attrib)
+{
+    int v = 0;
+    if (cu.cuDeviceGetAttribute(&v, attrib, dev) != CUDA_SUCCESS)
+        return 0;
+    return v;
+}
+
+/* Fills info from the driver and NVRTC. */
+static void cuda_fill_info(struct cuda_ctx *c, int index)
+{
+    struct temper_device_info *in = &c->info;
+    memset(in, 0, sizeof *in);
+    snprintf(in->backend, sizeof in->backend, "cuda");
+    in->index = index;
+    if (cu.cuDeviceGetName(in->name, (int)sizeof in->name, c->dev) != CUDA_SUCCESS)
+        snprintf(in->name, sizeof in->name, "CUDA device %d", index);
+    snprintf(in->vendor, sizeof in->vendor, "NVIDIA");
+    snprintf(in->platform, sizeof in->platform, "CUDA");
+    int v = 0;
+    if (cu.cuDriverGetVersion(&v) == CUDA_SUCCESS)
+        snprintf(in->driver_version, sizeof in->driver_version, "%d.%d", v / 1000, (v % 1000) / 10);
+    int major = 0, minor = 0;
+    if (nv.nvrtcVersion(&major, &minor) == NVRTC_SUCCESS)
+        snprintf(in->compiler_version, sizeof in->compiler_version, "NVRTC %d.%d", major, minor);
+    in->cc_major = cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    in->cc_minor = cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    snprintf(in->arch, sizeof in->arch, "sm_%d", in->cc_major * 10 + in->cc_minor);
+    in->is_gpu = 1;
+    in->compute_units = cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    in->clock_mhz = cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000;
+    in->mem_clock_mhz = cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000;
+    in->mem_bus_bits = cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+    size_t total = 0;
+    if (cu.cuDeviceTotalMem(&total, c->dev) == CUDA_SUCCESS)
+        in->global_mem_bytes = total;
+    in->local_mem_bytes = (uint64_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    in->local_mem_optin_bytes = (uint64_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    if (in->local_mem_optin_bytes < in->local_mem_bytes)
+        in->local_mem_optin_bytes = in->local_mem_bytes;
+    in->cache_bytes = (uint64_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    in->max_work_group = (size_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    in->base_align_bytes = 256;
+}
+
+/* Opens device index: retains its primary context and makes it current on this thread. *ctx is
+ * owned by the backend; the caller gives it back with close. */
+static int cuda_open(int index, void **ctx, char *msg, size_t msg_size)
+{
+    *ctx = NULL;
+    int err = cuda_init(msg, msg_size);
+    if (err)
+        return err;
+    struct cuda_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory opening CUDA device %d", index);
+    CUresult r = cu.cuDeviceGet(&c->dev, index);
+    if (r != CUDA_SUCCESS) {
+        free(c);
+        int count = 0;
+        cu.cuDeviceGetCount(&count);
+        return temper_fail(msg, msg_size, TEMPER_ENODEVICE, "no CUDA device %d (the driver reports %d)", index,
+                           count);
+    }
+    r = cu.cuDevicePrimaryCtxRetain(&c->ctx, c->dev);
+    if (r != CUDA_SUCCESS) {
+        free(c);
+        return cuda_fail(NULL, r, TEMPER_ENODEVICE, msg, msg_size, "cuDevicePrimaryCtxRetain");
+    }
+    if ((err = cuda_bind(c, msg, msg_size)) != 0)
+        goto fail;
+    if ((r = cu.cuEventCreate(&c->timer_begin, CU_EVENT_DEFAULT)) != CUDA_SUCCESS ||
+        (r = cu.cuEventCreate(&c->timer_end, CU_EVENT_DEFAULT)) != CUDA_SUCCESS) {
+        err = cuda_fail(NULL, r, TEMPER_EDEVICE, msg, msg_size, "cuEventCreate");
+        goto fail;
+    }
+    cuda_fill_info(c, index);
+    *ctx = c;
+    return 0;
+fail:
+    if (c->timer_begin)
+        cu.cuEventDestroy(c->timer_begin);
+    cu.cuDevicePrimaryCtxRelease(c->dev);
+    free(c);
+    return err;
+}
+
+/* Frees what open made (ctx included). Buffers and modules should be released first; after a
+ * kernel fault the driver calls here fail and are ignored, since the process is about to end. */
+static void cuda_close(void *ctx)
+{
+    struct cuda_ctx *c = ctx;
+    if (!c)
+        return;
+    cu.cuCtxSetCurrent(c->ctx);
+    if (c->flush_ptr)
+        cu.cuMemFree(c->flush_ptr);
+    cu.cuEventDestroy(c->timer_begin);
+    cu.cuEventDestroy(c->timer_end);
+    cu.cuDevicePrimaryCtxRelease(c->dev);
+    free(c);
+}
+
+/* Copies the device's description (filled at open) into *info, which the caller owns. */
+static int cuda_info(void *ctx, struct temper_device_info *info)
+{
+    const struct cuda_ctx *c = ctx;
+    *info = c->info;
+    return 0;
+}
+
+/* ---- memory ---- */
+
+/* Fails with the remembered fault when an earlier kernel killed the context. */
+static int cuda_check_alive(struct cuda_ctx *c, char *msg, size_t msg_size)
+{
+    if (c->fault != CUDA_SUCCESS)
+        return temper_fail(msg, msg_size, TEMPER_ELAUNCH, "%s (the context is unusable after this fault)",
+                           c->fault_msg);
+    return cuda_bind(c, msg, msg_size);
+}
+
+/* Checks that [offset, offset + bytes) lies in buf. */
+static int cuda_check_range(const struct temper_dbuf *buf, size_t offset, size_t bytes, const char *what,
+                            char *msg, size_t msg_size)
+{
+    if (!buf)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: no buffer", what);
+    if (offset > buf->size || bytes > buf->size - offset)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                           "%s: bytes [%zu, %zu) lie outside the buffer of %zu bytes", what, offset,
+                           offset + bytes, buf->size);
+    return 0;
+}
+
+/* Allocates bytes of device memory (contents undefined). *buf is owned by the caller, who gives it
+ * back with release. A request of 0 bytes gives a buffer with no memory behind it. */
+static int cuda_alloc(void *ctx, size_t bytes, struct temper_dbuf **buf, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    *buf = NULL;
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    struct temper_dbuf *b = calloc(1, sizeof *b);
+    if (!b)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of host memory");
+    if (bytes) {
+        CUresult r = cu.cuMemAlloc(&b->ptr, bytes);
+        if (r != CUDA_SUCCESS) {
+            free(b);
+            char what[64];
+            snprintf(what, sizeof what, "cuMemAlloc(%zu bytes)", bytes);
+            return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, what);
+        }
+        b->owns = 1;
+    }
+    b->size = bytes;
+    *buf = b;
+    return 0;
+}
+
+/* A view of [offset, offset + bytes) of parent (an allocation or a view). *view is owned by the
+ * caller and released (before parent) with release; it owns no device memory. */
+static int cuda_view(void *ctx, struct temper_dbuf *parent, size_t offset, size_t bytes, struct temper_dbuf **view,
+                     char *msg, size_t msg_size)
+{
+    const struct cuda_ctx *c = ctx;
+    *view = NULL;
+    int err = cuda_check_range(parent, offset, bytes, "view", msg, msg_size);
+    if (err)
+        return err;
+    if (offset % c->info.base_align_bytes)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "view: offset %zu is not a multiple of %zu bytes",
+                           offset, c->info.base_align_bytes);
+    struct temper_dbuf *v = calloc(1, sizeof *v);
+    if (!v)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of host memory");
+    v->ptr = parent->ptr + offset;
+    v->size = bytes;
+    v->owns = 0;
+    *view = v;
+    return 0;
+}
+
+/* Frees buf (device memory too, when it is an allocation); NULL is a no-op. */
+static void cuda_release(void *ctx, struct temper_dbuf *buf)
+{
+    struct cuda_ctx *c = ctx;
+    if (!buf)
+        return;
+    if (buf->owns && buf->ptr) {
+        cu.cuCtxSetCurrent(c->ctx);
+        cu.cuMemFree(buf->ptr);
+    }
+    free(buf);
+}
+
+/* Copies bytes from host src (borrowed) to buf at offset; ordered after earlier launches. */
+static int cuda_write(void *ctx, struct temper_dbuf *buf, size_t offset, const void *src, size_t bytes, char *msg,
+                      size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    int err = cuda_check_range(buf, offset, bytes, "write", msg, msg_size);
+    if (err || !bytes)
+        return err;
+    if ((err = cuda_check_alive(c, msg, msg_size)) != 0)
+        return err;
+    CUresult r = cu.cuMemcpyHtoD(buf->ptr + offset, src, bytes);
+    return r == CUDA_SUCCESS ? 0 : cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "cuMemcpyHtoD");
+}
+
+/* Copies bytes of buf at offset into host dst (borrowed); waits for earlier work, so a fault of
+ * an earlier kernel is reported here as TEMPER_ELAUNCH. */
+static int cuda_read(void *ctx, struct temper_dbuf *buf, size_t offset, void *dst, size_t bytes, char *msg,
+                     size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    int err = cuda_check_range(buf, offset, bytes, "read", msg, msg_size);
+    if (err || !bytes)
+        return err;
+    if ((err = cuda_check_alive(c, msg, msg_size)) != 0)
+        return err;
+    CUresult r = cu.cuMemcpyDtoH(dst, buf->ptr + offset, bytes);
+    return r == CUDA_SUCCESS ? 0 : cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "cuMemcpyDtoH");
+}
+
+/* Fills [dst, dst + bytes) with the pattern where no memset call fits (8-byte patterns and
+ * misaligned ranges): writes up to CUDA_FILL_STAGE_BYTES from the host, then doubles the filled
+ * prefix with device-to-device copies. bytes is a multiple of size. */
+static CUresult cuda_fill_staged(CUdeviceptr dst, size_t bytes, const unsigned char *pattern, size_t size)
+{
+    size_t first = bytes < CUDA_FILL_STAGE_BYTES ? bytes : CUDA_FILL_STAGE_BYTES - CUDA_FILL_STAGE_BYTES % size;
+    unsigned char *stage = malloc(first);
+    if (!stage)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < first; i += size)
+        memcpy(stage + i, pattern, size);
+    CUresult r = cu.cuMemcpyHtoD(dst, stage, first);
+    free(stage);
+    /* first is a multiple of size, so every copy keeps the phase of the pattern */
+    for (size_t done = first; r == CUDA_SUCCESS && done < bytes;) {
+        size_t n = done < bytes - done ? done : bytes - done;
+        r = cu.cuMemcpyDtoD(dst + done, dst, n);
+        done += n;
+    }
+    return r;
+}
+
+/* Fills bytes of buf at offset with a repeated pattern of pattern_size (1, 2, 4 or 8) bytes from
+ * pattern (borrowed); bytes must be a multiple of pattern_size. Queued in order with launches. */
+static int cuda_fill(void *ctx, struct temper_dbuf *buf, size_t offset, size_t bytes, const void *pattern,
+                     size_t pattern_size, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    int err = cuda_check_range(buf, offset, bytes, "fill", msg, msg_size);
+    if (err)
+        return err;
+    if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "fill: pattern of %zu bytes (1, 2, 4 or 8 allowed)",
+                           pattern_size);
+    if (bytes % pattern_size)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "fill: %zu bytes is not a multiple of the %zu-byte pattern",
+                           bytes, pattern_size);
+    if (!bytes)
+        return 0;
+    if ((err = cuda_check_alive(c, msg, msg_size)) != 0)
+        return err;
+    CUdeviceptr dst = buf->ptr + offset;
+    CUresult r;
+    if (pattern_size == 1) {
+        r = cu.cuMemsetD8(dst, *(const unsigned char *)pattern, bytes);
+    } else if (pattern_size == 2 && dst % 2 == 0) {
+        uint16_t v;
+        memcpy(&v, pattern, 2);
+        r = cu.cuMemsetD16(dst, v, bytes / 2);
+    } else if (pattern_size == 4 && dst % 4 == 0) {
+        uint32_t v;
+        memcpy(&v, pattern, 4);
+        r = cu.cuMemsetD32(dst, v, bytes / 4);
+    } else if (pattern_size == 8 && dst % 4 == 0 && memcmp(pattern, (const char *)pattern + 4, 4) == 0) {
+        uint32_t v;
+        memcpy(&v, pattern, 4);
+        r = cu.cuMemsetD32(dst, v, bytes / 4);
+    } else {
+        r = cuda_fill_staged(dst, bytes, pattern, pattern_size);
+    }
+    return r == CUDA_SUCCESS ? 0 : cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "fill");
+}
+
+/* ---- compiling and loading ---- */
+
+/* Appends n bytes of text to log (may be NULL), truncating at the log's maximum. */
+static void cuda_log_append(struct temper_buf *log, const char *text, size_t n)
+{
+    if (!log || !n)
+        return;
+    if (temper_buf_append(log, text, n) == 0)
+        return;
+    if (log->max_bytes > log->len + 1)
+        temper_buf_append(log, text, log->max_bytes - log->len - 1);
+}
+
+/* Splits options on whitespace; a double-quoted stretch stays in one word, without its quotes.
+ * Returns a malloc'ed array of *argc + 2 slots (room for the added architecture and include) pointing into
+ * *storage, also malloc'ed; the caller frees both. NULL when out of memory. */
+static char **cuda_split_options(const char *options, int *argc, char **storage)
+{
+    size_t len = options ? strlen(options) : 0;
+    char *s = malloc(len + 1);
+    char **argv = malloc((len / 2 + 4) * sizeof *argv); /* one word per two chars at most, plus 2 */
+    if (!s || !argv) {
+        free(s);
+        free(argv);
+        return NULL;
+    }
+    int n = 0;
+    size_t i = 0, o = 0;
+    while (i < len) {
+        while (i < len && (options[i] == ' ' || options[i] == '\t' || options[i] == '\n' || options[i] == '\r'))
+            i++;
+        if (i >= len)
+            break;
+        argv[n++] = s + o;
+        int quoted = 0;
+        while (i < len) {
+            char ch = options[i];
+            if (ch == '"') {
+                quoted = !quoted;
+                i++;
+                continue;
+            }
+            if (!quoted && (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'))
+                break;
+            s[o++] = ch;
+            i++;
+        }
+        s[o++] = '\0';
+    }
+    *argc = n;
+    *storage = s;
+    return argv;
+}
+
+/* The architecture an option names ("sm_90a" from "-arch=sm_90a" or "--gpu-architecture=sm_90a"),
+ * "" for "-arch" with the value in the next word, or NULL when the option names none. */
+static const char *cuda_option_arch(const char *opt)
+{
+    static const char *const prefixes[] = {"--gpu-architecture", "-arch", NULL};
+    for (int i = 0; prefixes[i]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncmp(opt, prefixes[i], n) == 0 && (opt[n] == '=' || opt[n] == '\0'))
+            return opt[n] == '=' ? opt + n + 1 : "";
+    }
+    return NULL;
+}
+
+/* Compiles CUDA C++ source with NVRTC, without a device context. options are split on whitespace
+ * (double quotes group) and "--gpu-architecture=<info->arch>" is added unless they name an
+ * architecture (info may be NULL: NVRTC's default then), and -I with the toolkit's include
+ * folder where one was found, so that cuda_fp16.h and cuda_bf16.h can be included. The result is CUBIN for a real sm_
+ * architecture, else NUL-terminated PTX; *binary is malloc'ed and the caller frees it. The
+ * compiler's log is appended to log (may be NULL) in every case. */
+static int cuda_compile(const struct temper_device_info *info, const char *source, const char *options,
+                        struct temper_buf *log, void **binary, size_t *binary_size, char *msg, size_t msg_size)
+{
+    *binary = NULL;
+    *binary_size = 0;
+    int err = cuda_load_nvrtc(msg, msg_size);
+    if (err)
+        return err;
+    int argc = 0;
+    char *storage = NULL;
+    char **argv = cuda_split_options(options, &argc, &storage);
+    if (!argv)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory splitting compiler options");
+    const char *arch = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = cuda_option_arch(argv[i]);
+        if (a)
+            arch = *a || i + 1 >= argc ? a : argv[i + 1];
+    }
+    char arch_opt[64];
+    if (!arch && info && info->arch[0]) {
+        snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", info->arch);
+        argv[argc++] = arch_opt;
+        arch = info->arch;
+    }
+    char include_opt[PATH_MAX + 4];
+    if (cuda_include_dir[0]) { /* after the caller's -I options, so theirs are searched first */
+        snprintf(include_opt, sizeof include_opt, "-I%s", cuda_include_dir);
+        argv[argc++] = include_opt;
+    }
+    int want_cubin = arch && strncmp(arch, "sm_", 3) == 0;
+
+    nvrtcProgram prog = NULL;
+    nvrtcResult r = nv.nvrtcCreateProgram(&prog, source, "candidate.cu", 0, NULL, NULL);
+    if (r != NVRTC_SUCCESS) {
+        err = temper_fail(msg, msg_size, TEMPER_ECOMPILE, "nvrtcCreateProgram: %s", nv.nvrtcGetErrorString(r));
+        goto done;
+    }
+    nvrtcResult cr = nv.nvrtcCompileProgram(prog, argc, (const char *const *)argv);
+    size_t log_size = 0;
+    if (nv.nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
+        char *text = malloc(log_size);
+        if (text && nv.nvrtcGetProgramLog(prog, text) == NVRTC_SUCCESS)
+            cuda_log_append(log, text, strnlen(text, log_size));
+        free(text);
+    }
+    if (cr != NVRTC_SUCCESS) {
+        if (cr == NVRTC_ERROR_COMPILATION) {
+            err = temper_fail(msg, msg_size, TEMPER_ECOMPILE, "NVRTC compilation failed");
+        } else {
+            /* e.g. an unknown option: say so in the log too, which may otherwise be empty */
+            char line[256];
+            int n = snprintf(line, sizeof line, "nvrtcCompileProgram: %s\n", nv.nvrtcGetErrorString(cr));
+            cuda_log_append(log, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+            err = temper_fail(msg, msg_size, TEMPER_ECOMPILE, "NVRTC compilation failed: %s",
+                              nv.nvrtcGetErrorString(cr));
+        }
+        goto done;
+    }
+    size_t size = 0;
+    r = want_cubin ? nv.nvrtcGetCUBINSize(prog, &size) : nv.nvrtcGetPTXSize(prog, &size);
+    if (r != NVRTC_SUCCESS || size == 0) {
+        err = temper_fail(msg, msg_size, TEMPER_ECOMPILE, "NVRTC produced no %s: %s", want_cubin ? "CUBIN" : "PTX",
+                          nv.nvrtcGetErrorString(r));
+        goto done;
+    }
+    char *out = malloc(size);
+    if (!out) {
+        err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory for a %zu-byte binary", size);
+        goto done;
+    }
+    r = want_cubin ? nv.nvrtcGetCUBIN(prog, out) : nv.nvrtcGetPTX(prog, out);
+    if (r != NVRTC_SUCCESS) {
+        free(out);
+        err = temper_fail(msg, msg_size, TEMPER_ECOMPILE, "NVRTC: %s", nv.nvrtcGetErrorString(r));
+        goto done;
+    }
+    *binary = out;
+    *binary_size = size;
+done:
+    if (prog)
+        nv.nvrtcDestroyProgram(&prog);
+    free(argv);
+    free(storage);
+    return err;
+}
+
+/* Loads a CUBIN or PTX made by compile (data borrowed). *mod is owned by the caller, who frees it
+ * with module_free. A binary the device cannot run (another architecture) is TEMPER_ECOMPILE. */
+static int cuda_load(void *ctx, const void *data, size_t size, struct temper_dmodule **mod, char *msg,
+                     size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    *mod = NULL;
+    if (!data || !size)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "load: empty binary");
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    const unsigned char *bytes = data;
+    char *ptx = NULL;
+    int is_elf = size >= 4 && bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F';
+    if (!is_elf && bytes[size - 1] != '\0') { /* PTX must be NUL-terminated */
+        if (!(ptx = malloc(size + 1)))
+            return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory loading PTX");
+        memcpy(ptx, data, size);
+        ptx[size] = '\0';
+    }
+    struct temper_dmodule *m = calloc(1, sizeof *m);
+    if (!m) {
+        free(ptx);
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of host memory");
+    }
+    CUresult r = cu.cuModuleLoadData(&m->mod, ptx ? (const void *)ptx : data);
+    free(ptx);
+    if (r != CUDA_SUCCESS) {
+        free(m);
+        return cuda_fail(c, r, TEMPER_ECOMPILE, msg, msg_size, "cuModuleLoadData");
+    }
+    *mod = m;
+    return 0;
+}
+
+/* Unloads mod and frees it with its kernels; NULL is a no-op. */
+static void cuda_module_free(void *ctx, struct temper_dmodule *mod)
+{
+    struct cuda_ctx *c = ctx;
+    if (!mod)
+        return;
+    for (struct temper_dkernel *k = mod->kernels, *next; k; k = next) {
+        next = k->next;
+        free(k);
+    }
+    cu.cuCtxSetCurrent(c->ctx);
+    cu.cuModuleUnload(mod->mod);
+    free(mod);
+}
+
+/* Looks up the kernel name (borrowed) in mod. *kernel is borrowed from mod and freed with it;
+ * looking the same name up again gives the same kernel. */
+static int cuda_kernel(void *ctx, struct temper_dmodule *mod, const char *name, struct temper_dkernel **kernel,
+                       char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    *kernel = NULL;
+    for (struct temper_dkernel *k = mod->kernels; k; k = k->next) {
+        if (strcmp(k->name, name) == 0) {
+            *kernel = k;
+            return 0;
+        }
+    }
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    CUfunction fn = NULL;
+    CUresult r = cu.cuModuleGetFunction(&fn, mod->mod, name);
+    if (r == CUDA_ERROR_NOT_FOUND)
+        return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
+                           "kernel '%s' not found in the module (is it declared extern \"C\" __global__?)", name);
+    if (r != CUDA_SUCCESS) {
+        char what[300];
+        snprintf(what, sizeof what, "cuModuleGetFunction(%s)", name);
+        return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, what);
+    }
+    size_t n = strlen(name);
+    struct temper_dkernel *k = calloc(1, sizeof *k + n + 1);
+    if (!k)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of host memory");
+    k->fn = fn;
+    memcpy(k->name, name, n + 1);
+    k->next = mod->kernels;
+    mod->kernels = k;
+    *kernel = k;
+    return 0;
+}
+
+/* ---- launching, waiting, timing ---- */
+
+/* Queues one launch of kernel on the default stream; args and dims are borrowed (the driver copies
+ * the argument values before returning). A grid with a zero dimension has no blocks and queues
+ * nothing. Dynamic shared memory above 48 KiB is opted into first. */
+static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct temper_launch_dims *dims, int nargs,
+                       const struct temper_karg *args, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    if (nargs < 0 || nargs > CUDA_MAX_KARGS)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "launch %s: %d arguments (at most %d)", kernel->name,
+                           nargs, CUDA_MAX_KARGS);
+    for (int d = 0; d < 3; d++) {
+        if (dims->block[d] == 0 || dims->block[d] > UINT_MAX || dims->grid[d] > UINT_MAX)
+            return temper_fail(msg, msg_size, TEMPER_ELAUNCH,
+                               "launch %s: grid (%zu, %zu, %zu) block (%zu, %zu, %zu) is out of range", kernel->name,
+                               dims->grid[0], dims->grid[1], dims->grid[2], dims->block[0], dims->block[1],
+                               dims->block[2]);
+    }
+    if (dims->smem_bytes > UINT_MAX)
+        return temper_fail(msg, msg_size, TEMPER_ELAUNCH, "launch %s: %zu bytes of shared memory", kernel->name,
+                           dims->smem_bytes);
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    if (dims->grid[0] == 0 || dims->grid[1] == 0 || dims->grid[2] == 0)
+        return 0;
+    if (dims->smem_bytes > CUDA_SMEM_DEFAULT_BYTES && dims->smem_bytes > kernel->smem_optin_bytes) {
+        if (dims->smem_bytes > c->info.local_mem_optin_bytes)
+            return temper_fail(msg, msg_size, TEMPER_ELAUNCH,
+                               "launch %s: %zu bytes of dynamic shared memory exceed the device's limit of %llu "
+                               "bytes per block",
+                               kernel->name, dims->smem_bytes, (unsigned long long)c->info.local_mem_optin_bytes);
+        CUresult r =
+            cu.cuFuncSetAttribute(kernel->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dims->smem_bytes);
+        if (r != CUDA_SUCCESS) {
+            char what[320];
+            snprintf(what, sizeof what, "launch %s: opting into %zu bytes of dynamic shared memory (with the "
+                     "kernel's static shared memory it may exceed the device's %llu)", kernel->name,
+                     dims->smem_bytes, (unsigned long long)c->info.local_mem_optin_bytes);
+            return cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, what);
+        }
+        kernel->smem_optin_bytes = dims->smem_bytes;
+    }
+    CUdeviceptr ptrs[CUDA_MAX_KARGS];
+    void *params[CUDA_MAX_KARGS];
+    for (int i = 0; i < nargs; i++) {
+        switch (args[i].kind) {
+        case TEMPER_KARG_BUFFER:
+            if (!args[i].v.buf)
+                return temper_fail(msg, msg_size, TEMPER_EINVALID, "launch %s: argument %d has no buffer",
+                                   kernel->name, i);
+            ptrs[i] = args[i].v.buf->ptr;
+            params[i] = &ptrs[i];
+            break;
+        case TEMPER_KARG_I32:
+            params[i] = (void *)&args[i].v.i32;
+            break;
+        case TEMPER_KARG_I64:
+            params[i] = (void *)&args[i].v.i64;
+            break;
+        case TEMPER_KARG_F32:
+            params[i] = (void *)&args[i].v.f32;
+            break;
+        default:
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "launch %s: argument %d has unknown kind %d",
+                               kernel->name, i, (int)args[i].kind);
+        }
+    }
+    CUresult r = cu.cuLaunchKernel(kernel->fn, (unsigned)dims->grid[0], (unsigned)dims->grid[1],
+                                   (unsigned)dims->grid[2], (unsigned)dims->block[0], (unsigned)dims->block[1],
+                                   (unsigned)dims->block[2], (unsigned)dims->smem_bytes, NULL,
+                                   nargs ? params : NULL, NULL);
+    if (r != CUDA_SUCCESS) {
+        char what[400];
+        snprintf(what, sizeof what, "launch %s grid (%zu, %zu, %zu) block (%zu, %zu, %zu) smem %zu", kernel->name,
+                 dims->grid[0], dims->grid[1], dims->grid[2], dims->block[0], dims->block[1], dims->block[2],
+                 dims->smem_bytes);
+        return cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, what);
+    }
+    return 0;
+}
+
+/* Waits for everything queued. A fault of a kernel (illegal address, __trap(), ...) comes back as
+ * TEMPER_ELAUNCH with "CUDA_ERROR_X: text" in msg; the context is then unusable. */
+static int cuda_sync(void *ctx, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    CUresult r = cu.cuCtxSynchronize();
+    return r == CUDA_SUCCESS ? 0 : cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, "cuCtxSynchronize");
+}
+
+/* Records the start event on the default stream, behind everything queued so far. */
+static int cuda_timer_start(void *ctx, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    CUresult r = cu.cuEventRecord(c->timer_begin, NULL);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "cuEventRecord");
+    c->timer_running = 1;
+    return 0;
+}
+
+/* Records the end event, waits for it and gives the device time since timer_start in ms. */
+static int cuda_timer_stop(void *ctx, double *elapsed_ms, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    *elapsed_ms = 0;
+    if (!c->timer_running)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "timer_stop without timer_start");
+    c->timer_running = 0;
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    CUresult r = cu.cuEventRecord(c->timer_end, NULL);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "cuEventRecord");
+    r = cu.cuEventSynchronize(c->timer_end);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, "cuEventSynchronize");
+    float ms = 0;
+    r = cu.cuEventElapsedTime(&ms, c->timer_begin, c->timer_end);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "cuEventElapsedTime");
+    *elapsed_ms = ms;
+    return 0;
+}
+
+/* Evicts L2 by writing a scratch buffer of twice its size (allocated on first use, freed at
+ * close) with a value that changes every call. Queued, not waited for; call it outside the
+ * timed region. */
+static int cuda_flush_cache(void *ctx, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    int err = cuda_check_alive(c, msg, msg_size);
+    if (err)
+        return err;
+    if (!c->flush_ptr) {
+        size_t bytes = c->info.cache_bytes ? (size_t)c->info.cache_bytes * 2 : CUDA_FLUSH_FALLBACK_BYTES;
+        bytes = (bytes + 3) & ~(size_t)3;
+        CUresult r = cu.cuMemAlloc(&c->flush_ptr, bytes);
+        if (r != CUDA_SUCCESS) {
+            c->flush_ptr = 0;
+            return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "allocating the cache-flush buffer");
+        }
+        c->flush_bytes = bytes;
+    }
+    CUresult r = cu.cuMemsetD32(c->flush_ptr, ++c->flush_value, c->flush_bytes / 4);
+    return r == CUDA_SUCCESS ? 0 : cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "flushing the cache");
+}
+
+const struct temper_device_ops temper_cuda_ops = {
+    .version = TEMPER_DEVICE_OPS_VERSION,
+    .name = "cuda",
+    .count = cuda_count,
+    .open = cuda_open,
+    .close = cuda_close,
+    .info = cuda_info,
+    .alloc = cuda_alloc,
+    .view = cuda_view,
+    .release = cuda_release,
+    .write = cuda_write,
+    .read = cuda_read,
+    .fill = cuda_fill,
+    .compile = cuda_compile,
+    .build = NULL,
+    .binary = NULL,
+    .load = cuda_load,
+    .module_free = cuda_module_free,
+    .kernel = cuda_kernel,
+    .launch = cuda_launch,
+    .sync = cuda_sync,
+    .timer_start = cuda_timer_start,
+    .timer_stop = cuda_timer_stop,
+    .flush_cache = cuda_flush_cache,
+};

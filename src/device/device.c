@@ -1,0 +1,222 @@
+/* device.c: the backend table, opening a device by name, and the thin wrappers through which
+ * every device call goes (the place to inject faults, and where hang watch marks are set). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/device.h"
+
+#ifdef TEMPER_HAVE_CUDA
+extern const struct temper_device_ops temper_cuda_ops;
+#endif
+#ifdef TEMPER_HAVE_OPENCL
+extern const struct temper_device_ops temper_opencl_ops;
+#endif
+
+static const struct temper_device_ops *const backends[] = {
+#ifdef TEMPER_HAVE_CUDA
+    &temper_cuda_ops,
+#endif
+#ifdef TEMPER_HAVE_OPENCL
+    &temper_opencl_ops,
+#endif
+    NULL,
+};
+
+const struct temper_device_ops *const *temper_device_backends(void)
+{
+    return backends;
+}
+
+const struct temper_device_ops *temper_device_backend(const char *name)
+{
+    for (int i = 0; backends[i]; i++)
+        if (!strcmp(backends[i]->name, name))
+            return backends[i];
+    return NULL;
+}
+
+static int open_on(const struct temper_device_ops *ops, int index, struct temper_device *dev, char *msg,
+                   size_t msg_size)
+{
+    memset(dev, 0, sizeof(*dev));
+    int err = ops->open(index, &dev->ctx, msg, msg_size);
+    if (err)
+        return err;
+    dev->ops = ops;
+    err = ops->info(dev->ctx, &dev->info);
+    if (err) {
+        ops->close(dev->ctx);
+        return temper_fail(msg, msg_size, err, "%s:%d: cannot query the device", ops->name, index);
+    }
+    snprintf(dev->info.backend, sizeof(dev->info.backend), "%s", ops->name);
+    dev->info.index = index;
+    return 0;
+}
+
+int temper_device_open(const char *spec, struct temper_device *dev, char *msg, size_t msg_size)
+{
+    if (spec && *spec) {
+        char name[32];
+        int index = 0;
+        const char *colon = strchr(spec, ':');
+        size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+        if (n >= sizeof(name))
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "device '%s': expected cuda[:N] or opencl[:N]", spec);
+        memcpy(name, spec, n);
+        name[n] = 0;
+        if (colon) {
+            char *end;
+            long v = strtol(colon + 1, &end, 10);
+            if (!colon[1] || *end || v < 0 || v > 1024)
+                return temper_fail(msg, msg_size, TEMPER_EINVALID, "device '%s': N must be a device number", spec);
+            index = (int)v;
+        }
+        const struct temper_device_ops *ops = temper_device_backend(name);
+        if (!ops)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "device '%s': unknown kind '%s' (this build has:%s%s)", spec, name,
+                               temper_device_backend("cuda") ? " cuda" : "",
+                               temper_device_backend("opencl") ? " opencl" : "");
+        int count = 0;
+        char why[1024] = "";
+        int err = ops->count(&count, why, sizeof(why));
+        if (err || index >= count)
+            return temper_fail(msg, msg_size, TEMPER_ENODEVICE, "device '%s': not found (%d %s device%s%s%s)", spec,
+                               count, name, count == 1 ? "" : "s", why[0] ? "; " : "", why);
+        return open_on(ops, index, dev, msg, msg_size);
+    }
+    struct temper_buf tried;
+    temper_buf_init(&tried, 4096);
+    temper_buf_append(&tried, "", 0);
+    for (int i = 0; backends[i]; i++) {
+        int count = 0;
+        char why[1024] = "";
+        if (!backends[i]->count(&count, why, sizeof(why)) && count > 0) {
+            char open_msg[1024];
+            if (!open_on(backends[i], 0, dev, open_msg, sizeof(open_msg))) {
+                temper_buf_free(&tried);
+                return 0;
+            }
+            snprintf(why, sizeof(why), "%s", open_msg);
+        }
+        temper_buf_printf(&tried, "\n  %s: %s", backends[i]->name, why[0] ? why : "no devices");
+    }
+    int err = temper_fail(msg, msg_size, TEMPER_ENODEVICE, "no usable device:%s", tried.data);
+    temper_buf_free(&tried);
+    return err;
+}
+
+void temper_device_close(struct temper_device *dev)
+{
+    if (!dev->ops)
+        return;
+    if (dev->flush_buf)
+        dev->ops->release(dev->ctx, dev->flush_buf);
+    dev->ops->close(dev->ctx);
+    dev->ops = NULL;
+}
+
+void temper_device_id(const struct temper_device *dev, char *out, size_t out_size)
+{
+    snprintf(out, out_size, "%s:%d", dev->info.backend, dev->info.index);
+}
+
+/* Marks the device busy (for the hang watchdog) around calls that wait for kernels. */
+static void busy_begin(struct temper_device *d)
+{
+    if (d->busy_since_ns)
+        *d->busy_since_ns = temper_now_ns();
+}
+
+static void busy_end(struct temper_device *d)
+{
+    if (d->busy_since_ns)
+        *d->busy_since_ns = 0;
+}
+
+int temper_dev_alloc(struct temper_device *d, size_t bytes, struct temper_dbuf **buf, char *msg, size_t n)
+{
+    return d->ops->alloc(d->ctx, bytes ? bytes : 1, buf, msg, n);
+}
+
+int temper_dev_view(struct temper_device *d, struct temper_dbuf *parent, size_t offset, size_t bytes,
+                    struct temper_dbuf **view, char *msg, size_t n)
+{
+    return d->ops->view(d->ctx, parent, offset, bytes, view, msg, n);
+}
+
+void temper_dev_release(struct temper_device *d, struct temper_dbuf *buf)
+{
+    if (buf)
+        d->ops->release(d->ctx, buf);
+}
+
+int temper_dev_write(struct temper_device *d, struct temper_dbuf *buf, size_t offset, const void *src, size_t bytes,
+                     char *msg, size_t n)
+{
+    busy_begin(d);
+    int err = d->ops->write(d->ctx, buf, offset, src, bytes, msg, n);
+    busy_end(d);
+    return err;
+}
+
+int temper_dev_read(struct temper_device *d, struct temper_dbuf *buf, size_t offset, void *dst, size_t bytes,
+                    char *msg, size_t n)
+{
+    busy_begin(d);
+    int err = d->ops->read(d->ctx, buf, offset, dst, bytes, msg, n);
+    busy_end(d);
+    return err;
+}
+
+int temper_dev_fill(struct temper_device *d, struct temper_dbuf *buf, size_t offset, size_t bytes,
+                    const void *pattern, size_t pattern_size, char *msg, size_t n)
+{
+    return d->ops->fill(d->ctx, buf, offset, bytes, pattern, pattern_size, msg, n);
+}
+
+int temper_dev_launch(struct temper_device *d, struct temper_dkernel *k, const struct temper_launch_dims *dims,
+                      int nargs, const struct temper_karg *args, char *msg, size_t n)
+{
+    busy_begin(d);
+    int err = d->ops->launch(d->ctx, k, dims, nargs, args, msg, n);
+    busy_end(d);
+    return err;
+}
+
+int temper_dev_sync(struct temper_device *d, char *msg, size_t n)
+{
+    busy_begin(d);
+    int err = d->ops->sync(d->ctx, msg, n);
+    busy_end(d);
+    return err;
+}
+
+int temper_dev_timer_start(struct temper_device *d, char *msg, size_t n)
+{
+    return d->ops->timer_start(d->ctx, msg, n);
+}
+
+int temper_dev_timer_stop(struct temper_device *d, double *elapsed_ms, char *msg, size_t n)
+{
+    busy_begin(d);
+    int err = d->ops->timer_stop(d->ctx, elapsed_ms, msg, n);
+    busy_end(d);
+    return err;
+}
+
+int temper_dev_flush_cache(struct temper_device *d, char *msg, size_t n)
+{
+    if (d->ops->flush_cache)
+        return d->ops->flush_cache(d->ctx, msg, n);
+    size_t bytes = (size_t)(d->info.cache_bytes ? d->info.cache_bytes : (8u << 20)) * 2;
+    if (!d->flush_buf) {
+        int err = d->ops->alloc(d->ctx, bytes, &d->flush_buf, msg, n);
+        if (err)
+            return err;
+    }
+    static uint32_t value;
+    value++;
+    return d->ops->fill(d->ctx, d->flush_buf, 0, bytes, &value, sizeof(value), msg, n);
+}

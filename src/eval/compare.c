@@ -1,0 +1,55 @@
+/* compare.c: element-by-element comparison of outputs with what they should be, and verdict
+ * names. Every element is compared; nothing is sampled. */
+#include <math.h>
+#include <string.h>
+
+#include "temper/eval.h"
+
+static const char *const verdict_names[] = {"correct", "incorrect", "compile_error", "runtime_error", "timeout",
+                                            "invalid"};
+
+const char *temper_verdict_name(enum temper_verdict v)
+{
+    return verdict_names[v];
+}
+
+int temper_verdict_parse(const char *name)
+{
+    for (int i = 0; i < (int)(sizeof(verdict_names) / sizeof(verdict_names[0])); i++)
+        if (!strcmp(name, verdict_names[i]))
+            return i;
+    return -1;
+}
+
+void temper_compare_values(enum temper_dtype t, const void *out, const double *want, int64_t n, double atol,
+                           double rtol, struct temper_compare *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->count = n;
+    r->first_bad = -1;
+    for (int64_t i = 0; i < n; i++) {
+        double got = temper_dtype_load(t, out, (size_t)i), w = want[i];
+        int bad;
+        if (!isfinite(w)) {
+            bad = isnan(w) ? !isnan(got) : got != w;
+        } else if (!isfinite(got)) {
+            bad = 1;
+            r->nonfinite++;
+        } else {
+            double err = fabs(got - w);
+            if (err > r->max_abs_err)
+                r->max_abs_err = err;
+            if (w != 0 && err / fabs(w) > r->max_rel_err)
+                r->max_rel_err = err / fabs(w);
+            bad = !(err <= atol + rtol * fabs(w));
+        }
+        if (bad) {
+            if (r->first_bad < 0) {
+                r->first_bad = i;
+                r->first_got = got;
+                r->first_want = w;
+            }
+            r->mismatches++;
+        }
+    }
+}

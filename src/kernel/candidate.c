@@ -1,0 +1,432 @@
+/* candidate.c: parsing the @temper directives of a candidate kernel, knob assignments,
+ * constraints and compiler options. Every error names the file and line. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/kernel.h"
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+/* Reads a word of letters, digits and '_' into out; returns the position after it. */
+static const char *read_word(const char *p, char *out, size_t out_size)
+{
+    size_t n = 0;
+    while ((isalnum((unsigned char)*p) || *p == '_') && n + 1 < out_size)
+        out[n++] = *p++;
+    out[n] = 0;
+    return p;
+}
+
+/* Reads a token up to whitespace into out. */
+static const char *read_token(const char *p, char *out, size_t out_size, int *too_long)
+{
+    size_t n = 0;
+    *too_long = 0;
+    while (*p && *p != ' ' && *p != '\t') {
+        if (n + 1 < out_size)
+            out[n++] = *p;
+        else
+            *too_long = 1;
+        p++;
+    }
+    out[n] = 0;
+    return p;
+}
+
+/* Splits "a, f(b, c), d" at top-level commas into at most max parts of part_size bytes. */
+static int split_list(const char *text, size_t len, char *parts, size_t part_size, int max, int *count)
+{
+    int depth = 0, n = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        char c = i < len ? text[i] : ',';
+        if (c == '(')
+            depth++;
+        else if (c == ')')
+            depth--;
+        if (c != ',' || depth)
+            continue;
+        const char *s = text + start;
+        size_t l = i - start;
+        while (l && isspace((unsigned char)*s))
+            s++, l--;
+        while (l && isspace((unsigned char)s[l - 1]))
+            l--;
+        if (!l || n == max || l >= part_size)
+            return -1;
+        memcpy(parts + (size_t)n * part_size, s, l);
+        parts[(size_t)n * part_size + l] = 0;
+        n++;
+        start = i + 1;
+    }
+    *count = n;
+    return 0;
+}
+
+static int parse_launch(const char *p, struct temper_launch *l, const char *where, char *msg, size_t msg_size)
+{
+    p = skip_ws(p);
+    p = read_word(p, l->kernel, sizeof(l->kernel));
+    if (!l->kernel[0])
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: expected a kernel name", where);
+    l->nargs = -1;
+    int have_grid = 0, have_block = 0;
+    for (;;) {
+        p = skip_ws(p);
+        if (!*p)
+            break;
+        char clause[16];
+        const char *start = p;
+        p = read_word(p, clause, sizeof(clause));
+        if (*p != '(')
+            return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                               "%s: launch: expected grid(...), block(...), smem(...) or args(...) at '%.20s'", where,
+                               start);
+        const char *open = ++p;
+        int depth = 1;
+        while (*p && depth) {
+            if (*p == '(')
+                depth++;
+            else if (*p == ')')
+                depth--;
+            p++;
+        }
+        if (depth)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s( has no closing parenthesis", where,
+                               clause);
+        size_t len = (size_t)(p - 1 - open);
+        int n = 0;
+        if (!strcmp(clause, "grid") || !strcmp(clause, "block")) {
+            int is_grid = clause[0] == 'g';
+            if (split_list(open, len, is_grid ? l->grid[0] : l->block[0], TEMPER_EXPR_MAX, 3, &n) || n < 1)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s(...) needs 1 to 3 expressions",
+                                   where, clause);
+            *(is_grid ? &l->grid_n : &l->block_n) = n;
+            *(is_grid ? &have_grid : &have_block) = 1;
+        } else if (!strcmp(clause, "smem")) {
+            if (len == 0 || len >= TEMPER_EXPR_MAX)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: smem(...) needs one expression", where);
+            snprintf(l->smem, sizeof(l->smem), "%.*s", (int)len, open);
+        } else if (!strcmp(clause, "args")) {
+            if (len == 0) {
+                l->nargs = 0;
+                continue;
+            }
+            if (split_list(open, len, l->args[0], TEMPER_NAME_MAX, TEMPER_MAX_LAUNCH_ARGS, &n))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: args(...) must be up to %d names",
+                                   where, TEMPER_MAX_LAUNCH_ARGS);
+            l->nargs = n;
+        } else {
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: unknown clause '%s'", where, clause);
+        }
+    }
+    if (!have_grid || !have_block)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: needs both grid(...) and block(...)", where);
+    return 0;
+}
+
+static int parse_directive(struct temper_candidate *c, const char *p, int line, char *msg, size_t msg_size)
+{
+    char where[TEMPER_PATH_MAX + 32], word[32];
+    snprintf(where, sizeof(where), "%s:%d", c->path, line);
+    p = read_word(skip_ws(p), word, sizeof(word));
+    const char *rest = skip_ws(p);
+    int too_long = 0;
+    if (!strcmp(word, "task")) {
+        if (c->task[0])
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: a second task directive", where);
+        p = read_word(rest, c->task, sizeof(c->task));
+        if (!c->task[0] || *skip_ws(p))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: task: expected one task name", where);
+    } else if (!strcmp(word, "param")) {
+        if (c->nparams == TEMPER_MAX_PARAMS)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d params", where, TEMPER_MAX_PARAMS);
+        struct temper_param *prm = &c->params[c->nparams];
+        p = read_word(rest, prm->name, sizeof(prm->name));
+        if (!prm->name[0] || isdigit((unsigned char)prm->name[0]))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param: expected a name", where);
+        for (int i = 0; i < c->nparams; i++)
+            if (!strcmp(c->params[i].name, prm->name))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: declared twice (first on line %d)",
+                                   where, prm->name, c->params[i].line);
+        while (*(p = skip_ws(p))) {
+            if (prm->nvalues == TEMPER_MAX_VALUES)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: more than %d values", where,
+                                   prm->name, TEMPER_MAX_VALUES);
+            p = read_token(p, prm->values[prm->nvalues++], TEMPER_NAME_MAX, &too_long);
+            if (too_long)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value is too long", where,
+                                   prm->name);
+        }
+        if (!prm->nvalues)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: needs at least one value", where,
+                               prm->name);
+        prm->line = line;
+        c->nparams++;
+    } else if (!strcmp(word, "require")) {
+        if (c->nrequires == TEMPER_MAX_REQUIRES)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d requires", where, TEMPER_MAX_REQUIRES);
+        if (!*rest || strlen(rest) >= TEMPER_EXPR_MAX)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: require: expected one expression", where);
+        snprintf(c->requires[c->nrequires], TEMPER_EXPR_MAX, "%s", rest);
+        c->require_lines[c->nrequires++] = line;
+    } else if (!strcmp(word, "launch")) {
+        if (c->nlaunches == TEMPER_MAX_LAUNCHES)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d launches", where, TEMPER_MAX_LAUNCHES);
+        struct temper_launch *l = &c->launches[c->nlaunches];
+        int err = parse_launch(rest, l, where, msg, msg_size);
+        if (err)
+            return err;
+        l->line = line;
+        c->nlaunches++;
+    } else if (!strcmp(word, "scratch")) {
+        if (c->nscratch == TEMPER_MAX_SCRATCH)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d scratch buffers", where,
+                               TEMPER_MAX_SCRATCH);
+        struct temper_scratch *s = &c->scratch[c->nscratch];
+        char dtype[32];
+        p = read_word(rest, s->name, sizeof(s->name));
+        p = read_word(skip_ws(p), dtype, sizeof(dtype));
+        p = skip_ws(p);
+        int dt = temper_dtype_parse(dtype);
+        if (!s->name[0] || dt < 0 || !*p || strlen(p) >= TEMPER_EXPR_MAX)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch: expected NAME DTYPE COUNT", where);
+        s->dtype = (enum temper_dtype)dt;
+        snprintf(s->count, sizeof(s->count), "%s", p);
+        s->line = line;
+        c->nscratch++;
+    } else if (!strcmp(word, "flags")) {
+        size_t used = strlen(c->flags);
+        if (used + strlen(rest) + 2 >= sizeof(c->flags))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: flags: too long", where);
+        snprintf(c->flags + used, sizeof(c->flags) - used, "%s%s", used ? " " : "", rest);
+    } else {
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: unknown directive '@temper %s' (task, param, require, launch, scratch, flags)", where,
+                           word);
+    }
+    return 0;
+}
+
+int temper_candidate_parse(const char *path, const char *source, size_t len, struct temper_candidate *c, char *msg,
+                           size_t msg_size)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->path, sizeof(c->path), "%s", path);
+    const char *ext = strrchr(path, '.');
+    if (ext && !strcmp(ext, ".cu"))
+        c->lang = TEMPER_LANG_CUDA;
+    else if (ext && !strcmp(ext, ".cl"))
+        c->lang = TEMPER_LANG_OPENCL;
+    else
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: a candidate is a .cu (CUDA) or .cl (OpenCL) file",
+                           path);
+    if (memchr(source, 0, len))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: contains a NUL byte; a candidate is text", path);
+    c->source = malloc(len + 1);
+    if (!c->source)
+        return TEMPER_ENOMEM;
+    memcpy(c->source, source, len);
+    c->source[len] = 0;
+    c->source_len = len;
+    c->source_hash = temper_hash64(source, len, 0);
+
+    int line = 1;
+    for (const char *p = c->source; *p; line++) {
+        const char *end = strchr(p, '\n');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char text[2048];
+        if (n >= sizeof(text)) {
+            p += n + (end != NULL);
+            continue;
+        }
+        memcpy(text, p, n);
+        text[n] = 0;
+        if (n && text[n - 1] == '\r')
+            text[n - 1] = 0;
+        p += n + (end != NULL);
+        const char *t = skip_ws(text);
+        if (strncmp(t, "//", 2) && strncmp(t, "/*", 2) && *t != '*')
+            continue;
+        const char *at = strstr(t, "@temper");
+        if (!at || (at[7] && at[7] != ' ' && at[7] != '\t'))
+            continue;
+        char *close = strstr(text, "*/");
+        if (close && close > at)
+            *close = 0;
+        int err = parse_directive(c, at + 7, line, msg, msg_size);
+        if (err) {
+            temper_candidate_free(c);
+            return err;
+        }
+    }
+    const char *missing = !c->task[0] ? "no '@temper task NAME' directive" :
+                          !c->nlaunches ? "no '@temper launch' directive" : NULL;
+    if (missing) {
+        temper_candidate_free(c);
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s", path, missing);
+    }
+    return 0;
+}
+
+int temper_candidate_load(const char *path, struct temper_candidate *c, char *msg, size_t msg_size)
+{
+    char *text;
+    size_t len;
+    int err = temper_read_file(path, TEMPER_SOURCE_MAX, &text, &len, msg, msg_size);
+    if (err)
+        return err;
+    err = temper_candidate_parse(path, text, len, c, msg, msg_size);
+    free(text);
+    return err;
+}
+
+void temper_candidate_free(struct temper_candidate *c)
+{
+    free(c->source);
+    c->source = NULL;
+}
+
+void temper_knobs_default(const struct temper_candidate *c, struct temper_knobs *k)
+{
+    memset(k, 0, sizeof(*k));
+    for (int i = 0; i < c->nparams; i++) {
+        snprintf(k->names[i], TEMPER_NAME_MAX, "%s", c->params[i].name);
+        snprintf(k->values[i], TEMPER_NAME_MAX, "%s", c->params[i].values[0]);
+    }
+    k->n = c->nparams;
+}
+
+static int is_integer(const char *s)
+{
+    char *end;
+    errno = 0;
+    strtoll(s, &end, 10);
+    return *s && !*end && !errno;
+}
+
+int temper_knobs_set(const struct temper_candidate *c, struct temper_knobs *k, const char *assignment, char *msg,
+                     size_t msg_size)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: expected NAME=VALUE", assignment);
+    size_t n = (size_t)(eq - assignment);
+    const char *value = eq + 1;
+    for (int i = 0; i < k->n; i++) {
+        if (strlen(k->names[i]) != n || strncmp(k->names[i], assignment, n))
+            continue;
+        const struct temper_param *p = &c->params[i];
+        int listed = 0;
+        for (int v = 0; v < p->nvalues; v++)
+            listed |= !strcmp(p->values[v], value);
+        if (!listed && !(is_integer(value) && is_integer(p->values[0])))
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: '%s' is not one of the values on line %d",
+                               assignment, value, p->line);
+        if (strlen(value) >= TEMPER_NAME_MAX)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: value too long", assignment);
+        snprintf(k->values[i], TEMPER_NAME_MAX, "%s", value);
+        return 0;
+    }
+    return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: the candidate has no param '%.*s'", assignment,
+                       (int)n, assignment);
+}
+
+int temper_knobs_int(const struct temper_knobs *k, const char *name, size_t len, int64_t *value)
+{
+    for (int i = 0; i < k->n; i++)
+        if (strlen(k->names[i]) == len && !strncmp(k->names[i], name, len) && is_integer(k->values[i])) {
+            *value = strtoll(k->values[i], NULL, 10);
+            return 0;
+        }
+    return 1;
+}
+
+static int knob_lookup(void *user, const char *name, size_t len, int64_t *value)
+{
+    return temper_knobs_int(user, name, len, value);
+}
+
+int temper_candidate_check(const struct temper_candidate *c, const struct temper_knobs *k, char *msg,
+                           size_t msg_size)
+{
+    for (int i = 0; i < c->nrequires; i++) {
+        int64_t v;
+        char err_msg[512];
+        if (temper_expr_eval(c->requires[i], knob_lookup, (void *)k, &v, err_msg, sizeof(err_msg)))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s:%d: require: %s", c->path, c->require_lines[i],
+                               err_msg);
+        if (!v)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s:%d: require %s does not hold for these knobs",
+                               c->path, c->require_lines[i], c->requires[i]);
+    }
+    return 0;
+}
+
+int temper_candidate_options(const struct temper_candidate *c, const struct temper_knobs *k, char *out,
+                             size_t out_size, char *msg, size_t msg_size)
+{
+    struct temper_buf b;
+    temper_buf_init(&b, out_size - 1);
+    int err = temper_buf_append(&b, "", 0);
+    for (int i = 0; i < k->n && !err; i++)
+        err = temper_buf_printf(&b, "%s-D%s=%s", i ? " " : "", k->names[i], k->values[i]);
+    if (!err && c->flags[0] && b.len)
+        err = temper_buf_append(&b, " ", 1);
+    for (const char *p = c->flags; *p && !err;) {
+        if (*p != '$') {
+            err = temper_buf_append(&b, p, 1);
+            p++;
+            continue;
+        }
+        char name[TEMPER_NAME_MAX];
+        const char *after = read_word(p + 1, name, sizeof(name));
+        int found = 0;
+        for (int i = 0; i < k->n && !found; i++)
+            if (!strcmp(k->names[i], name)) {
+                found = 1;
+                err = temper_buf_printf(&b, "%s", strcmp(k->values[i], "none") ? k->values[i] : "");
+            }
+        if (!found)
+            err = temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: flags: '$%s' is not a param", c->path, name);
+        p = after;
+    }
+    if (err == TEMPER_ERANGE)
+        err = temper_fail(msg, msg_size, err, "%s: compiler options longer than %zu characters", c->path, out_size);
+    if (!err)
+        snprintf(out, out_size, "%s", b.data);
+    temper_buf_free(&b);
+    return err;
+}
+
+/* Lookup over a shape's sizes first, then the knobs. */
+struct launch_scope {
+    const struct temper_shape *shape; /* the task's sizes */
+    const struct temper_knobs *knobs; /* the candidate's knobs */
+};
+
+static int launch_lookup(void *user, const char *name, size_t len, int64_t *value)
+{
+    struct launch_scope *s = user;
+    for (int i = 0; s->shape && i < s->shape->n; i++)
+        if (strlen(s->shape->names[i]) == len && !strncmp(s->shape->names[i], name, len)) {
+            *value = s->shape->values[i];
+            return 0;
+        }
+    return s->knobs ? temper_knobs_int(s->knobs, name, len, value) : 1;
+}
+
+int temper_launch_eval(const struct temper_shape *shape, const struct temper_knobs *knobs, const char *expr,
+                       int64_t *value, char *msg, size_t msg_size)
+{
+    struct launch_scope s = {shape, knobs};
+    return temper_expr_eval(expr, launch_lookup, &s, value, msg, msg_size);
+}

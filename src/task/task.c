@@ -1,0 +1,551 @@
+/* task.c: loading and validating task.json, shape arithmetic, input generation. */
+#include <dirent.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "temper/task.h"
+
+#define TASK_JSON_MAX (1u << 20)
+
+const char *temper_role_name(enum temper_arg_role role)
+{
+    return role == TEMPER_ROLE_OUTPUT ? "output" : role == TEMPER_ROLE_INPUT ? "input" : "scalar";
+}
+
+/* Copies a JSON string field into out; fails naming the file and field. */
+static int get_string(json_t *obj, const char *key, int required, char *out, size_t out_size, const char *file,
+                      const char *where, char *msg, size_t msg_size)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v) {
+        if (!required) {
+            out[0] = 0;
+            return 0;
+        }
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s%s: missing", file, where, key);
+    }
+    if (!json_is_string(v))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s%s: must be a string", file, where, key);
+    if (json_string_length(v) >= out_size)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s%s: longer than %zu characters", file, where, key,
+                           out_size - 1);
+    snprintf(out, out_size, "%s", json_string_value(v));
+    return 0;
+}
+
+static int parse_shape(json_t *v, struct temper_shape *shape, const char *file, const char *where, char *msg,
+                       size_t msg_size)
+{
+    if (!json_is_object(v))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: a shape must be an object of sizes", file, where);
+    memset(shape, 0, sizeof(*shape));
+    const char *key;
+    json_t *val;
+    json_object_foreach(v, key, val)
+    {
+        if (shape->n == TEMPER_MAX_SIZES)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: more than %d sizes", file, where,
+                               TEMPER_MAX_SIZES);
+        if (!json_is_integer(val) || json_integer_value(val) < 0)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s.%s: must be a non-negative integer", file,
+                               where, key);
+        if (strlen(key) >= TEMPER_NAME_MAX)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: size name too long", file, where);
+        snprintf(shape->names[shape->n], TEMPER_NAME_MAX, "%s", key);
+        shape->values[shape->n++] = json_integer_value(val);
+    }
+    return 0;
+}
+
+static int parse_shape_list(json_t *v, struct temper_shape *out, int *count, const char *file, const char *where,
+                            char *msg, size_t msg_size)
+{
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: must be a non-empty array of shapes", file, where);
+    if (json_array_size(v) > TEMPER_MAX_SHAPES)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: more than %d shapes", file, where,
+                           TEMPER_MAX_SHAPES);
+    *count = 0;
+    size_t i;
+    json_t *s;
+    json_array_foreach(v, i, s)
+    {
+        char w[128];
+        snprintf(w, sizeof(w), "%s[%zu]", where, i);
+        int err = parse_shape(s, &out[i], file, w, msg, msg_size);
+        if (err)
+            return err;
+        (*count)++;
+    }
+    return 0;
+}
+
+static int parse_init(const char *text, struct temper_task_arg *a, const char *file, int index, char *msg,
+                      size_t msg_size)
+{
+    static const struct {
+        const char *name;
+        enum temper_init_kind kind;
+    } kinds[] = {{"normal", TEMPER_INIT_NORMAL}, {"uniform", TEMPER_INIT_UNIFORM}, {"randint", TEMPER_INIT_RANDINT}};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        size_t n = strlen(kinds[k].name);
+        if (strncmp(text, kinds[k].name, n) || text[n] != '(')
+            continue;
+        char tail;
+        if (sscanf(text + n, "(%lf ,%lf )%c", &a->init_a, &a->init_b, &tail) != 2)
+            break;
+        a->init = kinds[k].kind;
+        if ((a->init == TEMPER_INIT_NORMAL && a->init_b <= 0) || (a->init != TEMPER_INIT_NORMAL && a->init_b < a->init_a))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args[%d].init: '%s' has an empty range", file,
+                               index, text);
+        return 0;
+    }
+    return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                       "%s: args[%d].init: '%s' is not normal(MEAN,STD), uniform(LO,HI) or randint(LO,HI)", file,
+                       index, text);
+}
+
+static int parse_arg(json_t *v, struct temper_task_arg *a, const char *file, int i, char *msg, size_t msg_size)
+{
+    char where[64], text[128];
+    snprintf(where, sizeof(where), "args[%d].", i);
+    if (!json_is_object(v))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args[%d]: must be an object", file, i);
+    int err = get_string(v, "name", 1, a->name, sizeof(a->name), file, where, msg, msg_size);
+    if (!err)
+        err = get_string(v, "role", 1, text, sizeof(text), file, where, msg, msg_size);
+    if (err)
+        return err;
+    if (!strcmp(text, "output"))
+        a->role = TEMPER_ROLE_OUTPUT;
+    else if (!strcmp(text, "input"))
+        a->role = TEMPER_ROLE_INPUT;
+    else if (!strcmp(text, "scalar"))
+        a->role = TEMPER_ROLE_SCALAR;
+    else
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %srole: '%s' is not output, input or scalar", file,
+                           where, text);
+    err = get_string(v, "dtype", 1, text, sizeof(text), file, where, msg, msg_size);
+    if (err)
+        return err;
+    int dt = temper_dtype_parse(text);
+    if (dt < 0)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: %sdtype: unknown dtype '%s' (f32 f16 bf16 i8 u8 i32 i64)", file, where, text);
+    a->dtype = (enum temper_dtype)dt;
+    if (a->role == TEMPER_ROLE_SCALAR) {
+        if (a->dtype != TEMPER_DTYPE_I32 && a->dtype != TEMPER_DTYPE_I64)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %sdtype: scalars are i32 or i64", file, where);
+        if (json_object_get(v, "shape"))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %sshape: a scalar has no shape", file, where);
+        return 0;
+    }
+    json_t *shape = json_object_get(v, "shape");
+    if (!json_is_array(shape) || json_array_size(shape) == 0 || json_array_size(shape) > TEMPER_MAX_DIMS)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %sshape: must be an array of 1 to %d expressions",
+                           file, where, TEMPER_MAX_DIMS);
+    size_t d;
+    json_t *dim;
+    json_array_foreach(shape, d, dim)
+    {
+        if (json_is_integer(dim))
+            snprintf(a->shape[d], TEMPER_EXPR_MAX, "%lld", (long long)json_integer_value(dim));
+        else if (json_is_string(dim) && json_string_length(dim) < TEMPER_EXPR_MAX)
+            snprintf(a->shape[d], TEMPER_EXPR_MAX, "%s", json_string_value(dim));
+        else
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %sshape[%zu]: must be an expression string", file,
+                               where, d);
+    }
+    a->ndim = (int)json_array_size(shape);
+    if (a->role == TEMPER_ROLE_INPUT) {
+        err = get_string(v, "init", 0, text, sizeof(text), file, where, msg, msg_size);
+        if (err)
+            return err;
+        if (!text[0])
+            snprintf(text, sizeof(text), "%s", temper_dtype_is_float(a->dtype) ? "normal(0,1)" : "randint(-100,100)");
+        return parse_init(text, a, file, i, msg, msg_size);
+    }
+    return 0;
+}
+
+/* Resolves a file named in task.json against the task's folder and checks that it exists. */
+static int task_file(const struct temper_task *task, const char *name, char *out, size_t out_size, const char *file,
+                     const char *field, char *msg, size_t msg_size)
+{
+    if (!name[0]) {
+        out[0] = 0;
+        return 0;
+    }
+    if (snprintf(out, out_size, "%s/%s", task->dir, name) >= (int)out_size)
+        return temper_fail(msg, msg_size, TEMPER_ERANGE, "%s: %s: path too long", file, field);
+    if (access(out, R_OK))
+        return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "%s: %s: '%s' not found", file, field, out);
+    return 0;
+}
+
+/* Checks that every shape expression evaluates at every shape, so a bad task fails at load. */
+static int validate_shapes(const struct temper_task *task, const struct temper_shape *shapes, int n, const char *file,
+                           const char *where, char *msg, size_t msg_size)
+{
+    char err_msg[512];
+    for (int s = 0; s < n; s++) {
+        for (int a = 0; a < task->nargs; a++) {
+            const struct temper_task_arg *arg = &task->args[a];
+            int64_t v;
+            if (arg->role == TEMPER_ROLE_SCALAR) {
+                if (temper_shape_eval(&shapes[s], arg->name, &v, err_msg, sizeof(err_msg)))
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s[%d]: no size for scalar '%s'", file,
+                                       where, s, arg->name);
+                continue;
+            }
+            for (int d = 0; d < arg->ndim; d++) {
+                if (temper_shape_eval(&shapes[s], arg->shape[d], &v, err_msg, sizeof(err_msg)))
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s[%d]: args.%s.shape[%d]: %s", file,
+                                       where, s, arg->name, d, err_msg);
+                if (v < 0)
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s[%d]: args.%s.shape[%d] is negative",
+                                       file, where, s, arg->name, d);
+            }
+        }
+        const char *models[2] = {task->flops, task->bytes};
+        for (int m = 0; m < 2; m++) {
+            int64_t v;
+            if (temper_shape_eval(&shapes[s], models[m], &v, err_msg, sizeof(err_msg)))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: %s[%d]: %s", file, m ? "bytes" : "flops",
+                                   where, s, err_msg);
+        }
+    }
+    return 0;
+}
+
+static int load_json(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
+{
+    if (!json_is_object(root))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: the top level must be an object", file);
+    int err = get_string(root, "name", 1, task->name, sizeof(task->name), file, "", msg, msg_size);
+    if (!err)
+        err = get_string(root, "summary", 0, task->summary, sizeof(task->summary), file, "", msg, msg_size);
+    if (!err)
+        err = get_string(root, "flops", 1, task->flops, sizeof(task->flops), file, "", msg, msg_size);
+    if (!err)
+        err = get_string(root, "bytes", 1, task->bytes, sizeof(task->bytes), file, "", msg, msg_size);
+    if (err)
+        return err;
+    json_t *level = json_object_get(root, "level");
+    if (!json_is_integer(level) || json_integer_value(level) < 1 || json_integer_value(level) > 3)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: level: must be 1, 2 or 3", file);
+    task->level = (int)json_integer_value(level);
+
+    json_t *args = json_object_get(root, "args");
+    if (!json_is_array(args) || json_array_size(args) == 0 || json_array_size(args) > TEMPER_MAX_ARGS)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args: must be an array of 1 to %d arguments", file,
+                           TEMPER_MAX_ARGS);
+    size_t i;
+    json_t *a;
+    int last_role = TEMPER_ROLE_OUTPUT, noutputs = 0;
+    json_array_foreach(args, i, a)
+    {
+        err = parse_arg(a, &task->args[i], file, (int)i, msg, msg_size);
+        if (err)
+            return err;
+        if ((int)task->args[i].role < last_role)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                               "%s: args[%zu]: arguments go outputs, then inputs, then scalars", file, i);
+        last_role = (int)task->args[i].role;
+        noutputs += task->args[i].role == TEMPER_ROLE_OUTPUT;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(task->args[j].name, task->args[i].name))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args[%zu].name: '%s' is used twice", file, i,
+                                   task->args[i].name);
+    }
+    task->nargs = (int)json_array_size(args);
+    if (!noutputs)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args: a task needs at least one output", file);
+
+    json_t *tol = json_object_get(root, "tolerance");
+    json_t *atol = json_object_get(tol, "atol"), *rtol = json_object_get(tol, "rtol");
+    if (!json_is_number(atol) || !json_is_number(rtol) || json_number_value(atol) < 0 || json_number_value(rtol) < 0)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: tolerance: must be {\"atol\": number >= 0, \"rtol\": number >= 0}", file);
+    task->atol = json_number_value(atol);
+    task->rtol = json_number_value(rtol);
+
+    json_t *shapes = json_object_get(root, "shapes");
+    if (!json_is_object(shapes))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: shapes: missing (needs check and bench)", file);
+    err = parse_shape_list(json_object_get(shapes, "check"), task->check, &task->ncheck, file, "shapes.check", msg,
+                           msg_size);
+    if (err)
+        return err;
+    json_t *bench = json_object_get(shapes, "bench");
+    if (json_is_array(bench)) {
+        err = parse_shape_list(bench, task->bench_gpu, &task->nbench_gpu, file, "shapes.bench", msg, msg_size);
+        if (err)
+            return err;
+        memcpy(task->bench_cpu, task->bench_gpu, sizeof(task->bench_cpu));
+        task->nbench_cpu = task->nbench_gpu;
+    } else if (json_is_object(bench)) {
+        err = parse_shape_list(json_object_get(bench, "gpu"), task->bench_gpu, &task->nbench_gpu, file,
+                               "shapes.bench.gpu", msg, msg_size);
+        if (!err)
+            err = parse_shape_list(json_object_get(bench, "cpu"), task->bench_cpu, &task->nbench_cpu, file,
+                                   "shapes.bench.cpu", msg, msg_size);
+        if (err)
+            return err;
+    } else {
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: shapes.bench: must be an array of shapes or {\"gpu\": [...], \"cpu\": [...]}", file);
+    }
+    err = validate_shapes(task, task->check, task->ncheck, file, "shapes.check", msg, msg_size);
+    if (!err)
+        err = validate_shapes(task, task->bench_gpu, task->nbench_gpu, file, "shapes.bench.gpu", msg, msg_size);
+    if (!err)
+        err = validate_shapes(task, task->bench_cpu, task->nbench_cpu, file, "shapes.bench.cpu", msg, msg_size);
+    if (err)
+        return err;
+
+    char name[TEMPER_PATH_MAX];
+    err = get_string(root, "reference", 1, name, sizeof(name), file, "", msg, msg_size);
+    if (!err)
+        err = task_file(task, name, task->reference, sizeof(task->reference), file, "reference", msg, msg_size);
+    if (err)
+        return err;
+    json_t *baseline = json_object_get(root, "baseline");
+    if (baseline && !json_is_object(baseline))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: baseline: must be an object", file);
+    err = get_string(baseline, "cuda", 0, name, sizeof(name), file, "baseline.", msg, msg_size);
+    if (!err)
+        err = task_file(task, name, task->baseline_cuda, sizeof(task->baseline_cuda), file, "baseline.cuda", msg,
+                        msg_size);
+    if (!err)
+        err = get_string(baseline, "opencl", 0, name, sizeof(name), file, "baseline.", msg, msg_size);
+    if (!err)
+        err = task_file(task, name, task->baseline_opencl, sizeof(task->baseline_opencl), file, "baseline.opencl",
+                        msg, msg_size);
+    if (!err)
+        err = get_string(root, "expert", 0, task->expert_cuda, sizeof(task->expert_cuda), file, "", msg, msg_size);
+    return err;
+}
+
+int temper_task_load(const char *dir, struct temper_task *task, char *msg, size_t msg_size)
+{
+    memset(task, 0, sizeof(*task));
+    char file[TEMPER_PATH_MAX + 16];
+    size_t len = strlen(dir);
+    if (len >= 10 && !strcmp(dir + len - 10, "/task.json")) {
+        snprintf(file, sizeof(file), "%s", dir);
+        snprintf(task->dir, sizeof(task->dir), "%.*s", (int)(len - 10), dir);
+    } else {
+        snprintf(task->dir, sizeof(task->dir), "%s", dir);
+        snprintf(file, sizeof(file), "%s/task.json", dir);
+    }
+    char *text;
+    int err = temper_read_file(file, TASK_JSON_MAX, &text, NULL, msg, msg_size);
+    if (err)
+        return err;
+    json_error_t jerr;
+    json_t *root = json_loads(text, 0, &jerr);
+    free(text);
+    if (!root)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+    err = load_json(root, task, file, msg, msg_size);
+    json_decref(root);
+    return err;
+}
+
+const char *temper_tasks_root(const char *tasks_dir)
+{
+    if (tasks_dir && *tasks_dir)
+        return tasks_dir;
+    const char *env = getenv("TEMPER_TASKS");
+    if (env && *env)
+        return env;
+    static char found[TEMPER_PATH_MAX];
+    char exe[TEMPER_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char dir[TEMPER_PATH_MAX];
+        temper_dirname(exe, dir, sizeof(dir));
+        const char *rel[] = {"../tasks", "../share/temper/tasks", "../../tasks"};
+        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+            snprintf(found, sizeof(found), "%.3000s/%s", dir, rel[i]);
+            struct stat st;
+            if (!stat(found, &st) && S_ISDIR(st.st_mode))
+                return found;
+        }
+    }
+#ifdef TEMPER_SOURCE_TASKS_DIR
+    return TEMPER_SOURCE_TASKS_DIR;
+#else
+    return "tasks";
+#endif
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists subfolder names of dir, sorted; caller frees each and the array. */
+static int list_dirs(const char *dir, char ***names, int *count)
+{
+    *names = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return TEMPER_ENOTFOUND;
+    struct dirent *e;
+    int cap = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[TEMPER_PATH_MAX];
+        struct stat st;
+        snprintf(path, sizeof(path), "%.3000s/%s", dir, e->d_name);
+        if (stat(path, &st) || !S_ISDIR(st.st_mode))
+            continue;
+        if (*count == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **grown = realloc(*names, (size_t)cap * sizeof(char *));
+            if (!grown)
+                break;
+            *names = grown;
+        }
+        (*names)[(*count)++] = strdup(e->d_name);
+    }
+    closedir(d);
+    if (*count)
+        qsort(*names, (size_t)*count, sizeof(char *), name_cmp);
+    return 0;
+}
+
+int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user)
+{
+    char **levels;
+    int nlevels, stop = 0;
+    if (list_dirs(root, &levels, &nlevels))
+        return TEMPER_ENOTFOUND;
+    for (int l = 0; l < nlevels; l++) {
+        char level_dir[TEMPER_PATH_MAX];
+        snprintf(level_dir, sizeof(level_dir), "%.3000s/%s", root, levels[l]);
+        char **tasks;
+        int ntasks;
+        if (!stop && levels[l][0] == 'L' && !list_dirs(level_dir, &tasks, &ntasks)) {
+            for (int t = 0; t < ntasks; t++) {
+                char task_dir[TEMPER_PATH_MAX], json[TEMPER_PATH_MAX + 16];
+                snprintf(task_dir, sizeof(task_dir), "%.3000s/%s", level_dir, tasks[t]);
+                snprintf(json, sizeof(json), "%s/task.json", task_dir);
+                if (!stop && !access(json, R_OK))
+                    stop = fn(user, task_dir);
+                free(tasks[t]);
+            }
+            free(tasks);
+        }
+        free(levels[l]);
+    }
+    free(levels);
+    return stop;
+}
+
+/* State for temper_task_find's walk. */
+struct find_state {
+    const char *name; /* the task wanted */
+    char *out;        /* where its folder goes */
+    size_t out_size;  /* size of out */
+};
+
+static int find_one(void *user, const char *dir)
+{
+    struct find_state *f = user;
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    if (strcmp(base, f->name))
+        return 0;
+    snprintf(f->out, f->out_size, "%s", dir);
+    return 1;
+}
+
+int temper_task_find(const char *root, const char *name, char *out, size_t out_size, char *msg, size_t msg_size)
+{
+    struct find_state f = {name, out, out_size};
+    int r = temper_task_each(root, find_one, &f);
+    if (r == 1)
+        return 0;
+    if (r == TEMPER_ENOTFOUND)
+        return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
+                           "no tasks folder at '%s' (set --tasks DIR or TEMPER_TASKS)", root);
+    return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "no task named '%s' under %s", name, root);
+}
+
+static int shape_lookup(void *user, const char *name, size_t len, int64_t *value)
+{
+    const struct temper_shape *s = user;
+    for (int i = 0; i < s->n; i++)
+        if (strlen(s->names[i]) == len && !strncmp(s->names[i], name, len)) {
+            *value = s->values[i];
+            return 0;
+        }
+    return 1;
+}
+
+int temper_shape_eval(const struct temper_shape *shape, const char *expr, int64_t *value, char *msg,
+                      size_t msg_size)
+{
+    return temper_expr_eval(expr, shape_lookup, (void *)shape, value, msg, msg_size);
+}
+
+void temper_shape_format(const struct temper_shape *shape, char *out, size_t out_size)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < shape->n && used < out_size; i++)
+        used += (size_t)snprintf(out + used, out_size - used, "%s%s=%lld", i ? " " : "", shape->names[i],
+                                 (long long)shape->values[i]);
+}
+
+int temper_task_arg_elems(const struct temper_task *task, int arg, const struct temper_shape *shape,
+                          int64_t *elems, char *msg, size_t msg_size)
+{
+    const struct temper_task_arg *a = &task->args[arg];
+    int64_t total = 1;
+    for (int d = 0; d < a->ndim; d++) {
+        int64_t v;
+        int err = temper_shape_eval(shape, a->shape[d], &v, msg, msg_size);
+        if (err)
+            return err;
+        if (v < 0 || (v && total > INT64_MAX / v))
+            return temper_fail(msg, msg_size, TEMPER_ERANGE, "argument %s: dimension %d out of range", a->name, d);
+        total *= v;
+    }
+    *elems = total;
+    return 0;
+}
+
+void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t seed, void *host, int64_t elems)
+{
+    const struct temper_task_arg *a = &task->args[arg];
+    struct temper_rng rng;
+    temper_rng_seed(&rng, seed ^ temper_hash64(a->name, strlen(a->name), 0x7e3));
+    for (int64_t i = 0; i < elems; i++) {
+        double v;
+        switch (a->init) {
+        case TEMPER_INIT_NORMAL:
+            v = a->init_a + a->init_b * temper_rng_normal(&rng);
+            break;
+        case TEMPER_INIT_UNIFORM:
+            v = a->init_a + (a->init_b - a->init_a) * temper_rng_uniform(&rng);
+            break;
+        default:
+            v = floor(a->init_a + (a->init_b - a->init_a + 1) * temper_rng_uniform(&rng));
+            break;
+        }
+        temper_dtype_store(a->dtype, host, (size_t)i, v);
+    }
+}

@@ -1,0 +1,67 @@
+/* buf.c: growable byte buffers with a hard maximum, so no input can grow memory without bound. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/util.h"
+
+void temper_buf_init(struct temper_buf *b, size_t max_bytes)
+{
+    memset(b, 0, sizeof(*b));
+    b->max_bytes = max_bytes;
+}
+
+void temper_buf_free(struct temper_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
+
+static int buf_reserve(struct temper_buf *b, size_t extra)
+{
+    if (extra > b->max_bytes || b->len > b->max_bytes - extra)
+        return TEMPER_ERANGE;
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p)
+        return TEMPER_ENOMEM;
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+int temper_buf_append(struct temper_buf *b, const void *data, size_t n)
+{
+    int err = buf_reserve(b, n);
+    if (err)
+        return err;
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = 0;
+    return 0;
+}
+
+int temper_buf_printf(struct temper_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return TEMPER_EINVALID;
+    int err = buf_reserve(b, (size_t)n);
+    if (err)
+        return err;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}

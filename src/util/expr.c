@@ -1,0 +1,222 @@
+/* expr.c: the integer expression evaluator for shapes, grids, constraints, FLOP and byte counts.
+ * A recursive-descent parser that evaluates as it parses; errors name the column. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "temper/util.h"
+
+/* Parser state over one expression string. */
+struct expr_parser {
+    const char *src;           /* the whole expression, for column numbers */
+    const char *p;             /* the next character to read */
+    temper_expr_lookup lookup; /* resolves names */
+    void *user;                /* passed to lookup */
+    char *msg;                 /* where errors go */
+    size_t msg_size;           /* size of msg */
+    int err;                   /* first error, 0 if none */
+};
+
+static int64_t parse_or(struct expr_parser *e);
+
+static void skip_space(struct expr_parser *e)
+{
+    while (isspace((unsigned char)*e->p))
+        e->p++;
+}
+
+static int64_t expr_error(struct expr_parser *e, const char *what)
+{
+    if (!e->err)
+        e->err = temper_fail(e->msg, e->msg_size, TEMPER_EPARSE, "column %d of '%s': %s",
+                             (int)(e->p - e->src) + 1, e->src, what);
+    return 0;
+}
+
+static int accept(struct expr_parser *e, const char *tok)
+{
+    skip_space(e);
+    size_t n = strlen(tok);
+    if (strncmp(e->p, tok, n))
+        return 0;
+    /* "<" must not match the start of "<=", nor "=" of "==": callers try longer tokens first. */
+    e->p += n;
+    return 1;
+}
+
+static int64_t parse_call(struct expr_parser *e, const char *name, size_t len)
+{
+    int64_t a = parse_or(e);
+    if (!accept(e, ","))
+        return expr_error(e, "expected ',' between a function's two arguments");
+    int64_t b = parse_or(e);
+    if (!accept(e, ")"))
+        return expr_error(e, "expected ')' after a function's arguments");
+    if (e->err)
+        return 0;
+    if (len == 3 && !strncmp(name, "min", 3))
+        return a < b ? a : b;
+    if (len == 3 && !strncmp(name, "max", 3))
+        return a > b ? a : b;
+    if (b == 0)
+        return expr_error(e, "ceil_div by zero");
+    return a >= 0 ? (a + b - 1) / b : a / b;
+}
+
+static int64_t parse_primary(struct expr_parser *e)
+{
+    skip_space(e);
+    if (e->err)
+        return 0;
+    if (accept(e, "(")) {
+        int64_t v = parse_or(e);
+        if (!accept(e, ")"))
+            return expr_error(e, "expected ')'");
+        return v;
+    }
+    if (isdigit((unsigned char)*e->p)) {
+        int64_t v = 0;
+        while (isdigit((unsigned char)*e->p)) {
+            if (v > (INT64_MAX - 9) / 10)
+                return expr_error(e, "number too large");
+            v = v * 10 + (*e->p++ - '0');
+        }
+        if (isalpha((unsigned char)*e->p) || *e->p == '.' || *e->p == '_')
+            return expr_error(e, "not an integer");
+        return v;
+    }
+    if (isalpha((unsigned char)*e->p) || *e->p == '_') {
+        const char *name = e->p;
+        while (isalnum((unsigned char)*e->p) || *e->p == '_')
+            e->p++;
+        size_t len = (size_t)(e->p - name);
+        skip_space(e);
+        if (*e->p == '(') {
+            int known = (len == 3 && (!strncmp(name, "min", 3) || !strncmp(name, "max", 3))) ||
+                        (len == 8 && !strncmp(name, "ceil_div", 8));
+            if (!known) {
+                e->p = name;
+                return expr_error(e, "unknown function (min, max and ceil_div are known)");
+            }
+            e->p++;
+            return parse_call(e, name, len);
+        }
+        int64_t v = 0;
+        if (!e->lookup || e->lookup(e->user, name, len, &v)) {
+            char what[160];
+            snprintf(what, sizeof(what), "unknown name '%.*s'", (int)len, name);
+            e->p = name;
+            return expr_error(e, what);
+        }
+        return v;
+    }
+    return expr_error(e, *e->p ? "expected a number, a name or '('" : "unexpected end of expression");
+}
+
+static int64_t parse_unary(struct expr_parser *e)
+{
+    if (accept(e, "-"))
+        return -parse_unary(e);
+    if (accept(e, "+"))
+        return parse_unary(e);
+    if (accept(e, "!"))
+        return !parse_unary(e);
+    return parse_primary(e);
+}
+
+static int64_t parse_mul(struct expr_parser *e)
+{
+    int64_t v = parse_unary(e);
+    for (;;) {
+        if (accept(e, "*")) {
+            v *= parse_unary(e);
+        } else if (accept(e, "/") || accept(e, "%")) {
+            char op = e->p[-1];
+            int64_t d = parse_unary(e);
+            if (e->err)
+                return 0;
+            if (d == 0)
+                return expr_error(e, "division by zero");
+            v = op == '/' ? v / d : v % d;
+        } else {
+            return v;
+        }
+    }
+}
+
+static int64_t parse_add(struct expr_parser *e)
+{
+    int64_t v = parse_mul(e);
+    for (;;) {
+        if (accept(e, "+"))
+            v += parse_mul(e);
+        else if (accept(e, "-"))
+            v -= parse_mul(e);
+        else
+            return v;
+    }
+}
+
+static int64_t parse_cmp(struct expr_parser *e)
+{
+    int64_t v = parse_add(e);
+    for (;;) {
+        if (accept(e, "<="))
+            v = v <= parse_add(e);
+        else if (accept(e, ">="))
+            v = v >= parse_add(e);
+        else if (accept(e, "<"))
+            v = v < parse_add(e);
+        else if (accept(e, ">"))
+            v = v > parse_add(e);
+        else
+            return v;
+    }
+}
+
+static int64_t parse_eq(struct expr_parser *e)
+{
+    int64_t v = parse_cmp(e);
+    for (;;) {
+        if (accept(e, "=="))
+            v = v == parse_cmp(e);
+        else if (accept(e, "!="))
+            v = v != parse_cmp(e);
+        else
+            return v;
+    }
+}
+
+static int64_t parse_and(struct expr_parser *e)
+{
+    int64_t v = parse_eq(e);
+    while (accept(e, "&&")) {
+        int64_t r = parse_eq(e);
+        v = v && r;
+    }
+    return v;
+}
+
+static int64_t parse_or(struct expr_parser *e)
+{
+    int64_t v = parse_and(e);
+    while (accept(e, "||")) {
+        int64_t r = parse_and(e);
+        v = v || r;
+    }
+    return v;
+}
+
+int temper_expr_eval(const char *expr, temper_expr_lookup lookup, void *user, int64_t *value, char *msg,
+                     size_t msg_size)
+{
+    struct expr_parser e = {expr, expr, lookup, user, msg, msg_size, 0};
+    int64_t v = parse_or(&e);
+    skip_space(&e);
+    if (!e.err && *e.p)
+        expr_error(&e, "unexpected text after the expression");
+    if (e.err)
+        return e.err;
+    *value = v;
+    return 0;
+}
