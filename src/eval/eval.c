@@ -109,11 +109,14 @@ int temper_eval(struct temper_worker *w, const struct temper_eval_request *req, 
         return err;
     }
     struct temper_candidate cand;
-    char why[2048];
+    char why[2048], hex[17];
+    temper_hash_hex(temper_hash64(text, len, 0), hex);
     if (temper_candidate_parse(req->path, text, len, &cand, why, sizeof(why))) {
         free(text);
         *result = simple_result(TEMPER_VERDICT_INVALID, why);
         json_object_set_new(*result, "candidate", json_string(req->path));
+        json_object_set_new(*result, "task", json_string(""));
+        json_object_set_new(*result, "source_hash", json_string(hex));
         return 0;
     }
     free(text);
@@ -187,8 +190,6 @@ done:
     if (!json_object_get(*result, "task"))
         json_object_set_new(*result, "task", json_string(cand.task));
     json_object_set_new(*result, "candidate", json_string(req->path));
-    char hex[17];
-    temper_hash_hex(cand.source_hash, hex);
     json_object_set_new(*result, "source_hash", json_string(hex));
     json_object_set_new(*result, "elapsed_ms", json_real((temper_now_s() - start) * 1e3));
     temper_candidate_free(&cand);

@@ -377,8 +377,12 @@ const char *temper_tasks_root(const char *tasks_dir)
         for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
             snprintf(found, sizeof(found), "%.3000s/%s", dir, rel[i]);
             struct stat st;
-            if (!stat(found, &st) && S_ISDIR(st.st_mode))
+            char real[TEMPER_PATH_MAX];
+            if (!stat(found, &st) && S_ISDIR(st.st_mode)) {
+                if (realpath(found, real))
+                    snprintf(found, sizeof(found), "%s", real);
                 return found;
+            }
         }
     }
 #ifdef TEMPER_SOURCE_TASKS_DIR

@@ -1,0 +1,172 @@
+/* cases_test.c: the data-driven verdict cases. Every candidate in a folder carries the verdict it
+ * must get (`// @expect VERDICT`) and optionally a phrase its message must contain
+ * (`// @expect-message TEXT`). All cases run through one worker handle, in order, so a case that
+ * crashes or hangs the worker also shows that the next evaluation runs normally. Every result
+ * is recorded in a fresh store, and the store must hold exactly one evaluation per case.
+ *
+ * usage: cases_test BACKEND CASES_DIR TASKS_DIR   (exit 77: no such device here, skipped) */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "temper/eval.h"
+#include "temper/store.h"
+
+#define SKIP 77
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads the @expect lines of a case. */
+static int expectation(const char *source, char *verdict, size_t vsize, char *phrase, size_t psize)
+{
+    verdict[0] = phrase[0] = 0;
+    const char *p = strstr(source, "@expect-message ");
+    if (p)
+        sscanf(p + 16, "%[^\r\n]", phrase);
+    for (p = source; (p = strstr(p, "@expect ")); p++)
+        if (sscanf(p + 8, "%31s", verdict) == 1)
+            break;
+    (void)vsize, (void)psize;
+    return verdict[0] ? 0 : -1;
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (!strncasecmp(hay, needle, n))
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: cases_test BACKEND CASES_DIR TASKS_DIR\n");
+        return 2;
+    }
+    const char *backend = argv[1], *dir = argv[2], *tasks = argv[3];
+    char home[] = "/tmp/temper-cases-XXXXXX";
+    if (!mkdtemp(home))
+        return 2;
+    setenv("TEMPER_HOME", home, 1);
+
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "cannot open %s\n", dir);
+        return 2;
+    }
+    char *names[256];
+    int n = 0;
+    struct dirent *e;
+    const char *ext = !strcmp(backend, "cuda") ? ".cu" : ".cl";
+    while ((e = readdir(d)) && n < 256) {
+        size_t len = strlen(e->d_name);
+        if (len > 3 && !strcmp(e->d_name + len - 3, ext))
+            names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(char *), name_cmp);
+
+    struct temper_limits limits;
+    temper_limits_default(&limits);
+    limits.launch_timeout_s = 3.0;
+    struct temper_worker *w;
+    char msg[4096];
+    if (temper_worker_start(backend, &limits, &w, msg, sizeof(msg))) {
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    json_t *info = NULL;
+    if (temper_worker_device_info(w, &info, msg, sizeof(msg))) {
+        printf("SKIP: no %s device here: %s\n", backend, msg);
+        temper_worker_stop(w);
+        return SKIP;
+    }
+    printf("device %s: %s\n", json_string_value(json_object_get(info, "id")),
+           json_string_value(json_object_get(info, "name")));
+    json_t *calib = NULL;
+    if (temper_calibrate(w, &calib, msg, sizeof(msg))) {
+        fprintf(stderr, "calibration failed: %s\n", msg);
+        return 1;
+    }
+    struct temper_store *store;
+    if (temper_store_open(NULL, &store, msg, sizeof(msg))) {
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    int failures = 0, recorded = 0;
+    const char *first_correct = NULL;
+    for (int i = 0; i < n; i++) {
+        char path[4096], verdict[32], phrase[256];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        char *source;
+        if (temper_read_file(path, 1 << 20, &source, NULL, msg, sizeof(msg)) ||
+            expectation(source, verdict, sizeof(verdict), phrase, sizeof(phrase))) {
+            printf("FAIL %-36s no '@expect VERDICT' line\n", names[i]);
+            failures++;
+            continue;
+        }
+        struct temper_eval_request req = {0};
+        req.path = path;
+        req.source = source;
+        req.tasks_dir = tasks;
+        req.seed = 1;
+        req.time_budget_s = 0.2;
+        json_t *r = NULL;
+        double t0 = temper_now_s();
+        if (temper_eval(w, &req, calib, &r, msg, sizeof(msg))) {
+            printf("FAIL %-36s evaluation error: %s\n", names[i], msg);
+            failures++;
+            free(source);
+            continue;
+        }
+        const char *got = json_string_value(json_object_get(r, "verdict"));
+        const char *message = json_string_value(json_object_get(r, "message"));
+        int ok = got && !strcmp(got, verdict) && (!phrase[0] || contains_ci(message, phrase));
+        printf("%s %-36s expect %-13s got %-13s %.1fs  %s\n", ok ? "ok  " : "FAIL", names[i], verdict, got,
+               temper_now_s() - t0, message);
+        if (!ok && phrase[0])
+            printf("     (message must contain '%s')\n", phrase);
+        failures += !ok;
+        if (ok && !strcmp(verdict, "correct") && !first_correct)
+            first_correct = names[i];
+        if (!temper_store_record(store, r, source, NULL, msg, sizeof(msg)))
+            recorded++;
+        else
+            printf("FAIL %-36s not recorded: %s\n", names[i], msg);
+        json_decref(r);
+        free(source);
+    }
+    /* After every crash and hang above, the same handle still evaluates normally. */
+    if (first_correct) {
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/%s", dir, first_correct);
+        struct temper_eval_request req = {.path = path, .tasks_dir = tasks, .seed = 2, .no_timing = 1};
+        json_t *r = NULL;
+        int err = temper_eval(w, &req, calib, &r, msg, sizeof(msg));
+        const char *got = err ? "error" : json_string_value(json_object_get(r, "verdict"));
+        int ok = !strcmp(got, "correct");
+        printf("%s %-36s again after all cases: %s\n", ok ? "ok  " : "FAIL", first_correct, got);
+        failures += !ok;
+        json_decref(r);
+    }
+    int64_t stored = temper_store_count(store, NULL);
+    if (stored != recorded || recorded != n) {
+        printf("FAIL store holds %lld evaluations; %d recorded of %d cases\n", (long long)stored, recorded, n);
+        failures++;
+    }
+    temper_store_close(store);
+    temper_worker_stop(w);
+    json_decref(info);
+    json_decref(calib);
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    printf("%d cases, %d failures\n", n, failures);
+    return failures ? 1 : 0;
+}
