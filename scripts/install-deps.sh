@@ -1,0 +1,18 @@
+#!/bin/sh
+# install-deps.sh: installs what temper needs to build and test, from Debian 12's packages.
+# Run as root (or with sudo). Safe to run again: apt-get skips what is installed.
+set -eu
+if [ "$(id -u)" -ne 0 ]; then
+    exec sudo "$0" "$@"
+fi
+export DEBIAN_FRONTEND=noninteractive
+packages="build-essential cmake pkg-config libjansson-dev libsqlite3-dev sqlite3 libxxhash-dev \
+ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libcmocka-dev"
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends $missing
+fi

@@ -1,0 +1,50 @@
+// A tunable softmax: softmax with one work-group of BLOCK work-items per row, in one pass over the input
+// for the statistics: each work-item keeps a running (max, sum of exp(x - max)) over its strided
+// elements, rescaling the sum when the max grows; a local-memory tree reduction merges the
+// pairs; a second pass writes exp(x - max) / sum.
+// @temper task softmax
+// @temper param BLOCK 64 128 256
+// @temper require BLOCK <= 256
+// @temper launch softmax_online grid(R) block(BLOCK) args(y, x, R, C)
+
+/* Merges (m2, s2) into (m, s); an empty pair has m = -inf, s = 0. */
+static void merge(float *m, float *s, float m2, float s2)
+{
+    if (m2 == -INFINITY)
+        return;
+    if (m2 > *m) {
+        *s = *s * exp(*m - m2) + s2;
+        *m = m2;
+    } else {
+        *s += s2 * exp(m2 - *m);
+    }
+}
+
+__kernel void softmax_online(__global float *y, __global const float *x, int R, int C)
+{
+    __local float lm[BLOCK], ls[BLOCK];
+    int t = get_local_id(0);
+    __global const float *xr = x + (size_t)get_group_id(0) * C;
+    __global float *yr = y + (size_t)get_group_id(0) * C;
+
+    float m = -INFINITY, s = 0.0f;
+    for (int j = t; j < C; j += BLOCK)
+        merge(&m, &s, xr[j], 1.0f);
+    lm[t] = m;
+    ls[t] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = BLOCK / 2; h > 0; h /= 2) {
+        if (t < h) {
+            m = lm[t];
+            s = ls[t];
+            merge(&m, &s, lm[t + h], ls[t + h]);
+            lm[t] = m;
+            ls[t] = s;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    m = lm[0];
+    float inv = 1.0f / ls[0];
+    for (int j = t; j < C; j += BLOCK)
+        yr[j] = exp(xr[j] - m) * inv;
+}
