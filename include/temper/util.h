@@ -92,7 +92,9 @@ uint16_t temper_float_to_bf16(float f);
 /* ---- random numbers (xoshiro256**, seeded with splitmix64) ---- */
 
 struct temper_rng {
-    uint64_t s[4]; /* generator state */
+    uint64_t s[4];    /* generator state */
+    double spare;     /* the second normal of the last Box-Muller pair */
+    int have_spare;   /* 1 if spare is unused */
 };
 
 void temper_rng_seed(struct temper_rng *r, uint64_t seed);

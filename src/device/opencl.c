@@ -161,7 +161,7 @@ static int ocl_info(void *vctx, struct temper_device_info *info)
     dev_string(c->device, CL_DRIVER_VERSION, info->driver_version, sizeof(info->driver_version));
     char version[128];
     dev_string(c->device, CL_DEVICE_OPENCL_C_VERSION, version, sizeof(version));
-    snprintf(info->compiler_version, sizeof(info->compiler_version), "%.60s; driver %.60s", version, info->driver_version);
+    snprintf(info->compiler_version, sizeof(info->compiler_version), "%.50s; driver %.50s", version, info->driver_version);
     clGetPlatformInfo(c->platform, CL_PLATFORM_NAME, sizeof(info->platform), info->platform, NULL);
     info->platform[sizeof(info->platform) - 1] = 0;
     cl_device_type type = 0;

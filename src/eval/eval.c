@@ -278,7 +278,9 @@ void temper_eval_print(FILE *out, json_t *r)
         fprintf(out, "\ncompiler log:\n%s\n", log);
     json_t *ph = json_object_get(r, "phases_ms");
     if (ph)
-        fprintf(out, "\ntime       %.0f ms (build %.0f, reference %.0f, device %.0f, compare %.0f, timing %.0f)\n",
-                num(r, "elapsed_ms"), num(ph, "build"), num(ph, "reference"), num(ph, "device"), num(ph, "compare"),
-                num(ph, "timing"));
+        fprintf(out,
+                "\ntime       %.0f ms (build %.0f, inputs %.0f, reference %.0f, device runs %.0f, compare %.0f, "
+                "timing %.0f)\n",
+                num(r, "elapsed_ms"), num(ph, "build"), num(ph, "inputs"), num(ph, "reference"), num(ph, "device"),
+                num(ph, "compare"), num(ph, "timing"));
 }

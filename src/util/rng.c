@@ -17,6 +17,7 @@ void temper_rng_seed(struct temper_rng *r, uint64_t seed)
 {
     for (int i = 0; i < 4; i++)
         r->s[i] = splitmix64(&seed);
+    r->have_spare = 0;
 }
 
 static uint64_t rotl(uint64_t x, int k)
@@ -44,8 +45,17 @@ double temper_rng_uniform(struct temper_rng *r)
 
 double temper_rng_normal(struct temper_rng *r)
 {
+    if (r->have_spare) {
+        r->have_spare = 0;
+        return r->spare;
+    }
+    /* Box-Muller gives two independent normals per pair of uniforms: keep the second. */
     double u1 = temper_rng_uniform(r), u2 = temper_rng_uniform(r);
-    return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2);
+    double radius = sqrt(-2.0 * log(1.0 - u1)), s, c;
+    sincos(2.0 * M_PI * u2, &s, &c);
+    r->spare = radius * s;
+    r->have_spare = 1;
+    return radius * c;
 }
 
 uint64_t temper_secret_seed(void)

@@ -1,6 +1,7 @@
 // Wrong: softmax without subtracting the row max: exp(x) / sum(exp(x)). Mathematically equal,
-// but with x ~ normal(80,4) exp(x) overflows fp32 above x = 88.7, giving inf / inf = NaN and
-// zeros. One work-group of 256 per row, sum by local-memory tree reduction.
+// but with x ~ normal(80,4) the row sum overflows fp32 (exp(88.7) = FLT_MAX), so the outputs
+// become 0, or NaN (inf / inf) where exp(x) itself overflows. Rows of one element usually pass.
+// One work-group of 256 per row, sum by local-memory tree reduction.
 // @expect incorrect
 // @temper task softmax
 // @temper launch softmax_unstable grid(R) block(256) args(y, x, R, C)
