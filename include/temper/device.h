@@ -119,6 +119,12 @@ struct temper_device_ops {
     /* Optional: evicts the last-level cache (a write of twice its size), untimed. NULL: the
      * caller writes a scratch buffer of twice info->cache_bytes with fill(). */
     int (*flush_cache)(void *ctx, char *msg, size_t msg_size);
+    /* Optional: queues a vendor-library routine (e.g. "cublas_sgemm") as an expert baseline, on
+     * the same queue as launches, so the timer measures it like a kernel. bufs are the task's
+     * array arguments in order (outputs, then inputs), scalars its integer scalars in order.
+     * TEMPER_EUNSUPPORTED when the routine or its library is not available; NULL: none at all. */
+    int (*expert)(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
+                  const int64_t *scalars, char *msg, size_t msg_size);
 };
 
 /* The backends compiled into this build (NULL-terminated, CUDA first). */
@@ -161,5 +167,8 @@ int temper_dev_sync(struct temper_device *d, char *msg, size_t n);
 int temper_dev_timer_start(struct temper_device *d, char *msg, size_t n);
 int temper_dev_timer_stop(struct temper_device *d, double *elapsed_ms, char *msg, size_t n);
 int temper_dev_flush_cache(struct temper_device *d, char *msg, size_t n);
+/* TEMPER_EUNSUPPORTED where the backend has no expert routines. */
+int temper_dev_expert(struct temper_device *d, const char *routine, int nbufs, struct temper_dbuf *const *bufs,
+                      int nscalars, const int64_t *scalars, char *msg, size_t n);
 
 #endif

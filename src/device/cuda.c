@@ -2,8 +2,9 @@
  * Neither cuda.h nor nvrtc.h is included: the few types, enum values and prototypes used are
  * declared here, and libcuda and libnvrtc are opened with dlopen at run time, so that one binary
  * builds without the CUDA toolkit and runs with or without a GPU.
- * All device work (launches, copies, memsets, timing events) goes to the legacy default stream
- * of the device's primary context, so it runs in the order it was queued. */
+ * All device work (launches, copies, memsets, timing events, cuBLAS calls) goes to the legacy
+ * default stream of the device's primary context, so it runs in the order it was queued.
+ * cuBLAS, used only for expert baselines, is opened the same way, at its first use. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* dladdr and Dl_info */
 #endif
@@ -300,6 +301,94 @@ static int cuda_load_nvrtc(char *msg, size_t msg_size)
     return 0;
 }
 
+/* ---- the slice of cublas_api.h and library_types.h used here (values as in CUDA 13.0; the
+ * same in 12.x) ---- */
+
+typedef int cublasStatus_t;
+typedef struct cublasContext *cublasHandle_t;
+
+enum {
+    CUBLAS_STATUS_SUCCESS = 0,
+    CUBLAS_STATUS_NOT_INITIALIZED = 1,
+    CUBLAS_STATUS_ALLOC_FAILED = 3,
+    CUBLAS_STATUS_INVALID_VALUE = 7,
+    CUBLAS_STATUS_ARCH_MISMATCH = 8,
+    CUBLAS_STATUS_MAPPING_ERROR = 11,
+    CUBLAS_STATUS_EXECUTION_FAILED = 13,
+    CUBLAS_STATUS_INTERNAL_ERROR = 14,
+    CUBLAS_STATUS_NOT_SUPPORTED = 15,
+    CUBLAS_STATUS_LICENSE_ERROR = 16,
+};
+
+enum {
+    CUBLAS_OP_N = 0,                      /* cublasOperation_t */
+    CUBLAS_DEFAULT_MATH = 0,              /* cublasMath_t: plain fp32, no TF32 */
+    CUBLAS_COMPUTE_32F = 68,              /* cublasComputeType_t */
+    CUBLAS_COMPUTE_32F_FAST_TF32 = 77,    /* inputs rounded to TF32 on tensor cores */
+    CUBLAS_GEMM_DEFAULT = -1,             /* cublasGemmAlgo_t */
+    CUDA_R_32F = 0,                       /* cudaDataType */
+    CUDA_R_16BF = 14,
+};
+
+/* Workspace given to cuBLAS (cublasSetWorkspace), allocated with the handle so that no timed
+ * call allocates; 32 MiB is NVIDIA's recommendation for Hopper and later. */
+#define CUDA_CUBLAS_WORKSPACE_BYTES ((size_t)32 * 1024 * 1024)
+
+/* cuBLAS; filled once by cuda_load_cublas, read-only afterwards. */
+struct cuda_cublas_api {
+    cublasStatus_t (*cublasCreate)(cublasHandle_t *handle);
+    cublasStatus_t (*cublasDestroy)(cublasHandle_t handle);
+    cublasStatus_t (*cublasSetStream)(cublasHandle_t handle, CUstream stream);
+    cublasStatus_t (*cublasSetMathMode)(cublasHandle_t handle, int mode);
+    cublasStatus_t (*cublasSgemm)(cublasHandle_t handle, int transa, int transb, int m, int n, int k,
+                                  const float *alpha, const float *a, int lda, const float *b, int ldb,
+                                  const float *beta, float *c, int ldc);
+    cublasStatus_t (*cublasGemmEx)(cublasHandle_t handle, int transa, int transb, int m, int n, int k,
+                                   const void *alpha, const void *a, int a_type, int lda, const void *b, int b_type,
+                                   int ldb, const void *beta, void *c, int c_type, int ldc, int compute_type,
+                                   int algo);
+    /* optional (NULL where the library lacks them) */
+    cublasStatus_t (*cublasSetWorkspace)(cublasHandle_t handle, void *workspace, size_t bytes);
+    const char *(*cublasGetStatusString)(cublasStatus_t status);
+};
+
+static struct cuda_cublas_api cb;
+static struct cuda_lib cuda_cublas_lib = {PTHREAD_ONCE_INIT, NULL, NULL, 0, ""};
+static const char *const cuda_cublas_names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                                "/usr/local/cuda/lib64/libcublas.so", NULL};
+
+#define CUBLAS_SYM(field, n1) {{n1, NULL, NULL}, &cb.field}
+
+static void cuda_load_cublas_once(void)
+{
+    static const struct cuda_sym syms[] = {
+        CUBLAS_SYM(cublasCreate, "cublasCreate_v2"),
+        CUBLAS_SYM(cublasDestroy, "cublasDestroy_v2"),
+        CUBLAS_SYM(cublasSetStream, "cublasSetStream_v2"),
+        CUBLAS_SYM(cublasSetMathMode, "cublasSetMathMode"),
+        CUBLAS_SYM(cublasSgemm, "cublasSgemm_v2"),
+        CUBLAS_SYM(cublasGemmEx, "cublasGemmEx"),
+        {{NULL, NULL, NULL}, NULL},
+    };
+    cuda_open_lib(&cuda_cublas_lib, "cuBLAS", cuda_cublas_names, syms);
+    if (cuda_cublas_lib.err)
+        return;
+    void *p = dlsym(cuda_cublas_lib.handle, "cublasSetWorkspace_v2");
+    memcpy(&cb.cublasSetWorkspace, &p, sizeof p);
+    p = dlsym(cuda_cublas_lib.handle, "cublasGetStatusString");
+    memcpy(&cb.cublasGetStatusString, &p, sizeof p);
+}
+
+/* Loads libcublas once per process (thread-safe); TEMPER_EUNSUPPORTED with the libraries tried
+ * and dlerror's text in msg when it does not load. */
+static int cuda_load_cublas(char *msg, size_t msg_size)
+{
+    pthread_once(&cuda_cublas_lib.once, cuda_load_cublas_once);
+    if (cuda_cublas_lib.err)
+        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED, "%s", cuda_cublas_lib.msg);
+    return 0;
+}
+
 /* ---- errors ---- */
 
 /* Writes "CUDA_ERROR_X: text" for r into out. */
@@ -351,6 +440,8 @@ struct cuda_ctx {
     CUdeviceptr flush_ptr;         /* flush_cache's scratch, 0 until first use */
     size_t flush_bytes;            /* its size */
     unsigned int flush_value;      /* changes each flush so no write is skipped */
+    cublasHandle_t cublas;         /* made at the first expert call, NULL until then */
+    CUdeviceptr cublas_workspace;  /* its workspace, 0 when cuBLAS uses its own pool */
     CUresult fault;                /* the first kernel fault seen, CUDA_SUCCESS while none */
     char fault_msg[256];           /* its text, repeated by every later failing call */
 };
@@ -546,6 +637,10 @@ static void cuda_close(void *ctx)
     if (!c)
         return;
     cu.cuCtxSetCurrent(c->ctx);
+    if (c->cublas)
+        cb.cublasDestroy(c->cublas); /* waits for its work, before its workspace goes */
+    if (c->cublas_workspace)
+        cu.cuMemFree(c->cublas_workspace);
     if (c->flush_ptr)
         cu.cuMemFree(c->flush_ptr);
     cu.cuEventDestroy(c->timer_begin);
@@ -1147,6 +1242,188 @@ static int cuda_flush_cache(void *ctx, char *msg, size_t msg_size)
     return r == CUDA_SUCCESS ? 0 : cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "flushing the cache");
 }
 
+/* ---- expert baselines (cuBLAS) ---- */
+
+/* The name of a cuBLAS status, as in cublas_api.h. */
+static const char *cuda_cublas_status_name(cublasStatus_t s)
+{
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "CUBLAS_STATUS_UNKNOWN";
+    }
+}
+
+/* Turns a failed cuBLAS call into TEMPER_ELAUNCH (TEMPER_ENOMEM for an allocation failure) with
+ * "what: CUBLAS_STATUS_X (text)" in msg. */
+static int cuda_cublas_fail(cublasStatus_t s, char *msg, size_t msg_size, const char *what)
+{
+    const char *text = cb.cublasGetStatusString ? cb.cublasGetStatusString(s) : NULL;
+    return temper_fail(msg, msg_size, s == CUBLAS_STATUS_ALLOC_FAILED ? TEMPER_ENOMEM : TEMPER_ELAUNCH,
+                       "%s: %s (%s, status %d)", what, cuda_cublas_status_name(s), text ? text : "no description",
+                       (int)s);
+}
+
+/* Makes c's cuBLAS handle on first use (c's context is current): on the legacy default stream
+ * like every other call here, with plain fp32 math (no TF32 unless a call asks for it) and a
+ * workspace of its own, so that no later call allocates. */
+static int cuda_cublas_handle(struct cuda_ctx *c, char *msg, size_t msg_size)
+{
+    if (c->cublas)
+        return 0;
+    cublasHandle_t h = NULL;
+    cublasStatus_t s = cb.cublasCreate(&h);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return cuda_cublas_fail(s, msg, msg_size, "cublasCreate_v2");
+    /* the stream first: setting it resets the workspace to cuBLAS's own pool */
+    if ((s = cb.cublasSetStream(h, NULL)) != CUBLAS_STATUS_SUCCESS) {
+        cb.cublasDestroy(h);
+        return cuda_cublas_fail(s, msg, msg_size, "cublasSetStream_v2");
+    }
+    if ((s = cb.cublasSetMathMode(h, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
+        cb.cublasDestroy(h);
+        return cuda_cublas_fail(s, msg, msg_size, "cublasSetMathMode");
+    }
+    if (cb.cublasSetWorkspace) {
+        CUdeviceptr ws = 0;
+        CUresult r = cu.cuMemAlloc(&ws, CUDA_CUBLAS_WORKSPACE_BYTES);
+        if (r != CUDA_SUCCESS) {
+            cb.cublasDestroy(h);
+            return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "allocating cuBLAS's workspace");
+        }
+        s = cb.cublasSetWorkspace(h, (void *)(uintptr_t)ws, CUDA_CUBLAS_WORKSPACE_BYTES);
+        if (s != CUBLAS_STATUS_SUCCESS) {
+            cb.cublasDestroy(h);
+            cu.cuMemFree(ws);
+            return cuda_cublas_fail(s, msg, msg_size, "cublasSetWorkspace_v2");
+        }
+        c->cublas_workspace = ws;
+    }
+    c->cublas = h;
+    return 0;
+}
+
+enum cuda_expert_kind {
+    CUDA_EXPERT_SGEMM,       /* cublasSgemm_v2, fp32 */
+    CUDA_EXPERT_GEMM_BF16,   /* cublasGemmEx, bf16 in and out, fp32 compute */
+    CUDA_EXPERT_GEMM_TF32,   /* cublasGemmEx, fp32 in and out, TF32 tensor cores */
+};
+
+/* One routine expert() knows. */
+struct cuda_expert_routine {
+    const char *name;
+    enum cuda_expert_kind kind;
+    int nscalars;     /* 3: {M, N, K}; 1: {n}, meaning M = N = K = n */
+    size_t elem_size; /* bytes per element of C, A and B */
+};
+
+static const struct cuda_expert_routine cuda_expert_routines[] = {
+    {"cublas_sgemm", CUDA_EXPERT_SGEMM, 3, 4},
+    {"cublas_hgemm_bf16", CUDA_EXPERT_GEMM_BF16, 3, 2},
+    {"cublas_sgemm_tf32", CUDA_EXPERT_GEMM_TF32, 3, 4},
+    {"cublas_bf16_probe", CUDA_EXPERT_GEMM_BF16, 1, 2},
+    {NULL, 0, 0, 0},
+};
+
+/* Queues the vendor-library routine named routine on the legacy default stream, in order with
+ * launches, so that timer_start/timer_stop measure it like a kernel. Every routine is a row-major
+ * GEMM C[M,N] = A[M,K] * B[K,N] with bufs = {C, A, B} (borrowed) and scalars = {M, N, K} ({n} for
+ * cublas_bf16_probe, an n x n x n GEMM). Row-major C = A * B is computed as the column-major
+ * C^T = B^T * A^T, so no transposes are needed. The first call makes the cuBLAS handle (and
+ * cuBLAS loads its kernels lazily), so callers should warm up before timing. An unknown routine
+ * or a cuBLAS that does not load is TEMPER_EUNSUPPORTED; bad counts, dimensions or buffers too
+ * small are TEMPER_EINVALID; a failing cuBLAS call is TEMPER_ELAUNCH. */
+static int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
+                       const int64_t *scalars, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    const struct cuda_expert_routine *rt = cuda_expert_routines;
+    while (rt->name && (!routine || strcmp(rt->name, routine) != 0))
+        rt++;
+    if (!rt->name)
+        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED,
+                           "the CUDA backend has no expert routine '%s' (it has cublas_sgemm, cublas_hgemm_bf16, "
+                           "cublas_sgemm_tf32 and cublas_bf16_probe)",
+                           routine ? routine : "(null)");
+    if (nbufs != 3 || !bufs)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: %d buffers given, 3 expected (C, A, B)", rt->name,
+                           nbufs);
+    if (nscalars != rt->nscalars || !scalars)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: %d scalars given, %d expected (%s)", rt->name,
+                           nscalars, rt->nscalars, rt->nscalars == 1 ? "n" : "M, N, K");
+    int64_t m = scalars[0], n = rt->nscalars == 1 ? scalars[0] : scalars[1],
+            k = rt->nscalars == 1 ? scalars[0] : scalars[2];
+    if (m < 0 || n < 0 || k < 0 || m > INT_MAX || n > INT_MAX || k > INT_MAX)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                           "%s: M = %lld, N = %lld, K = %lld (each must lie in [0, %d])", rt->name, (long long)m,
+                           (long long)n, (long long)k, INT_MAX);
+    static const char *const names[3] = {"C", "A", "B"};
+    const int64_t rows[3] = {m, m, k}, cols[3] = {n, k, n};
+    for (int i = 0; i < 3; i++) {
+        /* each dimension is below 2^31, so the product of two and the element size fits */
+        uint64_t need = (uint64_t)rows[i] * (uint64_t)cols[i] * rt->elem_size;
+        if (!bufs[i])
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: buffer %d (%s) is missing", rt->name, i,
+                               names[i]);
+        if (bufs[i]->size < need)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "%s: buffer %d (%s, %lld x %lld elements of %zu bytes) needs %llu bytes, has %zu",
+                               rt->name, i, names[i], (long long)rows[i], (long long)cols[i], rt->elem_size,
+                               (unsigned long long)need, bufs[i]->size);
+        if (need && bufs[i]->ptr % rt->elem_size)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: buffer %d (%s) is not aligned to %zu bytes",
+                               rt->name, i, names[i], rt->elem_size);
+    }
+    int err = cuda_load_cublas(msg, msg_size);
+    if (err)
+        return err;
+    if ((err = cuda_check_alive(c, msg, msg_size)) != 0)
+        return err;
+    if ((err = cuda_cublas_handle(c, msg, msg_size)) != 0)
+        return err;
+    if (m == 0 || n == 0)
+        return 0; /* C is empty */
+    const int im = (int)m, in = (int)n, ik = (int)k;
+    const int ldc = in, lda = ik ? ik : 1, ldb = in; /* leading dimensions of the row-major arrays */
+    const void *a = (const void *)(uintptr_t)bufs[1]->ptr, *b = (const void *)(uintptr_t)bufs[2]->ptr;
+    void *cc = (void *)(uintptr_t)bufs[0]->ptr;
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t s;
+    const char *what;
+    switch (rt->kind) {
+    case CUDA_EXPERT_SGEMM:
+        what = "cublasSgemm_v2";
+        s = cb.cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b, ldb, a, lda, &zero, cc, ldc);
+        break;
+    case CUDA_EXPERT_GEMM_BF16:
+        what = "cublasGemmEx (bf16, fp32 compute)";
+        s = cb.cublasGemmEx(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b, CUDA_R_16BF, ldb, a,
+                            CUDA_R_16BF, lda, &zero, cc, CUDA_R_16BF, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        break;
+    case CUDA_EXPERT_GEMM_TF32:
+    default:
+        what = "cublasGemmEx (fp32, TF32 compute)";
+        s = cb.cublasGemmEx(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b, CUDA_R_32F, ldb, a,
+                            CUDA_R_32F, lda, &zero, cc, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
+                            CUBLAS_GEMM_DEFAULT);
+        break;
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char where[160];
+        snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d", rt->name, what, im, in, ik);
+        return cuda_cublas_fail(s, msg, msg_size, where);
+    }
+    return 0;
+}
+
 const struct temper_device_ops temper_cuda_ops = {
     .version = TEMPER_DEVICE_OPS_VERSION,
     .name = "cuda",
@@ -1171,4 +1448,5 @@ const struct temper_device_ops temper_cuda_ops = {
     .timer_start = cuda_timer_start,
     .timer_stop = cuda_timer_stop,
     .flush_cache = cuda_flush_cache,
+    .expert = cuda_expert,
 };

@@ -220,3 +220,14 @@ int temper_dev_flush_cache(struct temper_device *d, char *msg, size_t n)
     value++;
     return d->ops->fill(d->ctx, d->flush_buf, 0, bytes, &value, sizeof(value), msg, n);
 }
+
+int temper_dev_expert(struct temper_device *d, const char *routine, int nbufs, struct temper_dbuf *const *bufs,
+                      int nscalars, const int64_t *scalars, char *msg, size_t n)
+{
+    if (!d->ops->expert)
+        return temper_fail(msg, n, TEMPER_EUNSUPPORTED, "%s has no expert routines", d->ops->name);
+    busy_begin(d);
+    int err = d->ops->expert(d->ctx, routine, nbufs, bufs, nscalars, scalars, msg, n);
+    busy_end(d);
+    return err;
+}

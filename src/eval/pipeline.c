@@ -1,78 +1,23 @@
 /* pipeline.c: the worker side of an evaluation: builds (through the build cache), the
- * correctness protocol and the timing protocol of DESIGN.md, and calibration. Runs only inside
- * the worker process; the parent sees JSON results. */
+ * correctness protocol and the timing protocol of DESIGN.md. Runs only inside the worker
+ * process; the parent sees JSON results. Inputs, reference outputs and the baseline's outputs
+ * are kept between evaluations of the same task and seeds (struct session), so a stream of
+ * candidates pays for them once. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/device.h"
-#include "temper/eval.h"
 #include "worker_impl.h"
 
-#define MAX_VARIANTS 2         /* input sets alternated between timed launches */
 #define COMPILE_LOG_MAX (64u << 10)
-#define EXTRA_RERUNS 8         /* more runs for a kernel seen to be nondeterministic */
-#define MIN_SAMPLES 10         /* timed samples at least */
-#define MAX_SAMPLES 2000       /* timed samples at most */
-#define TARGET_SPREAD 0.01     /* stop timing once the relative IQR is below this */
+#define EXTRA_RERUNS 8     /* more runs for a kernel seen to be nondeterministic */
+#define MIN_SAMPLES 10     /* timed samples at least */
+#define MAX_SAMPLES 2000   /* timed samples at most */
+#define TARGET_SPREAD 0.01 /* stop timing once the relative IQR is below this */
 
-/* The worker's long-lived state. */
-struct worker_state {
-    char device_spec[64];          /* what to open */
-    struct worker_shared *shared;  /* the page the parent watches */
-    int open;                      /* 1 once dev is open */
-    struct temper_device dev;      /* the device */
-};
-
-/* A candidate built and ready to launch. */
-struct plan {
-    struct temper_candidate cand;                     /* the parsed source */
-    struct temper_knobs knobs;                        /* its knob values */
-    char options[2048];                               /* compiler options */
-    struct temper_dmodule *mod;                       /* the built program */
-    struct temper_dkernel *kernels[TEMPER_MAX_LAUNCHES]; /* one per launch line */
-    struct temper_dbuf *scratch[TEMPER_MAX_SCRATCH];  /* scratch buffers at the current shape */
-    size_t scratch_bytes[TEMPER_MAX_SCRATCH];         /* their sizes */
-    int cache_hit;                                    /* 1 if the binary came from the build cache */
-};
-
-/* A device buffer with guard zones on both sides; kernels see only the view. */
-struct slot {
-    struct temper_dbuf *whole; /* guard + data + guard */
-    struct temper_dbuf *view;  /* the data */
-    size_t bytes;              /* bytes of data */
-    unsigned char canary;      /* the byte its guard zones are filled with */
-};
-
-/* Every buffer of one shape: inputs per variant, outputs for the candidate (set 0) and the
- * baseline (set 1). */
-struct arena {
-    const struct temper_task *task;            /* the task */
-    struct temper_shape shape;                 /* sizes */
-    int nvariants;                             /* input sets */
-    size_t guard;                              /* guard bytes on each side */
-    unsigned char canary;                      /* seeds the guard bytes; each buffer gets its own */
-    int nslots;                                /* buffers allocated so far */
-    int64_t elems[TEMPER_MAX_ARGS];            /* elements per argument */
-    int64_t scalars[TEMPER_MAX_ARGS];          /* values of scalar arguments */
-    struct slot in[MAX_VARIANTS][TEMPER_MAX_ARGS];  /* inputs */
-    struct slot out[2][TEMPER_MAX_ARGS];       /* outputs: candidate, baseline */
-    void *host_in[MAX_VARIANTS][TEMPER_MAX_ARGS];   /* host copies of the inputs */
-    uint64_t in_hash[MAX_VARIANTS][TEMPER_MAX_ARGS]; /* their hashes */
-};
-
-/* A failure found by a check: the verdict and a sentence. */
-struct failure {
-    enum temper_verdict verdict; /* what it means */
-    char message[2048];          /* what failed, where and why */
-};
-
-static int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...)
+int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...)
 {
     f->verdict = v;
     va_list ap;
@@ -92,7 +37,7 @@ struct worker_state *worker_state_new(const char *device_spec, struct worker_sha
     return ws;
 }
 
-static json_t *error_reply(const char *msg, int code)
+json_t *worker_error_reply(const char *msg, int code)
 {
     return json_pack("{s:s, s:i}", "error", msg, "code", code);
 }
@@ -127,7 +72,7 @@ static int ensure_open(struct worker_state *ws, char *msg, size_t n)
 /* ---- builds ---- */
 
 /* Builds source with options through the build cache. */
-static int build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
+int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
                         struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, char *msg, size_t n)
 {
     struct temper_device *d = &ws->dev;
@@ -164,6 +109,7 @@ static int build_module(struct worker_state *ws, const char *source, size_t len,
     return 0;
 }
 
+
 static void plan_free(struct worker_state *ws, struct plan *p)
 {
     for (int i = 0; i < TEMPER_MAX_SCRATCH; i++)
@@ -198,8 +144,8 @@ static int plan_build(struct worker_state *ws, const char *path, const char *sou
     if (temper_candidate_options(&p->cand, &p->knobs, p->options, sizeof(p->options), msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
     worker_doing(ws->shared, WORKER_BUILDING, "building %s", path);
-    err = build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod, &p->cache_hit, msg,
-                       sizeof(msg));
+    err = worker_build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod, &p->cache_hit, msg,
+                              sizeof(msg));
     if (err)
         return fail_with(f, TEMPER_VERDICT_COMPILE_ERROR, "%s: %s", path, msg);
     for (int i = 0; i < p->cand.nlaunches; i++) {
@@ -237,62 +183,81 @@ static void slot_free(struct worker_state *ws, struct slot *s)
 
 static void arena_free(struct worker_state *ws, struct arena *a)
 {
-    for (int v = 0; v < MAX_VARIANTS; v++)
-        for (int i = 0; i < TEMPER_MAX_ARGS; i++) {
+    if (!a)
+        return;
+    for (int i = 0; i < TEMPER_MAX_ARGS; i++) {
+        for (int v = 0; v < MAX_VARIANTS; v++) {
             slot_free(ws, &a->in[v][i]);
             free(a->host_in[v][i]);
-            a->host_in[v][i] = NULL;
         }
-    for (int o = 0; o < 2; o++)
-        for (int i = 0; i < TEMPER_MAX_ARGS; i++)
+        for (int o = 0; o < OUT_SETS; o++)
             slot_free(ws, &a->out[o][i]);
+        free(a->want[i]);
+    }
+    free(a);
 }
 
-/* Allocates every buffer of a shape and uploads fresh inputs drawn from the seeds. */
-static int arena_init(struct worker_state *ws, struct arena *a, const struct temper_task *t,
-                      const struct temper_shape *shape, int nvariants, int out_sets, const uint64_t *seeds,
-                      unsigned char canary, struct failure *f)
+/* Allocates every buffer of a shape, uploads fresh inputs drawn from the seeds and records their
+ * checksums. Caller frees with arena_free. */
+static struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, const struct temper_shape *shape,
+                               int nvariants, int nsets, const uint64_t *seeds, uint64_t secret, struct failure *f)
 {
-    char msg[1024], where[256];
-    memset(a, 0, sizeof(*a));
+    char msg[1024];
+    struct arena *a = calloc(1, sizeof(*a));
+    if (!a) {
+        fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
+        return NULL;
+    }
     a->task = t;
     a->shape = *shape;
     a->nvariants = nvariants;
-    a->canary = canary;
+    a->nsets = nsets;
+    a->canary = (unsigned char)(secret >> 8);
+    a->key = secret * 0x9e3779b97f4a7c15ull + 1;
     a->guard = 4096;
     while (a->guard % (ws->dev.info.base_align_bytes ? ws->dev.info.base_align_bytes : 1))
         a->guard += 4096;
-    temper_shape_format(shape, where, sizeof(where));
+    temper_shape_format(shape, a->shape_text, sizeof(a->shape_text));
     for (int i = 0; i < t->nargs; i++) {
         const struct temper_task_arg *arg = &t->args[i];
         if (arg->role == TEMPER_ROLE_SCALAR) {
             temper_shape_eval(shape, arg->name, &a->scalars[i], msg, sizeof(msg));
             continue;
         }
-        if (temper_task_arg_elems(t, i, shape, &a->elems[i], msg, sizeof(msg)))
-            return fail_with(f, TEMPER_VERDICT_INVALID, "task %s at %s: %s", t->name, where, msg);
+        if (temper_task_arg_elems(t, i, shape, &a->elems[i], msg, sizeof(msg))) {
+            fail_with(f, TEMPER_VERDICT_INVALID, "task %s at %s: %s", t->name, a->shape_text, msg);
+            arena_free(ws, a);
+            return NULL;
+        }
         size_t bytes = (size_t)a->elems[i] * temper_dtype_size(arg->dtype);
         int err = 0;
         if (arg->role == TEMPER_ROLE_OUTPUT) {
-            for (int o = 0; o < out_sets && !err; o++)
+            for (int o = 0; o < nsets && !err; o++)
                 err = slot_alloc(ws, a, bytes, &a->out[o][i], msg, sizeof(msg));
         } else {
             for (int v = 0; v < nvariants && !err; v++) {
+                struct slot *s = &a->in[v][i];
                 a->host_in[v][i] = malloc(bytes ? bytes : 1);
-                if (!a->host_in[v][i])
-                    return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory for %s at %s", arg->name,
-                                     where);
+                if (!a->host_in[v][i]) {
+                    snprintf(msg, sizeof(msg), "out of host memory");
+                    err = TEMPER_ENOMEM;
+                    break;
+                }
                 temper_task_fill_input(t, i, seeds[v], a->host_in[v][i], a->elems[i]);
-                a->in_hash[v][i] = temper_hash64(a->host_in[v][i], bytes, 0);
-                err = slot_alloc(ws, a, bytes, &a->in[v][i], msg, sizeof(msg));
+                err = slot_alloc(ws, a, bytes, s, msg, sizeof(msg));
                 if (!err && bytes)
-                    err = temper_dev_write(&ws->dev, a->in[v][i].view, 0, a->host_in[v][i], bytes, msg, sizeof(msg));
+                    err = temper_dev_write(&ws->dev, s->view, 0, a->host_in[v][i], bytes, msg, sizeof(msg));
+                if (!err)
+                    err = devcheck_sum(ws, s->view, bytes, a->key, &s->sum, msg, sizeof(msg));
             }
         }
-        if (err)
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "cannot set up %s at %s: %s", arg->name, where, msg);
+        if (err) {
+            fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "cannot set up %s at %s: %s", arg->name, a->shape_text, msg);
+            arena_free(ws, a);
+            return NULL;
+        }
     }
-    return 0;
+    return a;
 }
 
 /* The poison written over outputs before each run: a NaN (or an unlikely integer) with a payload
@@ -390,8 +355,9 @@ static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, str
         if (d < l->block_n && temper_launch_eval(&a->shape, &p->knobs, l->block[d], &b, msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: block: %s", p->cand.path, l->line, msg);
         if (g < 1 || b < 1 || g > (1ll << 31) || b > 4096)
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "%s:%d: launch %s: grid %lld x block %lld in dimension "
-                             "%d is out of range", p->cand.path, l->line, l->kernel, (long long)g, (long long)b, d);
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR,
+                             "%s:%d: launch %s at %s: grid %lld x block %lld in dimension %d is out of range",
+                             p->cand.path, l->line, l->kernel, a->shape_text, (long long)g, (long long)b, d);
         dims->grid[d] = (size_t)g;
         dims->block[d] = (size_t)b;
         threads *= (size_t)b;
@@ -443,17 +409,33 @@ static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, str
         if (!found)
             return fail_with(f, TEMPER_VERDICT_INVALID,
                              "%s:%d: args(...) names '%s', which is not an argument of task %s, a scratch buffer or "
-                             "an integer param", p->cand.path, l->line, name, t->name);
+                             "an integer param",
+                             p->cand.path, l->line, name, t->name);
     }
     *nargs = n;
     return 0;
 }
 
-/* Queues every launch of the plan. */
+/* Queues the plan: every launch line in order, or the expert's vendor routine. */
 static int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set,
                        struct failure *f)
 {
     char msg[1024];
+    if (p->expert) {
+        struct temper_dbuf *bufs[TEMPER_MAX_ARGS];
+        int64_t scalars[TEMPER_MAX_ARGS];
+        int nbufs = 0, nscalars = 0;
+        for (int i = 0; i < a->task->nargs; i++) {
+            enum temper_arg_role role = a->task->args[i].role;
+            if (role == TEMPER_ROLE_SCALAR)
+                scalars[nscalars++] = a->scalars[i];
+            else
+                bufs[nbufs++] = role == TEMPER_ROLE_OUTPUT ? a->out[set][i].view : a->in[variant][i].view;
+        }
+        if (temper_dev_expert(&ws->dev, p->expert, nbufs, bufs, nscalars, scalars, msg, sizeof(msg)))
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "expert %s failed: %s", p->expert, msg);
+        return 0;
+    }
     for (int li = 0; li < p->cand.nlaunches; li++) {
         struct temper_launch_dims dims;
         struct temper_karg args[TEMPER_MAX_LAUNCH_ARGS];
@@ -461,8 +443,8 @@ static int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a,
         if (plan_launch_args(ws, p, li, a, variant, set, &dims, args, &nargs, f))
             return -1;
         if (temper_dev_launch(&ws->dev, p->kernels[li], &dims, nargs, args, msg, sizeof(msg)))
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "launch of %s failed: %s", p->cand.launches[li].kernel,
-                             msg);
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "launch of %s at %s failed: %s",
+                             p->cand.launches[li].kernel, a->shape_text, msg);
     }
     return 0;
 }
@@ -479,7 +461,7 @@ static int plan_run(struct worker_state *ws, struct plan *p, struct arena *a, in
     if (plan_launch(ws, p, a, variant, set, f))
         return -1;
     if (temper_dev_sync(&ws->dev, msg, sizeof(msg)))
-        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed while running: %s", msg);
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed at %s: %s", a->shape_text, msg);
     return 0;
 }
 
@@ -511,75 +493,87 @@ static void free_outputs(void **host, int n)
 }
 
 /* Checks one slot's guard zones. */
-static int check_guards(struct worker_state *ws, struct arena *a, struct slot *s, const char *name, const char *where,
-                        struct failure *f)
+static int check_guards(struct worker_state *ws, struct arena *a, struct slot *s, const char *name, struct failure *f)
 {
     char msg[1024];
     size_t data = (s->bytes + a->guard - 1) / a->guard * a->guard;
-    unsigned char *g = malloc(a->guard + (data - s->bytes));
+    size_t after = a->guard + (data - s->bytes);
+    unsigned char *g = malloc(after > a->guard ? after : a->guard);
     if (!g)
         return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
-    size_t after = a->guard + (data - s->bytes);
-    int err = temper_dev_read(&ws->dev, s->whole, 0, g, a->guard, msg, sizeof(msg));
-    for (size_t i = 0; !err && i < a->guard; i++)
-        if (g[i] != s->canary) {
-            free(g);
-            return fail_with(f, TEMPER_VERDICT_INCORRECT,
-                             "out-of-bounds write at %s: the guard zone before %s was overwritten %zu bytes before "
-                             "its start",
-                             where, name, a->guard - i);
-        }
-    if (!err)
+    int err = temper_dev_read(&ws->dev, s->whole, 0, g, a->guard, msg, sizeof(msg)), rc = 0;
+    for (size_t i = 0; !err && !rc && i < a->guard; i++)
+        if (g[i] != s->canary)
+            rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
+                           "out-of-bounds write at %s: the guard zone before %s was overwritten %zu bytes before "
+                           "its start",
+                           a->shape_text, name, a->guard - i);
+    if (!err && !rc)
         err = temper_dev_read(&ws->dev, s->whole, a->guard + s->bytes, g, after, msg, sizeof(msg));
-    for (size_t i = 0; !err && i < after; i++)
-        if (g[i] != s->canary) {
-            free(g);
-            return fail_with(f, TEMPER_VERDICT_INCORRECT,
-                             "out-of-bounds write at %s: the guard zone after %s was overwritten %zu bytes past its "
-                             "end",
-                             where, name, i);
-        }
+    for (size_t i = 0; !err && !rc && i < after; i++)
+        if (g[i] != s->canary)
+            rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
+                           "out-of-bounds write at %s: the guard zone after %s was overwritten, starting %zu bytes "
+                           "past its end",
+                           a->shape_text, name, i);
     free(g);
     if (err)
         return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "reading guard zones failed: %s", msg);
-    return 0;
+    return rc;
 }
 
-/* After a run: guards of every buffer intact, inputs unchanged. */
-static int check_memory(struct worker_state *ws, struct arena *a, int variant, int set, const char *where,
-                        struct failure *f)
+/* Checks that a buffer that must not change still has its checksum. */
+static int check_unchanged(struct worker_state *ws, struct arena *a, struct slot *s, const void *host,
+                           const struct temper_task_arg *arg, const char *what, struct failure *f)
 {
     char msg[1024];
+    uint64_t sum;
+    if (devcheck_sum(ws, s->view, s->bytes, a->key, &sum, msg, sizeof(msg)))
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "checksumming %s failed: %s", arg->name, msg);
+    if (sum == s->sum)
+        return 0;
+    if (!host)
+        return fail_with(f, TEMPER_VERDICT_INCORRECT,
+                         "the kernel wrote outside its outputs at %s: %s of %s changed during its runs",
+                         a->shape_text, what, arg->name);
+    unsigned char *now = malloc(s->bytes ? s->bytes : 1);
+    if (!now || temper_dev_read(&ws->dev, s->view, 0, now, s->bytes, msg, sizeof(msg))) {
+        free(now);
+        return fail_with(f, TEMPER_VERDICT_INCORRECT, "the kernel changed its input %s at %s", arg->name,
+                         a->shape_text);
+    }
+    size_t first = 0, es = temper_dtype_size(arg->dtype);
+    const unsigned char *was = host;
+    while (first < s->bytes && now[first] == was[first])
+        first++;
+    double before = temper_dtype_load(arg->dtype, was, first / es);
+    double after = temper_dtype_load(arg->dtype, now, first / es);
+    free(now);
+    return fail_with(f, TEMPER_VERDICT_INCORRECT,
+                     "the kernel changed its input %s at %s (first changed element %zu: was %.9g, now %.9g)", arg->name,
+                     a->shape_text, first / es, before, after);
+}
+
+/* After runs: guards of every buffer used intact, inputs and expected outputs unchanged. */
+static int check_memory(struct worker_state *ws, struct arena *a, int variant, int set, struct failure *f)
+{
     for (int i = 0; i < a->task->nargs; i++) {
         const struct temper_task_arg *arg = &a->task->args[i];
         if (arg->role == TEMPER_ROLE_SCALAR)
             continue;
-        struct slot *s = arg->role == TEMPER_ROLE_OUTPUT ? &a->out[set][i] : &a->in[variant][i];
-        if (check_guards(ws, a, s, arg->name, where, f))
-            return -1;
-        if (arg->role != TEMPER_ROLE_INPUT || !s->bytes)
+        if (arg->role == TEMPER_ROLE_INPUT) {
+            for (int v = 0; v < a->nvariants; v++)
+                if ((v == variant || variant < 0) &&
+                    (check_guards(ws, a, &a->in[v][i], arg->name, f) ||
+                     check_unchanged(ws, a, &a->in[v][i], a->host_in[v][i], arg, "input", f)))
+                    return -1;
             continue;
-        unsigned char *now = malloc(s->bytes);
-        if (!now)
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
-        if (temper_dev_read(&ws->dev, s->view, 0, now, s->bytes, msg, sizeof(msg))) {
-            free(now);
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "reading input %s failed: %s", arg->name, msg);
         }
-        if (temper_hash64(now, s->bytes, 0) != a->in_hash[variant][i]) {
-            size_t first = 0;
-            const unsigned char *was = a->host_in[variant][i];
-            while (first < s->bytes && now[first] == was[first])
-                first++;
-            size_t es = temper_dtype_size(arg->dtype);
-            double before = temper_dtype_load(arg->dtype, was, first / es);
-            double after = temper_dtype_load(arg->dtype, now, first / es);
-            free(now);
-            return fail_with(f, TEMPER_VERDICT_INCORRECT,
-                             "the kernel changed its input %s at %s (first changed element %zu: was %.9g, now %.9g)",
-                             arg->name, where, first / es, before, after);
-        }
-        free(now);
+        if (check_guards(ws, a, &a->out[set][i], arg->name, f))
+            return -1;
+        for (int v = 0; a->expected_ready && v < a->nvariants; v++)
+            if (check_unchanged(ws, a, &a->out[OUT_EXPECT + v][i], NULL, arg, "the baseline's expected output", f))
+                return -1;
     }
     return 0;
 }
@@ -604,11 +598,40 @@ static void format_index(const struct arena *a, int arg, int64_t i, char *out, s
         snprintf(out + used, size - used, "]");
 }
 
-/* Compares every output with want[i] (doubles); fills the check object; fails with a message. */
-static int compare_outputs(struct arena *a, void **got, double **want, double atol, double rtol, const char *where,
-                           const char *against, json_t *check, struct failure *f)
+/* Describes a failed comparison: the message names the shape, output, position, values, the
+ * tolerance and how many elements are wrong. */
+static int mismatch_failure(struct arena *a, int arg, const struct temper_compare *r, double atol, double rtol,
+                            const char *where, const char *against, json_t *check, struct failure *f)
 {
-    double max_abs = 0, max_rel = 0;
+    char idx[128];
+    format_index(a, arg, r->first_bad, idx, sizeof(idx));
+    int poisoned = isnan(r->first_got) && r->mismatches == r->nonfinite;
+    const char *why = poisoned && r->mismatches < r->count ? " (NaN: never written, or computed as NaN)" :
+                      poisoned ? " (every element is NaN)" :
+                      r->nonfinite ? " (NaN or inf where the answer is finite)" : "";
+    const char *name = a->task->args[arg].name;
+    json_object_set_new(check, "first_mismatch",
+                        json_pack("{s:s, s:I, s:s, s:f, s:f}", "output", name, "index", (json_int_t)r->first_bad,
+                                  "position", idx, "got", r->first_got, "expected", r->first_want));
+    return fail_with(f, TEMPER_VERDICT_INCORRECT,
+                     "wrong output at %s: %s%s = %.9g, expected %.9g (%s; atol %g, rtol %g); %lld of %lld elements "
+                     "wrong%s",
+                     where, name, idx, r->first_got, r->first_want, against, atol, rtol, (long long)r->mismatches,
+                     (long long)r->count, why);
+}
+
+static void record_errors(json_t *check, double max_abs, double max_rel, int64_t mismatches, int passed)
+{
+    json_object_set_new(check, "max_abs_err", json_real(max_abs));
+    json_object_set_new(check, "max_rel_err", json_real(max_rel));
+    json_object_set_new(check, "mismatches", json_integer(mismatches));
+    json_object_set_new(check, "passed", json_boolean(passed));
+}
+
+/* Compares every output (host arrays) with the C reference's outputs in the arena. */
+static int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
+{
+    double max_abs = 0, max_rel = 0, atol = a->task->atol, rtol = a->task->rtol;
     int64_t mismatches = 0;
     int rc = 0;
     for (int i = 0; i < a->task->nargs; i++) {
@@ -616,32 +639,61 @@ static int compare_outputs(struct arena *a, void **got, double **want, double at
         if (arg->role != TEMPER_ROLE_OUTPUT)
             continue;
         struct temper_compare r;
-        temper_compare_values(arg->dtype, got[i], want[i], a->elems[i], atol, rtol, &r);
+        temper_compare_values(arg->dtype, got[i], a->want[i], a->elems[i], atol, rtol, &r);
         max_abs = fmax(max_abs, r.max_abs_err);
         max_rel = fmax(max_rel, r.max_rel_err);
         mismatches += r.mismatches;
-        if (r.mismatches && !rc) {
-            char idx[128];
-            format_index(a, i, r.first_bad, idx, sizeof(idx));
-            int poisoned = isnan(r.first_got) && r.mismatches == r.nonfinite;
-            const char *why = poisoned && r.mismatches < r.count ? " (NaN: never written, or computed as NaN)" :
-                              poisoned ? " (every element is NaN)" :
-                              r.nonfinite ? " (NaN or inf where the answer is finite)" : "";
-            json_object_set_new(check, "first_mismatch",
-                                json_pack("{s:s, s:I, s:s, s:f, s:f}", "output", arg->name, "index",
-                                          (json_int_t)r.first_bad, "position", idx, "got", r.first_got, "expected",
-                                          r.first_want));
-            rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
-                           "wrong output at %s: %s%s = %.9g, expected %.9g (%s; atol %g, rtol %g); %lld of %lld "
-                           "elements wrong%s",
-                           where, arg->name, idx, r.first_got, r.first_want, against, atol, rtol,
-                           (long long)r.mismatches, (long long)r.count, why);
-        }
+        if (r.mismatches && !rc)
+            rc = mismatch_failure(a, i, &r, atol, rtol, where, "the C reference", check, f);
     }
-    json_object_set_new(check, "max_abs_err", json_real(max_abs));
-    json_object_set_new(check, "max_rel_err", json_real(max_rel));
-    json_object_set_new(check, "mismatches", json_integer(mismatches));
-    json_object_set_new(check, "passed", json_boolean(!rc));
+    record_errors(check, max_abs, max_rel, mismatches, !rc);
+    return rc;
+}
+
+/* Compares the outputs of one set with the baseline's expected outputs for a variant, on the
+ * device for f32 and on the host for other types. */
+static int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
+                                 json_t *check, struct failure *f)
+{
+    double max_abs = 0, max_rel = 0, atol = a->task->atol, rtol = a->task->rtol;
+    int64_t mismatches = 0;
+    int rc = 0;
+    char msg[1024];
+    for (int i = 0; i < a->task->nargs && rc >= 0; i++) {
+        const struct temper_task_arg *arg = &a->task->args[i];
+        if (arg->role != TEMPER_ROLE_OUTPUT)
+            continue;
+        struct temper_compare r;
+        struct slot *got = &a->out[set][i], *want = &a->out[OUT_EXPECT + variant][i];
+        if (arg->dtype == TEMPER_DTYPE_F32 && a->elems[i] < 0xffffffffll) {
+            if (devcheck_compare_f32(ws, got->view, want->view, a->elems[i], atol, rtol, &r, msg, sizeof(msg)))
+                return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing on the device failed: %s", msg);
+        } else {
+            size_t es = temper_dtype_size(arg->dtype);
+            void *g = malloc(got->bytes + 1), *w = malloc(want->bytes + 1);
+            double *wd = malloc((size_t)a->elems[i] * sizeof(double) + 1);
+            int err = !g || !w || !wd;
+            if (!err)
+                err = temper_dev_read(&ws->dev, got->view, 0, g, got->bytes, msg, sizeof(msg)) ||
+                      temper_dev_read(&ws->dev, want->view, 0, w, want->bytes, msg, sizeof(msg));
+            for (int64_t e = 0; !err && e < a->elems[i]; e++)
+                wd[e] = temper_dtype_load(arg->dtype, w, (size_t)e);
+            if (!err)
+                temper_compare_values(arg->dtype, g, wd, a->elems[i], atol, rtol, &r);
+            free(g);
+            free(w);
+            free(wd);
+            (void)es;
+            if (err)
+                return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "reading outputs to compare failed");
+        }
+        max_abs = fmax(max_abs, r.max_abs_err);
+        max_rel = fmax(max_rel, r.max_rel_err);
+        mismatches += r.mismatches;
+        if (r.mismatches && !rc)
+            rc = mismatch_failure(a, i, &r, atol, rtol, where, "the baseline on this device", check, f);
+    }
+    record_errors(check, max_abs, max_rel, mismatches, !rc);
     return rc;
 }
 
@@ -663,18 +715,33 @@ static int64_t first_difference(struct arena *a, void **x, void **y, int *arg_ou
     return -1;
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Median and relative interquartile range of samples (sorted in place). */
+static void summarize(double *s, int n, double *median, double *spread, double *min)
+{
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    *median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+    *spread = *median > 0 ? (s[(3 * n) / 4] - s[n / 4]) / *median : 0;
+    *min = s[0];
+}
+
 /* Timings of the pipeline's stages, in milliseconds. */
 struct phases {
     double build_ms;     /* building candidate and baseline */
-    double inputs_ms;    /* drawing inputs, allocating and uploading them */
-    double reference_ms; /* loading and running the C reference */
-    double device_ms;    /* device runs, uploads and reads */
+    double inputs_ms;    /* drawing inputs, allocating and uploading them (once per session) */
+    double reference_ms; /* running the C reference and the baseline for expected outputs */
+    double device_ms;    /* device runs, reads and integrity checks */
     double compare_ms;   /* comparisons */
     double timing_ms;    /* the timing protocol */
 };
 
-/* Runs the C reference on the arena's variant-0 inputs; want[i] are malloc'ed doubles. */
-static int run_reference(struct arena *a, temper_reference_fn ref, double **want, struct failure *f)
+/* Runs the C reference on the arena's variant-0 inputs into a->want. */
+static int run_reference(struct arena *a, temper_reference_fn ref, struct failure *f)
 {
     const struct temper_task *t = a->task;
     double *in_d[TEMPER_MAX_ARGS] = {0}, *out_d[TEMPER_MAX_ARGS] = {0};
@@ -699,7 +766,7 @@ static int run_reference(struct arena *a, temper_reference_fn ref, double **want
             for (int64_t e = 0; e < a->elems[i]; e++)
                 d[e] = NAN;
             out_d[nout++] = d;
-            want[i] = d;
+            a->want[i] = d;
         }
     }
     if (!rc)
@@ -709,91 +776,123 @@ static int run_reference(struct arena *a, temper_reference_fn ref, double **want
     return rc;
 }
 
-/* The correctness protocol at one check shape and seed. */
-static int check_shape(struct worker_state *ws, struct plan *p, const struct temper_task *t,
-                       const struct temper_shape *shape, uint64_t seed, const char *seed_name, unsigned char canary,
-                       temper_reference_fn ref, json_t *checks, struct phases *ph, struct failure *f)
+/* ---- the session: what is kept between evaluations ---- */
+
+static void session_clear(struct worker_state *ws)
 {
+    struct session *s = &ws->s;
+    for (int i = 0; i < TEMPER_MAX_SHAPES; i++) {
+        arena_free(ws, s->check[i][0]);
+        arena_free(ws, s->check[i][1]);
+        arena_free(ws, s->bench[i]);
+        s->check[i][0] = s->check[i][1] = s->bench[i] = NULL;
+    }
+    if (s->base_built)
+        plan_free(ws, &s->base);
+    memset(s, 0, sizeof(*s));
+}
+
+/* Makes the session belong to this task and these seeds, dropping what belonged to others. */
+static int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
+                           size_t n)
+{
+    struct session *s = &ws->s;
+    if (s->ref && !strcmp(s->task_dir, task_dir) && s->seed == seed && s->secret == secret)
+        return 0;
+    session_clear(ws);
+    int err = temper_task_load(task_dir, &s->task, msg, n);
+    if (!err)
+        err = temper_task_reference(&s->task, &s->ref, msg, n);
+    if (err) {
+        session_clear(ws);
+        return err;
+    }
+    snprintf(s->task_dir, sizeof(s->task_dir), "%s", task_dir);
+    s->seed = seed;
+    s->secret = secret;
+    return 0;
+}
+
+/* Drops an arena a kernel may have corrupted, so the next evaluation builds it afresh. */
+static void session_drop(struct worker_state *ws, struct arena **slot)
+{
+    arena_free(ws, *slot);
+    *slot = NULL;
+}
+
+/* The correctness protocol at one check shape and seed. */
+static int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
+                       struct phases *ph, struct failure *f)
+{
+    static const char *const seed_names[2] = {"public", "secret"};
+    struct session *s = &ws->s;
+    const struct temper_task *t = &s->task;
     char where[512], shape_text[256];
-    temper_shape_format(shape, shape_text, sizeof(shape_text));
-    snprintf(where, sizeof(where), "shape %s, %s seed", shape_text, seed_name);
-    json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "seed", seed_name);
+    temper_shape_format(&t->check[shape_index], shape_text, sizeof(shape_text));
+    snprintf(where, sizeof(where), "shape %s, %s seed", shape_text, seed_names[seed_index]);
+    json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "seed", seed_names[seed_index]);
     json_array_append_new(checks, check);
-    struct arena a;
-    double *want[TEMPER_MAX_ARGS] = {0};
-    void *got[TEMPER_MAX_ARGS] = {0}, *again[TEMPER_MAX_ARGS] = {0};
-    int rc = 0;
-    double t0 = temper_now_s();
     worker_doing(ws->shared, WORKER_RUNNING, "checking %s at %s", p->cand.path, where);
-    rc = arena_init(ws, &a, t, shape, 1, 1, &seed, canary, f);
+    struct arena **slot = &s->check[shape_index][seed_index];
+    double t0 = temper_now_s();
+    if (!*slot) {
+        uint64_t seed = seed_index ? s->secret : s->seed;
+        *slot = arena_new(ws, t, &t->check[shape_index], 1, 1, &seed, s->secret, f);
+        double t1 = temper_now_s();
+        ph->inputs_ms += (t1 - t0) * 1e3;
+        if (!*slot || run_reference(*slot, s->ref, f)) {
+            session_drop(ws, slot);
+            return -1;
+        }
+        t0 = temper_now_s();
+        ph->reference_ms += (t0 - t1) * 1e3;
+    }
+    struct arena *a = *slot;
+    void *got[TEMPER_MAX_ARGS] = {0}, *again[TEMPER_MAX_ARGS] = {0};
+    int rc = plan_run(ws, p, a, 0, OUT_CAND, 0, f);
+    if (!rc && (rc = check_memory(ws, a, 0, OUT_CAND, f)))
+        session_drop(ws, slot);
+    if (!rc)
+        rc = read_outputs(ws, a, OUT_CAND, got, f);
     double t1 = temper_now_s();
-    ph->inputs_ms += (t1 - t0) * 1e3;
+    ph->device_ms += (t1 - t0) * 1e3;
     if (!rc)
-        rc = run_reference(&a, ref, want, f);
+        rc = compare_with_reference(a, got, where, check, f);
     double t2 = temper_now_s();
-    ph->reference_ms += (t2 - t1) * 1e3;
-    if (!rc)
-        rc = plan_run(ws, p, &a, 0, 0, 0, f);
-    if (!rc)
-        rc = check_memory(ws, &a, 0, 0, where, f);
-    if (!rc)
-        rc = read_outputs(ws, &a, 0, got, f);
-    double t3 = temper_now_s();
-    ph->device_ms += (t3 - t2) * 1e3;
-    if (!rc)
-        rc = compare_outputs(&a, got, want, t->atol, t->rtol, where, "the C reference", check, f);
-    double t4 = temper_now_s();
-    ph->compare_ms += (t4 - t3) * 1e3;
+    ph->compare_ms += (t2 - t1) * 1e3;
     /* The determinism rerun: the same inputs, the other poison, compared bit for bit. */
     if (!rc)
-        rc = plan_run(ws, p, &a, 0, 0, 1, f);
+        rc = plan_run(ws, p, a, 0, OUT_CAND, 1, f);
     if (!rc)
-        rc = read_outputs(ws, &a, 0, again, f);
-    double t5 = temper_now_s();
-    ph->device_ms += (t5 - t4) * 1e3;
+        rc = read_outputs(ws, a, OUT_CAND, again, f);
+    double t3 = temper_now_s();
+    ph->device_ms += (t3 - t2) * 1e3;
     int diff_arg = 0;
-    int64_t diff = rc ? -1 : first_difference(&a, got, again, &diff_arg);
+    int64_t diff = rc ? -1 : first_difference(a, got, again, &diff_arg);
     json_object_set_new(check, "deterministic", json_boolean(diff < 0));
     if (!rc && diff >= 0) {
         /* Differing runs may be legitimate (atomics) or a race that passed by luck: every further
          * run must also pass. */
         char rerun_where[600];
-        for (int r = 0; r < EXTRA_RERUNS && !rc; r++) {
-            snprintf(rerun_where, sizeof(rerun_where), "%s, rerun %d of a nondeterministic kernel", where, r + 2);
-            free_outputs(again, t->nargs);
-            rc = plan_run(ws, p, &a, 0, 0, r & 1, f);
-            if (!rc)
-                rc = read_outputs(ws, &a, 0, again, f);
-            if (!rc)
-                rc = compare_outputs(&a, again, want, t->atol, t->rtol, rerun_where, "the C reference", check, f);
-        }
         char idx[128];
-        format_index(&a, diff_arg, diff, idx, sizeof(idx));
+        format_index(a, diff_arg, diff, idx, sizeof(idx));
         json_object_set_new(check, "nondeterministic_at",
                             json_pack("{s:s, s:s}", "output", t->args[diff_arg].name, "position", idx));
-        ph->compare_ms += (temper_now_s() - t5) * 1e3;
+        rc = compare_with_reference(a, again, where, check, f);
+        for (int r = 0; r < EXTRA_RERUNS && !rc; r++) {
+            snprintf(rerun_where, sizeof(rerun_where), "%s, rerun %d of a kernel whose runs differ", where, r + 3);
+            free_outputs(again, t->nargs);
+            rc = plan_run(ws, p, a, 0, OUT_CAND, r & 1, f);
+            if (!rc)
+                rc = read_outputs(ws, a, OUT_CAND, again, f);
+            if (!rc)
+                rc = compare_with_reference(a, again, rerun_where, check, f);
+        }
+        ph->compare_ms += (temper_now_s() - t3) * 1e3;
     }
     free_outputs(got, t->nargs);
     free_outputs(again, t->nargs);
-    for (int i = 0; i < t->nargs; i++)
-        free(want[i]);
-    arena_free(ws, &a);
     return rc;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* Median and relative interquartile range of samples (sorted in place). */
-static void summarize(double *s, int n, double *median, double *spread, double *min)
-{
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    *median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    *spread = *median > 0 ? (s[(3 * n) / 4] - s[n / 4]) / *median : 0;
-    *min = s[0];
 }
 
 /* Times one plan run: poison the outputs, evict the cache (both untimed), then events around the
@@ -810,159 +909,192 @@ static int timed_run(struct worker_state *ws, struct plan *p, struct arena *a, i
     if (plan_launch(ws, p, a, variant, set, f))
         return -1;
     if (temper_dev_timer_stop(&ws->dev, ms, msg, sizeof(msg)))
-        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed during timing: %s", msg);
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed during timing at %s: %s", a->shape_text,
+                         msg);
     return 0;
 }
 
+/* The bench arena of a shape: inputs for both variants and the baseline's outputs for each,
+ * made once per session. The expert's correctness is checked here too, once. */
+static struct arena *bench_arena(struct worker_state *ws, int b, const struct temper_shape *shape, struct plan *expert,
+                                 json_t **expert_check, struct phases *ph, struct failure *f)
+{
+    struct session *s = &ws->s;
+    if (s->bench[b])
+        return s->bench[b];
+    uint64_t seeds[MAX_VARIANTS] = {s->secret ^ 0xbe9c4a11ull ^ (uint64_t)b, s->secret ^ 0x5eed2222ull ^ (uint64_t)b};
+    double t0 = temper_now_s();
+    worker_doing(ws->shared, WORKER_RUNNING, "drawing inputs for the bench shape of %s", s->task.name);
+    struct arena *a = arena_new(ws, &s->task, shape, MAX_VARIANTS, OUT_SETS, seeds, s->secret, f);
+    double t1 = temper_now_s();
+    ph->inputs_ms += (t1 - t0) * 1e3;
+    if (!a)
+        return NULL;
+    char msg[1024];
+    for (int v = 0; v < MAX_VARIANTS; v++) {
+        if (plan_run(ws, &s->base, a, v, OUT_EXPECT + v, v, f) || check_memory(ws, a, v, OUT_EXPECT + v, f)) {
+            char inner[2048];
+            snprintf(inner, sizeof(inner), "%s", f->message);
+            fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the task's baseline failed at bench shape %s: %s",
+                      a->shape_text, inner);
+            arena_free(ws, a);
+            return NULL;
+        }
+        for (int i = 0; i < s->task.nargs; i++)
+            if (s->task.args[i].role == TEMPER_ROLE_OUTPUT &&
+                devcheck_sum(ws, a->out[OUT_EXPECT + v][i].view, a->out[OUT_EXPECT + v][i].bytes, a->key,
+                             &a->out[OUT_EXPECT + v][i].sum, msg, sizeof(msg))) {
+                fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "checksumming the baseline's output failed: %s", msg);
+                arena_free(ws, a);
+                return NULL;
+            }
+    }
+    a->expected_ready = 1;
+    if (expert) {
+        struct failure ef;
+        json_t *check = json_pack("{s:s, s:s}", "shape", a->shape_text, "routine", expert->expert);
+        char where[300];
+        snprintf(where, sizeof(where), "bench shape %s", a->shape_text);
+        int rc = plan_run(ws, expert, a, 0, OUT_EXPERT, 0, &ef);
+        if (!rc)
+            rc = compare_with_expected(ws, a, OUT_EXPERT, 0, where, check, &ef);
+        if (rc)
+            json_object_set_new(check, "message", json_string(ef.message));
+        *expert_check = check;
+    }
+    ph->reference_ms += (temper_now_s() - t1) * 1e3;
+    s->bench[b] = a;
+    return a;
+}
+
 /* Bench shapes: the candidate checked against the trusted baseline on the device, then (unless
- * check-only) timed interleaved with the baseline, with inputs alternating between timed launches
- * and the last timed output verified. */
-static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *base, const struct temper_task *t,
-                       const struct temper_shape *shape, uint64_t secret, unsigned char canary, int timing,
+ * check-only) timed interleaved with the baseline (and the expert, where there is one), with
+ * inputs alternating between timed launches and the last timed output verified. */
+static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert, int b, int timing,
                        double budget_s, json_t *calib, json_t *bench_checks, json_t **timing_out, struct phases *ph,
                        struct failure *f)
 {
+    struct session *s = &ws->s;
+    const struct temper_task *t = &s->task;
+    const struct temper_shape *shape = ws->dev.info.is_gpu ? &t->bench_gpu[b] : &t->bench_cpu[b];
     char where[512], shape_text[256];
     temper_shape_format(shape, shape_text, sizeof(shape_text));
     snprintf(where, sizeof(where), "bench shape %s", shape_text);
     json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "against", "baseline");
     json_array_append_new(bench_checks, check);
-    uint64_t seeds[MAX_VARIANTS] = {secret ^ 0xbe9c4a11ull, secret ^ 0x5eed2222ull};
-    struct arena a;
-    void *expect[MAX_VARIANTS][TEMPER_MAX_ARGS] = {{0}};
-    double *want[TEMPER_MAX_ARGS] = {0};
-    void *got[TEMPER_MAX_ARGS] = {0};
-    double *samples = NULL, *base_samples = NULL;
-    int rc = 0;
+    json_t *expert_check = NULL;
+    struct arena *a = bench_arena(ws, b, shape, expert, &expert_check, ph, f);
+    if (!a)
+        return -1;
+    if (expert_check)
+        json_object_set_new(check, "expert", expert_check);
+    int expert_ok = expert && (!expert_check || json_is_true(json_object_get(expert_check, "passed")));
+    if (expert && !expert_check)
+        expert_ok = json_is_true(json_object_get(json_object_get(check, "expert"), "passed")) || 1;
     double t0 = temper_now_s();
     worker_doing(ws->shared, WORKER_RUNNING, "checking %s at %s against the baseline", cand->cand.path, where);
-    rc = arena_init(ws, &a, t, shape, MAX_VARIANTS, 2, seeds, canary, f);
-    ph->inputs_ms += (temper_now_s() - t0) * 1e3;
+    int rc = plan_run(ws, cand, a, 0, OUT_CAND, 0, f);
+    if (!rc && (rc = check_memory(ws, a, 0, OUT_CAND, f)))
+        session_drop(ws, &s->bench[b]);
     double t1 = temper_now_s();
-    for (int v = 0; v < MAX_VARIANTS && !rc; v++) {
-        rc = plan_run(ws, base, &a, v, 1, v, f);
+    ph->device_ms += (t1 - t0) * 1e3;
+    if (!rc)
+        rc = compare_with_expected(ws, a, OUT_CAND, 0, where, check, f);
+    ph->compare_ms += (temper_now_s() - t1) * 1e3;
+    if (rc || !timing)
+        return rc;
+
+    double t3 = temper_now_s();
+    worker_doing(ws->shared, WORKER_RUNNING, "timing %s at %s", cand->cand.path, where);
+    double *samples = malloc(3 * MAX_SAMPLES * sizeof(double));
+    if (!samples)
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
+    double *base_samples = samples + MAX_SAMPLES, *expert_samples = samples + 2 * MAX_SAMPLES, ms;
+    double warm_until = temper_now_s() + fmin(0.2, budget_s * 0.1);
+    for (int w = 0; !rc && (w < 2 || temper_now_s() < warm_until) && w < 50; w++) {
+        rc = timed_run(ws, cand, a, w & 1, OUT_CAND, &ms, f);
         if (!rc)
-            rc = read_outputs(ws, &a, 1, expect[v], f);
-        if (rc) {
-            char inner[2048];
-            snprintf(inner, sizeof(inner), "%s", f->message);
-            fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the task's baseline failed at %s: %s", where, inner);
+            rc = timed_run(ws, &s->base, a, w & 1, OUT_BASE, &ms, f);
+        if (!rc && expert_ok)
+            rc = timed_run(ws, expert, a, w & 1, OUT_EXPERT, &ms, f);
+    }
+    int n = 0, last_variant = 0;
+    double end = temper_now_s() + budget_s;
+    while (!rc && n < MAX_SAMPLES) {
+        last_variant = n % MAX_VARIANTS;
+        rc = timed_run(ws, cand, a, last_variant, OUT_CAND, &samples[n], f);
+        if (!rc)
+            rc = timed_run(ws, &s->base, a, last_variant, OUT_BASE, &base_samples[n], f);
+        if (!rc && expert_ok)
+            rc = timed_run(ws, expert, a, last_variant, OUT_EXPERT, &expert_samples[n], f);
+        if (rc)
+            break;
+        n++;
+        if (n < MIN_SAMPLES)
+            continue;
+        if (temper_now_s() > end)
+            break;
+        if (n % 5 == 0 && n >= 2 * MIN_SAMPLES) {
+            double tmp[MAX_SAMPLES], med, spread, mn;
+            memcpy(tmp, samples, (size_t)n * sizeof(double));
+            summarize(tmp, n, &med, &spread, &mn);
+            if (spread < TARGET_SPREAD)
+                break;
         }
     }
+    /* The last timed output must be right for the inputs of the last timed launch, and nothing
+     * that must not change may have changed during timing. */
+    json_t *timed_check = json_object();
+    char timed_where[600];
+    snprintf(timed_where, sizeof(timed_where), "%s, last of %d timed launches with changing inputs", where, n);
+    if (!rc && (rc = check_memory(ws, a, -1, OUT_CAND, f)))
+        session_drop(ws, &s->bench[b]);
     if (!rc)
-        rc = plan_run(ws, cand, &a, 0, 0, 0, f);
-    if (!rc)
-        rc = check_memory(ws, &a, 0, 0, where, f);
-    if (!rc)
-        rc = read_outputs(ws, &a, 0, got, f);
-    double t2 = temper_now_s();
-    ph->device_ms += (t2 - t1) * 1e3;
-    for (int i = 0; i < t->nargs && !rc; i++)
-        if (t->args[i].role == TEMPER_ROLE_OUTPUT) {
-            want[i] = malloc((size_t)(a.elems[i] ? a.elems[i] : 1) * sizeof(double));
-            if (!want[i])
-                rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
-            for (int64_t e = 0; !rc && e < a.elems[i]; e++)
-                want[i][e] = temper_dtype_load(t->args[i].dtype, expect[0][i], (size_t)e);
+        rc = compare_with_expected(ws, a, OUT_CAND, last_variant, timed_where, timed_check, f);
+    json_object_set_new(check, "timed_output_verified", json_boolean(!rc));
+    json_decref(timed_check);
+    if (!rc) {
+        double med, spread, mn, bmed, bspread, bmn;
+        summarize(samples, n, &med, &spread, &mn);
+        summarize(base_samples, n, &bmed, &bspread, &bmn);
+        int64_t flops = 0, bytes = 0;
+        char msg[256];
+        temper_shape_eval(shape, t->flops, &flops, msg, sizeof(msg));
+        temper_shape_eval(shape, t->bytes, &bytes, msg, sizeof(msg));
+        json_t *tm = json_pack("{s:s, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:I, s:I, s:f, s:f}", "shape", shape_text,
+                               "median_ms", med, "min_ms", mn, "spread", spread, "samples", n, "baseline_median_ms",
+                               bmed, "baseline_spread", bspread, "speedup", bmed / med, "flops", (json_int_t)flops,
+                               "bytes", (json_int_t)bytes, "gbps", (double)bytes / (med * 1e-3) * 1e-9, "tflops",
+                               (double)flops / (med * 1e-3) * 1e-12);
+        if (expert_ok) {
+            double emed, espread, emn;
+            summarize(expert_samples, n, &emed, &espread, &emn);
+            json_object_set_new(tm, "expert", json_string(expert->expert));
+            json_object_set_new(tm, "expert_median_ms", json_real(emed));
+            json_object_set_new(tm, "expert_spread", json_real(espread));
+            json_object_set_new(tm, "speedup_vs_expert", json_real(emed / med));
         }
-    if (!rc)
-        rc = compare_outputs(&a, got, want, t->atol, t->rtol, where, "the baseline on this device", check, f);
-    ph->compare_ms += (temper_now_s() - t2) * 1e3;
-
-    if (!rc && timing) {
-        double t3 = temper_now_s();
-        worker_doing(ws->shared, WORKER_RUNNING, "timing %s at %s", cand->cand.path, where);
-        double ms, warm_until = temper_now_s() + fmin(0.2, budget_s * 0.1);
-        for (int w = 0; !rc && (w < 2 || temper_now_s() < warm_until) && w < 50; w++) {
-            rc = timed_run(ws, cand, &a, w & 1, 0, &ms, f);
-            if (!rc)
-                rc = timed_run(ws, base, &a, w & 1, 1, &ms, f);
+        double copy_gbs = json_number_value(json_object_get(calib, "copy_gbs"));
+        double fma_gflops = json_number_value(json_object_get(calib, "fma_gflops"));
+        if (copy_gbs > 0 && fma_gflops > 0) {
+            double mem_ms = (double)bytes / (copy_gbs * 1e9) * 1e3, math_ms = (double)flops / (fma_gflops * 1e9) * 1e3;
+            double floor_ms = fmax(mem_ms, math_ms);
+            json_object_set_new(tm, "roofline_floor_ms", json_real(floor_ms));
+            json_object_set_new(tm, "roofline_share", json_real(floor_ms / med));
+            json_object_set_new(tm, "baseline_roofline_share", json_real(floor_ms / bmed));
+            json_object_set_new(tm, "bound", json_string(mem_ms >= math_ms ? "memory" : "compute"));
+            /* Faster than the measured ceilings allow by a clear margin: not a win, a sign that
+             * the work was not done. The test uses the faster of copy and read-only bandwidth
+             * and half the floor, so that no honest kernel is ever called impossible. */
+            double read_gbs = fmax(copy_gbs, json_number_value(json_object_get(calib, "read_gbs")));
+            double hard_floor_ms = fmax((double)bytes / (read_gbs * 1e9) * 1e3, math_ms);
+            json_object_set_new(tm, "impossible", json_boolean(med < 0.5 * hard_floor_ms));
+            json_object_set(tm, "ceilings", calib);
         }
-        samples = malloc(MAX_SAMPLES * sizeof(double));
-        base_samples = malloc(MAX_SAMPLES * sizeof(double));
-        if (!samples || !base_samples)
-            rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
-        int n = 0, last_variant = 0;
-        double end = temper_now_s() + budget_s;
-        while (!rc && n < MAX_SAMPLES) {
-            last_variant = n % MAX_VARIANTS;
-            rc = timed_run(ws, cand, &a, last_variant, 0, &samples[n], f);
-            if (!rc)
-                rc = timed_run(ws, base, &a, last_variant, 1, &base_samples[n], f);
-            if (rc)
-                break;
-            n++;
-            if (n >= MIN_SAMPLES && (n % 5) == 0) {
-                double *tmp = malloc((size_t)n * sizeof(double)), med, spread, mn;
-                if (tmp) {
-                    memcpy(tmp, samples, (size_t)n * sizeof(double));
-                    summarize(tmp, n, &med, &spread, &mn);
-                    free(tmp);
-                }
-                if ((tmp && spread < TARGET_SPREAD && n >= 2 * MIN_SAMPLES) || temper_now_s() > end)
-                    break;
-            } else if (n >= MIN_SAMPLES && temper_now_s() > end) {
-                break;
-            }
-        }
-        /* The last timed output must be right for the inputs of the last timed launch. */
-        if (!rc) {
-            free_outputs(got, t->nargs);
-            rc = read_outputs(ws, &a, 0, got, f);
-            for (int i = 0; i < t->nargs && !rc; i++)
-                if (t->args[i].role == TEMPER_ROLE_OUTPUT)
-                    for (int64_t e = 0; e < a.elems[i]; e++)
-                        want[i][e] = temper_dtype_load(t->args[i].dtype, expect[last_variant][i], (size_t)e);
-            char timed_where[600];
-            snprintf(timed_where, sizeof(timed_where), "%s, last of %d timed launches with changing inputs", where, n);
-            json_t *timed_check = json_object();
-            if (!rc)
-                rc = compare_outputs(&a, got, want, t->atol, t->rtol, timed_where, "the baseline on this device",
-                                     timed_check, f);
-            json_object_set(check, "timed_output_verified", json_boolean(!rc));
-            json_decref(timed_check);
-        }
-        if (!rc) {
-            double med, spread, mn, bmed, bspread, bmn;
-            summarize(samples, n, &med, &spread, &mn);
-            summarize(base_samples, n, &bmed, &bspread, &bmn);
-            int64_t flops = 0, bytes = 0;
-            char msg[256];
-            temper_shape_eval(shape, t->flops, &flops, msg, sizeof(msg));
-            temper_shape_eval(shape, t->bytes, &bytes, msg, sizeof(msg));
-            json_t *tm = json_pack("{s:s, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:I, s:I, s:f, s:f}", "shape",
-                                   shape_text, "median_ms", med, "min_ms", mn, "spread", spread, "samples", n,
-                                   "baseline_median_ms", bmed, "baseline_spread", bspread, "speedup", bmed / med,
-                                   "flops", (json_int_t)flops, "bytes", (json_int_t)bytes, "gbps",
-                                   (double)bytes / (med * 1e-3) * 1e-9, "tflops", (double)flops / (med * 1e-3) * 1e-12);
-            double copy_gbs = json_number_value(json_object_get(calib, "copy_gbs"));
-            double fma_gflops = json_number_value(json_object_get(calib, "fma_gflops"));
-            if (copy_gbs > 0 && fma_gflops > 0) {
-                double floor_ms = fmax((double)bytes / (copy_gbs * 1e9), (double)flops / (fma_gflops * 1e9)) * 1e3;
-                json_object_set_new(tm, "roofline_floor_ms", json_real(floor_ms));
-                json_object_set_new(tm, "roofline_share", json_real(floor_ms / med));
-                json_object_set_new(tm, "baseline_roofline_share", json_real(floor_ms / bmed));
-                json_object_set_new(tm, "bound", json_string((double)bytes / (copy_gbs * 1e9) >=
-                                                                     (double)flops / (fma_gflops * 1e9) ?
-                                                                 "memory" :
-                                                                 "compute"));
-                /* Faster than the measured ceilings allow by a clear margin: not a win, a sign that
-                 * the work was not done. */
-                json_object_set_new(tm, "impossible", json_boolean(med < 0.8 * floor_ms));
-                json_object_set(tm, "ceilings", calib);
-            }
-            *timing_out = tm;
-        }
-        ph->timing_ms += (temper_now_s() - t3) * 1e3;
+        *timing_out = tm;
     }
     free(samples);
-    free(base_samples);
-    free_outputs(got, t->nargs);
-    for (int v = 0; v < MAX_VARIANTS; v++)
-        free_outputs(expect[v], t->nargs);
-    for (int i = 0; i < t->nargs; i++)
-        free(want[i]);
-    arena_free(ws, &a);
+    ph->timing_ms += (temper_now_s() - t3) * 1e3;
     return rc;
 }
 
@@ -970,10 +1102,7 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
 {
     double start = temper_now_s();
     char msg[8192];
-    struct temper_task task;
     const char *task_dir = json_string_value(json_object_get(req, "task_dir"));
-    if (temper_task_load(task_dir ? task_dir : "", &task, msg, sizeof(msg)))
-        return error_reply(msg, TEMPER_EPARSE);
     const char *path = json_string_value(json_object_get(req, "path"));
     const char *source = json_string_value(json_object_get(req, "source"));
     uint64_t seed = (uint64_t)json_integer_value(json_object_get(req, "seed"));
@@ -981,249 +1110,88 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     int timing = !json_is_true(json_object_get(req, "no_timing"));
     double budget = json_number_value(json_object_get(req, "time_budget_s"));
     json_t *calib = json_object_get(req, "calibration");
-    const char *base_path = !strcmp(ws->dev.ops->name, "cuda") ? task.baseline_cuda : task.baseline_opencl;
+    struct phases ph = {0};
+    double t0 = temper_now_s();
+    if (session_prepare(ws, task_dir ? task_dir : "", seed, secret, msg, sizeof(msg)))
+        return worker_error_reply(msg, TEMPER_EPARSE);
+    struct session *s = &ws->s;
+    struct temper_task *task = &s->task;
+    int cuda = !strcmp(ws->dev.ops->name, "cuda");
+    const char *base_path = cuda ? task->baseline_cuda : task->baseline_opencl;
+    struct failure f = {TEMPER_VERDICT_CORRECT, ""};
+    if (!base_path[0])
+        return worker_error_reply("the task has no baseline for this device's language", TEMPER_ENOTFOUND);
+    if (!s->base_built) {
+        struct temper_buf base_log;
+        temper_buf_init(&base_log, COMPILE_LOG_MAX);
+        if (plan_build(ws, base_path, NULL, NULL, &base_log, &s->base, &f)) {
+            snprintf(msg, sizeof(msg), "the task's baseline %s does not build: %s\n%s", base_path, f.message,
+                     base_log.data ? base_log.data : "");
+            temper_buf_free(&base_log);
+            plan_free(ws, &s->base);
+            return worker_error_reply(msg, TEMPER_ECOMPILE);
+        }
+        temper_buf_free(&base_log);
+        s->base_built = 1;
+    }
+    struct plan expert_plan;
+    memset(&expert_plan, 0, sizeof(expert_plan));
+    expert_plan.expert = cuda && task->expert_cuda[0] && ws->dev.ops->expert ? task->expert_cuda : NULL;
 
     json_t *result = json_object();
-    json_t *checks = json_array(), *bench_checks = json_array();
-    struct phases ph = {0};
-    struct failure f = {TEMPER_VERDICT_CORRECT, ""};
-    struct plan cand, base;
+    json_t *checks = json_array(), *bench_checks = json_array(), *timings = json_array();
+    struct plan cand;
     struct temper_buf log;
     temper_buf_init(&log, COMPILE_LOG_MAX);
     temper_buf_append(&log, "", 0);
-    memset(&base, 0, sizeof(base));
-    unsigned char canary = (unsigned char)((secret >> 8) | 1);
-    temper_reference_fn ref = NULL;
-
-    double t0 = temper_now_s();
+    double t1 = temper_now_s();
+    ph.reference_ms += (t1 - t0) * 1e3;
     int rc = plan_build(ws, path, source, json_object_get(req, "knobs"), &log, &cand, &f);
+    ph.build_ms = (temper_now_s() - t1) * 1e3;
     json_object_set_new(result, "compile_log", json_string(log.data));
     json_object_set_new(result, "options", json_string(cand.options));
     json_object_set_new(result, "cache_hit", json_boolean(cand.cache_hit));
-    if (!rc) {
-        if (!base_path[0]) {
-            rc = fail_with(&f, TEMPER_VERDICT_RUNTIME_ERROR, "task %s has no %s baseline to check bench shapes with",
-                           task.name, ws->dev.ops->name);
-        } else {
-            struct temper_buf base_log;
-            temper_buf_init(&base_log, COMPILE_LOG_MAX);
-            if (plan_build(ws, base_path, NULL, NULL, &base_log, &base, &f)) {
-                json_decref(result);
-                json_decref(checks);
-                json_decref(bench_checks);
-                snprintf(msg, sizeof(msg), "the task's baseline %s does not build: %s\n%s", base_path, f.message,
-                         base_log.data ? base_log.data : "");
-                temper_buf_free(&base_log);
-                temper_buf_free(&log);
-                plan_free(ws, &cand);
-                plan_free(ws, &base);
-                return error_reply(msg, TEMPER_ECOMPILE);
-            }
-            temper_buf_free(&base_log);
-        }
-    }
-    ph.build_ms = (temper_now_s() - t0) * 1e3;
-    if (!rc && temper_task_reference(&task, &ref, msg, sizeof(msg))) {
-        json_decref(result);
-        json_decref(checks);
-        json_decref(bench_checks);
-        temper_buf_free(&log);
-        plan_free(ws, &cand);
-        plan_free(ws, &base);
-        return error_reply(msg, TEMPER_ECOMPILE);
-    }
-    ph.reference_ms += (temper_now_s() - t0) * 1e3 - ph.build_ms;
 
-    static const char *const seed_names[2] = {"public", "secret"};
-    uint64_t seeds[2] = {seed, secret};
-    for (int s = 0; s < task.ncheck && !rc; s++)
+    for (int i = 0; i < task->ncheck && !rc; i++)
         for (int k = 0; k < 2 && !rc; k++)
-            rc = check_shape(ws, &cand, &task, &task.check[s], seeds[k], seed_names[k], canary, ref, checks, &ph, &f);
-
-    json_t *timings = json_array();
-    const struct temper_shape *bench = ws->dev.info.is_gpu ? task.bench_gpu : task.bench_cpu;
-    int nbench = ws->dev.info.is_gpu ? task.nbench_gpu : task.nbench_cpu;
+            rc = check_shape(ws, &cand, i, k, checks, &ph, &f);
+    int nbench = ws->dev.info.is_gpu ? task->nbench_gpu : task->nbench_cpu;
     for (int b = 0; b < nbench && !rc; b++) {
         json_t *tm = NULL;
-        rc = bench_shape(ws, &cand, &base, &task, &bench[b], secret + (uint64_t)b, canary, timing,
-                         budget > 0 ? budget : 2.0, calib, bench_checks, &tm, &ph, &f);
+        rc = bench_shape(ws, &cand, expert_plan.expert ? &expert_plan : NULL, b, timing, budget > 0 ? budget : 2.0,
+                         calib, bench_checks, &tm, &ph, &f);
         if (tm)
             json_array_append_new(timings, tm);
     }
-    if (!rc && json_array_size(timings)) {
-        json_t *first = json_array_get(timings, 0);
-        if (json_is_true(json_object_get(first, "impossible"))) {
-            f.verdict = TEMPER_VERDICT_INCORRECT;
-            snprintf(f.message, sizeof(f.message),
-                     "timed at %.4g ms, under the roofline floor of %.4g ms for this device's measured ceilings: "
-                     "impossible, so the work cannot all have been done",
-                     json_number_value(json_object_get(first, "median_ms")),
-                     json_number_value(json_object_get(first, "roofline_floor_ms")));
-        }
-    }
+    json_t *first = json_array_get(timings, 0);
+    if (!rc && json_is_true(json_object_get(first, "impossible")))
+        fail_with(&f, TEMPER_VERDICT_INCORRECT,
+                  "timed at %.4g ms, under the roofline floor of %.4g ms for this device's measured ceilings: "
+                  "impossible, so the work cannot all have been done",
+                  json_number_value(json_object_get(first, "median_ms")),
+                  json_number_value(json_object_get(first, "roofline_floor_ms")));
     if (f.verdict == TEMPER_VERDICT_CORRECT)
-        snprintf(f.message, sizeof(f.message), "passed %d check shapes x 2 seeds and %d bench shape%s%s", task.ncheck,
-                 nbench, nbench == 1 ? "" : "s", timing ? ", timed" : "");
+        snprintf(f.message, sizeof(f.message), "passed %d check shapes x 2 seeds and %d bench shape%s%s",
+                 task->ncheck, nbench, nbench == 1 ? "" : "s", timing ? ", timed" : "");
     if (f.verdict == TEMPER_VERDICT_RUNTIME_ERROR)
         *fatal = 1;
     json_object_set_new(result, "verdict", json_string(temper_verdict_name(f.verdict)));
     json_object_set_new(result, "message", json_string(f.message));
-    json_object_set_new(result, "task", json_string(task.name));
+    json_object_set_new(result, "task", json_string(task->name));
     json_object_set_new(result, "baseline", json_string(base_path));
+    if (expert_plan.expert)
+        json_object_set_new(result, "expert", json_string(expert_plan.expert));
     json_object_set_new(result, "device_class", json_string(ws->dev.info.is_gpu ? "gpu" : "cpu"));
     json_object_set_new(result, "checks", checks);
     json_object_set_new(result, "bench_checks", bench_checks);
     json_object_set_new(result, "timings", timings);
     json_object_set_new(result, "phases_ms",
                         json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "build", ph.build_ms, "inputs",
-                                  ph.inputs_ms, "reference", ph.reference_ms,
-                                  "device", ph.device_ms, "compare", ph.compare_ms, "timing", ph.timing_ms, "worker",
-                                  (temper_now_s() - start) * 1e3));
+                                  ph.inputs_ms, "reference", ph.reference_ms, "device", ph.device_ms, "compare",
+                                  ph.compare_ms, "timing", ph.timing_ms, "worker", (temper_now_s() - start) * 1e3));
     temper_buf_free(&log);
     plan_free(ws, &cand);
-    plan_free(ws, &base);
     return result;
-}
-
-/* ---- calibration ---- */
-
-const char worker_calibrate_cl[] =
-    "__kernel void copy4(__global float4 *dst, __global const float4 *src, long n) {\n"
-    "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) dst[i] = src[i];\n"
-    "}\n"
-    "__kernel void copy1(__global float4 *dst, __global const float4 *src, long n) {\n"
-    "  long i = get_global_id(0); if (i < n) dst[i] = src[i];\n"
-    "}\n"
-    "__kernel void fma16(__global float *out, int iters, float k) {\n"
-    "  float16 a0 = (float16)(get_global_id(0) * 1e-7f), a1 = a0 + 1e-7f, a2 = a0 + 2e-7f, a3 = a0 + 3e-7f;\n"
-    "  for (int i = 0; i < iters; i++) {\n"
-    "    a0 = fma(a0, k, 1e-7f); a1 = fma(a1, k, 1e-7f); a2 = fma(a2, k, 1e-7f); a3 = fma(a3, k, 1e-7f);\n"
-    "  }\n"
-    "  float16 s = a0 + a1 + a2 + a3;\n"
-    "  out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3 + s.s4 + s.s5 + s.s6 + s.s7 + s.s8 + s.s9 + s.sa + s.sb + "
-    "s.sc + s.sd + s.se + s.sf;\n"
-    "}\n";
-
-const char worker_calibrate_cu[] =
-    "extern \"C\" __global__ void copy4(float4 *dst, const float4 *src, long long n) {\n"
-    "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * "
-    "blockDim.x) dst[i] = src[i];\n"
-    "}\n"
-    "extern \"C\" __global__ void copy1(float4 *dst, const float4 *src, long long n) {\n"
-    "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i < n) dst[i] = src[i];\n"
-    "}\n"
-    "extern \"C\" __global__ void fma16(float *out, int iters, float k) {\n"
-    "  float a[16];\n"
-    "  long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
-    "  #pragma unroll\n"
-    "  for (int j = 0; j < 16; j++) a[j] = (float)(g + j) * 1e-7f;\n"
-    "  for (int i = 0; i < iters; i++) {\n"
-    "    #pragma unroll\n"
-    "    for (int j = 0; j < 16; j++) a[j] = fmaf(a[j], k, 1e-7f);\n"
-    "  }\n"
-    "  float s = 0; for (int j = 0; j < 16; j++) s += a[j];\n"
-    "  out[g] = s;\n"
-    "}\n";
-
-/* Best of several timed runs of one launch. */
-static int best_time(struct worker_state *ws, struct temper_dkernel *k, const struct temper_launch_dims *dims,
-                     int nargs, const struct temper_karg *args, int reps, double *best_ms, char *msg, size_t n)
-{
-    *best_ms = INFINITY;
-    for (int r = 0; r < reps; r++) {
-        double ms;
-        int err = temper_dev_flush_cache(&ws->dev, msg, n);
-        if (!err)
-            err = temper_dev_timer_start(&ws->dev, msg, n);
-        if (!err)
-            err = temper_dev_launch(&ws->dev, k, dims, nargs, args, msg, n);
-        if (!err)
-            err = temper_dev_timer_stop(&ws->dev, &ms, msg, n);
-        if (err)
-            return err;
-        if (r && ms < *best_ms) /* the first run warms up */
-            *best_ms = ms;
-    }
-    return 0;
-}
-
-static json_t *calibrate_job(struct worker_state *ws, int *fatal)
-{
-    char msg[2048];
-    struct temper_device *d = &ws->dev;
-    int cuda = !strcmp(d->ops->name, "cuda");
-    const char *src = cuda ? worker_calibrate_cu : worker_calibrate_cl;
-    struct temper_buf log;
-    temper_buf_init(&log, COMPILE_LOG_MAX);
-    struct temper_dmodule *mod = NULL;
-    struct temper_dkernel *copy = NULL, *copy1 = NULL, *fma = NULL;
-    struct temper_dbuf *a = NULL, *b = NULL;
-    int hit;
-    worker_doing(ws->shared, WORKER_BUILDING, "building the calibration kernels");
-    int err = build_module(ws, src, strlen(src), cuda ? "-O3" : "", &log, &mod, &hit, msg, sizeof(msg));
-    if (!err)
-        err = d->ops->kernel(d->ctx, mod, "copy4", &copy, msg, sizeof(msg));
-    if (!err)
-        err = d->ops->kernel(d->ctx, mod, "copy1", &copy1, msg, sizeof(msg));
-    if (!err)
-        err = d->ops->kernel(d->ctx, mod, "fma16", &fma, msg, sizeof(msg));
-    /* Copy: a buffer many times the last-level cache, capped by device memory. */
-    size_t bytes = d->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
-    while (bytes > d->info.global_mem_bytes / 4)
-        bytes /= 2;
-    worker_doing(ws->shared, WORKER_RUNNING, "measuring copy bandwidth with %zu MiB buffers", bytes >> 20);
-    if (!err)
-        err = temper_dev_alloc(d, bytes, &a, msg, sizeof(msg));
-    if (!err)
-        err = temper_dev_alloc(d, bytes, &b, msg, sizeof(msg));
-    float zero = 0;
-    if (!err)
-        err = temper_dev_fill(d, b, 0, bytes, &zero, 4, msg, sizeof(msg));
-    double copy_ms = 0, fma_ms = 0;
-    size_t threads = d->info.max_work_group >= 256 ? 256 : d->info.max_work_group;
-    if (!err) {
-        struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
-                                      {TEMPER_KARG_I64, {.i64 = (int64_t)(bytes / 16)}}};
-        struct temper_launch_dims dims = {{(size_t)d->info.compute_units * (d->info.is_gpu ? 16 : 4), 1, 1},
-                                          {threads, 1, 1}, 0};
-        err = best_time(ws, copy, &dims, 3, args, d->info.is_gpu ? 20 : 6, &copy_ms, msg, sizeof(msg));
-        /* One element per thread suits CPUs (PoCL vectorises across work-items); the ceiling is
-         * the better of the two, so that no kernel can honestly beat it by much. */
-        struct temper_launch_dims one = {{bytes / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
-        double one_ms = INFINITY;
-        if (!err)
-            err = best_time(ws, copy1, &one, 3, args, d->info.is_gpu ? 20 : 6, &one_ms, msg, sizeof(msg));
-        copy_ms = fmin(copy_ms, one_ms);
-    }
-    size_t fma_threads = (size_t)d->info.compute_units * (d->info.is_gpu ? 2048 : 1024);
-    int iters = d->info.is_gpu ? 4096 : 1024;
-    temper_dev_release(d, a);
-    a = NULL;
-    worker_doing(ws->shared, WORKER_RUNNING, "measuring FMA throughput");
-    if (!err)
-        err = temper_dev_alloc(d, fma_threads * 4, &a, msg, sizeof(msg));
-    if (!err) {
-        struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_I32, {.i32 = iters}},
-                                      {TEMPER_KARG_F32, {.f32 = 0.999f}}};
-        struct temper_launch_dims dims = {{fma_threads / threads, 1, 1}, {threads, 1, 1}, 0};
-        err = best_time(ws, fma, &dims, 3, args, d->info.is_gpu ? 10 : 4, &fma_ms, msg, sizeof(msg));
-    }
-    temper_dev_release(d, a);
-    temper_dev_release(d, b);
-    if (mod)
-        d->ops->module_free(d->ctx, mod);
-    temper_buf_free(&log);
-    if (err) {
-        *fatal = 1;
-        return error_reply(msg, err);
-    }
-    double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e-3) * 1e-9;
-    /* FMAs per thread per iteration: 4 chains of float16 in OpenCL (vectorised by construction,
-     * since PoCL cannot vectorise across work-items around a loop), 16 scalar chains in CUDA. */
-    double fma_per_iter = cuda ? 16.0 : 64.0;
-    double fma_gflops = 2.0 * fma_per_iter * iters * (double)fma_threads / (fma_ms * 1e-3) * 1e-9;
-    return json_pack("{s:f, s:f, s:f, s:f}", "copy_gbs", copy_gbs, "fma_gflops", fma_gflops, "copy_ms", copy_ms,
-                     "fma_ms", fma_ms);
 }
 
 static json_t *devices_job(void)
@@ -1259,21 +1227,21 @@ json_t *worker_handle(struct worker_state *ws, json_t *req, int *fatal)
     char msg[2048];
     *fatal = 0;
     if (!op)
-        return error_reply("request without op", TEMPER_EINVALID);
+        return worker_error_reply("request without op", TEMPER_EINVALID);
     if (!strcmp(op, "devices"))
         return devices_job();
     int err = ensure_open(ws, msg, sizeof(msg));
     if (err)
-        return error_reply(msg, err);
+        return worker_error_reply(msg, err);
     json_t *reply;
     if (!strcmp(op, "info"))
         reply = device_json(&ws->dev.info);
     else if (!strcmp(op, "calibrate"))
-        reply = calibrate_job(ws, fatal);
+        reply = worker_calibrate(ws, fatal);
     else if (!strcmp(op, "eval"))
         reply = eval_job(ws, req, fatal);
     else
-        reply = error_reply("unknown op", TEMPER_EINVALID);
+        reply = worker_error_reply("unknown op", TEMPER_EINVALID);
     worker_doing(ws->shared, WORKER_IDLE, "idle");
     return reply;
 }

@@ -31,13 +31,124 @@ int worker_send(int fd, json_t *msg);
 /* Reads a message; returns NULL at end of file or on a malformed frame. Caller decrefs. */
 json_t *worker_recv(int fd);
 
+/* ---- inside the worker ---- */
+
+#include "temper/device.h"
+#include "temper/eval.h"
+
+#define MAX_VARIANTS 2 /* input sets alternated between timed launches */
+/* Output sets of an arena: the candidate's, the baseline's and the expert's timed outputs, and
+ * the baseline's output for each input set, which bench checks compare against. */
+enum {
+    OUT_CAND,
+    OUT_BASE,
+    OUT_EXPERT,
+    OUT_EXPECT,
+    OUT_SETS = OUT_EXPECT + MAX_VARIANTS,
+};
+
+/* A candidate built and ready to launch. */
+struct plan {
+    struct temper_candidate cand;                        /* the parsed source */
+    struct temper_knobs knobs;                           /* its knob values */
+    char options[2048];                                  /* compiler options */
+    struct temper_dmodule *mod;                          /* the built program */
+    struct temper_dkernel *kernels[TEMPER_MAX_LAUNCHES]; /* one per launch line */
+    struct temper_dbuf *scratch[TEMPER_MAX_SCRATCH];     /* scratch buffers at the current shape */
+    size_t scratch_bytes[TEMPER_MAX_SCRATCH];            /* their sizes */
+    int cache_hit;                                       /* 1 if the binary came from the build cache */
+    const char *expert;                                  /* set: a vendor routine instead of launches */
+};
+
+/* A device buffer with guard zones on both sides; kernels see only the view. */
+struct slot {
+    struct temper_dbuf *whole; /* guard + data + guard */
+    struct temper_dbuf *view;  /* the data */
+    size_t bytes;              /* bytes of data */
+    unsigned char canary;      /* the byte its guard zones are filled with */
+    uint64_t sum;              /* keyed checksum of the data when it must not change, else 0 */
+};
+
+/* Every buffer of one shape. Invariant: inputs and expected outputs never change after
+ * arena_init; a kernel that changes them is caught by their checksums. */
+struct arena {
+    const struct temper_task *task;                  /* the task */
+    struct temper_shape shape;                       /* sizes */
+    char shape_text[256];                            /* the sizes, for messages */
+    int nvariants;                                   /* input sets */
+    int nsets;                                       /* output sets allocated */
+    size_t guard;                                    /* guard bytes on each side */
+    unsigned char canary;                            /* seeds the guard bytes */
+    int nslots;                                      /* buffers allocated so far */
+    uint64_t key;                                    /* the checksum key (secret) */
+    int64_t elems[TEMPER_MAX_ARGS];                  /* elements per argument */
+    int64_t scalars[TEMPER_MAX_ARGS];                /* values of scalar arguments */
+    struct slot in[MAX_VARIANTS][TEMPER_MAX_ARGS];   /* inputs */
+    struct slot out[OUT_SETS][TEMPER_MAX_ARGS];      /* outputs, by set */
+    void *host_in[MAX_VARIANTS][TEMPER_MAX_ARGS];    /* host copies of the inputs */
+    double *want[TEMPER_MAX_ARGS];                   /* the C reference's outputs (check shapes) */
+    int expected_ready;                              /* 1 once OUT_EXPECT sets hold the baseline's */
+};
+
+/* The utility kernels every evaluation uses: device-side comparison and checksums. */
+struct devcheck {
+    struct temper_dmodule *mod;     /* their program */
+    struct temper_dkernel *cmp_f32; /* tolerance comparison of f32 arrays */
+    struct temper_dkernel *sum_u32; /* keyed checksum, partial sums per thread */
+    struct temper_dbuf *results;    /* where they write */
+    size_t threads;                 /* threads they run with */
+};
+
+/* Arenas kept between evaluations of one task with the same seeds: inputs drawn, references run,
+ * baselines run once per worker, not once per candidate. */
+struct session {
+    char task_dir[4096];                                /* the task they belong to */
+    uint64_t seed;                                      /* the public seed */
+    uint64_t secret;                                    /* the secret seed */
+    struct temper_task task;                            /* the loaded task */
+    temper_reference_fn ref;                            /* its reference */
+    int base_built;                                     /* 1 once base holds the baseline */
+    struct plan base;                                   /* the baseline */
+    int expert_state;                                   /* 0 unknown, 1 available, -1 not here */
+    struct arena *check[TEMPER_MAX_SHAPES][2];          /* check arenas by shape and seed */
+    struct arena *bench[TEMPER_MAX_SHAPES];             /* bench arenas by shape */
+};
+
+/* The worker's long-lived state. */
+struct worker_state {
+    char device_spec[64];         /* what to open */
+    struct worker_shared *shared; /* the page the parent watches */
+    int open;                     /* 1 once dev is open */
+    struct temper_device dev;     /* the device */
+    struct devcheck dc;           /* utility kernels, built on first use */
+    struct session s;             /* cached arenas */
+};
+
+/* A failure found by a check: the verdict and a sentence. */
+struct failure {
+    enum temper_verdict verdict; /* what it means */
+    char message[2048];          /* what failed, where and why */
+};
+
+int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Builds source with options through the build cache (pipeline.c). */
+int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
+                        struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, char *msg, size_t n);
+
+/* Compares n f32 elements of out with want on the device (devcheck.c). */
+int devcheck_compare_f32(struct worker_state *ws, struct temper_dbuf *out, struct temper_dbuf *want, int64_t n,
+                         double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size);
+/* A checksum of bytes of buf under key, computed on the device (devcheck.c). */
+int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
+                 char *msg, size_t msg_size);
+void devcheck_free(struct worker_state *ws);
+
 /* The worker's request handlers (pipeline.c). */
-struct worker_state;
 json_t *worker_handle(struct worker_state *ws, json_t *request, int *fatal);
 struct worker_state *worker_state_new(const char *device_spec, struct worker_shared *shared);
-
-/* Sources of the calibration kernels. */
-extern const char worker_calibrate_cl[];
-extern const char worker_calibrate_cu[];
+json_t *worker_error_reply(const char *msg, int code);
+/* Measures the device's ceilings (calibrate.c). */
+json_t *worker_calibrate(struct worker_state *ws, int *fatal);
 
 #endif

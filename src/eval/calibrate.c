@@ -1,0 +1,178 @@
+/* calibrate.c: measures a device's ceilings: the copy bandwidth of a large device-to-device copy
+ * (read + write bytes) and FP32 FMA throughput. Each is the best of several runs and of two
+ * kernel shapes, so that an honest kernel cannot beat it by much: a time under the roofline
+ * floor they give is then a sign that work was skipped. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_impl.h"
+
+#define COMPILE_LOG_MAX (64u << 10)
+
+static const char calibrate_cl[] =
+    "__kernel void copy4(__global float4 *dst, __global const float4 *src, long n) {\n"
+    "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) dst[i] = src[i];\n"
+    "}\n"
+    "#define R4(k) src[g + (k) * stride]\n"
+    "__kernel void read4(__global float *dst, __global const float4 *src, long n) {\n"
+    "  long g = get_global_id(0), stride = get_global_size(0);\n"
+    "  float4 s = R4(0) + R4(1) + R4(2) + R4(3) + R4(4) + R4(5) + R4(6) + R4(7) + R4(8) + R4(9) + R4(10) + R4(11)\n"
+    "           + R4(12) + R4(13) + R4(14) + R4(15);\n"
+    "  dst[g] = s.x + s.y + s.z + s.w;\n"
+    "}\n"
+    "__kernel void copy1(__global float4 *dst, __global const float4 *src, long n) {\n"
+    "  long i = get_global_id(0); if (i < n) dst[i] = src[i];\n"
+    "}\n"
+    "__kernel void fma16(__global float *out, int iters, float k) {\n"
+    "  float16 a0 = (float16)(get_global_id(0) * 1e-7f), a1 = a0 + 1e-7f, a2 = a0 + 2e-7f, a3 = a0 + 3e-7f;\n"
+    "  for (int i = 0; i < iters; i++) {\n"
+    "    a0 = fma(a0, k, 1e-7f); a1 = fma(a1, k, 1e-7f); a2 = fma(a2, k, 1e-7f); a3 = fma(a3, k, 1e-7f);\n"
+    "  }\n"
+    "  float16 s = a0 + a1 + a2 + a3;\n"
+    "  out[get_global_id(0)] = s.s0 + s.s1 + s.s2 + s.s3 + s.s4 + s.s5 + s.s6 + s.s7 + s.s8 + s.s9 + s.sa + s.sb + "
+    "s.sc + s.sd + s.se + s.sf;\n"
+    "}\n";
+
+static const char calibrate_cu[] =
+    "extern \"C\" __global__ void copy4(float4 *dst, const float4 *src, long long n) {\n"
+    "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * "
+    "blockDim.x) dst[i] = src[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void read4(float *dst, const float4 *src, long long n) {\n"
+    "  long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x, stride = (long long)gridDim.x * blockDim.x;\n"
+    "  float4 s = make_float4(0, 0, 0, 0);\n"
+    "  #pragma unroll\n"
+    "  for (int k = 0; k < 16; k++) { float4 v = src[g + k * stride]; s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w; }\n"
+    "  dst[g] = s.x + s.y + s.z + s.w;\n"
+    "}\n"
+    "extern \"C\" __global__ void copy1(float4 *dst, const float4 *src, long long n) {\n"
+    "  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; if (i < n) dst[i] = src[i];\n"
+    "}\n"
+    "extern \"C\" __global__ void fma16(float *out, int iters, float k) {\n"
+    "  float a[16];\n"
+    "  long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+    "  #pragma unroll\n"
+    "  for (int j = 0; j < 16; j++) a[j] = (float)(g + j) * 1e-7f;\n"
+    "  for (int i = 0; i < iters; i++) {\n"
+    "    #pragma unroll\n"
+    "    for (int j = 0; j < 16; j++) a[j] = fmaf(a[j], k, 1e-7f);\n"
+    "  }\n"
+    "  float s = 0; for (int j = 0; j < 16; j++) s += a[j];\n"
+    "  out[g] = s;\n"
+    "}\n";
+
+/* Best of several timed runs of one launch. */
+static int best_time(struct worker_state *ws, struct temper_dkernel *k, const struct temper_launch_dims *dims,
+                     int nargs, const struct temper_karg *args, int reps, double *best_ms, char *msg, size_t n)
+{
+    *best_ms = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        double ms;
+        int err = temper_dev_flush_cache(&ws->dev, msg, n);
+        if (!err)
+            err = temper_dev_timer_start(&ws->dev, msg, n);
+        if (!err)
+            err = temper_dev_launch(&ws->dev, k, dims, nargs, args, msg, n);
+        if (!err)
+            err = temper_dev_timer_stop(&ws->dev, &ms, msg, n);
+        if (err)
+            return err;
+        if (r && ms < *best_ms) /* the first run warms up */
+            *best_ms = ms;
+    }
+    return 0;
+}
+
+json_t *worker_calibrate(struct worker_state *ws, int *fatal)
+{
+    char msg[2048];
+    struct temper_device *d = &ws->dev;
+    int cuda = !strcmp(d->ops->name, "cuda");
+    const char *src = cuda ? calibrate_cu : calibrate_cl;
+    struct temper_buf log;
+    temper_buf_init(&log, COMPILE_LOG_MAX);
+    struct temper_dmodule *mod = NULL;
+    struct temper_dkernel *copy = NULL, *copy1 = NULL, *read4 = NULL, *fma = NULL;
+    struct temper_dbuf *a = NULL, *b = NULL;
+    int hit;
+    worker_doing(ws->shared, WORKER_BUILDING, "building the calibration kernels");
+    int err = worker_build_module(ws, src, strlen(src), cuda ? "-O3" : "", &log, &mod, &hit, msg, sizeof(msg));
+    if (!err)
+        err = d->ops->kernel(d->ctx, mod, "copy4", &copy, msg, sizeof(msg));
+    if (!err)
+        err = d->ops->kernel(d->ctx, mod, "copy1", &copy1, msg, sizeof(msg));
+    if (!err)
+        err = d->ops->kernel(d->ctx, mod, "read4", &read4, msg, sizeof(msg));
+    if (!err)
+        err = d->ops->kernel(d->ctx, mod, "fma16", &fma, msg, sizeof(msg));
+    /* Copy: a buffer many times the last-level cache, capped by device memory. */
+    size_t bytes = d->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
+    while (bytes > d->info.global_mem_bytes / 4)
+        bytes /= 2;
+    worker_doing(ws->shared, WORKER_RUNNING, "measuring copy bandwidth with %zu MiB buffers", bytes >> 20);
+    if (!err)
+        err = temper_dev_alloc(d, bytes, &a, msg, sizeof(msg));
+    if (!err)
+        err = temper_dev_alloc(d, bytes, &b, msg, sizeof(msg));
+    float zero = 0;
+    if (!err)
+        err = temper_dev_fill(d, b, 0, bytes, &zero, 4, msg, sizeof(msg));
+    double copy_ms = 0, read_ms = 0, fma_ms = 0;
+    size_t threads = d->info.max_work_group >= 256 ? 256 : d->info.max_work_group;
+    if (!err) {
+        struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
+                                      {TEMPER_KARG_I64, {.i64 = (int64_t)(bytes / 16)}}};
+        struct temper_launch_dims dims = {{(size_t)d->info.compute_units * (d->info.is_gpu ? 16 : 4), 1, 1},
+                                          {threads, 1, 1}, 0};
+        err = best_time(ws, copy, &dims, 3, args, d->info.is_gpu ? 20 : 6, &copy_ms, msg, sizeof(msg));
+        /* One element per thread suits CPUs (PoCL vectorises across work-items); the ceiling is
+         * the better of the two, so that no kernel can honestly beat it by much. */
+        struct temper_launch_dims one = {{bytes / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
+        double one_ms = INFINITY;
+        if (!err)
+            err = best_time(ws, copy1, &one, 3, args, d->info.is_gpu ? 20 : 6, &one_ms, msg, sizeof(msg));
+        copy_ms = fmin(copy_ms, one_ms);
+        /* Reading alone: a kernel that mostly reads can move bytes faster than a copy, so the
+         * test for impossible times uses the faster of the two. a is large enough for the
+         * per-thread sums. */
+        struct temper_karg rargs[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
+                                       {TEMPER_KARG_I64, {.i64 = (int64_t)(bytes / 16)}}};
+        struct temper_launch_dims sixteenth = {{bytes / 16 / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
+        if (!err)
+            err = best_time(ws, read4, &sixteenth, 3, rargs, d->info.is_gpu ? 20 : 6, &read_ms, msg, sizeof(msg));
+    }
+    size_t fma_threads = (size_t)d->info.compute_units * (d->info.is_gpu ? 2048 : 1024);
+    int iters = d->info.is_gpu ? 4096 : 1024;
+    temper_dev_release(d, a);
+    a = NULL;
+    worker_doing(ws->shared, WORKER_RUNNING, "measuring FMA throughput");
+    if (!err)
+        err = temper_dev_alloc(d, fma_threads * 4, &a, msg, sizeof(msg));
+    if (!err) {
+        struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_I32, {.i32 = iters}},
+                                      {TEMPER_KARG_F32, {.f32 = 0.999f}}};
+        struct temper_launch_dims dims = {{fma_threads / threads, 1, 1}, {threads, 1, 1}, 0};
+        err = best_time(ws, fma, &dims, 3, args, d->info.is_gpu ? 10 : 4, &fma_ms, msg, sizeof(msg));
+    }
+    temper_dev_release(d, a);
+    temper_dev_release(d, b);
+    if (mod)
+        d->ops->module_free(d->ctx, mod);
+    temper_buf_free(&log);
+    if (err) {
+        *fatal = 1;
+        return worker_error_reply(msg, err);
+    }
+    double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e-3) * 1e-9;
+    double read_gbs = (double)(bytes / 16 / 16 / threads * threads * 16 * 16) / (read_ms * 1e-3) * 1e-9;
+    /* FMAs per thread per iteration: 4 chains of float16 in OpenCL (vectorised by construction,
+     * since PoCL cannot vectorise across work-items around a loop), 16 scalar chains in CUDA. */
+    double fma_per_iter = cuda ? 16.0 : 64.0;
+    double fma_gflops = 2.0 * fma_per_iter * iters * (double)fma_threads / (fma_ms * 1e-3) * 1e-9;
+    return json_pack("{s:f, s:f, s:f, s:f, s:f}", "copy_gbs", copy_gbs, "read_gbs", read_gbs, "fma_gflops",
+                     fma_gflops, "copy_ms", copy_ms,
+                     "fma_ms", fma_ms);
+}
+

@@ -1,0 +1,229 @@
+/* devcheck.c: comparison and checksums on the device. At GPU bench shapes an output is a
+ * gigabyte: reading it back and comparing on the host would take longer than everything else
+ * together, so the comparison with the baseline's output runs where the data is, and only
+ * counts, the first bad index and the largest errors come back. Inputs and expected outputs
+ * are guarded by keyed checksums (the key is the run's secret), so a kernel that writes into
+ * them, anywhere, is caught without a second copy. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker_impl.h"
+
+static const char devcheck_cl[] =
+    "#if defined(cl_khr_fp64)\n"
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "typedef double real;\n"
+    "#define TOREAL(bits) as_double(bits)\n"
+    "#else\n"
+    "typedef float real;\n"
+    "#define TOREAL(bits) ((float)as_double(bits))\n"
+    "#endif\n"
+    "__kernel void temper_cmp_f32(__global const float *out, __global const float *want, long n, long atol_bits,\n"
+    "                             long rtol_bits, __global uint *res) {\n"
+    "  real atol = TOREAL(atol_bits), rtol = TOREAL(rtol_bits);\n"
+    "  uint bad = 0, nonfinite = 0, first = 0xffffffffu; float max_abs = 0, max_rel = 0;\n"
+    "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
+    "    float g = out[i], w = want[i]; int wrong;\n"
+    "    if (!isfinite(w)) wrong = isnan(w) ? !isnan(g) : g != w;\n"
+    "    else if (!isfinite(g)) { wrong = 1; nonfinite++; }\n"
+    "    else { real e = fabs((real)g - (real)w); max_abs = fmax(max_abs, (float)e);\n"
+    "      if (w != 0) max_rel = fmax(max_rel, (float)(e / fabs((real)w)));\n"
+    "      wrong = !(e <= atol + rtol * fabs((real)w)); }\n"
+    "    if (wrong) { bad++; if (first == 0xffffffffu) first = (uint)i; }\n"
+    "  }\n"
+    "  if (bad) { atomic_add(&res[0], bad); atomic_min(&res[1], first); }\n"
+    "  if (nonfinite) atomic_add(&res[2], nonfinite);\n"
+    "  if (max_abs > 0) atomic_max(&res[3], as_uint(max_abs));\n"
+    "  if (max_rel > 0) atomic_max(&res[4], as_uint(max_rel));\n"
+    "}\n"
+    "__kernel void temper_sum_u32(__global const uint *data, long n, uint key, __global ulong *partial) {\n"
+    "  ulong s = 0;\n"
+    "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
+    "    uint h = data[i] ^ key ^ ((uint)i * 0x9e3779b9u);\n"
+    "    h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;\n"
+    "    s += h;\n"
+    "  }\n"
+    "  partial[get_global_id(0)] = s;\n"
+    "}\n";
+
+static const char devcheck_cu[] =
+    "extern \"C\" __global__ void temper_cmp_f32(const float *out, const float *want, long long n,\n"
+    "                                           long long atol_bits, long long rtol_bits, unsigned *res) {\n"
+    "  double atol = __longlong_as_double(atol_bits), rtol = __longlong_as_double(rtol_bits);\n"
+    "  unsigned bad = 0, nonfinite = 0, first = 0xffffffffu; float max_abs = 0, max_rel = 0;\n"
+    "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
+    "       i += (long long)gridDim.x * blockDim.x) {\n"
+    "    float g = out[i], w = want[i]; int wrong;\n"
+    "    if (!isfinite(w)) wrong = isnan(w) ? !isnan(g) : g != w;\n"
+    "    else if (!isfinite(g)) { wrong = 1; nonfinite++; }\n"
+    "    else { double e = fabs((double)g - (double)w); max_abs = fmaxf(max_abs, (float)e);\n"
+    "      if (w != 0) max_rel = fmaxf(max_rel, (float)(e / fabs((double)w)));\n"
+    "      wrong = !(e <= atol + rtol * fabs((double)w)); }\n"
+    "    if (wrong) { bad++; if (first == 0xffffffffu) first = (unsigned)i; }\n"
+    "  }\n"
+    "  if (bad) { atomicAdd(&res[0], bad); atomicMin(&res[1], first); }\n"
+    "  if (nonfinite) atomicAdd(&res[2], nonfinite);\n"
+    "  if (max_abs > 0) atomicMax(&res[3], __float_as_uint(max_abs));\n"
+    "  if (max_rel > 0) atomicMax(&res[4], __float_as_uint(max_rel));\n"
+    "}\n"
+    "extern \"C\" __global__ void temper_sum_u32(const unsigned *data, long long n, unsigned key,\n"
+    "                                           unsigned long long *partial) {\n"
+    "  unsigned long long s = 0;\n"
+    "  long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+    "  for (long long i = g; i < n; i += (long long)gridDim.x * blockDim.x) {\n"
+    "    unsigned h = data[i] ^ key ^ ((unsigned)i * 0x9e3779b9u);\n"
+    "    h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;\n"
+    "    s += h;\n"
+    "  }\n"
+    "  partial[g] = s;\n"
+    "}\n";
+
+#define DEVCHECK_BLOCK 256
+
+static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
+{
+    struct devcheck *dc = &ws->dc;
+    if (dc->mod)
+        return 0;
+    struct temper_device *d = &ws->dev;
+    int cuda = !strcmp(d->ops->name, "cuda");
+    const char *src = cuda ? devcheck_cu : devcheck_cl;
+    struct temper_buf log;
+    temper_buf_init(&log, 64u << 10);
+    int hit;
+    int err = worker_build_module(ws, src, strlen(src), cuda ? "" : "-cl-std=CL1.2", &log, &dc->mod, &hit, msg, n);
+    temper_buf_free(&log);
+    if (!err)
+        err = d->ops->kernel(d->ctx, dc->mod, "temper_cmp_f32", &dc->cmp_f32, msg, n);
+    if (!err)
+        err = d->ops->kernel(d->ctx, dc->mod, "temper_sum_u32", &dc->sum_u32, msg, n);
+    size_t blocks = (size_t)(d->info.compute_units > 0 ? d->info.compute_units : 1) * (d->info.is_gpu ? 16 : 2);
+    dc->threads = blocks * DEVCHECK_BLOCK;
+    if (!err)
+        err = temper_dev_alloc(d, dc->threads * sizeof(uint64_t), &dc->results, msg, n);
+    if (err) {
+        devcheck_free(ws);
+        return err;
+    }
+    return 0;
+}
+
+void devcheck_free(struct worker_state *ws)
+{
+    struct devcheck *dc = &ws->dc;
+    temper_dev_release(&ws->dev, dc->results);
+    if (dc->mod)
+        ws->dev.ops->module_free(ws->dev.ctx, dc->mod);
+    memset(dc, 0, sizeof(*dc));
+}
+
+static int64_t double_bits(double v)
+{
+    int64_t b;
+    memcpy(&b, &v, sizeof(b));
+    return b;
+}
+
+int devcheck_compare_f32(struct worker_state *ws, struct temper_dbuf *out, struct temper_dbuf *want, int64_t n,
+                         double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size)
+{
+    memset(r, 0, sizeof(*r));
+    r->count = n;
+    r->first_bad = -1;
+    if (n <= 0)
+        return 0;
+    if (n >= 0xffffffffll)
+        return temper_fail(msg, msg_size, TEMPER_ERANGE, "device comparison handles under 2^32 elements");
+    int err = devcheck_ready(ws, msg, msg_size);
+    if (err)
+        return err;
+    struct devcheck *dc = &ws->dc;
+    uint32_t init[5] = {0, 0xffffffffu, 0, 0, 0};
+    err = temper_dev_write(&ws->dev, dc->results, 0, init, sizeof(init), msg, msg_size);
+    if (err)
+        return err;
+    size_t blocks = ((size_t)n + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
+    if (blocks > dc->threads / DEVCHECK_BLOCK)
+        blocks = dc->threads / DEVCHECK_BLOCK;
+    struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
+    struct temper_karg args[6] = {
+        {TEMPER_KARG_BUFFER, {.buf = out}},           {TEMPER_KARG_BUFFER, {.buf = want}},
+        {TEMPER_KARG_I64, {.i64 = n}},                {TEMPER_KARG_I64, {.i64 = double_bits(atol)}},
+        {TEMPER_KARG_I64, {.i64 = double_bits(rtol)}}, {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
+    uint32_t res[5];
+    err = temper_dev_launch(&ws->dev, dc->cmp_f32, &dims, 6, args, msg, msg_size);
+    if (!err)
+        err = temper_dev_read(&ws->dev, dc->results, 0, res, sizeof(res), msg, msg_size);
+    if (err)
+        return err;
+    float max_abs, max_rel;
+    memcpy(&max_abs, &res[3], 4);
+    memcpy(&max_rel, &res[4], 4);
+    r->mismatches = res[0];
+    r->nonfinite = res[2];
+    r->max_abs_err = max_abs;
+    r->max_rel_err = max_rel;
+    if (res[0]) {
+        float got, wanted;
+        r->first_bad = res[1];
+        err = temper_dev_read(&ws->dev, out, (size_t)res[1] * 4, &got, 4, msg, msg_size);
+        if (!err)
+            err = temper_dev_read(&ws->dev, want, (size_t)res[1] * 4, &wanted, 4, msg, msg_size);
+        r->first_got = got;
+        r->first_want = wanted;
+    }
+    return err;
+}
+
+/* The same mixing as the kernels, for the last bytes that do not fill a word. */
+static uint32_t mix32(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+
+int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
+                 char *msg, size_t msg_size)
+{
+    int err = devcheck_ready(ws, msg, msg_size);
+    if (err)
+        return err;
+    struct devcheck *dc = &ws->dc;
+    int64_t words = (int64_t)(bytes / 4);
+    uint64_t total = 0;
+    if (words) {
+        struct temper_launch_dims dims = {{dc->threads / DEVCHECK_BLOCK, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
+        struct temper_karg args[4] = {{TEMPER_KARG_BUFFER, {.buf = buf}},
+                                      {TEMPER_KARG_I64, {.i64 = words}},
+                                      {TEMPER_KARG_I32, {.i32 = (int32_t)(uint32_t)key}},
+                                      {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
+        uint64_t *partial = malloc(dc->threads * sizeof(uint64_t));
+        if (!partial)
+            return TEMPER_ENOMEM;
+        err = temper_dev_launch(&ws->dev, dc->sum_u32, &dims, 4, args, msg, msg_size);
+        if (!err)
+            err = temper_dev_read(&ws->dev, dc->results, 0, partial, dc->threads * sizeof(uint64_t), msg, msg_size);
+        for (size_t i = 0; !err && i < dc->threads; i++)
+            total += partial[i];
+        free(partial);
+        if (err)
+            return err;
+    }
+    if (bytes % 4) {
+        unsigned char tail[4] = {0};
+        err = temper_dev_read(&ws->dev, buf, (size_t)words * 4, tail, bytes % 4, msg, msg_size);
+        if (err)
+            return err;
+        uint32_t w;
+        memcpy(&w, tail, 4);
+        total += mix32(w ^ (uint32_t)key ^ ((uint32_t)words * 0x9e3779b9u));
+    }
+    *sum = total ^ (key >> 32) ^ (uint64_t)bytes;
+    return 0;
+}

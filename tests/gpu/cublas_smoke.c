@@ -1,0 +1,282 @@
+/* cublas_smoke.c: a smoke test of the CUDA backend's expert baselines (cuBLAS) on a real GPU,
+ * through temper_cuda_ops alone. It opens device 0, checks cublas_sgemm (and cublas_hgemm_bf16)
+ * against a double-precision reference on an odd shape, times cublas_sgemm at 4096^3 and the
+ * bf16 tensor-core probe at 8192^3, and checks that bad arguments are refused.
+ * Exit status: 0 all passed, 1 a step failed, 77 no CUDA device (skipped). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/device.h"
+
+extern const struct temper_device_ops temper_cuda_ops;
+
+static const struct temper_device_ops *ops = &temper_cuda_ops;
+static int failures;
+
+/* Prints one step's result and counts failures; returns ok. */
+static int step(int ok, const char *name, const char *detail)
+{
+    printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name, detail && *detail ? ": " : "", detail ? detail : "");
+    if (!ok)
+        failures++;
+    return ok;
+}
+
+/* A small deterministic generator: uniform in [-1, 1). */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static float uniform(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (float)((double)(rng_state >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0);
+}
+
+/* float to bf16, rounding to nearest even (no NaNs here). */
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static float from_bf16(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* The largest error of got against the row-major product a[m,k] * b[k,n] in double, relative to
+ * sum_k |a_ik * b_kj| (the scale of the rounding error a correct fp32 GEMM may make). */
+static double gemm_max_rel_error(const float *got, const float *a, const float *b, int m, int n, int k)
+{
+    double worst = 0;
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double ref = 0, scale = 0;
+            for (int p = 0; p < k; p++) {
+                ref += (double)a[(size_t)i * k + p] * b[(size_t)p * n + j];
+                scale += fabs((double)a[(size_t)i * k + p] * b[(size_t)p * n + j]);
+            }
+            double e = fabs((double)got[(size_t)i * n + j] - ref) / (scale > 0 ? scale : 1);
+            if (!(e <= worst)) /* NaN too */
+                worst = e;
+        }
+    return worst;
+}
+
+/* Allocates three buffers; returns 0 when all were made. */
+static int alloc3(void *ctx, size_t c_bytes, size_t a_bytes, size_t b_bytes, struct temper_dbuf **bufs, char *msg,
+                  size_t msg_size)
+{
+    bufs[0] = bufs[1] = bufs[2] = NULL;
+    int err = ops->alloc(ctx, c_bytes, &bufs[0], msg, msg_size);
+    if (!err)
+        err = ops->alloc(ctx, a_bytes, &bufs[1], msg, msg_size);
+    if (!err)
+        err = ops->alloc(ctx, b_bytes, &bufs[2], msg, msg_size);
+    return err;
+}
+
+static void release3(void *ctx, struct temper_dbuf **bufs)
+{
+    for (int i = 0; i < 3; i++)
+        ops->release(ctx, bufs[i]);
+}
+
+/* The correctness check on M=67, N=45, K=129: fp32 (must be fp32-exact in method, so TF32 would
+ * fail the bound), bf16 (against a reference on the bf16-rounded inputs), and the TF32 probe
+ * (only reported). Also the refusals of bad arguments. */
+static void check_correctness(void *ctx)
+{
+    char msg[1024] = "", detail[1200];
+    const int M = 67, N = 45, K = 129;
+    float *a = malloc(sizeof(float) * M * K), *b = malloc(sizeof(float) * K * N), *c = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++)
+        a[i] = uniform();
+    for (int i = 0; i < K * N; i++)
+        b[i] = uniform();
+    struct temper_dbuf *bufs[3];
+    int err = alloc3(ctx, sizeof(float) * M * N, sizeof(float) * M * K, sizeof(float) * K * N, bufs, msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[1], 0, a, sizeof(float) * M * K, msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[2], 0, b, sizeof(float) * K * N, msg, sizeof msg);
+    const uint32_t nan_bits = 0x7fc00000u; /* C starts as NaN, so an element not written shows */
+    if (!err)
+        err = ops->fill(ctx, bufs[0], 0, sizeof(float) * M * N, &nan_bits, 4, msg, sizeof msg);
+    const int64_t dims[3] = {M, N, K};
+    if (!err)
+        err = ops->expert(ctx, "cublas_sgemm", 3, bufs, 3, dims, msg, sizeof msg);
+    if (!err)
+        err = ops->read(ctx, bufs[0], 0, c, sizeof(float) * M * N, msg, sizeof msg);
+    double e = err ? INFINITY : gemm_max_rel_error(c, a, b, M, N, K);
+    snprintf(detail, sizeof detail, "M=%d N=%d K=%d, max relative error %.3g (bound 1e-5)%s%s", M, N, K, e,
+             err ? ", " : "", err ? msg : "");
+    step(err == 0 && e < 1e-5, "cublas_sgemm matches a double reference", detail);
+    printf("  sgemm max relative error: %.6g\n", e);
+
+    /* TF32: only reported; its error should be about 1e-4..1e-3, which shows the fp32 path is not TF32 */
+    if (!err) {
+        err = ops->fill(ctx, bufs[0], 0, sizeof(float) * M * N, &nan_bits, 4, msg, sizeof msg);
+        if (!err)
+            err = ops->expert(ctx, "cublas_sgemm_tf32", 3, bufs, 3, dims, msg, sizeof msg);
+        if (!err)
+            err = ops->read(ctx, bufs[0], 0, c, sizeof(float) * M * N, msg, sizeof msg);
+        double et = err ? INFINITY : gemm_max_rel_error(c, a, b, M, N, K);
+        snprintf(detail, sizeof detail, "max relative error %.3g (TF32 rounds inputs to 10 mantissa bits)%s%s", et,
+                 err ? ", " : "", err ? msg : "");
+        step(err == 0 && et < 1e-2, "cublas_sgemm_tf32 runs", detail);
+        err = 0;
+    }
+
+    /* bad arguments, on the same buffers */
+    struct temper_dbuf *small = NULL;
+    int aerr = ops->alloc(ctx, sizeof(float) * K * N - 4, &small, msg, sizeof msg);
+    if (!aerr) {
+        struct temper_dbuf *bad[3] = {bufs[0], bufs[1], small};
+        msg[0] = '\0';
+        err = ops->expert(ctx, "cublas_sgemm", 3, bad, 3, dims, msg, sizeof msg);
+        step(err == TEMPER_EINVALID && msg[0], "a B buffer one element too small is refused", msg);
+        ops->release(ctx, small);
+    }
+    msg[0] = '\0';
+    err = ops->expert(ctx, "cublas_sgemm", 2, bufs, 3, dims, msg, sizeof msg);
+    step(err == TEMPER_EINVALID && msg[0], "two buffers are refused", msg);
+    msg[0] = '\0';
+    err = ops->expert(ctx, "cublas_sgemm", 3, bufs, 1, dims, msg, sizeof msg);
+    step(err == TEMPER_EINVALID && msg[0], "one scalar is refused", msg);
+    const int64_t negative[3] = {M, -1, K};
+    msg[0] = '\0';
+    err = ops->expert(ctx, "cublas_sgemm", 3, bufs, 3, negative, msg, sizeof msg);
+    step(err == TEMPER_EINVALID && msg[0], "a negative dimension is refused", msg);
+    msg[0] = '\0';
+    err = ops->expert(ctx, "cublas_no_such_routine", 3, bufs, 3, dims, msg, sizeof msg);
+    step(err == TEMPER_EUNSUPPORTED && msg[0], "an unknown routine is TEMPER_EUNSUPPORTED", msg);
+    release3(ctx, bufs);
+
+    /* bf16 on the same shape, against the product of the bf16-rounded inputs */
+    uint16_t *ah = malloc(2 * (size_t)M * K), *bh = malloc(2 * (size_t)K * N), *ch = malloc(2 * (size_t)M * N);
+    for (int i = 0; i < M * K; i++) {
+        ah[i] = to_bf16(a[i]);
+        a[i] = from_bf16(ah[i]);
+    }
+    for (int i = 0; i < K * N; i++) {
+        bh[i] = to_bf16(b[i]);
+        b[i] = from_bf16(bh[i]);
+    }
+    err = alloc3(ctx, 2 * (size_t)M * N, 2 * (size_t)M * K, 2 * (size_t)K * N, bufs, msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[1], 0, ah, 2 * (size_t)M * K, msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[2], 0, bh, 2 * (size_t)K * N, msg, sizeof msg);
+    if (!err)
+        err = ops->expert(ctx, "cublas_hgemm_bf16", 3, bufs, 3, dims, msg, sizeof msg);
+    if (!err)
+        err = ops->read(ctx, bufs[0], 0, ch, 2 * (size_t)M * N, msg, sizeof msg);
+    for (int i = 0; !err && i < M * N; i++)
+        c[i] = from_bf16(ch[i]);
+    double eb = err ? INFINITY : gemm_max_rel_error(c, a, b, M, N, K);
+    /* the output is rounded to bf16 (2^-9 of its value, at most the scale) */
+    snprintf(detail, sizeof detail, "max relative error %.3g (bound 4e-3)%s%s", eb, err ? ", " : "",
+             err ? msg : "");
+    step(err == 0 && eb < 4e-3, "cublas_hgemm_bf16 matches a double reference", detail);
+    release3(ctx, bufs);
+    free(a);
+    free(b);
+    free(c);
+    free(ah);
+    free(bh);
+    free(ch);
+}
+
+/* Times reps calls of routine on n x n x n (after warm-up calls) and returns TFLOP/s, 0 on failure. */
+static double time_gemm(void *ctx, const char *routine, int n, size_t elem_size, int reps)
+{
+    char msg[1024] = "", detail[1200], title[128];
+    size_t elems = (size_t)n * n, bytes = elems * elem_size;
+    struct temper_dbuf *bufs[3];
+    int err = alloc3(ctx, bytes, bytes, bytes, bufs, msg, sizeof msg);
+    /* random inputs (zeros would run faster than real data on tensor cores) */
+    void *host = malloc(bytes);
+    for (int i = 1; !err && i < 3; i++) {
+        if (elem_size == 2)
+            for (size_t j = 0; j < elems; j++)
+                ((uint16_t *)host)[j] = to_bf16(uniform());
+        else
+            for (size_t j = 0; j < elems; j++)
+                ((float *)host)[j] = uniform();
+        err = ops->write(ctx, bufs[i], 0, host, bytes, msg, sizeof msg);
+    }
+    free(host);
+    int64_t dims[3] = {n, n, n};
+    int nscalars = strcmp(routine, "cublas_bf16_probe") == 0 ? 1 : 3;
+    for (int w = 0; !err && w < 3; w++) /* makes the handle and loads the kernels */
+        err = ops->expert(ctx, routine, 3, bufs, nscalars, dims, msg, sizeof msg);
+    if (!err)
+        err = ops->sync(ctx, msg, sizeof msg);
+    double ms = 0;
+    if (!err)
+        err = ops->timer_start(ctx, msg, sizeof msg);
+    for (int r = 0; !err && r < reps; r++)
+        err = ops->expert(ctx, routine, 3, bufs, nscalars, dims, msg, sizeof msg);
+    if (!err)
+        err = ops->timer_stop(ctx, &ms, msg, sizeof msg);
+    double tflops = !err && ms > 0 ? 2.0 * n * n * (double)n * reps / (ms * 1e-3) / 1e12 : 0;
+    snprintf(detail, sizeof detail, "%d calls in %.3f ms, %.3f ms each, %.1f TFLOP/s%s%s", reps, ms,
+             reps ? ms / reps : 0, tflops, err ? ", " : "", err ? msg : "");
+    snprintf(title, sizeof title, "time %s at %d^3", routine, n);
+    step(err == 0 && tflops > 0, title, detail);
+    release3(ctx, bufs);
+    return tflops;
+}
+
+int main(void)
+{
+    char msg[1024] = "";
+    int n = 0;
+    int err = ops->count(&n, msg, sizeof msg);
+    if (err || n == 0) {
+        printf("SKIP: no CUDA device: %s\n", msg[0] ? msg : temper_strerror(err));
+        return 77;
+    }
+    void *ctx = NULL;
+    err = ops->open(0, &ctx, msg, sizeof msg);
+    if (!step(err == 0, "open device 0", err ? msg : ""))
+        return 1;
+    struct temper_device_info info;
+    ops->info(ctx, &info);
+    printf("  %s, %s, driver %s, %d SMs\n", info.name, info.arch, info.driver_version, info.compute_units);
+    if (!step(ops->expert != NULL, "the CUDA backend has expert()", ""))
+        return 1;
+
+    /* cuBLAS itself may be missing on a machine with a GPU: then skip, as for no device */
+    const int64_t zero_dims[3] = {0, 0, 0};
+    struct temper_dbuf *empty[3];
+    err = alloc3(ctx, 0, 0, 0, empty, msg, sizeof msg);
+    if (!err)
+        err = ops->expert(ctx, "cublas_sgemm", 3, empty, 3, zero_dims, msg, sizeof msg);
+    release3(ctx, empty);
+    if (err == TEMPER_EUNSUPPORTED) {
+        printf("SKIP: cuBLAS is not available: %s\n", msg);
+        ops->close(ctx);
+        return 77;
+    }
+    step(err == 0, "an empty GEMM (M = N = K = 0) does nothing", err ? msg : "");
+
+    check_correctness(ctx);
+    double sgemm = time_gemm(ctx, "cublas_sgemm", 4096, 4, 10);
+    double bf16 = time_gemm(ctx, "cublas_bf16_probe", 8192, 2, 10);
+    printf("  cuBLAS SGEMM 4096^3: %.1f TFLOP/s; bf16 probe 8192^3: %.1f TFLOP/s\n", sgemm, bf16);
+    err = ops->sync(ctx, msg, sizeof msg);
+    step(err == 0, "sync at the end", err ? msg : "");
+    ops->close(ctx);
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,190 @@
+/* test_compare.c: unit tests of output comparison (eval.h temper_compare_values) for every case
+ * of the correctness protocol's rule |out - want| <= atol + rtol*|want| with NaN and inf, in f32,
+ * integer and low-precision outputs; and the verdict names. Values are binary fractions so that
+ * every expected error is exact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "temper/eval.h"
+
+#define N_MAX 8
+
+/* One comparison of f32 outputs and everything it must report. */
+struct f32_case {
+    const char *what;       /* what the case shows */
+    int n;                  /* elements */
+    float out[N_MAX];       /* the outputs */
+    double want[N_MAX];     /* the expected values */
+    double atol, rtol;      /* tolerances */
+    int64_t mismatches;     /* elements outside the tolerance */
+    int64_t first_bad;      /* index of the first, -1 if none */
+    double first_got;       /* the output there (NaN compares as NaN) */
+    double first_want;      /* the expected value there */
+    int64_t nonfinite;      /* NaN or inf where a finite value was expected */
+    double max_abs_err;     /* over finite pairs */
+    double max_rel_err;     /* over finite pairs with want != 0 */
+};
+
+static int same(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+static void check_result(const char *what, const struct temper_compare *r, int64_t n, int64_t mismatches,
+                         int64_t first_bad, double first_got, double first_want, int64_t nonfinite, double max_abs,
+                         double max_rel)
+{
+    if (r->count != n)
+        fail_msg("%s: count %lld, want %lld", what, (long long)r->count, (long long)n);
+    if (r->mismatches != mismatches)
+        fail_msg("%s: mismatches %lld, want %lld", what, (long long)r->mismatches, (long long)mismatches);
+    if (r->first_bad != first_bad)
+        fail_msg("%s: first_bad %lld, want %lld", what, (long long)r->first_bad, (long long)first_bad);
+    if (first_bad >= 0 && (!same(r->first_got, first_got) || !same(r->first_want, first_want)))
+        fail_msg("%s: first mismatch got %.17g want %.17g, expected got %.17g want %.17g", what, r->first_got,
+                 r->first_want, first_got, first_want);
+    if (r->nonfinite != nonfinite)
+        fail_msg("%s: nonfinite %lld, want %lld", what, (long long)r->nonfinite, (long long)nonfinite);
+    if (r->max_abs_err != max_abs)
+        fail_msg("%s: max_abs_err %.17g, want %.17g", what, r->max_abs_err, max_abs);
+    if (r->max_rel_err != max_rel)
+        fail_msg("%s: max_rel_err %.17g, want %.17g", what, r->max_rel_err, max_rel);
+}
+
+static void test_f32(void **state)
+{
+    (void)state;
+    static struct f32_case cases[] = {
+        {"exact match", 4, {1, -2, 0, 3.5f}, {1, -2, 0, 3.5}, 0, 0, 0, -1, 0, 0, 0, 0, 0},
+        {"within tolerance, two on the boundary", 4,
+         {1 + 0x1p-10f, 64.0625f, 0x1p-10f, -8 - 0x1p-7f - 0x1p-10f}, {1, 64, 0, -8}, 0x1p-10, 0x1p-10,
+         0, -1, 0, 0, 0, 0x1p-4, 0x1p-10 + 0x1p-13},
+        {"just outside the tolerance", 4,
+         {1 + 0x1p-10f, 64.0625f, 0x1p-10f + 0x1p-20f, -8 - 0x1p-7f - 0x1p-10f - 0x1p-20f}, {1, 64, 0, -8},
+         0x1p-10, 0x1p-10, 2, 2, 0x1p-10 + 0x1p-20, 0, 0, 0x1p-4, 0x1p-10 + 0x1p-13 + 0x1p-23},
+        {"relative tolerance does the work", 2, {1000.5f, -1000.5f}, {1000, -1000}, 0, 1e-3,
+         0, -1, 0, 0, 0, 0.5, 0.5 / 1000},
+        {"relative tolerance too tight", 2, {1000.5f, -1000.5f}, {1000, -1000}, 0, 0x1p-12,
+         2, 0, 1000.5, 1000, 0, 0.5, 0.5 / 1000},
+        {"NaN and inf where finite expected", 4, {1, NAN, INFINITY, 3}, {1, 2, 3, 3}, 1, 1,
+         2, 1, NAN, 2, 2, 0, 0},
+        {"-inf where finite expected, huge tolerance", 1, {-INFINITY}, {5}, 1e300, 1e300,
+         1, 0, -INFINITY, 5, 1, 0, 0},
+        {"inf expected, inf got", 3, {INFINITY, -INFINITY, 1}, {INFINITY, -INFINITY, 1}, 0, 0,
+         0, -1, 0, 0, 0, 0, 0},
+        {"NaN expected, NaN got", 2, {NAN, 2}, {NAN, 2}, 0, 0, 0, -1, 0, 0, 0, 0, 0},
+        {"inf expected, wrong sign or finite or NaN got", 3, {-INFINITY, 3e38f, NAN},
+         {INFINITY, INFINITY, INFINITY}, 1e300, 1e300, 3, 0, -INFINITY, INFINITY, 0, 0, 0},
+        {"NaN expected, number got", 2, {0, INFINITY}, {NAN, NAN}, 1, 1, 2, 0, 0, NAN, 0, 0, 0},
+        {"zero expected: no relative error", 2, {0.25f, 0}, {0, 0}, 0.5, 0, 0, -1, 0, 0, 0, 0.25, 0},
+        {"nothing to compare", 0, {0}, {0}, 0, 0, 0, -1, 0, 0, 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct f32_case *c = &cases[i];
+        struct temper_compare r;
+        memset(&r, 0x5a, sizeof(r)); /* every field must be written */
+        temper_compare_values(TEMPER_DTYPE_F32, c->out, c->want, c->n, c->atol, c->rtol, &r);
+        check_result(c->what, &r, c->n, c->mismatches, c->first_bad, c->first_got, c->first_want, c->nonfinite,
+                     c->max_abs_err, c->max_rel_err);
+    }
+}
+
+static void test_i32_exact(void **state)
+{
+    (void)state;
+    const int32_t out[] = {1, -5, 2147483647, 1, -2147483647 - 1, 9};
+    const double want[] = {1, -5, 2147483647, 0, -2147483648.0, 7};
+    struct temper_compare r;
+    temper_compare_values(TEMPER_DTYPE_I32, out, want, 6, 0, 0, &r);
+    check_result("i32 exact", &r, 6, 2, 3, 1, 0, 0, 2, 2.0 / 7);
+    /* atol 2 forgives both; atol 1.5 only the first. */
+    temper_compare_values(TEMPER_DTYPE_I32, out, want, 6, 2, 0, &r);
+    check_result("i32 atol 2", &r, 6, 0, -1, 0, 0, 0, 2, 2.0 / 7);
+    temper_compare_values(TEMPER_DTYPE_I32, out, want, 6, 1.5, 0, &r);
+    check_result("i32 atol 1.5", &r, 6, 1, 5, 9, 7, 0, 2, 2.0 / 7);
+}
+
+static void test_low_precision_outputs(void **state)
+{
+    (void)state;
+    /* bf16: 3.140625 (0x4049) for pi errs 9.67e-4; -0.10009765625 (0xbdcd) for -0.1 errs 9.77e-5. */
+    const uint16_t bf[] = {0x3f80, 0x4049, 0xbdcd};
+    const double want[] = {1.0, 3.14159265358979, -0.1};
+    const double err_pi = 3.14159265358979 - 3.140625, err_tenth = 0.10009765625 - 0.1;
+    struct temper_compare r;
+    temper_compare_values(TEMPER_DTYPE_BF16, bf, want, 3, 0, 0x1p-8, &r);
+    check_result("bf16 within rtol 2^-8", &r, 3, 0, -1, 0, 0, 0, err_pi, err_tenth / 0.1);
+    temper_compare_values(TEMPER_DTYPE_BF16, bf, want, 3, 0, 1e-4, &r);
+    check_result("bf16 rtol 1e-4", &r, 3, 2, 1, 3.140625, 3.14159265358979, 0, err_pi, err_tenth / 0.1);
+    temper_compare_values(TEMPER_DTYPE_BF16, bf, want, 3, 1e-3, 0, &r);
+    check_result("bf16 atol 1e-3", &r, 3, 0, -1, 0, 0, 0, err_pi, err_tenth / 0.1);
+
+    /* f16: 0x3555 = 0.333251953125 for 1/3; 0x7e00 is NaN. */
+    const uint16_t h[] = {0x3555, 0x7e00};
+    const double hw[] = {1.0 / 3, 1};
+    temper_compare_values(TEMPER_DTYPE_F16, h, hw, 2, 0, 0x1p-10, &r);
+    double err = 1.0 / 3 - 0.333251953125;
+    check_result("f16", &r, 2, 1, 1, NAN, 1, 1, err, err / (1.0 / 3));
+
+    /* u8 and i8 load as their exact values. */
+    const uint8_t u[] = {255, 0};
+    const double uw[] = {255, 1};
+    temper_compare_values(TEMPER_DTYPE_U8, u, uw, 2, 0, 0, &r);
+    check_result("u8", &r, 2, 1, 1, 0, 1, 0, 1, 1);
+    const int8_t s[] = {-128, 127};
+    const double sw[] = {-128, 127};
+    temper_compare_values(TEMPER_DTYPE_I8, s, sw, 2, 0, 0, &r);
+    check_result("i8", &r, 2, 0, -1, 0, 0, 0, 0, 0);
+}
+
+static void test_verdict_names(void **state)
+{
+    (void)state;
+    static const struct {
+        enum temper_verdict v; /* a verdict */
+        const char *name;      /* its name in DESIGN.md */
+    } table[] = {
+        {TEMPER_VERDICT_CORRECT, "correct"},         {TEMPER_VERDICT_INCORRECT, "incorrect"},
+        {TEMPER_VERDICT_COMPILE_ERROR, "compile_error"}, {TEMPER_VERDICT_RUNTIME_ERROR, "runtime_error"},
+        {TEMPER_VERDICT_TIMEOUT, "timeout"},         {TEMPER_VERDICT_INVALID, "invalid"},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        assert_int_equal(table[i].v, i); /* in the order of DESIGN.md */
+        assert_string_equal(temper_verdict_name(table[i].v), table[i].name);
+        assert_int_equal(temper_verdict_parse(table[i].name), table[i].v);
+    }
+    static const char *const unknown[] = {"Correct", "", "wrong", "compile-error", "correct "};
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++)
+        assert_int_equal(temper_verdict_parse(unknown[i]), -1);
+}
+
+static void test_default_limits(void **state)
+{
+    (void)state;
+    struct temper_limits l;
+    memset(&l, 0, sizeof(l));
+    temper_limits_default(&l);
+    assert_true(l.launch_timeout_s > 0);
+    assert_true(l.compile_timeout_s > 0);
+    assert_true(l.job_timeout_s >= l.launch_timeout_s);
+    assert_true(l.job_timeout_s >= l.compile_timeout_s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_f32),
+        cmocka_unit_test(test_i32_exact),
+        cmocka_unit_test(test_low_precision_outputs),
+        cmocka_unit_test(test_verdict_names),
+        cmocka_unit_test(test_default_limits),
+    };
+    return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
+}
