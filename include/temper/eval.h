@@ -92,6 +92,19 @@ struct temper_eval_request {
 int temper_eval(struct temper_worker *w, const struct temper_eval_request *req, json_t *calibration,
                 json_t **result, char *msg, size_t msg_size);
 
+/* Called with each result of a batch, in order. result is the caller's to decref; it is NULL
+ * when that candidate could not be evaluated at all (a missing file, an unknown knob), and then
+ * err and error say why. */
+typedef void (*temper_eval_cb)(void *user, int index, json_t *result, int err, const char *error);
+
+/* Evaluates n candidates with one worker and one secret seed for the whole run, so that inputs,
+ * references and baseline outputs are made once. Where the backend compiles without a device
+ * (NVRTC), candidates compile in separate processes, up to jobs at a time (0: one per core),
+ * ahead of their device runs, each with a time and memory limit; a compiler crash costs that
+ * candidate a compile_error and nothing else. Returns nonzero only if no device answers. */
+int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request *reqs, int n, json_t *calibration,
+                      int jobs, temper_eval_cb cb, void *user, char *msg, size_t msg_size);
+
 /* Asks the worker for its device's description (an object). */
 int temper_worker_device_info(struct temper_worker *w, json_t **info, char *msg, size_t msg_size);
 /* Measures the device's copy bandwidth and FMA throughput: {"copy_gbs": .., "fma_gflops": ..}. */

@@ -11,7 +11,7 @@
 static void help(FILE *out)
 {
     fprintf(out,
-            "usage: temper eval FILE [--device D] [--set NAME=VALUE ...] [--no-timing] [--json]\n\n"
+            "usage: temper eval FILE... [--device D] [--set NAME=VALUE ...] [--no-timing] [--json]\n\n"
             "Checks a candidate kernel (.cu or .cl with @temper directives) against its task's C reference\n"
             "on every check shape with a public and a secret seed, against the task's baseline at the bench\n"
             "shapes, and times it against the baseline. Prints the verdict: correct, incorrect,\n"
@@ -24,8 +24,56 @@ static void help(FILE *out)
             "  --seed N              the public seed (default 1); a secret one is drawn every run\n"
             "  --launch-timeout S    kill a launch that runs longer (default 5 s)\n"
             "  --time-budget S       timing budget per bench shape (default 2 s)\n"
-            "  --no-store            do not record the evaluation\n\n"
+            "  --no-store            do not record the evaluation\n"
+            "  --jobs N              compile processes at a time (default: one per core)\n\n"
+            "Several files are evaluated in one run with one secret seed: one line each (one JSON object per\n"
+            "line with --json), compiling ahead of the device runs where the backend allows.\n\n"
             "exit status: 0 correct, 1 evaluated but not correct, 2 bad usage or input, 3 no usable device\n");
+}
+
+/* Where results go as they come. */
+struct eval_output {
+    struct temper_store *store; /* records every result, NULL for --no-store */
+    char **sources;             /* each candidate's source */
+    int json;                   /* 1: JSON (one object per line for several) */
+    int store_it;               /* 1: record */
+    int n;                      /* candidates */
+    int correct;                /* counts by outcome */
+    int not_correct;
+    int failed;                 /* not evaluated at all */
+    double start_s;             /* when the batch began */
+};
+
+static void on_result(void *user, int index, json_t *result, int err, const char *error)
+{
+    struct eval_output *o = user;
+    (void)err;
+    if (!result) {
+        fprintf(stderr, "temper: %s\n", error);
+        o->failed++;
+        return;
+    }
+    char msg[1024];
+    if (o->store_it && temper_store_record(o->store, result, o->sources[index], NULL, msg, sizeof(msg)))
+        fprintf(stderr, "temper: warning: %s\n", msg);
+    const char *verdict = json_string_value(json_object_get(result, "verdict"));
+    int correct = verdict && !strcmp(verdict, "correct");
+    o->correct += correct;
+    o->not_correct += !correct;
+    if (o->json) {
+        json_dumpf(result, stdout, o->n > 1 ? JSON_COMPACT : JSON_INDENT(2));
+        printf("\n");
+    } else if (o->n == 1) {
+        temper_eval_print(stdout, result);
+    } else {
+        json_t *t = json_array_get(json_object_get(result, "timings"), 0);
+        printf("%-44s %-13s", json_string_value(json_object_get(result, "candidate")), verdict);
+        if (t)
+            printf(" %9.4g ms %6.2fx", json_number_value(json_object_get(t, "median_ms")),
+                   json_number_value(json_object_get(t, "speedup")));
+        printf("  %s\n", json_string_value(json_object_get(result, "message")));
+    }
+    fflush(stdout);
 }
 
 int cmd_eval(int argc, char **argv)
@@ -35,14 +83,15 @@ int cmd_eval(int argc, char **argv)
         {"no-timing", no_argument, 0, 'n'},      {"json", no_argument, 0, 'j'},
         {"tasks", required_argument, 0, 't'},    {"seed", required_argument, 0, 'S'},
         {"launch-timeout", required_argument, 0, 'L'}, {"time-budget", required_argument, 0, 'B'},
-        {"no-store", no_argument, 0, 'N'},       {"help", no_argument, 0, 'h'},
+        {"no-store", no_argument, 0, 'N'},       {"jobs", required_argument, 0, 'J'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     struct temper_eval_request req = {0};
     struct temper_limits limits;
     temper_limits_default(&limits);
     const char *device = NULL;
     const char *sets[65] = {0};
-    int nsets = 0, json = 0, store_it = 1, c;
+    int nsets = 0, json = 0, store_it = 1, jobs = 0, c;
     req.seed = 1;
     while ((c = getopt_long(argc, argv, "d:s:h", opts, NULL)) != -1) {
         char *end = NULL;
@@ -78,6 +127,9 @@ int cmd_eval(int argc, char **argv)
         case 'N':
             store_it = 0;
             break;
+        case 'J':
+            jobs = (int)strtol(optarg, &end, 10);
+            break;
         case 'h':
             help(stdout);
             return CLI_OK;
@@ -86,13 +138,13 @@ int cmd_eval(int argc, char **argv)
             return CLI_USAGE;
         }
         if (end && (*end || end == optarg)) {
-            fprintf(stderr, "temper: --%s: '%s' is not a number\n", c == 'S' ? "seed" : c == 'L' ? "launch-timeout" :
-                                                                                   "time-budget",
+            fprintf(stderr, "temper: --%s: '%s' is not a number\n",
+                    c == 'S' ? "seed" : c == 'L' ? "launch-timeout" : c == 'J' ? "jobs" : "time-budget",
                     optarg);
             return CLI_USAGE;
         }
     }
-    if (optind + 1 != argc) {
+    if (optind >= argc) {
         help(stderr);
         return CLI_USAGE;
     }
@@ -100,28 +152,29 @@ int cmd_eval(int argc, char **argv)
         fprintf(stderr, "temper: time limits must be positive\n");
         return CLI_USAGE;
     }
-    req.path = argv[optind];
-    req.sets = sets;
+    int n = argc - optind;
+    struct temper_eval_request *reqs = calloc((size_t)n, sizeof(*reqs));
+    char **sources = calloc((size_t)n, sizeof(char *));
+    if (!reqs || !sources)
+        return cli_error(TEMPER_ENOMEM, NULL);
     char msg[4096];
-    char *source = NULL;
-    int err = temper_read_file(req.path, TEMPER_SOURCE_MAX, &source, NULL, msg, sizeof(msg));
-    if (err)
-        return cli_error(err, msg);
-    req.source = source;
+    int err = 0;
+    for (int i = 0; i < n && !err; i++) {
+        reqs[i] = req;
+        reqs[i].path = argv[optind + i];
+        reqs[i].sets = sets;
+        err = temper_read_file(reqs[i].path, TEMPER_SOURCE_MAX, &sources[i], NULL, msg, sizeof(msg));
+        reqs[i].source = sources[i];
+    }
     struct temper_store *store = NULL;
-    if ((err = temper_store_open(NULL, &store, msg, sizeof(msg)))) {
-        free(source);
-        return cli_error(err, msg);
-    }
-    struct temper_worker *w;
-    if ((err = temper_worker_start(device, &limits, &w, msg, sizeof(msg)))) {
-        free(source);
-        temper_store_close(store);
-        return cli_error(err, msg);
-    }
+    struct temper_worker *w = NULL;
+    if (!err)
+        err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (!err)
+        err = temper_worker_start(device, &limits, &w, msg, sizeof(msg));
     temper_progress_start();
-    json_t *calib = NULL, *info = NULL, *result = NULL;
-    if (!req.no_timing && !(err = temper_worker_device_info(w, &info, msg, sizeof(msg)))) {
+    json_t *calib = NULL, *info = NULL;
+    if (!err && !req.no_timing && !(err = temper_worker_device_info(w, &info, msg, sizeof(msg)))) {
         calib = temper_store_calibration(store, info);
         if (!calib) {
             fprintf(stderr, "temper: %s has no measured ceilings yet: calibrating it once...\n",
@@ -130,30 +183,26 @@ int cmd_eval(int argc, char **argv)
                 err = temper_store_put_calibration(store, info, calib, msg, sizeof(msg));
         }
     }
+    struct eval_output out = {store, sources, json, store_it, n, 0, 0, 0, temper_now_s()};
     if (!err) {
-        temper_progress("evaluating %s...", req.path);
-        err = temper_eval(w, &req, calib, &result, msg, sizeof(msg));
+        temper_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
+        err = temper_eval_batch(w, reqs, n, calib, jobs, on_result, &out, msg, sizeof(msg));
     }
     temper_progress_done();
     temper_worker_stop(w);
     json_decref(calib);
     json_decref(info);
-    if (err) {
-        free(source);
-        temper_store_close(store);
-        return cli_error(err, msg);
-    }
-    if (store_it && (err = temper_store_record(store, result, source, NULL, msg, sizeof(msg))))
-        fprintf(stderr, "temper: warning: %s\n", msg);
     temper_store_close(store);
-    free(source);
-    if (json) {
-        json_dumpf(result, stdout, JSON_INDENT(2));
-        printf("\n");
-    } else {
-        temper_eval_print(stdout, result);
-    }
-    int correct = !strcmp(json_string_value(json_object_get(result, "verdict")), "correct");
-    json_decref(result);
-    return correct ? CLI_OK : CLI_NOT_OK;
+    for (int i = 0; i < n; i++)
+        free(sources[i]);
+    free(sources);
+    free(reqs);
+    if (err)
+        return cli_error(err, msg);
+    if (n > 1 && !json)
+        printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", n, out.correct,
+               out.not_correct, out.failed, temper_now_s() - out.start_s);
+    if (out.failed)
+        return CLI_USAGE;
+    return out.not_correct ? CLI_NOT_OK : CLI_OK;
 }

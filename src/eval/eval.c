@@ -1,9 +1,15 @@
 /* eval.c: the parent side of an evaluation: reading and checking the candidate, resolving its
  * task and knobs, sending the job to the worker, and printing the result for people. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "temper/device.h"
 
 #include "temper/eval.h"
 
@@ -92,108 +98,337 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
     return 0;
 }
 
+/* One candidate of a batch on its way through: parsed and checked in the parent, compiled in a
+ * compile process where the backend allows, then run in the worker. */
+struct job {
+    const struct temper_eval_request *req; /* what was asked */
+    int index;                             /* position in the batch */
+    double start_s;                        /* when its preparation began */
+    int err;                               /* nonzero: it cannot be evaluated (usage error) */
+    char msg[2048];                        /* the reason, with err */
+    json_t *early;                         /* a verdict reached before the device (invalid) */
+    int have_cand;                         /* 1 when cand holds a parsed candidate */
+    struct temper_candidate cand;          /* the candidate */
+    char hex[17];                          /* its source hash */
+    char task_dir[TEMPER_PATH_MAX];        /* its task's folder */
+    json_t *knobs;                         /* knob values, an object */
+    char options[2048];                    /* compiler options */
+    pid_t compile_pid;                     /* its compile process, 0 if none runs */
+    double compile_start_s;                /* when that started */
+    char log_path[64];                     /* where the compile process writes its log */
+    int compiled;                          /* 1 when its build is in the cache (or not needed) */
+};
+
+/* Parses, finds the task, applies knobs and checks constraints: everything that needs no
+ * device. Sets job->early for an invalid candidate and job->err for bad usage. */
+static void job_prepare(struct job *j, const char *device_id, int is_cuda)
+{
+    const struct temper_eval_request *req = j->req;
+    char *text = NULL, why[2048];
+    size_t len = 0;
+    j->start_s = temper_now_s();
+    if (req->source) {
+        text = strdup(req->source);
+        len = text ? strlen(text) : 0;
+        if (!text) {
+            j->err = TEMPER_ENOMEM;
+            return;
+        }
+    } else if ((j->err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &text, &len, j->msg, sizeof(j->msg)))) {
+        return;
+    }
+    temper_hash_hex(temper_hash64(text, len, 0), j->hex);
+    int err = temper_candidate_parse(req->path, text, len, &j->cand, why, sizeof(why));
+    free(text);
+    if (err) {
+        j->early = simple_result(TEMPER_VERDICT_INVALID, why);
+        json_object_set_new(j->early, "task", json_string(""));
+        return;
+    }
+    j->have_cand = 1;
+    struct temper_task task;
+    if (temper_task_find(temper_tasks_root(req->tasks_dir), j->cand.task, j->task_dir, sizeof(j->task_dir), why,
+                         sizeof(why))) {
+        j->early = simple_result(TEMPER_VERDICT_INVALID, why);
+        return;
+    }
+    if ((j->err = temper_task_load(j->task_dir, &task, j->msg, sizeof(j->msg))))
+        return;
+    struct temper_knobs knobs;
+    temper_knobs_default(&j->cand, &knobs);
+    for (int i = 0; req->sets && req->sets[i]; i++)
+        if ((j->err = temper_knobs_set(&j->cand, &knobs, req->sets[i], j->msg, sizeof(j->msg))))
+            return;
+    if (temper_candidate_check(&j->cand, &knobs, why, sizeof(why)) ||
+        check_launch_names(&j->cand, &task, &knobs, why, sizeof(why)) ||
+        temper_candidate_options(&j->cand, &knobs, j->options, sizeof(j->options), why, sizeof(why))) {
+        j->early = simple_result(TEMPER_VERDICT_INVALID, why);
+        return;
+    }
+    if (is_cuda != (j->cand.lang == TEMPER_LANG_CUDA)) {
+        j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_EINVALID,
+                             "%s is %s but the device is %s; pick one with --device", req->path,
+                             j->cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", device_id);
+        return;
+    }
+    j->knobs = json_object();
+    for (int i = 0; i < knobs.n; i++)
+        json_object_set_new(j->knobs, knobs.names[i], json_string(knobs.values[i]));
+}
+
+/* ---- compile processes ---- */
+
+/* What the parent knows of the device, for compiling without it. */
+struct compile_target {
+    const struct temper_device_ops *ops; /* the backend, if it compiles without a context */
+    struct temper_device_info info;      /* arch and compiler version, from the worker */
+    double timeout_s;                    /* a compile running longer is killed */
+    uint64_t mem_limit_bytes;            /* address space of a compile process */
+};
+
+/* The body of a compile process: compiles, stores the binary in the build cache, writes the
+ * compiler's log; exit status 0 built, 1 did not, 2 could not try. */
+static void compile_child(const struct compile_target *t, const char *source, size_t len, const char *options,
+                          const char *log_path)
+{
+    struct rlimit rl = {t->mem_limit_bytes, t->mem_limit_bytes};
+    setrlimit(RLIMIT_AS, &rl);
+    struct temper_buf log;
+    temper_buf_init(&log, 64u << 10);
+    temper_buf_append(&log, "", 0);
+    void *bin = NULL;
+    size_t size = 0;
+    char msg[1024];
+    int err = t->ops->compile(&t->info, source, options, &log, &bin, &size, msg, sizeof(msg));
+    FILE *f = fopen(log_path, "w");
+    if (f) {
+        if (err)
+            fprintf(f, "%s\n", msg);
+        fputs(log.data ? log.data : "", f);
+        fclose(f);
+    }
+    if (!err) {
+        uint64_t key = temper_build_key(source, len, options, t->info.compiler_version,
+                                        t->info.arch[0] ? t->info.arch : t->info.name);
+        err = temper_build_cache_put(key, bin, size) ? 2 : 0;
+    }
+    _exit(err == TEMPER_ECOMPILE ? 1 : err ? 2 : 0);
+}
+
+static void compile_start(struct job *j, const struct compile_target *t)
+{
+    snprintf(j->log_path, sizeof(j->log_path), "/tmp/temper-compile-XXXXXX");
+    int fd = mkstemp(j->log_path);
+    if (fd >= 0)
+        close(fd);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        compile_child(t, j->cand.source, j->cand.source_len, j->options, j->log_path);
+    if (pid < 0) {
+        j->compiled = 1; /* the worker will compile it itself */
+        return;
+    }
+    j->compile_pid = pid;
+    j->compile_start_s = temper_now_s();
+}
+
+/* Collects a finished (or overdue) compile process; returns 1 if the job is now compiled or has
+ * its verdict, 0 if still running. With block set, waits for it. */
+static int compile_reap(struct job *j, const struct compile_target *t, int block)
+{
+    if (!j->compile_pid)
+        return 1;
+    int status = 0;
+    for (;;) {
+        pid_t r = waitpid(j->compile_pid, &status, WNOHANG);
+        if (r == j->compile_pid)
+            break;
+        if (temper_now_s() - j->compile_start_s > t->timeout_s) {
+            kill(j->compile_pid, SIGKILL);
+            waitpid(j->compile_pid, &status, 0);
+            status = -1;
+            break;
+        }
+        if (!block)
+            return 0;
+        usleep(2000);
+    }
+    j->compile_pid = 0;
+    j->compiled = 1;
+    char *log = NULL;
+    temper_read_file(j->log_path, 64u << 10, &log, NULL, NULL, 0);
+    unlink(j->log_path);
+    const char *why = NULL;
+    char text[256];
+    if (status == -1) {
+        snprintf(text, sizeof(text), "compilation ran longer than the %.3g s limit", t->timeout_s);
+        why = text;
+    } else if (WIFSIGNALED(status)) {
+        snprintf(text, sizeof(text), "the compiler crashed (%s)", strsignal(WTERMSIG(status)));
+        why = text;
+    } else if (WEXITSTATUS(status) == 1) {
+        why = "NVRTC compilation failed";
+    }
+    if (why) {
+        char message[2048];
+        snprintf(message, sizeof(message), "%s: %s", j->req->path, why);
+        j->early = simple_result(TEMPER_VERDICT_COMPILE_ERROR, message);
+        json_object_set_new(j->early, "compile_log", json_string(log ? log : ""));
+        json_object_set_new(j->early, "options", json_string(j->options));
+    }
+    free(log);
+    return 1;
+}
+
+/* Keeps up to jobs compile processes running for the jobs from next on. */
+static void compile_fill(struct job *js, int n, int from, int jobs, const struct compile_target *t)
+{
+    int running = 0;
+    for (int i = from; i < n; i++)
+        if (js[i].compile_pid && !compile_reap(&js[i], t, 0))
+            running++;
+    for (int i = from; i < n && running < jobs; i++)
+        if (!js[i].compiled && !js[i].compile_pid && !js[i].early && !js[i].err) {
+            compile_start(&js[i], t);
+            running += js[i].compile_pid != 0;
+        }
+}
+
+/* ---- the batch ---- */
+
+static json_t *job_finish(struct job *j, json_t *result)
+{
+    if (!json_object_get(result, "task"))
+        json_object_set_new(result, "task", json_string(j->have_cand ? j->cand.task : ""));
+    json_object_set_new(result, "candidate", json_string(j->req->path));
+    json_object_set_new(result, "source_hash", json_string(j->hex));
+    json_object_set_new(result, "elapsed_ms", json_real((temper_now_s() - j->start_s) * 1e3));
+    return result;
+}
+
+int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request *reqs, int n, json_t *calibration,
+                      int jobs, temper_eval_cb cb, void *user, char *msg, size_t msg_size)
+{
+    json_t *info = NULL;
+    int err = temper_worker_device_info(w, &info, msg, msg_size);
+    if (err)
+        return err;
+    const char *device_id = json_string_value(json_object_get(info, "id"));
+    int is_cuda = !strncmp(device_id, "cuda", 4);
+    struct compile_target target = {0};
+    target.ops = temper_device_backend(is_cuda ? "cuda" : "opencl");
+    if (!target.ops || !target.ops->compile)
+        target.ops = NULL;
+    snprintf(target.info.name, sizeof(target.info.name), "%s", json_string_value(json_object_get(info, "name")));
+    snprintf(target.info.arch, sizeof(target.info.arch), "%s", json_string_value(json_object_get(info, "arch")));
+    snprintf(target.info.compiler_version, sizeof(target.info.compiler_version), "%s",
+             json_string_value(json_object_get(info, "compiler")));
+    target.timeout_s = 120;
+    target.mem_limit_bytes = 8ull << 30;
+    if (jobs < 1) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cores > 0 ? (int)cores : 1;
+    }
+    /* One secret seed for the whole run: drawn here, never known before the run starts. */
+    uint64_t secret = temper_secret_seed() & 0x7fffffffffffffffull;
+    struct job *js = calloc((size_t)(n ? n : 1), sizeof(*js));
+    if (!js) {
+        json_decref(info);
+        return TEMPER_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        js[i].req = &reqs[i];
+        js[i].index = i;
+        job_prepare(&js[i], device_id, is_cuda);
+        js[i].compiled = !target.ops;
+    }
+    for (int i = 0; i < n; i++) {
+        struct job *j = &js[i];
+        if (target.ops) {
+            compile_fill(js, n, i, jobs, &target);
+            if (!j->compiled && !j->early && !j->err) {
+                if (!j->compile_pid)
+                    compile_start(j, &target);
+                compile_reap(j, &target, 1);
+            }
+        }
+        if (j->err) {
+            cb(user, i, NULL, j->err, j->msg);
+            continue;
+        }
+        if (j->early) {
+            cb(user, i, job_finish(j, j->early), 0, NULL);
+            j->early = NULL;
+            continue;
+        }
+        const struct temper_eval_request *req = j->req;
+        json_t *job = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O}", "op", "eval", "task_dir",
+                                j->task_dir, "path", req->path, "source", j->cand.source, "knobs", j->knobs, "seed",
+                                (json_int_t)(req->seed & 0x7fffffffffffffffull), "secret_seed", (json_int_t)secret,
+                                "no_timing", req->no_timing, "time_budget_s", req->time_budget_s, "calibration",
+                                calibration ? calibration : json_null());
+        json_t *result = NULL;
+        char call_msg[2048];
+        err = temper_worker_call(w, job, &result, call_msg, sizeof(call_msg));
+        json_decref(job);
+        if (!err && json_object_get(result, "error")) {
+            err = temper_fail(call_msg, sizeof(call_msg), TEMPER_EINVALID, "%s",
+                              json_string_value(json_object_get(result, "error")));
+            json_decref(result);
+        }
+        if (err) {
+            cb(user, i, NULL, err, call_msg);
+            continue;
+        }
+        json_object_set(result, "knobs", j->knobs);
+        json_object_set_new(result, "device", json_string(device_id));
+        json_object_set(result, "device_info", info);
+        json_object_set_new(result, "secret_seed", json_integer((json_int_t)secret));
+        json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
+        cb(user, i, job_finish(j, result), 0, NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        if (js[i].compile_pid) {
+            kill(js[i].compile_pid, SIGKILL);
+            waitpid(js[i].compile_pid, NULL, 0);
+            unlink(js[i].log_path);
+        }
+        if (js[i].have_cand)
+            temper_candidate_free(&js[i].cand);
+        json_decref(js[i].knobs);
+        json_decref(js[i].early);
+    }
+    free(js);
+    json_decref(info);
+    return 0;
+}
+
+/* Keeps the one result of a batch of one. */
+struct single {
+    json_t *result; /* the result, or NULL */
+    int err;        /* the error, if none */
+    char *msg;      /* where its message goes */
+    size_t msg_size; /* size of msg */
+};
+
+static void single_cb(void *user, int index, json_t *result, int err, const char *error)
+{
+    struct single *s = user;
+    (void)index;
+    s->result = result;
+    s->err = err;
+    if (err)
+        temper_fail(s->msg, s->msg_size, err, "%s", error);
+}
+
 int temper_eval(struct temper_worker *w, const struct temper_eval_request *req, json_t *calibration,
                 json_t **result, char *msg, size_t msg_size)
 {
-    *result = NULL;
-    double start = temper_now_s();
-    char *text = NULL;
-    size_t len;
-    int err;
-    if (req->source) {
-        text = strdup(req->source);
-        len = strlen(req->source);
-        if (!text)
-            return TEMPER_ENOMEM;
-    } else if ((err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &text, &len, msg, msg_size))) {
-        return err;
-    }
-    struct temper_candidate cand;
-    char why[2048], hex[17];
-    temper_hash_hex(temper_hash64(text, len, 0), hex);
-    if (temper_candidate_parse(req->path, text, len, &cand, why, sizeof(why))) {
-        free(text);
-        *result = simple_result(TEMPER_VERDICT_INVALID, why);
-        json_object_set_new(*result, "candidate", json_string(req->path));
-        json_object_set_new(*result, "task", json_string(""));
-        json_object_set_new(*result, "source_hash", json_string(hex));
-        return 0;
-    }
-    free(text);
-    struct temper_task task;
-    char task_dir[TEMPER_PATH_MAX];
-    const char *root = temper_tasks_root(req->tasks_dir);
-    if (temper_task_find(root, cand.task, task_dir, sizeof(task_dir), why, sizeof(why))) {
-        *result = simple_result(TEMPER_VERDICT_INVALID, why);
-        goto done;
-    }
-    if ((err = temper_task_load(task_dir, &task, msg, msg_size))) {
-        temper_candidate_free(&cand);
-        return err;
-    }
-    struct temper_knobs knobs;
-    temper_knobs_default(&cand, &knobs);
-    for (int i = 0; req->sets && req->sets[i]; i++)
-        if ((err = temper_knobs_set(&cand, &knobs, req->sets[i], msg, msg_size))) {
-            temper_candidate_free(&cand);
-            return err;
-        }
-    if (temper_candidate_check(&cand, &knobs, why, sizeof(why)) ||
-        check_launch_names(&cand, &task, &knobs, why, sizeof(why))) {
-        *result = simple_result(TEMPER_VERDICT_INVALID, why);
-        goto done;
-    }
-    json_t *info = NULL;
-    if ((err = temper_worker_device_info(w, &info, msg, msg_size))) {
-        temper_candidate_free(&cand);
-        return err;
-    }
-    const char *backend = json_string_value(json_object_get(info, "id"));
-    int is_cuda = !strncmp(backend, "cuda", 4);
-    if (is_cuda != (cand.lang == TEMPER_LANG_CUDA)) {
-        err = temper_fail(msg, msg_size, TEMPER_EINVALID, "%s is %s but the device is %s (%s); pick one with --device",
-                          req->path, cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", backend,
-                          json_string_value(json_object_get(info, "name")));
-        json_decref(info);
-        temper_candidate_free(&cand);
-        return err;
-    }
-    json_t *knob_obj = json_object();
-    for (int i = 0; i < knobs.n; i++)
-        json_object_set_new(knob_obj, knobs.names[i], json_string(knobs.values[i]));
-    uint64_t secret = temper_secret_seed() & 0x7fffffffffffffffull;
-    json_t *job = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O}", "op", "eval", "task_dir", task_dir,
-                            "path", req->path, "source", cand.source, "knobs", knob_obj, "seed",
-                            (json_int_t)(req->seed & 0x7fffffffffffffffull), "secret_seed", (json_int_t)secret,
-                            "no_timing", req->no_timing, "time_budget_s", req->time_budget_s, "calibration",
-                            calibration ? calibration : json_null());
-    err = temper_worker_call(w, job, result, msg, msg_size);
-    json_decref(job);
-    if (!err && json_object_get(*result, "error")) {
-        err = temper_fail(msg, msg_size, TEMPER_EINVALID, "%s", json_string_value(json_object_get(*result, "error")));
-        json_decref(*result);
-        *result = NULL;
-    }
-    if (err) {
-        json_decref(knob_obj);
-        json_decref(info);
-        temper_candidate_free(&cand);
-        return err;
-    }
-    json_object_set_new(*result, "knobs", knob_obj);
-    json_object_set_new(*result, "device", json_string(backend));
-    json_object_set(*result, "device_info", info);
-    json_object_set_new(*result, "secret_seed", json_integer((json_int_t)secret));
-    json_object_set_new(*result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
-    json_decref(info);
-done:
-    if (!json_object_get(*result, "task"))
-        json_object_set_new(*result, "task", json_string(cand.task));
-    json_object_set_new(*result, "candidate", json_string(req->path));
-    json_object_set_new(*result, "source_hash", json_string(hex));
-    json_object_set_new(*result, "elapsed_ms", json_real((temper_now_s() - start) * 1e3));
-    temper_candidate_free(&cand);
-    return 0;
+    struct single s = {NULL, 0, msg, msg_size};
+    int err = temper_eval_batch(w, req, 1, calibration, 1, single_cb, &s, msg, msg_size);
+    *result = s.result;
+    return err ? err : s.err;
 }
 
 static double num(json_t *o, const char *key)

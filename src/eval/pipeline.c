@@ -505,7 +505,7 @@ static int check_guards(struct worker_state *ws, struct arena *a, struct slot *s
     for (size_t i = 0; !err && !rc && i < a->guard; i++)
         if (g[i] != s->canary)
             rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
-                           "out-of-bounds write at %s: the guard zone before %s was overwritten %zu bytes before "
+                           "out-of-bounds write at shape %s: the guard zone before %s was overwritten %zu bytes before "
                            "its start",
                            a->shape_text, name, a->guard - i);
     if (!err && !rc)
@@ -513,7 +513,7 @@ static int check_guards(struct worker_state *ws, struct arena *a, struct slot *s
     for (size_t i = 0; !err && !rc && i < after; i++)
         if (g[i] != s->canary)
             rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
-                           "out-of-bounds write at %s: the guard zone after %s was overwritten, starting %zu bytes "
+                           "out-of-bounds write at shape %s: the guard zone after %s was overwritten, starting %zu bytes "
                            "past its end",
                            a->shape_text, name, i);
     free(g);
@@ -534,12 +534,12 @@ static int check_unchanged(struct worker_state *ws, struct arena *a, struct slot
         return 0;
     if (!host)
         return fail_with(f, TEMPER_VERDICT_INCORRECT,
-                         "the kernel wrote outside its outputs at %s: %s of %s changed during its runs",
+                         "the kernel wrote outside its outputs at shape %s: %s of %s changed during its runs",
                          a->shape_text, what, arg->name);
     unsigned char *now = malloc(s->bytes ? s->bytes : 1);
     if (!now || temper_dev_read(&ws->dev, s->view, 0, now, s->bytes, msg, sizeof(msg))) {
         free(now);
-        return fail_with(f, TEMPER_VERDICT_INCORRECT, "the kernel changed its input %s at %s", arg->name,
+        return fail_with(f, TEMPER_VERDICT_INCORRECT, "the kernel changed its input %s at shape %s", arg->name,
                          a->shape_text);
     }
     size_t first = 0, es = temper_dtype_size(arg->dtype);
@@ -550,7 +550,7 @@ static int check_unchanged(struct worker_state *ws, struct arena *a, struct slot
     double after = temper_dtype_load(arg->dtype, now, first / es);
     free(now);
     return fail_with(f, TEMPER_VERDICT_INCORRECT,
-                     "the kernel changed its input %s at %s (first changed element %zu: was %.9g, now %.9g)", arg->name,
+                     "the kernel changed its input %s at shape %s (first changed element %zu: was %.9g, now %.9g)", arg->name,
                      a->shape_text, first / es, before, after);
 }
 
