@@ -75,8 +75,8 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
 {
     p = skip_ws(p);
     p = read_word(p, l->kernel, sizeof(l->kernel));
-    if (!l->kernel[0])
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: expected a kernel name", where);
+    if (!l->kernel[0] || *p == '(' || !strcmp(l->kernel, "grid") || !strcmp(l->kernel, "block"))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: expected a kernel name first", where);
     l->nargs = -1;
     int have_grid = 0, have_block = 0;
     for (;;) {

@@ -164,9 +164,12 @@ int temper_store_record(struct temper_store *s, json_t *r, const char *source, i
         ok = sqlite3_step(st) == SQLITE_DONE;
     }
     sqlite3_finalize(st);
-    char *knobs = json_dumps(json_object_get(r, "knobs") ?: json_object(), JSON_COMPACT);
-    char *checks = json_dumps(json_object_get(r, "checks") ?: json_array(), JSON_COMPACT);
-    char *timings = json_dumps(json_object_get(r, "timings") ?: json_array(), JSON_COMPACT);
+    json_t *empty_obj = json_object(), *empty_arr = json_array();
+    char *knobs = json_dumps(json_object_get(r, "knobs") ?: empty_obj, JSON_COMPACT);
+    char *checks = json_dumps(json_object_get(r, "checks") ?: empty_arr, JSON_COMPACT);
+    char *timings = json_dumps(json_object_get(r, "timings") ?: empty_arr, JSON_COMPACT);
+    json_decref(empty_obj);
+    json_decref(empty_arr);
     char *all = json_dumps(r, JSON_COMPACT);
     if (ok)
         ok = sqlite3_prepare_v2(s->db,

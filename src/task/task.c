@@ -97,11 +97,14 @@ static int parse_init(const char *text, struct temper_task_arg *a, const char *f
         size_t n = strlen(kinds[k].name);
         if (strncmp(text, kinds[k].name, n) || text[n] != '(')
             continue;
-        char tail;
-        if (sscanf(text + n, "(%lf ,%lf )%c", &a->init_a, &a->init_b, &tail) != 2)
+        int end = -1;
+        if (sscanf(text + n, "(%lf ,%lf )%n", &a->init_a, &a->init_b, &end) != 2 || end < 0 || text[n + end])
             break;
         a->init = kinds[k].kind;
-        if ((a->init == TEMPER_INIT_NORMAL && a->init_b <= 0) || (a->init != TEMPER_INIT_NORMAL && a->init_b < a->init_a))
+        int empty = a->init == TEMPER_INIT_NORMAL  ? a->init_b <= 0 :
+                    a->init == TEMPER_INIT_UNIFORM ? a->init_b <= a->init_a :
+                                                     a->init_b < a->init_a;
+        if (empty)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args[%d].init: '%s' has an empty range", file,
                                index, text);
         return 0;
@@ -544,7 +547,15 @@ void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t se
             v = a->init_a + a->init_b * temper_rng_normal(&rng);
             break;
         case TEMPER_INIT_UNIFORM:
-            v = a->init_a + (a->init_b - a->init_a) * temper_rng_uniform(&rng);
+            /* hi is excluded after rounding to the dtype too: draw again if rounding reached it */
+            for (int tries = 0;; tries++) {
+                v = a->init_a + (a->init_b - a->init_a) * temper_rng_uniform(&rng);
+                temper_dtype_store(a->dtype, host, (size_t)i, v);
+                if (temper_dtype_load(a->dtype, host, (size_t)i) < a->init_b || tries == 64)
+                    break;
+            }
+            if (temper_dtype_load(a->dtype, host, (size_t)i) >= a->init_b)
+                v = a->init_a;
             break;
         default:
             v = floor(a->init_a + (a->init_b - a->init_a + 1) * temper_rng_uniform(&rng));

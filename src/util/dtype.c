@@ -121,6 +121,21 @@ double temper_dtype_load(enum temper_dtype t, const void *base, size_t i)
     }
 }
 
+/* Rounds a double to a float with round-to-odd: a float has more than two bits beyond a half's
+ * or a bfloat16's mantissa, so rounding that result once more to nearest-even gives the correctly
+ * rounded half or bfloat16 of the double, with no double rounding. */
+static float to_float_odd(double v)
+{
+    float f = (float)v;
+    if (!isfinite(v) || (double)f == v)
+        return f;
+    if (fabs((double)f) > fabs(v))
+        f = nextafterf(f, 0.0f);
+    uint32_t u = float_bits(f);
+    u |= 1;
+    return bits_float(u);
+}
+
 static double clamp_round(double v, double lo, double hi)
 {
     if (isnan(v))
@@ -136,10 +151,10 @@ void temper_dtype_store(enum temper_dtype t, void *base, size_t i, double v)
         ((float *)base)[i] = (float)v;
         break;
     case TEMPER_DTYPE_F16:
-        ((uint16_t *)base)[i] = temper_float_to_half((float)v);
+        ((uint16_t *)base)[i] = temper_float_to_half(to_float_odd(v));
         break;
     case TEMPER_DTYPE_BF16:
-        ((uint16_t *)base)[i] = temper_float_to_bf16((float)v);
+        ((uint16_t *)base)[i] = temper_float_to_bf16(to_float_odd(v));
         break;
     case TEMPER_DTYPE_I8:
         ((int8_t *)base)[i] = (int8_t)clamp_round(v, -128, 127);
@@ -151,7 +166,14 @@ void temper_dtype_store(enum temper_dtype t, void *base, size_t i, double v)
         ((int32_t *)base)[i] = (int32_t)clamp_round(v, -2147483648.0, 2147483647.0);
         break;
     case TEMPER_DTYPE_I64:
-        ((int64_t *)base)[i] = (int64_t)clamp_round(v, -9.2e18, 9.2e18);
+        if (isnan(v))
+            ((int64_t *)base)[i] = 0;
+        else if (nearbyint(v) >= 9223372036854775808.0)
+            ((int64_t *)base)[i] = INT64_MAX;
+        else if (nearbyint(v) <= -9223372036854775808.0)
+            ((int64_t *)base)[i] = INT64_MIN;
+        else
+            ((int64_t *)base)[i] = (int64_t)nearbyint(v);
         break;
     default:
         break;

@@ -1,6 +1,7 @@
 /* expr.c: the integer expression evaluator for shapes, grids, constraints, FLOP and byte counts.
  * A recursive-descent parser that evaluates as it parses; errors name the column. */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,7 +61,10 @@ static int64_t parse_call(struct expr_parser *e, const char *name, size_t len)
         return a > b ? a : b;
     if (b == 0)
         return expr_error(e, "ceil_div by zero");
-    return a >= 0 ? (a + b - 1) / b : a / b;
+    if (a == INT64_MIN && b == -1)
+        return expr_error(e, "ceil_div overflows");
+    int64_t q = a / b;
+    return a % b != 0 && (a > 0) == (b > 0) ? q + 1 : q;
 }
 
 static int64_t parse_primary(struct expr_parser *e)
@@ -113,10 +117,18 @@ static int64_t parse_primary(struct expr_parser *e)
     return expr_error(e, *e->p ? "expected a number, a name or '('" : "unexpected end of expression");
 }
 
+/* Checked arithmetic: an expression that overflows 64 bits is an error, not a wrapped value. */
+static int64_t checked(struct expr_parser *e, int overflowed, int64_t v)
+{
+    return overflowed ? expr_error(e, "integer overflow") : v;
+}
+
 static int64_t parse_unary(struct expr_parser *e)
 {
-    if (accept(e, "-"))
-        return -parse_unary(e);
+    if (accept(e, "-")) {
+        int64_t v = parse_unary(e);
+        return checked(e, v == INT64_MIN, -v);
+    }
     if (accept(e, "+"))
         return parse_unary(e);
     if (accept(e, "!"))
@@ -129,7 +141,9 @@ static int64_t parse_mul(struct expr_parser *e)
     int64_t v = parse_unary(e);
     for (;;) {
         if (accept(e, "*")) {
-            v *= parse_unary(e);
+            int64_t r = parse_unary(e), out = 0;
+            int overflowed = __builtin_mul_overflow(v, r, &out);
+            v = checked(e, overflowed, out);
         } else if (accept(e, "/") || accept(e, "%")) {
             char op = e->p[-1];
             int64_t d = parse_unary(e);
@@ -137,6 +151,8 @@ static int64_t parse_mul(struct expr_parser *e)
                 return 0;
             if (d == 0)
                 return expr_error(e, "division by zero");
+            if (v == INT64_MIN && d == -1)
+                return expr_error(e, "integer overflow");
             v = op == '/' ? v / d : v % d;
         } else {
             return v;
@@ -148,12 +164,19 @@ static int64_t parse_add(struct expr_parser *e)
 {
     int64_t v = parse_mul(e);
     for (;;) {
-        if (accept(e, "+"))
-            v += parse_mul(e);
-        else if (accept(e, "-"))
-            v -= parse_mul(e);
-        else
+        int64_t r, out = 0;
+        int overflowed;
+        if (accept(e, "+")) {
+            r = parse_mul(e);
+            overflowed = __builtin_add_overflow(v, r, &out);
+            v = checked(e, overflowed, out);
+        } else if (accept(e, "-")) {
+            r = parse_mul(e);
+            overflowed = __builtin_sub_overflow(v, r, &out);
+            v = checked(e, overflowed, out);
+        } else {
             return v;
+        }
     }
 }
 

@@ -64,9 +64,19 @@ int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, str
         temper_buf_append(&out, chunk, (size_t)n < room ? (size_t)n : room);
     }
     close(fds[0]);
+    /* The child may close its output and still run: the time limit holds until it exits. */
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, result->timed_out ? 0 : WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            break;
+        if (r == 0 && temper_now_s() >= deadline) {
+            result->timed_out = 1;
+            kill(-pid, SIGKILL);
+        } else if (r == 0) {
+            usleep(1000);
+        }
+    }
     if (WIFEXITED(status)) {
         result->exit_code = WEXITSTATUS(status);
     } else {

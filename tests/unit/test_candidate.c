@@ -446,7 +446,7 @@ static void test_malformed(void **state)
         {"bad.cl", TASK_LINE "// @temper launch k grid(1, 2, 3, 4) block(1)\n", "bad.cl:2", "needs 1 to 3 expressions"},
         {"bad.cl", TASK_LINE "// @temper launch k grid() block(1)\n", "bad.cl:2", "needs 1 to 3 expressions"},
         {"bad.cl", TASK_LINE "// @temper launch k grid(1,,2) block(1)\n", "bad.cl:2", "needs 1 to 3 expressions"},
-        {"bad.cl", TASK_LINE "// @temper launch grid(1) block(1)\n", "bad.cl:2", "launch: unknown clause"},
+        {"bad.cl", TASK_LINE "// @temper launch grid(1) block(1)\n", "bad.cl:2", "launch: expected a kernel name first"},
         {"bad.cl", TASK_LINE "// @temper launch k grid(1) block(1) smem()\n", "bad.cl:2", "smem(...) needs one expression"},
         {"bad.cl", TASK_LINE "// @temper launch k grid 1 block(1)\n", "bad.cl:2", "expected grid(...), block(...)"},
         {"bad.cl", TASK_LINE "// @temper param A\n" LAUNCH_LINE, "bad.cl:2", "needs at least one value"},
