@@ -84,6 +84,8 @@ struct temper_eval_request {
     int no_timing;            /* 1: correctness only */
     uint64_t seed;            /* the public seed (the secret one is drawn per run) */
     double time_budget_s;     /* timing budget per bench shape; 0 for the default */
+    int checks_only;          /* 1: check shapes only, no bench shapes (for slow deep checks) */
+    int profile_run;          /* 1: no checks; run the candidate once at the first bench shape */
 };
 
 /* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only
@@ -111,6 +113,26 @@ int temper_worker_device_info(struct temper_worker *w, json_t **info, char *msg,
 int temper_calibrate(struct temper_worker *w, json_t **ceilings, char *msg, size_t msg_size);
 /* Lists every device of every backend: an array of device objects. */
 int temper_list_devices(struct temper_worker *w, json_t **devices, char *msg, size_t msg_size);
+
+/* ---- deep checks (CUDA) ---- */
+
+/* What the deep checks run on: the candidate as `temper eval` was given it. */
+struct temper_deep_request {
+    const char *self_exe;     /* the temper binary to run under the tool */
+    const char *path;         /* the candidate */
+    const char *device;       /* --device, or NULL */
+    const char *tasks_dir;    /* --tasks, or NULL */
+    const char *const *sets;  /* --set values, NULL-terminated, or NULL */
+    double timeout_s;         /* each tool run is killed after this */
+};
+
+/* Runs compute-sanitizer's memcheck, racecheck and synccheck on the candidate at its check
+ * shapes: {"memcheck": {"errors": N, "report": [...]}, ...}. Caller decrefs. */
+int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
+/* Runs Nsight Compute on the candidate's launches at its first bench shape, with the clocks as
+ * they are: per kernel, duration, DRAM throughput, achieved occupancy, registers and local
+ * memory traffic. Caller decrefs. */
+int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
 
 /* Prints a result for people. */
 void temper_eval_print(FILE *out, json_t *result);

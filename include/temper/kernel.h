@@ -110,6 +110,8 @@ uint64_t temper_build_key(const char *source, size_t len, const char *options, c
                           const char *target);
 /* Looks a binary up; on a hit *data is malloc'ed (caller frees). TEMPER_ENOTFOUND on a miss. */
 int temper_build_cache_get(uint64_t key, void **data, size_t *size);
+/* 1 if the cache holds a binary for key. */
+int temper_build_cache_has(uint64_t key);
 /* Stores a binary atomically (temporary name, then rename), so concurrent processes share it. */
 int temper_build_cache_put(uint64_t key, const void *data, size_t size);
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "temper/eval.h"
@@ -25,7 +26,12 @@ static void help(FILE *out)
             "  --launch-timeout S    kill a launch that runs longer (default 5 s)\n"
             "  --time-budget S       timing budget per bench shape (default 2 s)\n"
             "  --no-store            do not record the evaluation\n"
-            "  --jobs N              compile processes at a time (default: one per core)\n\n"
+            "  --jobs N              compile processes at a time (default: one per core)\n"
+            "  --sanitize            CUDA: for a correct kernel, also run compute-sanitizer's memcheck,\n"
+            "                        racecheck and synccheck on its check shapes; findings make it incorrect\n"
+            "  --profile             CUDA: for a correct kernel, also run Nsight Compute on its launches at\n"
+            "                        the first bench shape (duration, DRAM throughput, occupancy, registers,\n"
+            "                        local memory)\n\n"
             "Several files are evaluated in one run with one secret seed: one line each (one JSON object per\n"
             "line with --json), compiling ahead of the device runs where the backend allows.\n\n"
             "exit status: 0 correct, 1 evaluated but not correct, 2 bad usage or input, 3 no usable device\n");
@@ -42,7 +48,49 @@ struct eval_output {
     int not_correct;
     int failed;                 /* not evaluated at all */
     double start_s;             /* when the batch began */
+    struct temper_deep_request *deep; /* deep checks to run on correct kernels, or NULL */
+    int sanitize;               /* 1: compute-sanitizer */
+    int profile;                /* 1: Nsight Compute */
 };
+
+/* Runs the deep checks asked for on a correct kernel and adds their findings to its result;
+ * a sanitizer finding makes the verdict incorrect. */
+static void deep_checks(struct eval_output *o, json_t *result)
+{
+    char msg[2048];
+    o->deep->path = json_string_value(json_object_get(result, "candidate"));
+    if (o->sanitize) {
+        json_t *found = NULL;
+        if (temper_deep_sanitize(o->deep, &found, msg, sizeof(msg))) {
+            json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
+        } else {
+            json_int_t errors = 0;
+            const char *tool;
+            json_t *r;
+            json_object_foreach(found, tool, r) errors += json_integer_value(json_object_get(r, "errors"));
+            json_object_set_new(result, "sanitize", found);
+            if (errors) {
+                char text[512];
+                snprintf(text, sizeof(text), "compute-sanitizer reported %lld error%s (see sanitize)",
+                         (long long)errors, errors == 1 ? "" : "s");
+                json_object_set_new(result, "verdict", json_string("incorrect"));
+                json_object_set_new(result, "message", json_string(text));
+            }
+        }
+    }
+    if (o->profile) {
+        json_t *prof = NULL;
+        if (temper_deep_profile(o->deep, &prof, msg, sizeof(msg)))
+            prof = json_pack("{s:s}", "error", msg);
+        json_t *t = json_array_get(json_object_get(result, "timings"), 0);
+        json_t *k0 = json_array_get(json_object_get(prof, "kernels"), 0);
+        if (t && k0 && json_array_size(json_object_get(prof, "kernels")) == 1)
+            json_object_set_new(prof, "ncu_over_temper",
+                                json_real(json_number_value(json_object_get(k0, "duration_ms")) /
+                                          json_number_value(json_object_get(t, "median_ms"))));
+        json_object_set_new(result, "profile", prof);
+    }
+}
 
 static void on_result(void *user, int index, json_t *result, int err, const char *error)
 {
@@ -54,6 +102,9 @@ static void on_result(void *user, int index, json_t *result, int err, const char
         return;
     }
     char msg[1024];
+    const char *v0 = json_string_value(json_object_get(result, "verdict"));
+    if (o->deep && v0 && !strcmp(v0, "correct"))
+        deep_checks(o, result);
     if (o->store_it && temper_store_record(o->store, result, o->sources[index], NULL, msg, sizeof(msg)))
         fprintf(stderr, "temper: warning: %s\n", msg);
     const char *verdict = json_string_value(json_object_get(result, "verdict"));
@@ -84,6 +135,8 @@ int cmd_eval(int argc, char **argv)
         {"tasks", required_argument, 0, 't'},    {"seed", required_argument, 0, 'S'},
         {"launch-timeout", required_argument, 0, 'L'}, {"time-budget", required_argument, 0, 'B'},
         {"no-store", no_argument, 0, 'N'},       {"jobs", required_argument, 0, 'J'},
+        {"sanitize", no_argument, 0, 'Z'},       {"profile", no_argument, 0, 'P'},
+        {"checks-only", no_argument, 0, 'C'},    {"profile-run", no_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     struct temper_eval_request req = {0};
@@ -91,7 +144,7 @@ int cmd_eval(int argc, char **argv)
     temper_limits_default(&limits);
     const char *device = NULL;
     const char *sets[65] = {0};
-    int nsets = 0, json = 0, store_it = 1, jobs = 0, c;
+    int nsets = 0, json = 0, store_it = 1, jobs = 0, sanitize = 0, profile = 0, c;
     req.seed = 1;
     while ((c = getopt_long(argc, argv, "d:s:h", opts, NULL)) != -1) {
         char *end = NULL;
@@ -129,6 +182,18 @@ int cmd_eval(int argc, char **argv)
             break;
         case 'J':
             jobs = (int)strtol(optarg, &end, 10);
+            break;
+        case 'Z':
+            sanitize = 1;
+            break;
+        case 'P':
+            profile = 1;
+            break;
+        case 'C':
+            req.checks_only = 1;
+            break;
+        case 'R':
+            req.profile_run = 1;
             break;
         case 'h':
             help(stdout);
@@ -183,7 +248,17 @@ int cmd_eval(int argc, char **argv)
                 err = temper_store_put_calibration(store, info, calib, msg, sizeof(msg));
         }
     }
-    struct eval_output out = {store, sources, json, store_it, n, 0, 0, 0, temper_now_s()};
+    struct eval_output out = {store, sources, json, store_it, n, 0, 0, 0, temper_now_s(), NULL, 0, 0};
+    struct temper_deep_request deep = {NULL, NULL, device, req.tasks_dir, sets, 600};
+    char self[4096];
+    ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (self_len > 0 && (sanitize || profile)) {
+        self[self_len] = 0;
+        deep.self_exe = self;
+        out.deep = &deep;
+        out.sanitize = sanitize;
+        out.profile = profile;
+    }
     if (!err) {
         temper_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
         err = temper_eval_batch(w, reqs, n, calib, jobs, on_result, &out, msg, sizeof(msg));

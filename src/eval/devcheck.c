@@ -198,18 +198,23 @@ int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes,
     int64_t words = (int64_t)(bytes / 4);
     uint64_t total = 0;
     if (words) {
-        struct temper_launch_dims dims = {{dc->threads / DEVCHECK_BLOCK, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
+        /* No more threads than words: small buffers read back few partial sums. */
+        size_t blocks = ((size_t)words + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
+        if (blocks > dc->threads / DEVCHECK_BLOCK)
+            blocks = dc->threads / DEVCHECK_BLOCK;
+        size_t threads = blocks * DEVCHECK_BLOCK;
+        struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
         struct temper_karg args[4] = {{TEMPER_KARG_BUFFER, {.buf = buf}},
                                       {TEMPER_KARG_I64, {.i64 = words}},
                                       {TEMPER_KARG_I32, {.i32 = (int32_t)(uint32_t)key}},
                                       {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
-        uint64_t *partial = malloc(dc->threads * sizeof(uint64_t));
+        uint64_t *partial = malloc(threads * sizeof(uint64_t));
         if (!partial)
             return TEMPER_ENOMEM;
         err = temper_dev_launch(&ws->dev, dc->sum_u32, &dims, 4, args, msg, msg_size);
         if (!err)
-            err = temper_dev_read(&ws->dev, dc->results, 0, partial, dc->threads * sizeof(uint64_t), msg, msg_size);
-        for (size_t i = 0; !err && i < dc->threads; i++)
+            err = temper_dev_read(&ws->dev, dc->results, 0, partial, threads * sizeof(uint64_t), msg, msg_size);
+        for (size_t i = 0; !err && i < threads; i++)
             total += partial[i];
         free(partial);
         if (err)

@@ -217,6 +217,12 @@ static void compile_child(const struct compile_target *t, const char *source, si
 
 static void compile_start(struct job *j, const struct compile_target *t)
 {
+    uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, j->options, t->info.compiler_version,
+                                    t->info.arch[0] ? t->info.arch : t->info.name);
+    if (temper_build_cache_has(key)) {
+        j->compiled = 1;
+        return;
+    }
     snprintf(j->log_path, sizeof(j->log_path), "/tmp/temper-compile-XXXXXX");
     int fd = mkstemp(j->log_path);
     if (fd >= 0)
@@ -363,11 +369,12 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
             continue;
         }
         const struct temper_eval_request *req = j->req;
-        json_t *job = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O}", "op", "eval", "task_dir",
-                                j->task_dir, "path", req->path, "source", j->cand.source, "knobs", j->knobs, "seed",
-                                (json_int_t)(req->seed & 0x7fffffffffffffffull), "secret_seed", (json_int_t)secret,
-                                "no_timing", req->no_timing, "time_budget_s", req->time_budget_s, "calibration",
-                                calibration ? calibration : json_null());
+        json_t *job = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O, s:b, s:b}", "op", "eval",
+                                "task_dir", j->task_dir, "path", req->path, "source", j->cand.source, "knobs", j->knobs,
+                                "seed", (json_int_t)(req->seed & 0x7fffffffffffffffull), "secret_seed",
+                                (json_int_t)secret, "no_timing", req->no_timing, "time_budget_s", req->time_budget_s,
+                                "calibration", calibration ? calibration : json_null(), "checks_only",
+                                req->checks_only, "profile_run", req->profile_run);
         json_t *result = NULL;
         char call_msg[2048];
         err = temper_worker_call(w, job, &result, call_msg, sizeof(call_msg));

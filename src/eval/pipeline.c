@@ -354,7 +354,7 @@ static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, str
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: grid: %s", p->cand.path, l->line, msg);
         if (d < l->block_n && temper_launch_eval(&a->shape, &p->knobs, l->block[d], &b, msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: block: %s", p->cand.path, l->line, msg);
-        if (g < 1 || b < 1 || g > (1ll << 31) || b > 4096)
+        if (g < 0 || b < 1 || g > (1ll << 31) || b > 4096)
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR,
                              "%s:%d: launch %s at %s: grid %lld x block %lld in dimension %d is out of range",
                              p->cand.path, l->line, l->kernel, a->shape_text, (long long)g, (long long)b, d);
@@ -442,6 +442,10 @@ static int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a,
         int nargs = 0;
         if (plan_launch_args(ws, p, li, a, variant, set, &dims, args, &nargs, f))
             return -1;
+        /* A grid of no blocks launches nothing, in CUDA and OpenCL alike: the outputs stay
+         * poisoned and the comparison says so. */
+        if (!dims.grid[0] || !dims.grid[1] || !dims.grid[2])
+            continue;
         if (temper_dev_launch(&ws->dev, p->kernels[li], &dims, nargs, args, msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "launch of %s at %s failed: %s",
                              p->cand.launches[li].kernel, a->shape_text, msg);
@@ -1152,10 +1156,25 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     json_object_set_new(result, "options", json_string(cand.options));
     json_object_set_new(result, "cache_hit", json_boolean(cand.cache_hit));
 
-    for (int i = 0; i < task->ncheck && !rc; i++)
+    int checks_only = json_is_true(json_object_get(req, "checks_only"));
+    int profile_run = json_is_true(json_object_get(req, "profile_run"));
+    int nbench = ws->dev.info.is_gpu ? task->nbench_gpu : task->nbench_cpu;
+    if (!rc && profile_run) {
+        /* For a profiler watching this process: the candidate's launches at the first bench
+         * shape come first, with nothing checked. */
+        struct arena *a = arena_new(ws, task, ws->dev.info.is_gpu ? &task->bench_gpu[0] : &task->bench_cpu[0], 1, 1,
+                                    &secret, secret, &f);
+        rc = a ? plan_run(ws, &cand, a, 0, OUT_CAND, 0, &f) : -1;
+        arena_free(ws, a);
+        if (!rc)
+            fail_with(&f, TEMPER_VERDICT_CORRECT, "profile run only: ran once at the first bench shape, unchecked");
+        nbench = 0;
+    }
+    for (int i = 0; i < task->ncheck && !rc && !profile_run; i++)
         for (int k = 0; k < 2 && !rc; k++)
             rc = check_shape(ws, &cand, i, k, checks, &ph, &f);
-    int nbench = ws->dev.info.is_gpu ? task->nbench_gpu : task->nbench_cpu;
+    if (checks_only)
+        nbench = 0;
     for (int b = 0; b < nbench && !rc; b++) {
         json_t *tm = NULL;
         rc = bench_shape(ws, &cand, expert_plan.expert ? &expert_plan : NULL, b, timing, budget > 0 ? budget : 2.0,
@@ -1170,9 +1189,9 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
                   "impossible, so the work cannot all have been done",
                   json_number_value(json_object_get(first, "median_ms")),
                   json_number_value(json_object_get(first, "roofline_floor_ms")));
-    if (f.verdict == TEMPER_VERDICT_CORRECT)
+    if (f.verdict == TEMPER_VERDICT_CORRECT && !profile_run)
         snprintf(f.message, sizeof(f.message), "passed %d check shapes x 2 seeds and %d bench shape%s%s",
-                 task->ncheck, nbench, nbench == 1 ? "" : "s", timing ? ", timed" : "");
+                 task->ncheck, nbench, nbench == 1 ? "" : "s", timing && nbench ? ", timed" : "");
     if (f.verdict == TEMPER_VERDICT_RUNTIME_ERROR)
         *fatal = 1;
     json_object_set_new(result, "verdict", json_string(temper_verdict_name(f.verdict)));

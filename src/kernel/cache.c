@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "temper/kernel.h"
 
@@ -35,6 +36,13 @@ int temper_build_cache_get(uint64_t key, void **data, size_t *size)
         return TEMPER_ENOTFOUND;
     *data = text;
     return 0;
+}
+
+int temper_build_cache_has(uint64_t key)
+{
+    char path[TEMPER_PATH_MAX];
+    cache_path(key, path, sizeof(path));
+    return access(path, R_OK) == 0;
 }
 
 int temper_build_cache_put(uint64_t key, const void *data, size_t size)

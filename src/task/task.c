@@ -3,6 +3,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,12 +536,26 @@ int temper_task_arg_elems(const struct temper_task *task, int arg, const struct 
     return 0;
 }
 
-void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t seed, void *host, int64_t elems)
+/* Inputs are drawn in chunks, each from its own generator seeded by (seed, argument, chunk), so
+ * the values do not depend on how many threads draw them. */
+#define FILL_CHUNK (1 << 20)
+#define FILL_THREADS_MAX 64
+
+/* One thread's share of a fill. */
+struct fill_work {
+    const struct temper_task_arg *arg; /* what to draw */
+    uint64_t seed;                     /* the argument's seed */
+    void *host;                        /* where */
+    int64_t elems;                     /* how many in all */
+    int64_t first_chunk;               /* this thread's chunks: first, first + step, ... */
+    int64_t step;                      /* number of threads */
+};
+
+static void fill_chunk(const struct temper_task_arg *a, uint64_t seed, void *host, int64_t begin, int64_t end)
 {
-    const struct temper_task_arg *a = &task->args[arg];
     struct temper_rng rng;
-    temper_rng_seed(&rng, seed ^ temper_hash64(a->name, strlen(a->name), 0x7e3));
-    for (int64_t i = 0; i < elems; i++) {
+    temper_rng_seed(&rng, seed ^ ((uint64_t)(begin / FILL_CHUNK) * 0x9e3779b97f4a7c15ull));
+    for (int64_t i = begin; i < end; i++) {
         double v;
         switch (a->init) {
         case TEMPER_INIT_NORMAL:
@@ -563,4 +578,48 @@ void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t se
         }
         temper_dtype_store(a->dtype, host, (size_t)i, v);
     }
+}
+
+static void *fill_thread(void *p)
+{
+    struct fill_work *w = p;
+    for (int64_t c = w->first_chunk; c * FILL_CHUNK < w->elems; c += w->step) {
+        int64_t begin = c * FILL_CHUNK, end = begin + FILL_CHUNK;
+        fill_chunk(w->arg, w->seed, w->host, begin, end < w->elems ? end : w->elems);
+    }
+    return NULL;
+}
+
+void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t seed, void *host, int64_t elems)
+{
+    const struct temper_task_arg *a = &task->args[arg];
+    uint64_t arg_seed = seed ^ temper_hash64(a->name, strlen(a->name), 0x7e3);
+    int64_t chunks = (elems + FILL_CHUNK - 1) / FILL_CHUNK;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nthreads = (int)(chunks < cores ? chunks : cores);
+    if (nthreads > FILL_THREADS_MAX)
+        nthreads = FILL_THREADS_MAX;
+    if (nthreads <= 1) {
+        fill_chunk(a, arg_seed, host, 0, elems);
+        return;
+    }
+    pthread_t threads[FILL_THREADS_MAX];
+    struct fill_work work[FILL_THREADS_MAX];
+    int started = 0;
+    for (int t = 0; t < nthreads; t++) {
+        work[t] = (struct fill_work){a, arg_seed, host, elems, t, nthreads};
+        if (pthread_create(&threads[t], NULL, fill_thread, &work[t]))
+            break;
+        started++;
+    }
+    /* Chunks of threads that could not start are drawn here. */
+    if (started < nthreads) {
+        for (int64_t c = 0; c * FILL_CHUNK < elems; c++)
+            if (c % nthreads >= started) {
+                int64_t begin = c * FILL_CHUNK, end = begin + FILL_CHUNK;
+                fill_chunk(a, arg_seed, host, begin, end < elems ? end : elems);
+            }
+    }
+    for (int t = 0; t < started; t++)
+        pthread_join(threads[t], NULL);
 }

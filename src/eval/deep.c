@@ -1,0 +1,258 @@
+/* deep.c: optional deep checks for a candidate that passed: compute-sanitizer (memcheck,
+ * racecheck, synccheck) on its check shapes, and Nsight Compute on its launches at the first
+ * bench shape. Both run this temper binary again under the tool, as a child process with a
+ * time limit, and read what the tool printed. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/eval.h"
+
+#define TOOL_OUTPUT_MAX (4u << 20)
+#define MAX_TOOL_ARGS 96
+
+/* Builds "temper eval PATH --no-store --json ..." after the tool's own arguments. */
+static int eval_args(const struct temper_deep_request *r, char **argv, int argc, const char *mode)
+{
+    argv[argc++] = (char *)r->self_exe;
+    argv[argc++] = "eval";
+    argv[argc++] = (char *)r->path;
+    argv[argc++] = "--no-store";
+    argv[argc++] = "--json";
+    argv[argc++] = "--no-timing";
+    argv[argc++] = (char *)mode;
+    if (r->device) {
+        argv[argc++] = "--device";
+        argv[argc++] = (char *)r->device;
+    }
+    if (r->tasks_dir) {
+        argv[argc++] = "--tasks";
+        argv[argc++] = (char *)r->tasks_dir;
+    }
+    for (int i = 0; r->sets && r->sets[i] && argc < MAX_TOOL_ARGS - 3; i++) {
+        argv[argc++] = "--set";
+        argv[argc++] = (char *)r->sets[i];
+    }
+    argv[argc] = NULL;
+    return argc;
+}
+
+/* Sums "ERROR SUMMARY: N error" over every process the tool reported on, and keeps the first
+ * lines of findings. */
+static json_t *sanitizer_findings(const char *output, int exit_code, int timed_out)
+{
+    long errors = 0;
+    int summaries = 0;
+    json_t *report = json_array();
+    for (const char *p = output; p && *p;) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *sum = memmem(p, len, "ERROR SUMMARY:", 14);
+        if (sum) {
+            errors += strtol(sum + 14, NULL, 10);
+            summaries++;
+        } else if (len > 10 && !strncmp(p, "=========", 9) && json_array_size(report) < 24) {
+            const char *text = p + 9;
+            while (*text == ' ' && text < p + len)
+                text++;
+            if (text < p + len)
+                json_array_append_new(report, json_stringn(text, (size_t)(p + len - text)));
+        }
+        p = end ? end + 1 : p + len;
+    }
+    json_t *r = json_pack("{s:I, s:o, s:i}", "errors", (json_int_t)errors, "report", report, "exit_code", exit_code);
+    if (!summaries || timed_out)
+        json_object_set_new(r, "incomplete", json_string(timed_out ? "the tool ran past its time limit" :
+                                                                      "the tool printed no ERROR SUMMARY"));
+    return r;
+}
+
+int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size)
+{
+    static const char *const tools[] = {"memcheck", "racecheck", "synccheck"};
+    *out = json_object();
+    for (size_t t = 0; t < sizeof(tools) / sizeof(tools[0]); t++) {
+        char *argv[MAX_TOOL_ARGS];
+        int argc = 0;
+        argv[argc++] = "compute-sanitizer";
+        argv[argc++] = "--tool";
+        argv[argc++] = (char *)tools[t];
+        argv[argc++] = "--target-processes";
+        argv[argc++] = "all";
+        argv[argc++] = "--print-limit";
+        argv[argc++] = "20";
+        eval_args(req, argv, argc, "--checks-only");
+        struct temper_proc_result pr;
+        int err = temper_proc_run(argv, req->timeout_s, TOOL_OUTPUT_MAX, &pr, msg, msg_size);
+        if (err) {
+            json_decref(*out);
+            *out = NULL;
+            return err;
+        }
+        if (pr.exit_code == 127) {
+            free(pr.output);
+            json_decref(*out);
+            *out = NULL;
+            return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "compute-sanitizer is not on the PATH");
+        }
+        json_object_set_new(*out, tools[t], sanitizer_findings(pr.output, pr.exit_code, pr.timed_out));
+        free(pr.output);
+    }
+    return 0;
+}
+
+/* Splits one CSV line into at most max fields (quoted, as ncu writes them); returns the count. */
+static int csv_fields(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < max) {
+        if (*p == '"') {
+            char *start = ++p, *w = p;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"')
+                    p++;
+                *w++ = *p++;
+            }
+            if (*p == '"')
+                p++;
+            *w = 0;
+            fields[n++] = start;
+        } else {
+            fields[n++] = p;
+            while (*p && *p != ',')
+                p++;
+            if (*p == ',')
+                *p++ = 0;
+            continue;
+        }
+        if (*p == ',')
+            p++;
+    }
+    return n;
+}
+
+static int column(char **fields, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(fields[i], name))
+            return i;
+    return -1;
+}
+
+int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size)
+{
+    struct temper_candidate cand;
+    int err = temper_candidate_load(req->path, &cand, msg, msg_size);
+    if (err)
+        return err;
+    char filter[1024] = "regex:^(";
+    for (int i = 0; i < cand.nlaunches; i++) {
+        size_t used = strlen(filter);
+        snprintf(filter + used, sizeof(filter) - used, "%s%s", i ? "|" : "", cand.launches[i].kernel);
+    }
+    strncat(filter, ")$", sizeof(filter) - strlen(filter) - 1);
+    char count[16];
+    snprintf(count, sizeof(count), "%d", cand.nlaunches);
+    temper_candidate_free(&cand);
+    char *argv[MAX_TOOL_ARGS];
+    int argc = 0;
+    argv[argc++] = "ncu";
+    argv[argc++] = "--clock-control";
+    argv[argc++] = "none";
+    argv[argc++] = "--target-processes";
+    argv[argc++] = "all";
+    argv[argc++] = "--kernel-name";
+    argv[argc++] = filter;
+    argv[argc++] = "--launch-count";
+    argv[argc++] = count;
+    argv[argc++] = "--csv";
+    argv[argc++] = "--metrics";
+    argv[argc++] = "gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,"
+                   "sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,"
+                   "dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed_op_local_ld.sum,"
+                   "smsp__inst_executed_op_local_st.sum";
+    eval_args(req, argv, argc, "--profile-run");
+    struct temper_proc_result pr;
+    err = temper_proc_run(argv, req->timeout_s, TOOL_OUTPUT_MAX, &pr, msg, msg_size);
+    if (err)
+        return err;
+    if (pr.exit_code == 127) {
+        free(pr.output);
+        return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "ncu (Nsight Compute) is not on the PATH");
+    }
+    json_t *kernels = json_array();
+    char *fields[64];
+    int kcol = -1, ncol = -1, ucol = -1, vcol = -1, idcol = -1;
+    json_t *current = NULL;
+    const char *current_id = NULL;
+    char id_buf[32] = "";
+    for (char *line = pr.output; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = 0;
+        if (*line == '"') {
+            int n = csv_fields(line, fields, 64);
+            if (kcol < 0 && column(fields, n, "Metric Name") >= 0) {
+                kcol = column(fields, n, "Kernel Name");
+                ncol = column(fields, n, "Metric Name");
+                ucol = column(fields, n, "Metric Unit");
+                vcol = column(fields, n, "Metric Value");
+                idcol = column(fields, n, "ID");
+            } else if (kcol >= 0 && n > vcol && n > kcol && n > ncol) {
+                if (!current || (idcol >= 0 && strcmp(fields[idcol], id_buf))) {
+                    current = json_pack("{s:s}", "kernel", fields[kcol]);
+                    json_array_append_new(kernels, current);
+                    if (idcol >= 0)
+                        snprintf(id_buf, sizeof(id_buf), "%s", fields[idcol]);
+                    current_id = id_buf;
+                }
+                char value_text[64];
+                size_t w = 0;
+                for (const char *v = fields[vcol]; *v && w + 1 < sizeof(value_text); v++)
+                    if (*v != ',')
+                        value_text[w++] = *v;
+                value_text[w] = 0;
+                double value = strtod(value_text, NULL);
+                const char *unit = ucol >= 0 ? fields[ucol] : "";
+                if (!strcmp(unit, "nsecond") || !strcmp(unit, "ns"))
+                    value *= 1e-6;
+                else if (!strcmp(unit, "usecond") || !strcmp(unit, "us"))
+                    value *= 1e-3;
+                else if (!strcmp(unit, "msecond"))
+                    value *= 1.0;
+                else if (!strcmp(unit, "Kbyte"))
+                    value *= 1e3;
+                else if (!strcmp(unit, "Mbyte"))
+                    value *= 1e6;
+                else if (!strcmp(unit, "Gbyte"))
+                    value *= 1e9;
+                const char *name = fields[ncol];
+                const char *key = !strcmp(name, "gpu__time_duration.sum") ? "duration_ms" :
+                                  !strcmp(name, "dram__throughput.avg.pct_of_peak_sustained_elapsed") ? "dram_throughput_pct" :
+                                  !strcmp(name, "sm__warps_active.avg.pct_of_peak_sustained_active") ? "achieved_occupancy_pct" :
+                                  !strcmp(name, "launch__registers_per_thread") ? "registers_per_thread" :
+                                  !strcmp(name, "dram__bytes_read.sum") ? "dram_bytes_read" :
+                                  !strcmp(name, "dram__bytes_write.sum") ? "dram_bytes_written" :
+                                  !strcmp(name, "smsp__inst_executed_op_local_ld.sum") ? "local_loads" :
+                                  !strcmp(name, "smsp__inst_executed_op_local_st.sum") ? "local_stores" : name;
+                json_object_set_new(current, key, json_real(value));
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+    (void)current_id;
+    if (!json_array_size(kernels)) {
+        char tail[1500];
+        size_t len = strlen(pr.output);
+        snprintf(tail, sizeof(tail), "%s", pr.output + (len > 1400 ? len - 1400 : 0));
+        json_decref(kernels);
+        free(pr.output);
+        return temper_fail(msg, msg_size, TEMPER_EDEVICE, "Nsight Compute reported no kernels%s:\n%s",
+                           pr.timed_out ? " (it ran past its time limit)" : "", tail);
+    }
+    free(pr.output);
+    *out = json_pack("{s:o}", "kernels", kernels);
+    return 0;
+}
