@@ -37,27 +37,24 @@ note() { echo "$*" | tee -a "$summary"; }
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"
 note "== smoke tests"
-.gpu/cuda_smoke >"$out/cuda_smoke.log" 2>&1; note "cuda_smoke exit $?"
-.gpu/cublas_smoke >"$out/cublas_smoke.log" 2>&1; note "cublas_smoke exit $? $(grep -i tflop "$out/cublas_smoke.log" | tr '\n' ' ')"
+timeout 60 .gpu/cuda_smoke >"$out/cuda_smoke.log" 2>&1; note "cuda_smoke exit $?"
+timeout 60 .gpu/cublas_smoke >"$out/cublas_smoke.log" 2>&1; note "cublas_smoke exit $? $(grep -i tflop "$out/cublas_smoke.log" | tr '\n' ' ')"
 
 note "== verdict cases (CUDA)"
-.gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
+timeout 150 .gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
 note "cases_cuda exit $?: $(tail -1 "$out/cases_cuda.log")"
 grep -E "^FAIL" "$out/cases_cuda.log" | tee -a "$summary"
 note "== baselines against references (CUDA)"
-.gpu/baselines_test cuda tasks >"$out/baselines_cuda.log" 2>&1
+timeout 120 .gpu/baselines_test cuda tasks >"$out/baselines_cuda.log" 2>&1
 note "baselines_cuda exit $?: $(tail -1 "$out/baselines_cuda.log")"
 
 note "== calibrate"
-$T calibrate --json >"$out/calibrate.json" 2>"$out/calibrate.err"
-python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print("copy %.0f GB/s, read %.0f GB/s, fp32 FMA %.1f TFLOP/s" % (c["copy_gbs"], c["read_gbs"], c["fma_gflops"]/1e3))' "$out/calibrate.json" | tee -a "$summary"
+timeout 60 $T calibrate --json >"$out/calibrate.json" 2>"$out/calibrate.err"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); print("copy %.0f GB/s, read %.0f GB/s, fp32 FMA %.1f TFLOP/s, bf16 GEMM %.0f TFLOP/s" % (c["copy_gbs"], c["read_gbs"], c["fma_gflops"]/1e3, c.get("tensor_bf16_gflops", 0)/1e3))' "$out/calibrate.json" | tee -a "$summary"
 
 note "== baselines, experts and candidates, timed"
-: >"$out/timed.jsonl"
-for f in tasks/L1/*/naive.cu tasks/L1/softmax/block.cu; do
-    $T eval "$f" --json --no-store >>"$out/timed.jsonl" 2>>"$out/timed.err"
-    echo >>"$out/timed.jsonl"
-done
+timeout 120 $T eval tasks/L1/*/naive.cu tasks/L1/softmax/block.cu tests/cases/cuda/correct_*.cu --json --no-store \
+    >"$out/timed.jsonl" 2>"$out/timed.err"
 
 note "== throughput: 200 distinct candidates"
 mkdir -p "$work/cands"
@@ -66,20 +63,20 @@ for i in $(seq 1 200); do
         >"$work/cands/softmax_$i.cu"
 done
 start=$(date +%s.%N)
-$T eval "$work"/cands/*.cu --json --no-store >"$out/full.jsonl" 2>"$out/full.err"
+timeout 200 $T eval "$work"/cands/*.cu --json --no-store >"$out/full.jsonl" 2>"$out/full.err"
 full_s=$(python3 -c "import time; print(time.time() - $start)")
 start=$(date +%s.%N)
-$T eval "$work"/cands/*.cu --json --no-store --no-timing >"$out/check.jsonl" 2>"$out/check.err"
+timeout 100 $T eval "$work"/cands/*.cu --json --no-store --no-timing >"$out/check.jsonl" 2>"$out/check.err"
 check_s=$(python3 -c "import time; print(time.time() - $start)")
 
 note "== timing fidelity: one kernel timed in two runs, and against Nsight Compute"
-$T eval tasks/L1/softmax/block.cu --json --no-store >"$out/fid1.json" 2>/dev/null
-$T eval tasks/L1/softmax/block.cu --json --no-store --profile >"$out/fid2.json" 2>"$out/fid2.err"
-$T eval tasks/L1/vector_add/naive.cu --json --no-store --profile >"$out/fid3.json" 2>"$out/fid3.err"
+timeout 60 $T eval tasks/L1/softmax/block.cu --json --no-store >"$out/fid1.json" 2>/dev/null
+timeout 90 $T eval tasks/L1/softmax/block.cu --json --no-store --profile >"$out/fid2.json" 2>"$out/fid2.err"
+timeout 90 $T eval tasks/L1/vector_add/naive.cu --json --no-store --profile >"$out/fid3.json" 2>"$out/fid3.err"
 
 note "== deep checks"
-$T eval tests/cases/cuda/correct_softmax_warp_shuffle.cu --json --no-store --no-timing --sanitize >"$out/san_ok.json" 2>"$out/san_ok.err"
-$T eval tests/cases/cuda/missing_syncthreads.cu --json --no-store --no-timing --sanitize >"$out/san_race.json" 2>"$out/san_race.err"
+timeout 120 $T eval tests/cases/cuda/correct_softmax_warp_shuffle.cu --json --no-store --no-timing --sanitize >"$out/san_ok.json" 2>"$out/san_ok.err"
+timeout 120 $T eval tests/cases/cuda/missing_syncthreads.cu --json --no-store --no-timing --sanitize >"$out/san_race.json" 2>"$out/san_race.err"
 
 python3 - "$out" "$full_s" "$check_s" <<'PY' | tee -a "$summary"
 import json, sys, statistics
@@ -95,10 +92,10 @@ def jsonl(path):
 def load(path):
     try: return json.load(open(path))
     except Exception as e: return {"error": str(e)}
-print("\n%-34s %-9s %9s %9s %8s %8s %9s %9s" % ("kernel (bench shape)", "verdict", "ms", "GB/s", "TFLOP/s", "roofline", "base ms", "expert ms"))
+print("\n%-38s %-9s %9s %9s %8s %8s %9s %9s" % ("kernel (bench shape)", "verdict", "ms", "GB/s", "TFLOP/s", "roofline", "base ms", "expert ms"))
 for r in jsonl(out + "/timed.jsonl"):
     t = (r.get("timings") or [{}])[0]
-    print("%-34s %-9s %9.4g %9.0f %8.2f %7.1f%% %9.4g %9s" % (r["candidate"].replace("tasks/L1/", "")[:34], r["verdict"], t.get("median_ms", 0),
+    print("%-38s %-9s %9.4g %9.0f %8.2f %7.1f%% %9.4g %9s" % (r["candidate"].replace("tasks/L1/", "").replace("tests/cases/cuda/", "")[:38], r["verdict"], t.get("median_ms", 0),
           t.get("gbps", 0), t.get("tflops", 0), 100 * t.get("roofline_share", 0), t.get("baseline_median_ms", 0),
           "%.4g" % t["expert_median_ms"] if "expert_median_ms" in t else "-"))
 full, check = jsonl(out + "/full.jsonl"), jsonl(out + "/check.jsonl")
@@ -133,4 +130,6 @@ for name in ("san_ok", "san_race"):
     s = load(out + "/" + name + ".json")
     print("sanitize %-9s verdict %s: %s" % (name, s.get("verdict"), {k: v.get("errors", v) if isinstance(v, dict) else v for k, v in (s.get("sanitize") or {}).items()}))
 PY
+tar -czf "$out/logs.tar.gz" -C "$out" --exclude logs.tar.gz --exclude summary.txt . 2>/dev/null
+find "$out" -mindepth 1 ! -name logs.tar.gz ! -name summary.txt -delete
 rm -rf "$work"

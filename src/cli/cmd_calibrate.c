@@ -11,7 +11,8 @@ static void help(FILE *out)
 {
     fprintf(out, "usage: temper calibrate [--device D] [--json]\n\n"
                  "Measures the device's copy bandwidth (read + write bytes of a large device-to-device\n"
-                 "copy) and FP32 FMA throughput, and stores them in the store ($TEMPER_HOME/temper.db).\n"
+                 "copy), read bandwidth, FP32 FMA throughput and, on CUDA, bf16 tensor-core GEMM throughput\n"
+                 "(through cuBLAS), and stores them in the store ($TEMPER_HOME/temper.db).\n"
                  "Evaluations use them as the roofline's ceilings.\n\n"
                  "  --device D   cuda, cuda:N, opencl or opencl:N (default: the first CUDA device, else OpenCL)\n"
                  "  --json       print one JSON object\n");
@@ -67,7 +68,11 @@ int cmd_calibrate(int argc, char **argv)
         printf("device     %s  %s\n", json_string_value(json_object_get(info, "id")),
                json_string_value(json_object_get(info, "name")));
         printf("copy       %.1f GB/s (read + write)\n", json_number_value(json_object_get(ceil, "copy_gbs")));
+        printf("read       %.1f GB/s\n", json_number_value(json_object_get(ceil, "read_gbs")));
         printf("fp32 fma   %.1f GFLOP/s\n", json_number_value(json_object_get(ceil, "fma_gflops")));
+        if (json_object_get(ceil, "tensor_bf16_gflops"))
+            printf("bf16 gemm  %.1f GFLOP/s (tensor cores, through cuBLAS)\n",
+                   json_number_value(json_object_get(ceil, "tensor_bf16_gflops")));
         printf("stored in  %s/temper.db\n", temper_home_dir());
     }
     json_decref(info);

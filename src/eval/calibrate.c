@@ -85,6 +85,37 @@ static int best_time(struct worker_state *ws, struct temper_dkernel *k, const st
     return 0;
 }
 
+/* Best time of a bf16 GEMM of n^3 through the backend's vendor library, on data that is not
+ * zero (zeros run faster than real data). 0 when the library is not there, -1 on a failure. */
+static double tensor_probe(struct worker_state *ws, int64_t n, char *msg, size_t msg_size)
+{
+    struct temper_device *d = &ws->dev;
+    size_t bytes = (size_t)(n * n * 2);
+    struct temper_dbuf *m[3] = {NULL, NULL, NULL};
+    double best = INFINITY;
+    int err = 0;
+    for (int i = 0; i < 3 && !err; i++)
+        err = temper_dev_alloc(d, bytes, &m[i], msg, msg_size);
+    uint32_t pattern[3] = {0, 0x3f9a3e4cu, 0xbf1c3fb0u}; /* pairs of bf16 values near +-1 */
+    for (int i = 1; i < 3 && !err; i++)
+        err = temper_dev_fill(d, m[i], 0, bytes, &pattern[i], 4, msg, msg_size);
+    for (int r = 0; r < 13 && !err; r++) {
+        double ms;
+        err = temper_dev_timer_start(d, msg, msg_size);
+        if (!err)
+            err = temper_dev_expert(d, "cublas_bf16_probe", 3, m, 1, &n, msg, msg_size);
+        if (!err)
+            err = temper_dev_timer_stop(d, &ms, msg, msg_size);
+        if (!err && r >= 3 && ms < best)
+            best = ms;
+    }
+    for (int i = 0; i < 3; i++)
+        temper_dev_release(d, m[i]);
+    if (err == TEMPER_EUNSUPPORTED)
+        return 0;
+    return err ? -1 : best;
+}
+
 json_t *worker_calibrate(struct worker_state *ws, int *fatal)
 {
     char msg[2048];
@@ -165,14 +196,27 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
         *fatal = 1;
         return worker_error_reply(msg, err);
     }
+    double tensor_ms = 0;
+    const int64_t tensor_n = 8192;
+    if (d->ops->expert) {
+        worker_doing(ws->shared, WORKER_RUNNING, "measuring tensor-core throughput (bf16 GEMM)");
+        tensor_ms = tensor_probe(ws, tensor_n, msg, sizeof(msg));
+        if (tensor_ms < 0) {
+            *fatal = 1;
+            return worker_error_reply(msg, TEMPER_EDEVICE);
+        }
+    }
     double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e-3) * 1e-9;
     double read_gbs = (double)(bytes / 16 / 16 / threads * threads * 16 * 16) / (read_ms * 1e-3) * 1e-9;
     /* FMAs per thread per iteration: 4 chains of float16 in OpenCL (vectorised by construction,
      * since PoCL cannot vectorise across work-items around a loop), 16 scalar chains in CUDA. */
     double fma_per_iter = cuda ? 16.0 : 64.0;
     double fma_gflops = 2.0 * fma_per_iter * iters * (double)fma_threads / (fma_ms * 1e-3) * 1e-9;
-    return json_pack("{s:f, s:f, s:f, s:f, s:f}", "copy_gbs", copy_gbs, "read_gbs", read_gbs, "fma_gflops",
-                     fma_gflops, "copy_ms", copy_ms,
-                     "fma_ms", fma_ms);
+    json_t *r = json_pack("{s:f, s:f, s:f, s:f, s:f}", "copy_gbs", copy_gbs, "read_gbs", read_gbs, "fma_gflops",
+                          fma_gflops, "copy_ms", copy_ms, "fma_ms", fma_ms);
+    if (tensor_ms > 0)
+        json_object_set_new(r, "tensor_bf16_gflops",
+                            json_real(2.0 * (double)tensor_n * tensor_n * tensor_n / (tensor_ms * 1e-3) * 1e-9));
+    return r;
 }
 

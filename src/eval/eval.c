@@ -359,6 +359,8 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
                 compile_reap(j, &target, 1);
             }
         }
+        /* A result's elapsed time counts from its turn: waiting for earlier ones is not its own. */
+        j->start_s = temper_now_s();
         if (j->err) {
             cb(user, i, NULL, j->err, j->msg);
             continue;

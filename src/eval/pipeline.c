@@ -447,7 +447,7 @@ static int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a,
         if (!dims.grid[0] || !dims.grid[1] || !dims.grid[2])
             continue;
         if (temper_dev_launch(&ws->dev, p->kernels[li], &dims, nargs, args, msg, sizeof(msg)))
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "launch of %s at %s failed: %s",
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "launch of %s at shape %s failed: %s",
                              p->cand.launches[li].kernel, a->shape_text, msg);
     }
     return 0;
@@ -465,7 +465,7 @@ static int plan_run(struct worker_state *ws, struct plan *p, struct arena *a, in
     if (plan_launch(ws, p, a, variant, set, f))
         return -1;
     if (temper_dev_sync(&ws->dev, msg, sizeof(msg)))
-        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed at %s: %s", a->shape_text, msg);
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed at shape %s: %s", a->shape_text, msg);
     return 0;
 }
 
@@ -913,7 +913,7 @@ static int timed_run(struct worker_state *ws, struct plan *p, struct arena *a, i
     if (plan_launch(ws, p, a, variant, set, f))
         return -1;
     if (temper_dev_timer_stop(&ws->dev, ms, msg, sizeof(msg)))
-        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed during timing at %s: %s", a->shape_text,
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed during timing at shape %s: %s", a->shape_text,
                          msg);
     return 0;
 }
