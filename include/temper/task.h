@@ -15,6 +15,7 @@
 #define TEMPER_NAME_MAX 64
 #define TEMPER_EXPR_MAX 256
 #define TEMPER_PATH_MAX 4096
+#define TEMPER_MAX_INIT 4
 
 enum temper_arg_role {
     TEMPER_ROLE_OUTPUT,
@@ -40,11 +41,16 @@ struct temper_task_arg {
     double init_b;                           /* standard deviation, or high bound */
 };
 
-/* Values for the task's size parameters, e.g. {R: 7, C: 1000}. */
+/* Values for the task's size parameters, e.g. {R: 7, C: 1000}, and optionally inputs drawn
+ * from another distribution at this shape ("init": {"x": "normal(0,1000)"}), for adversarial
+ * inputs where the math has them. */
 struct temper_shape {
-    int n;                                      /* number of sizes */
+    int n;                                         /* number of sizes */
     char names[TEMPER_MAX_SIZES][TEMPER_NAME_MAX]; /* size names */
-    int64_t values[TEMPER_MAX_SIZES];           /* their values */
+    int64_t values[TEMPER_MAX_SIZES];              /* their values */
+    int ninit;                                     /* inputs drawn differently here */
+    char init_arg[TEMPER_MAX_INIT][TEMPER_NAME_MAX]; /* which input */
+    char init[TEMPER_MAX_INIT][64];                /* its distribution, as args[].init reads */
 };
 
 /* A loaded task. Invariant: outputs come first, then inputs, then scalars. */
@@ -96,6 +102,9 @@ int temper_task_arg_elems(const struct temper_task *task, int arg, const struct 
 /* Fills an input argument's host array (elems of its dtype) with values drawn from its init
  * distribution; the same seed always gives the same values. */
 void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t seed, void *host, int64_t elems);
+/* The same, with the shape's own distribution for this input where it names one. */
+void temper_task_fill_input_at(const struct temper_task *task, int arg, const struct temper_shape *shape,
+                               uint64_t seed, void *host, int64_t elems);
 
 /* The trusted reference: void reference(double **out, const double **in, const long long *scalars) */
 typedef void (*temper_reference_fn)(double **out, const double **in, const long long *scalars);

@@ -243,7 +243,7 @@ static struct arena *arena_new(struct worker_state *ws, const struct temper_task
                     err = TEMPER_ENOMEM;
                     break;
                 }
-                temper_task_fill_input(t, i, seeds[v], a->host_in[v][i], a->elems[i]);
+                temper_task_fill_input_at(t, i, shape, seeds[v], a->host_in[v][i], a->elems[i]);
                 err = slot_alloc(ws, a, bytes, s, msg, sizeof(msg));
                 if (!err && bytes)
                     err = temper_dev_write(&ws->dev, s->view, 0, a->host_in[v][i], bytes, msg, sizeof(msg));

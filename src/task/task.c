@@ -50,6 +50,24 @@ static int parse_shape(json_t *v, struct temper_shape *shape, const char *file, 
     json_t *val;
     json_object_foreach(v, key, val)
     {
+        if (!strcmp(key, "init")) {
+            const char *arg;
+            json_t *dist;
+            if (!json_is_object(val))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: %s.init: must be an object of input names and distributions", file, where);
+            json_object_foreach(val, arg, dist)
+            {
+                if (shape->ninit == TEMPER_MAX_INIT || !json_is_string(dist) || strlen(arg) >= TEMPER_NAME_MAX ||
+                    json_string_length(dist) >= sizeof(shape->init[0]))
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                       "%s: %s.init.%s: up to %d inputs, each a distribution string", file, where,
+                                       arg, TEMPER_MAX_INIT);
+                snprintf(shape->init_arg[shape->ninit], TEMPER_NAME_MAX, "%s", arg);
+                snprintf(shape->init[shape->ninit++], sizeof(shape->init[0]), "%s", json_string_value(dist));
+            }
+            continue;
+        }
         if (shape->n == TEMPER_MAX_SIZES)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: more than %d sizes", file, where,
                                TEMPER_MAX_SIZES);
@@ -199,6 +217,19 @@ static int validate_shapes(const struct temper_task *task, const struct temper_s
 {
     char err_msg[512];
     for (int s = 0; s < n; s++) {
+        for (int k = 0; k < shapes[s].ninit; k++) {
+            int found = -1;
+            for (int a = 0; a < task->nargs; a++)
+                if (!strcmp(task->args[a].name, shapes[s].init_arg[k]) && task->args[a].role == TEMPER_ROLE_INPUT)
+                    found = a;
+            if (found < 0)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s[%d].init: '%s' is not an input", file,
+                                   where, s, shapes[s].init_arg[k]);
+            struct temper_task_arg copy = task->args[found];
+            if (parse_init(shapes[s].init[k], &copy, file, found, err_msg, sizeof(err_msg)))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s[%d].init.%s: %s", file, where, s,
+                                   shapes[s].init_arg[k], err_msg);
+        }
         for (int a = 0; a < task->nargs; a++) {
             const struct temper_task_arg *arg = &task->args[a];
             int64_t v;
@@ -516,6 +547,8 @@ void temper_shape_format(const struct temper_shape *shape, char *out, size_t out
     for (int i = 0; i < shape->n && used < out_size; i++)
         used += (size_t)snprintf(out + used, out_size - used, "%s%s=%lld", i ? " " : "", shape->names[i],
                                  (long long)shape->values[i]);
+    for (int k = 0; k < shape->ninit && used < out_size; k++)
+        used += (size_t)snprintf(out + used, out_size - used, " %s~%s", shape->init_arg[k], shape->init[k]);
 }
 
 int temper_task_arg_elems(const struct temper_task *task, int arg, const struct temper_shape *shape,
@@ -592,7 +625,18 @@ static void *fill_thread(void *p)
 
 void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t seed, void *host, int64_t elems)
 {
-    const struct temper_task_arg *a = &task->args[arg];
+    temper_task_fill_input_at(task, arg, NULL, seed, host, elems);
+}
+
+void temper_task_fill_input_at(const struct temper_task *task, int arg, const struct temper_shape *shape,
+                               uint64_t seed, void *host, int64_t elems)
+{
+    struct temper_task_arg drawn = task->args[arg];
+    const struct temper_task_arg *a = &drawn;
+    char msg[256];
+    for (int k = 0; shape && k < shape->ninit; k++)
+        if (!strcmp(shape->init_arg[k], drawn.name))
+            parse_init(shape->init[k], &drawn, "", arg, msg, sizeof(msg)); /* validated at load */
     uint64_t arg_seed = seed ^ temper_hash64(a->name, strlen(a->name), 0x7e3);
     int64_t chunks = (elems + FILL_CHUNK - 1) / FILL_CHUNK;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -387,7 +387,7 @@ static void test_launch_eval(void **state)
     parse_good(&c);
     struct temper_knobs k;
     temper_knobs_default(&c, &k);
-    struct temper_shape shape = {2, {"R", "C"}, {7, 1000}};
+    struct temper_shape shape = {.n = 2, .names = {"R", "C"}, .values = {7, 1000}};
     static const struct {
         const char *expr; /* over the sizes and knobs */
         int64_t want;     /* its value */
@@ -402,7 +402,7 @@ static void test_launch_eval(void **state)
             fail_msg("%s = %lld, want %lld", cases[i].expr, (long long)v, (long long)cases[i].want);
     }
     /* Sizes come before knobs of the same name. */
-    struct temper_shape shadow = {1, {"VEC"}, {100}};
+    struct temper_shape shadow = {.n = 1, .names = {"VEC"}, .values = {100}};
     int64_t v = 0;
     char msg[256] = "";
     assert_int_equal(temper_launch_eval(&shadow, &k, "VEC", &v, msg, sizeof(msg)), 0);

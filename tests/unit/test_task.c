@@ -332,13 +332,13 @@ static void test_shapes_and_elems(void **state)
     }
 
     /* Past int64: refused, not wrapped. */
-    struct temper_shape huge = {2, {"R", "C"}, {1LL << 40, 1LL << 40}};
+    struct temper_shape huge = {.n = 2, .names = {"R", "C"}, .values = {1LL << 40, 1LL << 40}};
     int64_t n = 0;
     char msg[256] = "";
     assert_int_equal(temper_task_arg_elems(&t, 0, &huge, &n, msg, sizeof(msg)), TEMPER_ERANGE);
     assert_contains(msg, "argument y: dimension 1 out of range");
     /* A shape lacking a size fails to evaluate. */
-    struct temper_shape partial = {1, {"R"}, {3}};
+    struct temper_shape partial = {.n = 1, .names = {"R"}, .values = {3}};
     assert_int_equal(temper_task_arg_elems(&t, 0, &partial, &n, msg, sizeof(msg)), TEMPER_EPARSE);
     assert_contains(msg, "unknown name 'C'");
 
@@ -354,7 +354,7 @@ static void test_shapes_and_elems(void **state)
     assert_string_equal(out, "R=7 C=1000");
     temper_shape_format(&t.bench_gpu[0], out, sizeof(out));
     assert_string_equal(out, "R=4096 C=4096");
-    struct temper_shape empty = {0, {""}, {0}};
+    struct temper_shape empty = {.n = 0, .names = {""}, .values = {0}};
     temper_shape_format(&empty, out, sizeof(out));
     assert_string_equal(out, "");
     temper_shape_format(s, out, 6);
