@@ -84,6 +84,8 @@ struct temper_eval_request {
     int no_timing;            /* 1: correctness only */
     uint64_t seed;            /* the public seed (the secret one is drawn per run) */
     double time_budget_s;     /* timing budget per bench shape; 0 for the default */
+    const char *extra_flags;  /* compiler options added after the candidate's own, or NULL */
+    uint64_t secret_seed;     /* the run's secret seed; 0: drawn for this batch */
     int checks_only;          /* 1: check shapes only, no bench shapes (for slow deep checks) */
     int profile_run;          /* 1: no checks; run the candidate once at the first bench shape */
 };

@@ -27,6 +27,28 @@ int temper_store_put_calibration(struct temper_store *store, json_t *device_info
 int temper_store_record(struct temper_store *store, json_t *result, const char *source, int64_t *id, char *msg,
                         size_t msg_size);
 
+/* As temper_store_record, and ties the evaluation to a run (0: none). */
+int temper_store_record_run(struct temper_store *store, json_t *result, const char *source, int64_t run_id,
+                            int64_t *id, char *msg, size_t msg_size);
+
+/* The latest result (caller decrefs) of this source, with these exact compiler options, on this
+ * device, or NULL: what makes a configuration evaluated before never run again. */
+json_t *temper_store_lookup(struct temper_store *store, const char *source_hash, const char *device,
+                            const char *options);
+
+/* The fastest correct, timed evaluation of a task on a device ("cuda:0"; NULL: any): its result
+ * (caller decrefs) and source (*source, caller frees), or NULL if there is none. */
+json_t *temper_store_best(struct temper_store *store, const char *task, const char *device, char **source);
+
+/* Tuning runs: one row each, so that an interrupted run can be resumed. */
+int temper_store_run_begin(struct temper_store *store, json_t *settings, int64_t *run_id, char *msg, size_t msg_size);
+/* The newest unfinished run of a candidate on a device: its id and settings (caller decrefs), or 0. */
+int64_t temper_store_run_unfinished(struct temper_store *store, const char *source_hash, const char *device,
+                                    json_t **settings);
+/* Results recorded in a run, oldest first (caller decrefs the array). */
+json_t *temper_store_run_results(struct temper_store *store, int64_t run_id);
+int temper_store_run_finish(struct temper_store *store, int64_t run_id, json_t *summary, char *msg, size_t msg_size);
+
 /* Number of evaluations stored, optionally only those of one verdict (NULL: all). */
 int64_t temper_store_count(struct temper_store *store, const char *verdict);
 

@@ -17,6 +17,8 @@ int cmd_calibrate(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_best(int argc, char **argv);
 
 /* Maps a library error to an exit status (no device: 3; anything else: 2). */
 int cli_exit_for(int err);

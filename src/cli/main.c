@@ -16,6 +16,8 @@ static const struct {
     {"tasks", cmd_tasks, "list the benchmark tasks by level"},
     {"show", cmd_show, "print a task's spec, shapes and baselines"},
     {"eval", cmd_eval, "check a candidate kernel and time it: a verdict you can trust"},
+    {"tune", cmd_tune, "search a candidate's knobs and compiler controls for the fastest correct one"},
+    {"best", cmd_best, "the fastest correct kernel known for a task on a device"},
 };
 
 static void usage(FILE *out)

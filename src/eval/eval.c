@@ -165,10 +165,20 @@ static void job_prepare(struct job *j, const char *device_id, int is_cuda)
         j->early = simple_result(TEMPER_VERDICT_INVALID, why);
         return;
     }
+    if (req->extra_flags && *req->extra_flags) {
+        size_t used = strlen(j->options);
+        if (used + strlen(req->extra_flags) + 2 > sizeof(j->options)) {
+            j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ERANGE, "compiler options too long");
+            return;
+        }
+        snprintf(j->options + used, sizeof(j->options) - used, "%s%s", used ? " " : "", req->extra_flags);
+    }
     if (is_cuda != (j->cand.lang == TEMPER_LANG_CUDA)) {
-        j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_EINVALID,
-                             "%s is %s but the device is %s; pick one with --device", req->path,
-                             j->cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", device_id);
+        j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ENODEVICE,
+                             "%s is %s, but the device is %s: it needs %s device (--device %s)", req->path,
+                             j->cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", device_id,
+                             j->cand.lang == TEMPER_LANG_CUDA ? "a CUDA" : "an OpenCL",
+                             j->cand.lang == TEMPER_LANG_CUDA ? "cuda" : "opencl");
         return;
     }
     j->knobs = json_object();
@@ -337,7 +347,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
         jobs = cores > 0 ? (int)cores : 1;
     }
     /* One secret seed for the whole run: drawn here, never known before the run starts. */
-    uint64_t secret = temper_secret_seed() & 0x7fffffffffffffffull;
+    uint64_t secret = (n && reqs[0].secret_seed ? reqs[0].secret_seed : temper_secret_seed()) & 0x7fffffffffffffffull;
     struct job *js = calloc((size_t)(n ? n : 1), sizeof(*js));
     if (!js) {
         json_decref(info);
@@ -377,6 +387,8 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
                                 (json_int_t)secret, "no_timing", req->no_timing, "time_budget_s", req->time_budget_s,
                                 "calibration", calibration ? calibration : json_null(), "checks_only",
                                 req->checks_only, "profile_run", req->profile_run);
+        if (req->extra_flags && *req->extra_flags)
+            json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
         json_t *result = NULL;
         char call_msg[2048];
         err = temper_worker_call(w, job, &result, call_msg, sizeof(call_msg));

@@ -123,7 +123,7 @@ static void plan_free(struct worker_state *ws, struct plan *p)
 /* Parses and builds a candidate with the given knob values (an object, or NULL for defaults).
  * A build failure gives verdict compile_error (or invalid for a launch naming no kernel). */
 static int plan_build(struct worker_state *ws, const char *path, const char *source, json_t *knobs,
-                      struct temper_buf *log, struct plan *p, struct failure *f)
+                      const char *extra_flags, struct temper_buf *log, struct plan *p, struct failure *f)
 {
     char msg[2048];
     memset(p, 0, sizeof(*p));
@@ -143,6 +143,10 @@ static int plan_build(struct worker_state *ws, const char *path, const char *sou
     }
     if (temper_candidate_options(&p->cand, &p->knobs, p->options, sizeof(p->options), msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
+    if (extra_flags && *extra_flags) {
+        size_t used = strlen(p->options);
+        snprintf(p->options + used, sizeof(p->options) - used, "%s%s", used ? " " : "", extra_flags);
+    }
     worker_doing(ws->shared, WORKER_BUILDING, "building %s", path);
     err = worker_build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod, &p->cache_hit, msg,
                               sizeof(msg));
@@ -1128,7 +1132,7 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     if (!s->base_built) {
         struct temper_buf base_log;
         temper_buf_init(&base_log, COMPILE_LOG_MAX);
-        if (plan_build(ws, base_path, NULL, NULL, &base_log, &s->base, &f)) {
+        if (plan_build(ws, base_path, NULL, NULL, NULL, &base_log, &s->base, &f)) {
             snprintf(msg, sizeof(msg), "the task's baseline %s does not build: %s\n%s", base_path, f.message,
                      base_log.data ? base_log.data : "");
             temper_buf_free(&base_log);
@@ -1150,7 +1154,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     temper_buf_append(&log, "", 0);
     double t1 = temper_now_s();
     ph.reference_ms += (t1 - t0) * 1e3;
-    int rc = plan_build(ws, path, source, json_object_get(req, "knobs"), &log, &cand, &f);
+    int rc = plan_build(ws, path, source, json_object_get(req, "knobs"),
+                        json_string_value(json_object_get(req, "extra_flags")), &log, &cand, &f);
     ph.build_ms = (temper_now_s() - t1) * 1e3;
     json_object_set_new(result, "compile_log", json_string(log.data));
     json_object_set_new(result, "options", json_string(cand.options));

@@ -29,8 +29,12 @@ static const char schema[] =
     "  id INTEGER PRIMARY KEY, candidate TEXT NOT NULL REFERENCES candidates(hash),"
     "  task TEXT NOT NULL, device TEXT, knobs TEXT, options TEXT, verdict TEXT NOT NULL, message TEXT,"
     "  median_ms REAL, speedup REAL, roofline_share REAL, checks TEXT, timings TEXT,"
-    "  seed INTEGER, secret_seed INTEGER, result TEXT NOT NULL, created_at TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations(task, device, verdict);";
+    "  seed INTEGER, secret_seed INTEGER, result TEXT NOT NULL, created_at TEXT NOT NULL, run_id INTEGER);"
+    "CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations(task, device, verdict);"
+    "CREATE INDEX IF NOT EXISTS evaluations_candidate ON evaluations(candidate, device, options);"
+    "CREATE TABLE IF NOT EXISTS runs ("
+    "  id INTEGER PRIMARY KEY, kind TEXT NOT NULL, candidate TEXT NOT NULL, device TEXT NOT NULL,"
+    "  settings TEXT NOT NULL, summary TEXT, started_at TEXT NOT NULL, finished_at TEXT);";
 
 int temper_store_open(const char *path, struct temper_store **out, char *msg, size_t msg_size)
 {
@@ -52,6 +56,8 @@ int temper_store_open(const char *path, struct temper_store **out, char *msg, si
         return err;
     }
     char *e = NULL;
+    /* Stores made before evaluations had a run: add the column (an error means it is there). */
+    sqlite3_exec(s->db, "ALTER TABLE evaluations ADD COLUMN run_id INTEGER", NULL, NULL, NULL);
     if (sqlite3_exec(s->db, schema, NULL, NULL, &e) != SQLITE_OK) {
         int err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: %s", path, e ? e : "schema failed");
         sqlite3_free(e);
@@ -142,6 +148,12 @@ int temper_store_put_calibration(struct temper_store *s, json_t *info, json_t *c
 int temper_store_record(struct temper_store *s, json_t *r, const char *source, int64_t *id, char *msg,
                         size_t msg_size)
 {
+    return temper_store_record_run(s, r, source, 0, id, msg, msg_size);
+}
+
+int temper_store_record_run(struct temper_store *s, json_t *r, const char *source, int64_t run_id, int64_t *id,
+                            char *msg, size_t msg_size)
+{
     char when[32];
     now_text(when, sizeof(when));
     const char *hash = json_string_value(json_object_get(r, "source_hash"));
@@ -175,7 +187,7 @@ int temper_store_record(struct temper_store *s, json_t *r, const char *source, i
         ok = sqlite3_prepare_v2(s->db,
                                 "INSERT INTO evaluations(candidate, task, device, knobs, options, verdict, message, "
                                 "median_ms, speedup, roofline_share, checks, timings, seed, secret_seed, result, "
-                                "created_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                "created_at, run_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                 -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         json_t *t0 = json_array_get(json_object_get(r, "timings"), 0);
@@ -198,6 +210,8 @@ int temper_store_record(struct temper_store *s, json_t *r, const char *source, i
         sqlite3_bind_int64(st, 14, json_integer_value(json_object_get(r, "secret_seed")));
         sqlite3_bind_text(st, 15, all, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 16, when, -1, SQLITE_TRANSIENT);
+        if (run_id)
+            sqlite3_bind_int64(st, 17, run_id);
         ok = sqlite3_step(st) == SQLITE_DONE;
         sqlite3_finalize(st);
     }
@@ -233,4 +247,138 @@ int64_t temper_store_count(struct temper_store *s, const char *verdict)
     int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
     sqlite3_finalize(st);
     return n;
+}
+
+/* Runs a query returning one text column per row; returns the rows' JSON values in an array. */
+static json_t *json_rows(struct temper_store *s, sqlite3_stmt *st)
+{
+    json_t *rows = json_array();
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+        if (v)
+            json_array_append_new(rows, v);
+    }
+    (void)s;
+    sqlite3_finalize(st);
+    return rows;
+}
+
+json_t *temper_store_lookup(struct temper_store *s, const char *source_hash, const char *device, const char *options)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT result FROM evaluations WHERE candidate = ? AND device = ? AND options = ? "
+                           "ORDER BY id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, options, -1, SQLITE_TRANSIENT);
+    json_t *rows = json_rows(s, st);
+    json_t *r = json_array_get(rows, 0);
+    json_incref(r);
+    json_decref(rows);
+    return r;
+}
+
+json_t *temper_store_best(struct temper_store *s, const char *task, const char *device, char **source)
+{
+    sqlite3_stmt *st;
+    *source = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT e.result, c.source FROM evaluations e JOIN candidates c ON c.hash = e.candidate "
+                           "WHERE e.task = ? AND (? IS NULL OR e.device = ?) AND e.verdict = 'correct' "
+                           "AND e.median_ms > 0 ORDER BY e.median_ms ASC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, device, -1, SQLITE_TRANSIENT);
+    json_t *r = NULL;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        r = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+        const char *src = (const char *)sqlite3_column_text(st, 1);
+        *source = src ? strdup(src) : NULL;
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
+int temper_store_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)
+{
+    char when[32];
+    now_text(when, sizeof(when));
+    char *text = json_dumps(settings, JSON_COMPACT | JSON_SORT_KEYS);
+    sqlite3_stmt *st;
+    int ok = sqlite3_prepare_v2(s->db,
+                                "INSERT INTO runs(kind, candidate, device, settings, started_at) VALUES(?,?,?,?,?)",
+                                -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(st, 1, json_string_value(json_object_get(settings, "kind")) ?: "tune", -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, json_string_value(json_object_get(settings, "source_hash")) ?: "", -1,
+                          SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 3, json_string_value(json_object_get(settings, "device")) ?: "", -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, text, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 5, when, -1, SQLITE_TRANSIENT);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+    }
+    free(text);
+    if (!ok)
+        return temper_fail(msg, msg_size, TEMPER_ESTORE, "recording the run: %s", sqlite3_errmsg(s->db));
+    *run_id = sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
+int64_t temper_store_run_unfinished(struct temper_store *s, const char *source_hash, const char *device,
+                                    json_t **settings)
+{
+    sqlite3_stmt *st;
+    *settings = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, settings FROM runs WHERE candidate = ? AND device = ? AND finished_at IS NULL "
+                           "ORDER BY id DESC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
+    int64_t id = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        id = sqlite3_column_int64(st, 0);
+        *settings = json_loads((const char *)sqlite3_column_text(st, 1), 0, NULL);
+    }
+    sqlite3_finalize(st);
+    return id;
+}
+
+json_t *temper_store_run_results(struct temper_store *s, int64_t run_id)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT result FROM evaluations WHERE run_id = ? ORDER BY id", -1, &st, NULL) !=
+        SQLITE_OK)
+        return json_array();
+    sqlite3_bind_int64(st, 1, run_id);
+    return json_rows(s, st);
+}
+
+int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summary, char *msg, size_t msg_size)
+{
+    char when[32];
+    now_text(when, sizeof(when));
+    char *text = json_dumps(summary, JSON_COMPACT);
+    sqlite3_stmt *st;
+    int ok = sqlite3_prepare_v2(s->db, "UPDATE runs SET summary = ?, finished_at = ? WHERE id = ?", -1, &st, NULL) ==
+             SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(st, 1, text, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, when, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 3, run_id);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+    }
+    free(text);
+    if (!ok)
+        return temper_fail(msg, msg_size, TEMPER_ESTORE, "finishing the run: %s", sqlite3_errmsg(s->db));
+    return 0;
 }

@@ -1,7 +1,9 @@
-/* cublas_smoke.c: a smoke test of the CUDA backend's expert baselines (cuBLAS) on a real GPU,
- * through temper_cuda_ops alone. It opens device 0, checks cublas_sgemm (and cublas_hgemm_bf16)
- * against a double-precision reference on an odd shape, times cublas_sgemm at 4096^3 and the
- * bf16 tensor-core probe at 8192^3, and checks that bad arguments are refused.
+/* cublas_smoke.c: a smoke test of the CUDA backend's expert baselines (cuBLAS, cuBLASLt) on a
+ * real GPU, through temper_cuda_ops alone. It opens device 0, checks cublas_sgemm (and
+ * cublas_hgemm_bf16), cublas_gemv_bf16 and cublaslt_gemm_bias_gelu_bf16 against double-precision
+ * references on odd shapes, times cublas_sgemm at 4096^3, the bf16 tensor-core probe at 8192^3,
+ * the bf16 GEMV at 4096 x 14336 and the GEMM + bias + GELU at 8192 x 16384 x 4096, and checks
+ * that bad arguments are refused.
  * Exit status: 0 all passed, 1 a step failed, 77 no CUDA device (skipped). */
 #include <math.h>
 #include <stdint.h>
@@ -237,6 +239,229 @@ static double time_gemm(void *ctx, const char *routine, int n, size_t elem_size,
     return tflops;
 }
 
+/* Allocates n buffers of the given sizes; returns 0 when all were made (the rest are NULL). */
+static int alloc_n(void *ctx, int n, const size_t *bytes, struct temper_dbuf **bufs, char *msg, size_t msg_size)
+{
+    int err = 0;
+    for (int i = 0; i < n; i++)
+        bufs[i] = NULL;
+    for (int i = 0; !err && i < n; i++)
+        err = ops->alloc(ctx, bytes[i], &bufs[i], msg, msg_size);
+    return err;
+}
+
+static void release_n(void *ctx, int n, struct temper_dbuf **bufs)
+{
+    for (int i = 0; i < n; i++)
+        ops->release(ctx, bufs[i]);
+}
+
+/* n random bf16 values, also returned widened to float in wide (when not NULL); malloc'ed. */
+static uint16_t *random_bf16(size_t n, float *wide)
+{
+    uint16_t *h = malloc(2 * n);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = to_bf16(uniform());
+        if (wide)
+            wide[i] = from_bf16(h[i]);
+    }
+    return h;
+}
+
+/* The tanh form of GELU, which cuBLASLt's GELU epilogues compute. */
+static double gelu_tanh(double x)
+{
+    return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+/* |got - ref| relative to max(|ref|, 1): relative for outputs of magnitude 1 and more, absolute
+ * below (where one bf16 rounding of a near-zero output would make any relative bound meaningless). */
+static double bf16_out_error(uint16_t got, double ref)
+{
+    double e = fabs((double)from_bf16(got) - ref) / (fabs(ref) > 1 ? fabs(ref) : 1);
+    return e == e ? e : INFINITY; /* NaN (an element not written) fails */
+}
+
+/* cublas_gemv_bf16 on N=77, K=301 against a double reference on the bf16 inputs: y = W x. */
+static void check_gemv(void *ctx)
+{
+    char msg[1024] = "", detail[1200];
+    const int N = 77, K = 301;
+    float *w = malloc(sizeof(float) * N * K), *x = malloc(sizeof(float) * K);
+    uint16_t *wh = random_bf16((size_t)N * K, w), *xh = random_bf16(K, x), *yh = malloc(2 * (size_t)N);
+    const size_t sizes[3] = {2 * (size_t)N, 2 * (size_t)N * K, 2 * (size_t)K};
+    struct temper_dbuf *bufs[3];
+    int err = alloc_n(ctx, 3, sizes, bufs, msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[1], 0, wh, sizes[1], msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[2], 0, xh, sizes[2], msg, sizeof msg);
+    const uint16_t nan_bf16 = 0x7fc0; /* y starts as NaN, so an element not written shows */
+    if (!err)
+        err = ops->fill(ctx, bufs[0], 0, sizes[0], &nan_bf16, 2, msg, sizeof msg);
+    const int64_t dims[2] = {N, K};
+    if (!err)
+        err = ops->expert(ctx, "cublas_gemv_bf16", 3, bufs, 2, dims, msg, sizeof msg);
+    if (!err)
+        err = ops->read(ctx, bufs[0], 0, yh, sizes[0], msg, sizeof msg);
+    double worst = err ? INFINITY : 0;
+    for (int i = 0; !err && i < N; i++) {
+        double ref = 0;
+        for (int p = 0; p < K; p++)
+            ref += (double)w[(size_t)i * K + p] * x[p];
+        double e = bf16_out_error(yh[i], ref);
+        if (!(e <= worst))
+            worst = e;
+    }
+    snprintf(detail, sizeof detail, "N=%d K=%d, max relative error %.3g (bound 1e-2)%s%s", N, K, worst,
+             err ? ", " : "", err ? msg : "");
+    step(err == 0 && worst < 1e-2, "cublas_gemv_bf16 matches a double reference", detail);
+    printf("  gemv bf16 max relative error: %.6g\n", worst);
+
+    /* bad arguments: x one element short, two scalars missing */
+    struct temper_dbuf *small = NULL;
+    if (!ops->alloc(ctx, sizes[2] - 2, &small, msg, sizeof msg)) {
+        struct temper_dbuf *bad[3] = {bufs[0], bufs[1], small};
+        msg[0] = '\0';
+        err = ops->expert(ctx, "cublas_gemv_bf16", 3, bad, 2, dims, msg, sizeof msg);
+        step(err == TEMPER_EINVALID && msg[0], "gemv: an x buffer one element too small is refused", msg);
+        ops->release(ctx, small);
+    }
+    msg[0] = '\0';
+    err = ops->expert(ctx, "cublas_gemv_bf16", 3, bufs, 3, (const int64_t[3]){N, K, 1}, msg, sizeof msg);
+    step(err == TEMPER_EINVALID && msg[0], "gemv: three scalars are refused", msg);
+    release_n(ctx, 3, bufs);
+    free(w);
+    free(x);
+    free(wh);
+    free(xh);
+    free(yh);
+}
+
+/* cublaslt_gemm_bias_gelu_bf16 on M=67, N=45, K=129 against a double reference on the bf16
+ * inputs: Y = gelu_tanh(X W + bias). */
+static void check_bias_gelu(void *ctx)
+{
+    char msg[1024] = "", detail[1200];
+    const int M = 67, N = 45, K = 129;
+    float *x = malloc(sizeof(float) * M * K), *w = malloc(sizeof(float) * K * N), *bias = malloc(sizeof(float) * N);
+    uint16_t *xh = random_bf16((size_t)M * K, x), *wh = random_bf16((size_t)K * N, w);
+    uint16_t *bh = random_bf16(N, bias), *yh = malloc(2 * (size_t)M * N);
+    const size_t sizes[4] = {2 * (size_t)M * N, 2 * (size_t)M * K, 2 * (size_t)K * N, 2 * (size_t)N};
+    struct temper_dbuf *bufs[4];
+    int err = alloc_n(ctx, 4, sizes, bufs, msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[1], 0, xh, sizes[1], msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[2], 0, wh, sizes[2], msg, sizeof msg);
+    if (!err)
+        err = ops->write(ctx, bufs[3], 0, bh, sizes[3], msg, sizeof msg);
+    const uint16_t nan_bf16 = 0x7fc0;
+    if (!err)
+        err = ops->fill(ctx, bufs[0], 0, sizes[0], &nan_bf16, 2, msg, sizeof msg);
+    const int64_t dims[3] = {M, N, K};
+    if (!err)
+        err = ops->expert(ctx, "cublaslt_gemm_bias_gelu_bf16", 4, bufs, 3, dims, msg, sizeof msg);
+    if (!err)
+        err = ops->read(ctx, bufs[0], 0, yh, sizes[0], msg, sizeof msg);
+    double worst = err ? INFINITY : 0, worst_nobias = err ? INFINITY : 0;
+    for (int i = 0; !err && i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0;
+            for (int p = 0; p < K; p++)
+                acc += (double)x[(size_t)i * K + p] * w[(size_t)p * N + j];
+            double e = bf16_out_error(yh[(size_t)i * N + j], gelu_tanh(acc + bias[j]));
+            if (!(e <= worst))
+                worst = e;
+            e = bf16_out_error(yh[(size_t)i * N + j], gelu_tanh(acc));
+            if (!(e <= worst_nobias))
+                worst_nobias = e;
+        }
+    snprintf(detail, sizeof detail,
+             "M=%d N=%d K=%d, max relative error %.3g (bound 1e-2; %.3g against the same without bias)%s%s", M, N,
+             K, worst, worst_nobias, err ? ", " : "", err ? msg : "");
+    /* cuBLASLt's epilogue appears to round X W + bias to bf16 before GELU and the result again:
+     * (1 + max gelu' (1.13)) * 2^-8 = 8.3e-3 at worst (8.4e-3 measured on an H200), under 1e-2 */
+    step(err == 0 && worst < 1e-2, "cublaslt_gemm_bias_gelu_bf16 matches a double reference", detail);
+    printf("  bias+gelu bf16 max relative error: %.6g\n", worst);
+
+    /* bad arguments: no bias buffer, a bias one element short */
+    msg[0] = '\0';
+    err = ops->expert(ctx, "cublaslt_gemm_bias_gelu_bf16", 3, bufs, 3, dims, msg, sizeof msg);
+    step(err == TEMPER_EINVALID && msg[0], "bias+gelu: three buffers are refused", msg);
+    struct temper_dbuf *small = NULL;
+    if (!ops->alloc(ctx, sizes[3] - 2, &small, msg, sizeof msg)) {
+        struct temper_dbuf *bad[4] = {bufs[0], bufs[1], bufs[2], small};
+        msg[0] = '\0';
+        err = ops->expert(ctx, "cublaslt_gemm_bias_gelu_bf16", 4, bad, 3, dims, msg, sizeof msg);
+        step(err == TEMPER_EINVALID && msg[0], "bias+gelu: a bias one element too small is refused", msg);
+        ops->release(ctx, small);
+    }
+    release_n(ctx, 4, bufs);
+    free(x);
+    free(w);
+    free(bias);
+    free(xh);
+    free(wh);
+    free(bh);
+    free(yh);
+}
+
+/* Times reps calls of routine on random bf16 buffers of the given sizes (after warm-up calls);
+ * returns the milliseconds per call, 0 on failure. */
+static double time_bf16_expert(void *ctx, const char *routine, int nbufs, const size_t *sizes, int nscalars,
+                               const int64_t *scalars, int reps, char *msg, size_t msg_size)
+{
+    struct temper_dbuf *bufs[4];
+    int err = alloc_n(ctx, nbufs, sizes, bufs, msg, msg_size);
+    for (int i = 1; !err && i < nbufs; i++) { /* random inputs, as tensor cores run faster on zeros */
+        uint16_t *h = random_bf16(sizes[i] / 2, NULL);
+        err = ops->write(ctx, bufs[i], 0, h, sizes[i], msg, msg_size);
+        free(h);
+    }
+    for (int w = 0; !err && w < 3; w++)
+        err = ops->expert(ctx, routine, nbufs, bufs, nscalars, scalars, msg, msg_size);
+    if (!err)
+        err = ops->sync(ctx, msg, msg_size);
+    double ms = 0;
+    if (!err)
+        err = ops->timer_start(ctx, msg, msg_size);
+    for (int r = 0; !err && r < reps; r++)
+        err = ops->expert(ctx, routine, nbufs, bufs, nscalars, scalars, msg, msg_size);
+    if (!err)
+        err = ops->timer_stop(ctx, &ms, msg, msg_size);
+    release_n(ctx, nbufs, bufs);
+    return err || reps <= 0 ? 0 : ms / reps;
+}
+
+/* Times cublas_gemv_bf16 at N=4096, K=14336 (GB/s) and cublaslt_gemm_bias_gelu_bf16 at M=8192,
+ * K=4096, N=16384 (TFLOP/s); lt_ok 0 skips the latter. */
+static void time_new_routines(void *ctx, int lt_ok)
+{
+    char msg[1024] = "", detail[1200];
+    const int64_t gn = 4096, gk = 14336;
+    const size_t gsizes[3] = {2 * (size_t)gn, 2 * (size_t)gn * gk, 2 * (size_t)gk};
+    const int64_t gdims[2] = {gn, gk};
+    double ms = time_bf16_expert(ctx, "cublas_gemv_bf16", 3, gsizes, 2, gdims, 100, msg, sizeof msg);
+    double bytes = 2.0 * gn * gk + 2.0 * gk + 2.0 * gn, gbs = ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0;
+    snprintf(detail, sizeof detail, "%.4f ms per call, %.0f GB/s%s%s", ms, gbs, ms > 0 ? "" : ", ",
+             ms > 0 ? "" : msg);
+    step(ms > 0, "time cublas_gemv_bf16 at N=4096 K=14336", detail);
+    printf("  cuBLAS bf16 GEMV 4096 x 14336: %.1f GB/s\n", gbs);
+    if (!lt_ok)
+        return;
+    const int64_t m = 8192, n = 16384, k = 4096;
+    const size_t lsizes[4] = {2 * (size_t)m * n, 2 * (size_t)m * k, 2 * (size_t)k * n, 2 * (size_t)n};
+    const int64_t ldims[3] = {m, n, k};
+    msg[0] = '\0';
+    ms = time_bf16_expert(ctx, "cublaslt_gemm_bias_gelu_bf16", 4, lsizes, 3, ldims, 10, msg, sizeof msg);
+    double tflops = ms > 0 ? 2.0 * m * n * (double)k / (ms * 1e-3) / 1e12 : 0;
+    snprintf(detail, sizeof detail, "%.3f ms per call, %.1f TFLOP/s%s%s", ms, tflops, ms > 0 ? "" : ", ",
+             ms > 0 ? "" : msg);
+    step(ms > 0, "time cublaslt_gemm_bias_gelu_bf16 at M=8192 N=16384 K=4096", detail);
+    printf("  cuBLASLt bf16 GEMM+bias+GELU 8192 x 16384 x 4096: %.1f TFLOP/s\n", tflops);
+}
+
 int main(void)
 {
     char msg[1024] = "";
@@ -271,9 +496,25 @@ int main(void)
     step(err == 0, "an empty GEMM (M = N = K = 0) does nothing", err ? msg : "");
 
     check_correctness(ctx);
+    check_gemv(ctx);
+    /* cuBLASLt is a library of its own: missing, its routine is skipped, not failed */
+    struct temper_dbuf *empty4[4];
+    const size_t zero_sizes[4] = {0, 0, 0, 0};
+    err = alloc_n(ctx, 4, zero_sizes, empty4, msg, sizeof msg);
+    if (!err)
+        err = ops->expert(ctx, "cublaslt_gemm_bias_gelu_bf16", 4, empty4, 3, zero_dims, msg, sizeof msg);
+    release_n(ctx, 4, empty4);
+    int lt_ok = err == 0;
+    if (err == TEMPER_EUNSUPPORTED)
+        printf("SKIP cublaslt_gemm_bias_gelu_bf16: cuBLASLt is not available: %s\n", msg);
+    else
+        step(err == 0, "an empty GEMM + bias + GELU (M = N = K = 0) does nothing", err ? msg : "");
+    if (lt_ok)
+        check_bias_gelu(ctx);
     double sgemm = time_gemm(ctx, "cublas_sgemm", 4096, 4, 10);
     double bf16 = time_gemm(ctx, "cublas_bf16_probe", 8192, 2, 10);
     printf("  cuBLAS SGEMM 4096^3: %.1f TFLOP/s; bf16 probe 8192^3: %.1f TFLOP/s\n", sgemm, bf16);
+    time_new_routines(ctx, lt_ok);
     err = ops->sync(ctx, msg, sizeof msg);
     step(err == 0, "sync at the end", err ? msg : "");
     ops->close(ctx);

@@ -1,0 +1,315 @@
+/* cmd_tune.c: `temper tune CANDIDATE`: search a candidate's knobs (and the compiler's controls)
+ * for the fastest correct configuration on a device, and `temper best TASK`. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "temper/search.h"
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: temper tune CANDIDATE [--strategy S] [--budget N|--time T] [--device D] [--out FILE]\n\n"
+            "Finds the fastest configuration of a candidate's knobs (its @temper param lines) and, with\n"
+            "--compiler-knobs (the default), of the compiler's controls, that passes every check. Every\n"
+            "evaluation is recorded in the store as it completes; a configuration evaluated before on the\n"
+            "device is taken from the store, not run again. The best few are re-timed in full.\n\n"
+            "  --strategy S          search strategy (default %s):\n",
+            temper_strategies()[0]->name);
+    for (int i = 0; temper_strategies()[i]; i++)
+        fprintf(out, "                          %-11s %s\n", temper_strategies()[i]->name,
+                temper_strategies()[i]->summary);
+    fprintf(out,
+            "  --budget N            evaluations at most (default: 40, or the whole space if smaller)\n"
+            "  --time T              seconds at most\n"
+            "  --device D            cuda[:N] or opencl[:N]\n"
+            "  --out FILE            write the best kernel with its knobs fixed, a plain candidate\n"
+            "  --seed N              the strategy's seed (default 1)\n"
+            "  --resume              continue this candidate's last unfinished tune on the device\n"
+            "  --no-compiler-knobs   search the candidate's knobs only\n"
+            "  --retime K            re-time the K best in full (default 3)\n"
+            "  --screen-budget S     timing budget of a screening evaluation (default 0.3 s)\n"
+            "  --full-budget S       timing budget of a re-timing (default 2 s)\n"
+            "  --batch N             configurations per batch (default: one per core)\n"
+            "  --tasks DIR           where tasks are looked up\n"
+            "  --json                print the summary as one JSON object\n");
+}
+
+static void print_summary(json_t *s)
+{
+    json_t *best = json_object_get(s, "best");
+    json_t *t = json_object_get(best, "timing");
+    printf("tune       %s on %s (strategy %s; %lld valid configurations of %.0f)\n",
+           json_string_value(json_object_get(s, "candidate")), json_string_value(json_object_get(s, "device")),
+           json_string_value(json_object_get(s, "strategy")),
+           (long long)json_integer_value(json_object_get(s, "valid_configurations")),
+           json_number_value(json_object_get(s, "space_size")));
+    if (!best) {
+        printf("best       none: no configuration passed every check\n");
+    } else {
+        printf("best       %s\n", json_string_value(json_object_get(best, "config")));
+        printf("time       %.4g ms (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx",
+               json_number_value(json_object_get(t, "median_ms")), 100 * json_number_value(json_object_get(t, "spread")),
+               (long long)json_integer_value(json_object_get(t, "samples")),
+               json_number_value(json_object_get(t, "baseline_median_ms")),
+               json_number_value(json_object_get(t, "speedup")));
+        if (json_object_get(t, "expert_median_ms"))
+            printf("; expert %.4g ms: %.2fx", json_number_value(json_object_get(t, "expert_median_ms")),
+                   json_number_value(json_object_get(t, "speedup_vs_expert")));
+        if (json_object_get(t, "roofline_share"))
+            printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
+        printf("\n");
+    }
+    printf("search     %lld evaluations (%lld from the store) in %.1f s; best found at %lld, within 5%% of it at %lld",
+           (long long)json_integer_value(json_object_get(s, "evaluations")),
+           (long long)json_integer_value(json_object_get(s, "from_store")),
+           json_number_value(json_object_get(s, "seconds")),
+           (long long)json_integer_value(json_object_get(s, "best_found_at")),
+           (long long)json_integer_value(json_object_get(s, "within_5pct_at")));
+    const char *v;
+    json_t *n;
+    json_object_foreach(json_object_get(s, "by_verdict"), v, n)
+        printf("%s %lld %s", strcmp(v, "correct") ? "," : ";", (long long)json_integer_value(n), v);
+    printf("\nconverged  best so far:");
+    json_t *h = json_object_get(s, "history");
+    size_t len = json_array_size(h), step = len > 16 ? len / 16 : 1;
+    for (size_t i = 0; i < len; i += step) {
+        json_t *x = json_array_get(h, i);
+        printf(json_is_number(x) ? " %.3g" : " -", json_number_value(x));
+    }
+    printf("\n");
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"strategy", required_argument, 0, 's'},   {"budget", required_argument, 0, 'b'},
+        {"time", required_argument, 0, 'T'},       {"device", required_argument, 0, 'd'},
+        {"out", required_argument, 0, 'o'},        {"seed", required_argument, 0, 'S'},
+        {"resume", no_argument, 0, 'r'},           {"no-compiler-knobs", no_argument, 0, 'K'},
+        {"compiler-knobs", no_argument, 0, 'k'},   {"retime", required_argument, 0, 'R'},
+        {"screen-budget", required_argument, 0, 'c'}, {"full-budget", required_argument, 0, 'f'},
+        {"batch", required_argument, 0, 'B'},      {"tasks", required_argument, 0, 't'},
+        {"json", no_argument, 0, 'j'},             {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    struct temper_tune_request req = {0};
+    req.compiler_knobs = 1;
+    req.seed = 1;
+    const char *device = NULL, *out = NULL;
+    int json = 0, c, budget_given = 0;
+    while ((c = getopt_long(argc, argv, "s:b:d:o:h", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 's':
+            req.strategy = optarg;
+            if (!temper_strategy(optarg)) {
+                fprintf(stderr, "temper: unknown strategy '%s' (see temper tune --help)\n", optarg);
+                return CLI_USAGE;
+            }
+            break;
+        case 'b':
+            req.budget = (int)strtol(optarg, &end, 10);
+            budget_given = 1;
+            break;
+        case 'T':
+            req.time_s = strtod(optarg, &end);
+            break;
+        case 'd':
+            device = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'S':
+            req.seed = strtoull(optarg, &end, 0);
+            break;
+        case 'r':
+            req.resume = 1;
+            break;
+        case 'K':
+            req.compiler_knobs = 0;
+            break;
+        case 'k':
+            req.compiler_knobs = 1;
+            break;
+        case 'R':
+            req.retime = (int)strtol(optarg, &end, 10);
+            break;
+        case 'c':
+            req.screen_budget_s = strtod(optarg, &end);
+            break;
+        case 'f':
+            req.full_budget_s = strtod(optarg, &end);
+            break;
+        case 'B':
+            req.batch = (int)strtol(optarg, &end, 10);
+            break;
+        case 't':
+            req.tasks_dir = optarg;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            help(stdout);
+            return CLI_OK;
+        default:
+            help(stderr);
+            return CLI_USAGE;
+        }
+        if (end && (*end || end == optarg)) {
+            fprintf(stderr, "temper: '%s' is not a number\n", optarg);
+            return CLI_USAGE;
+        }
+    }
+    if (optind + 1 != argc || req.budget < 0 || req.time_s < 0) {
+        help(stderr);
+        return CLI_USAGE;
+    }
+    if (!budget_given && req.time_s <= 0)
+        req.budget = 40;
+    req.path = argv[optind];
+    req.quiet = json;
+    char msg[4096];
+    struct temper_store *store = NULL;
+    struct temper_worker *w = NULL;
+    json_t *info = NULL, *calib = NULL, *summary = NULL;
+    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (!err)
+        err = temper_worker_start(device, NULL, &w, msg, sizeof(msg));
+    if (!err)
+        err = temper_worker_device_info(w, &info, msg, sizeof(msg));
+    if (!err && !(calib = temper_store_calibration(store, info))) {
+        fprintf(stderr, "temper: %s has no measured ceilings yet: calibrating it once...\n",
+                json_string_value(json_object_get(info, "id")));
+        if (!(err = temper_calibrate(w, &calib, msg, sizeof(msg))))
+            err = temper_store_put_calibration(store, info, calib, msg, sizeof(msg));
+    }
+    if (!err)
+        err = temper_tune(w, store, &req, calib, &summary, msg, sizeof(msg));
+    temper_worker_stop(w);
+    json_decref(info);
+    json_decref(calib);
+    temper_store_close(store);
+    if (err)
+        return cli_error(err, msg);
+    json_t *best = json_object_get(summary, "best");
+    if (out && best) {
+        struct temper_candidate cand;
+        err = temper_candidate_load(req.path, &cand, msg, sizeof(msg));
+        if (!err)
+            err = temper_tune_write_fixed(&cand, json_object_get(best, "knobs"),
+                                          json_string_value(json_object_get(best, "flags")), out, msg, sizeof(msg));
+        if (!err)
+            temper_candidate_free(&cand);
+        if (err) {
+            json_decref(summary);
+            return cli_error(err, msg);
+        }
+        json_object_set_new(summary, "written", json_string(out));
+    }
+    if (json) {
+        json_dumpf(summary, stdout, JSON_INDENT(2));
+        printf("\n");
+    } else {
+        print_summary(summary);
+        if (out && best)
+            printf("written    %s (temper eval %s checks it again)\n", out, out);
+    }
+    json_decref(summary);
+    return best ? CLI_OK : CLI_NOT_OK;
+}
+
+int cmd_best(int argc, char **argv)
+{
+    static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"out", required_argument, 0, 'o'},
+                                         {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *device = NULL, *out = NULL;
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "d:o:h", opts, NULL)) != -1) {
+        if (c == 'd')
+            device = optarg;
+        else if (c == 'o')
+            out = optarg;
+        else if (c == 'j')
+            json = 1;
+        else {
+            FILE *f = c == 'h' ? stdout : stderr;
+            fprintf(f, "usage: temper best TASK [--device D] [--out FILE] [--json]\n\n"
+                       "Prints the fastest correct kernel known for a task on a device (cuda:0, opencl:0; default:\n"
+                       "any), from the store, with its knobs, time and speedups; --out writes its source with the\n"
+                       "knobs fixed.\n");
+            return c == 'h' ? CLI_OK : CLI_USAGE;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "usage: temper best TASK [--device D] [--out FILE] [--json]\n");
+        return CLI_USAGE;
+    }
+    char msg[2048];
+    struct temper_store *store;
+    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (err)
+        return cli_error(err, msg);
+    char *source = NULL;
+    json_t *r = temper_store_best(store, argv[optind], device, &source);
+    temper_store_close(store);
+    if (!r) {
+        fprintf(stderr, "temper: no correct, timed kernel for task '%s'%s%s in the store\n", argv[optind],
+                device ? " on " : "", device ? device : "");
+        return CLI_NOT_OK;
+    }
+    if (out && source) {
+        struct temper_candidate cand;
+        const char *path = json_string_value(json_object_get(r, "candidate"));
+        err = temper_candidate_parse(path ? path : out, source, strlen(source), &cand, msg, sizeof(msg));
+        if (!err) {
+            const char *options = json_string_value(json_object_get(r, "options"));
+            /* flags beyond the -D knob definitions and the candidate's own flags */
+            const char *extra = "";
+            if (options && cand.flags[0] && strstr(options, cand.flags))
+                extra = strstr(options, cand.flags) + strlen(cand.flags);
+            else if (options) {
+                const char *p = options;
+                while (!strncmp(p, "-D", 2) && (p = strchr(p, ' ')))
+                    p++;
+                extra = p ? p : "";
+            }
+            while (*extra == ' ')
+                extra++;
+            err = temper_tune_write_fixed(&cand, json_object_get(r, "knobs"), extra, out, msg, sizeof(msg));
+            temper_candidate_free(&cand);
+        }
+        if (err) {
+            free(source);
+            json_decref(r);
+            return cli_error(err, msg);
+        }
+    }
+    if (json) {
+        json_dumpf(r, stdout, JSON_INDENT(2));
+        printf("\n");
+    } else {
+        json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+        printf("task       %s\n", argv[optind]);
+        printf("kernel     %s (source %s)\n", json_string_value(json_object_get(r, "candidate")),
+               json_string_value(json_object_get(r, "source_hash")));
+        printf("device     %s\n", json_string_value(json_object_get(r, "device")));
+        printf("options    %s\n", json_string_value(json_object_get(r, "options")));
+        printf("time       %.4g ms at %s; baseline %.4g ms: %.2fx", json_number_value(json_object_get(t, "median_ms")),
+               json_string_value(json_object_get(t, "shape")), json_number_value(json_object_get(t, "baseline_median_ms")),
+               json_number_value(json_object_get(t, "speedup")));
+        if (json_object_get(t, "roofline_share"))
+            printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
+        printf("\n");
+        if (out)
+            printf("written    %s\n", out);
+    }
+    free(source);
+    json_decref(r);
+    return CLI_OK;
+}

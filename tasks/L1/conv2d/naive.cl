@@ -1,0 +1,35 @@
+// Naive baseline: direct convolution, one work-item per output pixel y[n,k,h,w]. The grid is
+// (pixels of one image rounded up to 256, K, N), so the 256 work-items of a work-group share n and
+// k (the weights they read are the same) and read neighbouring pixels of x; a bounds check covers
+// the tail. Each work-item sums x * w over c, r, s in fp32, skipping taps that fall in the zero
+// padding.
+// @temper task conv2d
+// @temper launch conv2d grid(ceil_div(H*W, 256), K, N) block(256) args(y, x, w, N, C, H, W, K)
+__kernel void conv2d(__global float *y, __global const float *x, __global const float *w, int N, int C, int H,
+                     int W, int K)
+{
+    int p = get_global_id(0);
+    int k = get_global_id(1);
+    int n = get_global_id(2);
+    if (p >= H * W)
+        return;
+    int h = p / W, col = p % W;
+    __global const float *xn = x + (size_t)n * C * H * W;
+    __global const float *wk = w + (size_t)k * C * 9;
+    float acc = 0.0f;
+    for (int c = 0; c < C; c++) {
+        __global const float *xc = xn + (size_t)c * H * W;
+        __global const float *wc = wk + c * 9;
+        for (int r = 0; r < 3; r++) {
+            int hi = h + r - 1;
+            if (hi < 0 || hi >= H)
+                continue;
+            for (int s = 0; s < 3; s++) {
+                int wi = col + s - 1;
+                if (wi >= 0 && wi < W)
+                    acc += xc[hi * W + wi] * wc[r * 3 + s];
+            }
+        }
+    }
+    y[((size_t)n * K + k) * H * W + p] = acc;
+}

@@ -1,0 +1,42 @@
+// Naive baseline: one work-group of BLOCK work-items per row of W. Each work-item strides over
+// the row accumulating W[n,k] * x[k] in fp32 (bf16 products are exact in fp32), a local-memory
+// tree reduction adds the BLOCK partial sums, and work-item 0 rounds the sum to bf16 (nearest
+// even) and writes it. bf16 values are raw ushort bits. BLOCK is a power of two.
+// @temper task gemv
+// @temper param BLOCK 256
+// @temper launch gemv grid(N) block(BLOCK) args(y, W, x, N, K)
+
+static float bf16_to_f32(ushort b)
+{
+    return as_float((uint)b << 16);
+}
+
+static ushort f32_to_bf16(float f)
+{
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (ushort)((u >> 16) | 0x40u); /* NaN stays a quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);       /* round to nearest even */
+    return (ushort)(u >> 16);
+}
+
+__kernel void gemv(__global ushort *y, __global const ushort *W, __global const ushort *x, int N, int K)
+{
+    __local float buf[BLOCK];
+    int t = get_local_id(0);
+    size_t row = get_group_id(0);
+    __global const ushort *wr = W + row * K;
+
+    float acc = 0.0f;
+    for (int k = t; k < K; k += BLOCK)
+        acc += bf16_to_f32(wr[k]) * bf16_to_f32(x[k]);
+    buf[t] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (t < s)
+            buf[t] += buf[t + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0)
+        y[row] = f32_to_bf16(buf[0]);
+}

@@ -1,0 +1,39 @@
+// Naive baseline: one block of BLOCK threads per row. Each thread strides over the row, a
+// shared-memory tree reduction gives the row max, a second one the sum of exp(x - max);
+// thread 0 writes (max - x[label]) + log(sum). BLOCK is a power of two.
+// @temper task cross_entropy
+// @temper param BLOCK 256
+// @temper launch cross_entropy grid(R) block(BLOCK) args(loss, logits, label, R, V)
+extern "C" __global__ void cross_entropy(float *loss, const float *logits, const int *label, int R, int V)
+{
+    __shared__ float buf[BLOCK];
+    int t = threadIdx.x;
+    size_t row = blockIdx.x;
+    const float *x = logits + row * V;
+
+    float m = -__int_as_float(0x7f800000); /* -inf; NVRTC has no INFINITY macro */
+    for (int j = t; j < V; j += BLOCK)
+        m = fmaxf(m, x[j]);
+    buf[t] = m;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (t < s)
+            buf[t] = fmaxf(buf[t], buf[t + s]);
+        __syncthreads();
+    }
+    m = buf[0];
+    __syncthreads(); /* everyone has read buf[0] before it is reused */
+
+    float sum = 0.0f;
+    for (int j = t; j < V; j += BLOCK)
+        sum += expf(x[j] - m);
+    buf[t] = sum;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (t < s)
+            buf[t] += buf[t + s];
+        __syncthreads();
+    }
+    if (t == 0)
+        loss[row] = (m - x[label[row]]) + logf(buf[0]);
+}

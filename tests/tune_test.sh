@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# tune_test.sh: `temper tune` on PoCL, end to end: a small tune of the OpenCL softmax finds a
+# correct kernel faster than the baseline and writes it as a plain candidate that `temper eval`
+# passes; a tune killed part way resumes (--resume) without evaluating any configuration twice;
+# `temper best` reports what the store holds.
+# usage: tune_test.sh TEMPER_BINARY SOURCE_DIR
+set -u
+temper=$1
+src=$2
+work=$(mktemp -d /tmp/temper-tune-XXXXXX)
+export TEMPER_HOME=$work/home TEMPER_TASKS=$src/tasks
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+db=$TEMPER_HOME/temper.db
+candidate=$src/tasks/L1/softmax/rows.cl
+
+# 1. A small tune finds a correct kernel faster than the baseline.
+"$temper" tune "$candidate" --budget 6 --batch 3 --retime 2 --out "$work/best.cl" --json >"$work/tune.json" 2>"$work/tune.err"
+status=$?
+[ $status -eq 0 ] && ok "tune exits 0" || { fail "tune exit $status"; sed 's/^/     /' "$work/tune.err" | tail -5; }
+speedup=$(sed -n 's/.*"speedup": \([0-9.e+-]*\).*/\1/p' "$work/tune.json" | head -1)
+if [ -n "$speedup" ] && awk "BEGIN { exit !($speedup > 1.0) }"; then ok "best is faster than the baseline (${speedup}x)"; else
+    fail "best speedup '$speedup' is not above 1"; fi
+grep -q '"verdict": "correct"' "$work/tune.json" && ok "best is correct" || fail "no correct best in the summary"
+"$temper" eval "$work/best.cl" --no-timing >"$work/eval.out" 2>&1 && ok "the written kernel passes temper eval" ||
+    { fail "temper eval of the written kernel"; tail -5 "$work/eval.out"; }
+grep -q "@temper param WG [0-9]*$" "$work/best.cl" && ok "the written kernel has its knobs fixed" ||
+    fail "knobs not fixed in $work/best.cl"
+
+# 2. Everything evaluated is in the store: a tune that proposes the same configurations (a
+#    non-adaptive strategy with the same seed) runs nothing new the second time.
+"$temper" tune "$candidate" --strategy random --seed 3 --budget 6 --batch 3 --retime 1 --json >/dev/null 2>&1
+before=$(sqlite3 "$db" "select count(*) from evaluations where result like '%\"tune_phase\":\"screen\"%'")
+"$temper" tune "$candidate" --strategy random --seed 3 --budget 6 --batch 3 --retime 1 --json >"$work/again.json" 2>/dev/null
+reused=$(sed -n 's/.*"from_store": \([0-9]*\).*/\1/p' "$work/again.json" | head -1)
+after=$(sqlite3 "$db" "select count(*) from evaluations where result like '%\"tune_phase\":\"screen\"%'")
+[ "$reused" = 6 ] && [ "$before" = "$after" ] && ok "a repeated tune takes all 6 configurations from the store" ||
+    fail "repeated tune: from_store '$reused', screening evaluations $before then $after"
+
+# 3. A tune killed part way resumes without repeating an evaluation.
+rm -rf "$TEMPER_HOME"
+"$temper" tune "$candidate" --budget 12 --batch 2 --retime 1 --strategy random --seed 7 --json >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+    n=$(sqlite3 "$db" "select count(*) from evaluations" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 4 ] && break
+    sleep 0.1
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+killed_at=$(sqlite3 "$db" "select count(*) from evaluations")
+unfinished=$(sqlite3 "$db" "select count(*) from runs where finished_at is null")
+[ "$unfinished" = 1 ] && ok "the killed run is recorded as unfinished ($killed_at evaluations)" ||
+    fail "unfinished runs: $unfinished"
+"$temper" tune "$candidate" --resume --retime 1 --json >"$work/resume.json" 2>"$work/resume.err"
+status=$?
+[ $status -eq 0 ] && ok "--resume exits 0" || { fail "--resume exit $status"; tail -5 "$work/resume.err"; }
+grep -q '"resumed_run"' "$work/resume.json" && ok "--resume continued the killed run" || fail "--resume started a new run"
+evaluations=$(sed -n 's/^  "evaluations": \([0-9]*\).*/\1/p' "$work/resume.json")
+[ "$evaluations" = 12 ] && ok "the resumed run completed its budget of 12" || fail "resumed run has $evaluations evaluations"
+dups=$(sqlite3 "$db" "select count(*) from (select options from evaluations where result like '%\"tune_phase\":\"screen\"%' group by options having count(*) > 1)")
+[ "$dups" = 0 ] && ok "no configuration was screened twice" || fail "$dups configurations screened twice"
+finished=$(sqlite3 "$db" "select count(*) from runs where finished_at is not null")
+[ "$finished" = 1 ] && ok "the run is finished after resuming" || fail "finished runs: $finished"
+
+# 4. temper best reads the store.
+"$temper" best softmax --device opencl:0 --out "$work/from_store.cl" >"$work/best.out" 2>&1 && ok "temper best finds the kernel" ||
+    { fail "temper best"; cat "$work/best.out"; }
+"$temper" eval "$work/from_store.cl" --no-timing >/dev/null 2>&1 && ok "the kernel temper best writes passes temper eval" ||
+    fail "temper eval of temper best's kernel"
+"$temper" best no_such_task >/dev/null 2>&1
+[ $? -eq 1 ] && ok "temper best of an unknown task exits 1" || fail "temper best of an unknown task"
+
+rm -rf "$work"
+echo "$failures failures"
+[ "$failures" -eq 0 ]
