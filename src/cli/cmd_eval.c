@@ -47,6 +47,7 @@ struct eval_output {
     int correct;                /* counts by outcome */
     int not_correct;
     int failed;                 /* not evaluated at all */
+    int failed_err;             /* the error of the last of those */
     double start_s;             /* when the batch began */
     struct temper_deep_request *deep; /* deep checks to run on correct kernels, or NULL */
     int sanitize;               /* 1: compute-sanitizer */
@@ -95,10 +96,10 @@ static void deep_checks(struct eval_output *o, json_t *result)
 static void on_result(void *user, int index, json_t *result, int err, const char *error)
 {
     struct eval_output *o = user;
-    (void)err;
     if (!result) {
         fprintf(stderr, "temper: %s\n", error);
         o->failed++;
+        o->failed_err = err;
         return;
     }
     char msg[1024];
@@ -248,7 +249,7 @@ int cmd_eval(int argc, char **argv)
                 err = temper_store_put_calibration(store, info, calib, msg, sizeof(msg));
         }
     }
-    struct eval_output out = {store, sources, json, store_it, n, 0, 0, 0, temper_now_s(), NULL, 0, 0};
+    struct eval_output out = {store, sources, json, store_it, n, 0, 0, 0, 0, temper_now_s(), NULL, 0, 0};
     struct temper_deep_request deep = {NULL, NULL, device, req.tasks_dir, sets, 600};
     char self[4096];
     ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -278,6 +279,6 @@ int cmd_eval(int argc, char **argv)
         printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", n, out.correct,
                out.not_correct, out.failed, temper_now_s() - out.start_s);
     if (out.failed)
-        return CLI_USAGE;
+        return cli_exit_for(out.failed_err);
     return out.not_correct ? CLI_NOT_OK : CLI_OK;
 }

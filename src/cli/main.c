@@ -25,7 +25,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: temper <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n`temper <command> --help` describes a command.\n");
+    fprintf(out, "\n`temper <command> --help` describes a command; `temper --version` prints the version.\n");
 }
 
 int cli_exit_for(int err)
@@ -49,9 +49,18 @@ int main(int argc, char **argv)
         usage(stdout);
         return CLI_OK;
     }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("temper %s\n", TEMPER_VERSION);
+        return CLI_OK;
+    }
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (!strcmp(argv[1], commands[i].name))
+        if (!strcmp(argv[1], commands[i].name)) {
+            /* getopt names the program in its messages: "temper eval: unrecognized option" */
+            char name[64];
+            snprintf(name, sizeof(name), "temper %s", commands[i].name);
+            argv[1] = name;
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "temper: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return CLI_USAGE;

@@ -165,13 +165,17 @@ static const char *const cuda_nvrtc_names[] = {"libnvrtc.so.13", "libnvrtc.so.12
 static void cuda_open_lib(struct cuda_lib *lib, const char *what, const char *const *names,
                           const struct cuda_sym *syms)
 {
-    size_t used = (size_t)snprintf(lib->msg, sizeof lib->msg, "%s not found; tried", what);
+    size_t used = (size_t)snprintf(lib->msg, sizeof lib->msg, "%s could not be loaded; tried", what);
     for (int i = 0; names[i] && !lib->handle; i++) {
         lib->handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         lib->name = names[i];
         if (!lib->handle && used < sizeof lib->msg) {
             const char *e = dlerror();
-            used += (size_t)snprintf(lib->msg + used, sizeof lib->msg - used, "%s %s (%s)", i ? ";" : "",
+            /* dlerror repeats the name: "libcuda.so.1: cannot open ..."; keep the reason only */
+            size_t n = strlen(names[i]);
+            if (e && !strncmp(e, names[i], n) && e[n] == ':')
+                e += n + (e[n + 1] == ' ' ? 2 : 1);
+            used += (size_t)snprintf(lib->msg + used, sizeof lib->msg - used, "%s %s (%s)", i ? "," : "",
                                      names[i], e ? e : "unknown dlopen error");
         }
     }

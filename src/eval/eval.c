@@ -461,7 +461,9 @@ void temper_eval_print(FILE *out, json_t *r)
 {
     const char *verdict = json_string_value(json_object_get(r, "verdict"));
     fprintf(out, "candidate  %s\n", json_string_value(json_object_get(r, "candidate")));
-    fprintf(out, "task       %s\n", json_string_value(json_object_get(r, "task")));
+    const char *task = json_string_value(json_object_get(r, "task"));
+    if (task && *task)
+        fprintf(out, "task       %s\n", task);
     json_t *dev = json_object_get(r, "device_info");
     if (dev)
         fprintf(out, "device     %s  %s (%s)\n", json_string_value(json_object_get(dev, "id")),

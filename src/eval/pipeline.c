@@ -120,6 +120,43 @@ static void plan_free(struct worker_state *ws, struct plan *p)
     memset(p, 0, sizeof(*p));
 }
 
+/* Compilers name the file they compiled: PoCL a temporary (".../tempfile_ab12.cl"), NVRTC
+ * "candidate.cu". The log should name the candidate, so people find the line. */
+static void log_name_candidate(struct temper_buf *log, const char *path)
+{
+    if (!log || !log->data)
+        return;
+    struct temper_buf out;
+    temper_buf_init(&out, log->max_bytes + 4096);
+    for (const char *p = log->data; *p;) {
+        const char *hit = strstr(p, "tempfile_");
+        if (!hit)
+            hit = strstr(p, "candidate.cu");
+        if (!hit) {
+            temper_buf_append(&out, p, strlen(p));
+            break;
+        }
+        const char *start = hit;
+        while (start > p && start[-1] != ' ' && start[-1] != '\n' && start[-1] != '"')
+            start--;
+        const char *end = strstr(hit, ".cl");
+        const char *end_cu = strstr(hit, ".cu");
+        end = end && (!end_cu || end < end_cu) ? end : end_cu;
+        if (!end || memchr(hit, '\n', (size_t)(end - hit))) {
+            temper_buf_append(&out, p, (size_t)(hit - p) + 1);
+            p = hit + 1;
+            continue;
+        }
+        temper_buf_append(&out, p, (size_t)(start - p));
+        temper_buf_append(&out, path, strlen(path));
+        p = end + 3;
+    }
+    if (out.data) {
+        temper_buf_free(log);
+        *log = out;
+    }
+}
+
 /* Parses and builds a candidate with the given knob values (an object, or NULL for defaults).
  * A build failure gives verdict compile_error (or invalid for a launch naming no kernel). */
 static int plan_build(struct worker_state *ws, const char *path, const char *source, json_t *knobs,
@@ -150,8 +187,10 @@ static int plan_build(struct worker_state *ws, const char *path, const char *sou
     worker_doing(ws->shared, WORKER_BUILDING, "building %s", path);
     err = worker_build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod, &p->cache_hit, msg,
                               sizeof(msg));
-    if (err)
+    if (err) {
+        log_name_candidate(log, path);
         return fail_with(f, TEMPER_VERDICT_COMPILE_ERROR, "%s: %s", path, msg);
+    }
     for (int i = 0; i < p->cand.nlaunches; i++) {
         err = ws->dev.ops->kernel(ws->dev.ctx, p->mod, p->cand.launches[i].kernel, &p->kernels[i], msg, sizeof(msg));
         if (err)

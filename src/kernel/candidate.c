@@ -328,9 +328,17 @@ int temper_knobs_set(const struct temper_candidate *c, struct temper_knobs *k, c
         int listed = 0;
         for (int v = 0; v < p->nvalues; v++)
             listed |= !strcmp(p->values[v], value);
-        if (!listed && !(is_integer(value) && is_integer(p->values[0])))
-            return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: '%s' is not one of the values on line %d",
-                               assignment, value, p->line);
+        if (!listed && !(is_integer(value) && is_integer(p->values[0]))) {
+            char values[512];
+            size_t used = 0;
+            values[0] = 0;
+            for (int v = 0; v < p->nvalues && used < sizeof(values); v++)
+                used += (size_t)snprintf(values + used, sizeof(values) - used, "%s%s", v ? " " : "", p->values[v]);
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "--set %s: '%s' is not one of %s's values (%s, line %d)%s", assignment, value,
+                               p->name, values, p->line,
+                               is_integer(p->values[0]) ? " nor an integer" : "");
+        }
         if (strlen(value) >= TEMPER_NAME_MAX)
             return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: value too long", assignment);
         snprintf(k->values[i], TEMPER_NAME_MAX, "%s", value);

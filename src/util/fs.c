@@ -12,6 +12,9 @@
 
 int temper_read_file(const char *path, size_t max_bytes, char **out, size_t *len, char *msg, size_t msg_size)
 {
+    struct stat st;
+    if (!stat(path, &st) && S_ISDIR(st.st_mode))
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: is a folder, not a file", path);
     FILE *f = fopen(path, "rb");
     if (!f)
         return temper_fail(msg, msg_size, errno == ENOENT ? TEMPER_ENOTFOUND : TEMPER_EIO, "%s: %s", path,

@@ -62,8 +62,8 @@ static int remove_tmp(void **state)
 
 static void put_file(const char *dir, const char *name, const char *text)
 {
-    char path[4096], msg[512];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    char path[4200], msg[512];
+    snprintf(path, sizeof(path), "%.4000s/%.150s", dir, name);
     if (temper_write_file_atomic(path, text, strlen(text), msg, sizeof(msg)))
         fail_msg("writing %s: %s", path, msg);
 }

@@ -1,0 +1,17 @@
+// Naive baseline: one work-item per element of Y (x = column, y = row), 16x16 work-groups, a 2-D
+// grid rounded up, and a bounds check for the edges. Row-major int8 A*B summed exactly in int32,
+// converted to fp32 with round to nearest even and scaled by 2^-(SA+SB) with ldexp (exact).
+// @temper task int8_gemm
+// @temper launch int8_gemm grid(ceil_div(N, 16), ceil_div(M, 16)) block(16, 16) args(Y, A, B, M, N, K, SA, SB)
+__kernel void int8_gemm(__global float *Y, __global const char *A, __global const char *B, int M, int N, int K,
+                        int SA, int SB)
+{
+    int col = get_global_id(0);
+    int row = get_global_id(1);
+    if (row >= M || col >= N)
+        return;
+    int acc = 0;
+    for (int k = 0; k < K; k++)
+        acc += (int)A[(size_t)row * K + k] * (int)B[(size_t)k * N + col];
+    Y[(size_t)row * N + col] = ldexp(convert_float_rte(acc), -(SA + SB));
+}
