@@ -65,7 +65,7 @@ expect 2 "eval with an unknown knob" -- "$temper" eval "$src/tasks/L1/softmax/na
 contains "$work/err" "no param 'NOPE'" "unknown knob is named"
 expect 3 "eval on a device that does not exist" -- "$temper" eval "$src/tasks/L1/softmax/naive.cl" --device opencl:9
 expect 2 "eval on a device kind that does not exist" -- "$temper" eval "$src/tasks/L1/softmax/naive.cl" --device tpu
-expect 2 "eval of a CUDA kernel on an OpenCL device" -- "$temper" eval "$src/tasks/L1/softmax/naive.cu" --device opencl
+expect 3 "eval of a CUDA kernel on an OpenCL device" -- "$temper" eval "$src/tasks/L1/softmax/naive.cu" --device opencl
 
 expect 0 "calibrate --json" -- "$temper" calibrate --device opencl --json
 contains "$work/out" '"copy_gbs"' "calibrate reports copy bandwidth"

@@ -210,7 +210,7 @@ static void test_knobs(void **state)
         {"BLOCK=1024", 0, NULL, "1024", "4"}, /* an integer knob takes any integer */
         {"VEC=2", 0, NULL, "1024", "2"},
         {"VEC=-8", 0, NULL, "1024", "-8"},
-        {"VEC=abc", TEMPER_EINVALID, "'abc' is not one of the values on line 4", "1024", "-8"},
+        {"VEC=abc", TEMPER_EINVALID, "'abc' is not one of VEC's values (4 1 2, line 4) nor an integer", "1024", "-8"},
         {"VEC=4.5", TEMPER_EINVALID, "not one of the values", "1024", "-8"},
         {"VEC=", TEMPER_EINVALID, "not one of the values", "1024", "-8"},
         {"NOPE=1", TEMPER_EINVALID, "no param 'NOPE'", "1024", "-8"},
