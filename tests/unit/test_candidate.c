@@ -250,7 +250,7 @@ static void test_knobs(void **state)
     assert_int_equal(temper_knobs_set(&c, &k, "MODE=precise", msg, sizeof(msg)), 0);
     assert_string_equal(k.values[0], "precise");
     assert_int_equal(temper_knobs_set(&c, &k, "MODE=1", msg, sizeof(msg)), TEMPER_EINVALID);
-    assert_contains(msg, "'1' is not one of the values on line 2");
+    assert_contains(msg, "'1' is not one of MODE's values (fast precise, line 2)");
     assert_string_equal(k.values[0], "precise");
     assert_true(temper_knobs_int(&k, "MODE", 4, &v) != 0);
     temper_candidate_free(&c);
