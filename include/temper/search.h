@@ -56,6 +56,11 @@ int temper_space_neighbour(const struct temper_space *s, struct temper_rng *rng,
  * extra compiler flags of a point. */
 void temper_space_render(const struct temper_space *s, const struct temper_config *c, char storage[][128],
                          const char **sets, char *flags, size_t flags_size);
+/* The exact compiler options a point builds with (the -D knob definitions, the candidate's flags,
+ * the compiler controls), as results in the store record them. */
+int temper_space_options(const struct temper_space *s, const struct temper_config *c, char *out, size_t size);
+/* A point's score from a result: its median time if correct and timed, else INFINITY. */
+double temper_result_score(json_t *result);
 /* A point as text, "BLOCK=256 VEC=4 regcap=64", for people. */
 void temper_space_format(const struct temper_space *s, const struct temper_config *c, char *out, size_t size);
 int temper_config_equal(const struct temper_space *s, const struct temper_config *a, const struct temper_config *b);

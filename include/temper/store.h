@@ -40,6 +40,10 @@ json_t *temper_store_lookup(struct temper_store *store, const char *source_hash,
  * (caller decrefs) and source (*source, caller frees), or NULL if there is none. */
 json_t *temper_store_best(struct temper_store *store, const char *task, const char *device, char **source);
 
+/* Every result of a source on a device, oldest first, with the source itself (*source, caller
+ * frees): the data a search strategy can be replayed on. Caller decrefs the array. */
+json_t *temper_store_results(struct temper_store *store, const char *source_hash, const char *device, char **source);
+
 /* Tuning runs: one row each, so that an interrupted run can be resumed. */
 int temper_store_run_begin(struct temper_store *store, json_t *settings, int64_t *run_id, char *msg, size_t msg_size);
 /* The newest unfinished run of a candidate on a device: its id and settings (caller decrefs), or 0. */

@@ -183,3 +183,22 @@ int temper_config_equal(const struct temper_space *s, const struct temper_config
             return 0;
     return 1;
 }
+
+int temper_space_options(const struct temper_space *s, const struct temper_config *c, char *out, size_t size)
+{
+    char storage[TEMPER_MAX_DIMS_SPACE][128], flags[512];
+    const char *sets[TEMPER_MAX_DIMS_SPACE + 1];
+    temper_space_render(s, c, storage, sets, flags, sizeof(flags));
+    struct temper_knobs k;
+    temper_knobs_default(s->cand, &k);
+    for (int i = 0; sets[i]; i++)
+        if (temper_knobs_set(s->cand, &k, sets[i], NULL, 0))
+            return -1;
+    if (temper_candidate_options(s->cand, &k, out, size, NULL, 0))
+        return -1;
+    if (flags[0]) {
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s", used ? " " : "", flags);
+    }
+    return 0;
+}

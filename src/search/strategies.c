@@ -185,9 +185,14 @@ static int island_members(struct genetic *g, int isl, int *out, int max)
             member = g->migrants[isl][m] == i;
         if (!member || isnan(g->h.scores[i]) || isinf(g->h.scores[i]))
             continue;
-        int j = n < max ? n++ : max - 1;
-        if (j == max - 1 && n == max && g->h.scores[i] >= g->h.scores[out[j]])
+        int j;
+        if (n < max) {
+            j = n++;
+        } else if (g->h.scores[i] < g->h.scores[out[max - 1]]) {
+            j = max - 1;
+        } else {
             continue;
+        }
         out[j] = i;
         while (j > 0 && g->h.scores[out[j]] < g->h.scores[out[j - 1]]) {
             int t = out[j];

@@ -34,8 +34,7 @@ struct tune {
     char last_line[200];                   /* the progress line */
 };
 
-/* A point's score: its median time if correct and timed, else INFINITY. */
-static double score_of(json_t *result)
+double temper_result_score(json_t *result)
 {
     const char *v = json_string_value(json_object_get(result, "verdict"));
     json_t *t = json_array_get(json_object_get(result, "timings"), 0);
@@ -63,7 +62,7 @@ static void progress(struct tune *t, const char *task)
 /* Takes one scored point into the run's accounting and the strategy. */
 static void take(struct tune *t, const struct temper_config *c, json_t *result, int reused)
 {
-    double score = score_of(result);
+    double score = temper_result_score(result);
     t->ops->observe(t->strategy, c, score);
     t->evaluations++;
     t->reused += reused;
@@ -142,26 +141,6 @@ static int evaluate(struct tune *t, struct temper_worker *w, const struct temper
     }
     struct batch_ctx b = {t, configs, &source, task, retiming, retimed};
     return temper_eval_batch(w, reqs, n, calib, 0, on_batch_result, &b, msg, msg_size);
-}
-
-/* The options a point compiles with, exactly as the pipeline writes them into results. */
-static int point_options(struct tune *t, const struct temper_config *c, char *out, size_t size)
-{
-    char storage[TEMPER_MAX_DIMS_SPACE][128], flags[512];
-    const char *sets[TEMPER_MAX_DIMS_SPACE + 1];
-    temper_space_render(&t->space, c, storage, sets, flags, sizeof(flags));
-    struct temper_knobs k;
-    temper_knobs_default(t->space.cand, &k);
-    for (int i = 0; sets[i]; i++)
-        if (temper_knobs_set(t->space.cand, &k, sets[i], NULL, 0))
-            return -1;
-    if (temper_candidate_options(t->space.cand, &k, out, size, NULL, 0))
-        return -1;
-    if (flags[0]) {
-        size_t used = strlen(out);
-        snprintf(out + used, size - used, "%s%s", used ? " " : "", flags);
-    }
-    return 0;
 }
 
 static int cmp_points(const void *a, const void *b)
@@ -258,7 +237,7 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
         int nfresh = 0;
         for (int i = 0; i < n; i++) {
             char options[4096];
-            json_t *old = point_options(t, &proposed[i], options, sizeof(options)) ? NULL :
+            json_t *old = temper_space_options(&t->space, &proposed[i], options, sizeof(options)) ? NULL :
                           temper_store_lookup(store, t->hash, t->device, options);
             if (old) {
                 take(t, &proposed[i], old, 1);
@@ -308,7 +287,7 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
     int best_i = -1;
     double best_full = INFINITY;
     for (size_t i = 0; i < json_array_size(retimed); i++) {
-        double sc = score_of(json_array_get(retimed, i));
+        double sc = temper_result_score(json_array_get(retimed, i));
         if (sc < best_full) {
             best_full = sc;
             best_i = (int)i;

@@ -382,3 +382,21 @@ int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summ
         return temper_fail(msg, msg_size, TEMPER_ESTORE, "finishing the run: %s", sqlite3_errmsg(s->db));
     return 0;
 }
+
+json_t *temper_store_results(struct temper_store *s, const char *source_hash, const char *device, char **source)
+{
+    sqlite3_stmt *st;
+    *source = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT source FROM candidates WHERE hash = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            *source = strdup((const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(s->db, "SELECT result FROM evaluations WHERE candidate = ? AND device = ? ORDER BY id", -1,
+                           &st, NULL) != SQLITE_OK)
+        return json_array();
+    sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
+    return json_rows(s, st);
+}

@@ -31,7 +31,7 @@ int temper_task_reference(const struct temper_task *task, temper_reference_fn *f
         temper_dirname(so, dir, sizeof(dir));
         temper_mkdirs(dir);
         snprintf(tmp, sizeof(tmp), "%s.tmp.%d", so, (int)getpid());
-        char *argv[] = {(char *)cc, "-O2", "-std=c11", "-shared", "-fPIC", "-o", tmp,
+        char *argv[] = {(char *)cc, "-O2", "-std=gnu11", "-shared", "-fPIC", "-o", tmp,
                         (char *)task->reference, "-lm", NULL};
         struct temper_proc_result r;
         err = temper_proc_run(argv, 120, COMPILER_LOG_MAX, &r, msg, msg_size);

@@ -1,8 +1,8 @@
 // Naive baseline: one thread per element of Y (x = column, y = row), 16x16 blocks, a 2-D grid
 // rounded up, and a bounds check for the edges. Row-major X*W with bf16 inputs (raw unsigned
 // short bits) accumulated in fp32 (bf16 products are exact in fp32), bias added in fp32, GELU's
-// tanh approximation 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))) in fp32 (tanhf), and one
-// rounding of the result to bf16 (nearest even).
+// tanh approximation 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))) in fp32, evaluated as
+// z / (1 + expf(-2u)), and one rounding of the result to bf16 (nearest even).
 // @temper task gemm_bias_gelu
 // @temper launch gemm_bias_gelu grid(ceil_div(N, 16), ceil_div(M, 16)) block(16, 16) args(Y, X, W, bias, M, N, K)
 
@@ -32,5 +32,7 @@ extern "C" __global__ void gemm_bias_gelu(unsigned short *Y, const unsigned shor
         acc += bf16_to_f32(X[(size_t)row * K + k]) * bf16_to_f32(W[(size_t)k * N + col]);
     float z = acc + bf16_to_f32(bias[col]);
     float u = 0.7978845608f * (z + 0.044715f * z * z * z); /* sqrt(2/pi) */
-    Y[(size_t)row * N + col] = f32_to_bf16(0.5f * z * (1.0f + tanhf(u)));
+    /* 0.5 z (1 + tanh(u)) = z / (1 + exp(-2u)): the same function without the cancellation of
+     * 1 + tanh(u) for negative z (an inf from expf gives -0, right to 1e-30 there) */
+    Y[(size_t)row * N + col] = f32_to_bf16(z / (1.0f + expf(-2.0f * u)));
 }

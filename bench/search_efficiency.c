@@ -1,0 +1,161 @@
+/* search_efficiency.c: how quickly each search strategy finds a fast configuration, measured by
+ * replaying the strategies on a landscape measured exhaustively on a device. An exhaustive tune
+ * (`temper tune FILE --strategy exhaustive`) records every configuration's time in the store;
+ * this program then runs every strategy with a budget of a fraction of the space, over several
+ * seeds, taking each proposed point's time from the store instead of the device, and reports
+ * how close each came to the exhaustive best.
+ *
+ * usage: search_efficiency STORE.db DEVICE FRACTION SEEDS CANDIDATE...
+ *        (e.g. search_efficiency temper.db cuda:0 0.2 5 tasks/L1/softmax/fast.cu) */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/search.h"
+
+/* The measured landscape: options text to time. */
+struct landscape {
+    int n;            /* entries */
+    char **options;   /* each configuration's compiler options */
+    double *score;    /* its screening time, INFINITY if it failed */
+};
+
+static double lookup(const struct landscape *l, const char *options)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->options[i], options))
+            return l->score[i];
+    return NAN;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 6) {
+        fprintf(stderr, "usage: search_efficiency STORE.db DEVICE FRACTION SEEDS CANDIDATE...\n");
+        return 2;
+    }
+    const char *device = argv[2];
+    double fraction = atof(argv[3]);
+    int seeds = atoi(argv[4]);
+    char msg[2048];
+    struct temper_store *store;
+    if (temper_store_open(argv[1], &store, msg, sizeof(msg))) {
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    printf("%-34s %-11s %6s %6s %7s %10s %10s %12s\n", "candidate (space)", "strategy", "budget", "seeds",
+           "within5", "best/opt", "worst/opt", "evals to 5%");
+    int failures = 0;
+    for (int ci = 5; ci < argc; ci++) {
+        struct temper_candidate cand;
+        if (temper_candidate_load(argv[ci], &cand, msg, sizeof(msg))) {
+            fprintf(stderr, "%s\n", msg);
+            return 2;
+        }
+        char hex[17];
+        temper_hash_hex(cand.source_hash, hex);
+        char *source = NULL;
+        json_t *results = temper_store_results(store, hex, device, &source);
+        free(source);
+        struct landscape l = {0, NULL, NULL};
+        size_t nr = json_array_size(results);
+        l.options = calloc(nr + 1, sizeof(char *));
+        l.score = calloc(nr + 1, sizeof(double));
+        double opt = INFINITY;
+        for (size_t i = 0; i < nr; i++) {
+            json_t *r = json_array_get(results, i);
+            const char *phase = json_string_value(json_object_get(r, "tune_phase"));
+            const char *options = json_string_value(json_object_get(r, "options"));
+            if (!options || (phase && strcmp(phase, "screen")) || !isnan(lookup(&l, options)))
+                continue;
+            l.options[l.n] = strdup(options);
+            l.score[l.n] = temper_result_score(r);
+            opt = fmin(opt, l.score[l.n]);
+            l.n++;
+        }
+        struct temper_space space;
+        if (temper_space_init(&space, &cand, 1, msg, sizeof(msg))) {
+            fprintf(stderr, "%s\n", msg);
+            return 2;
+        }
+        int64_t valid = temper_space_count(&space, 0);
+        int budget = (int)ceil(fraction * (double)valid);
+        char label[64];
+        snprintf(label, sizeof(label), "%.24s (%lld)", argv[ci] + (strlen(argv[ci]) > 24 ? strlen(argv[ci]) - 24 : 0),
+                 (long long)valid);
+        if (l.n < valid || isinf(opt)) {
+            printf("%-34s measured %d of %lld configurations: run the exhaustive tune first\n", label, l.n,
+                   (long long)valid);
+            failures++;
+            continue;
+        }
+        for (int si = 0; temper_strategies()[si]; si++) {
+            const struct temper_strategy_ops *ops = temper_strategies()[si];
+            double ratio[64], reach[64];
+            int within = 0, missing = 0;
+            for (int seed = 1; seed <= seeds && seed <= 64; seed++) {
+                void *st = ops->init(&space, (uint64_t)seed, budget);
+                double best = INFINITY;
+                int evals = 0, reached = 0;
+                while (evals < budget) {
+                    struct temper_config c[8];
+                    int want = budget - evals < 8 ? budget - evals : 8;
+                    int n = ops->propose(st, c, want);
+                    if (!n)
+                        break;
+                    for (int k = 0; k < n; k++) {
+                        char options[4096];
+                        temper_space_options(&space, &c[k], options, sizeof(options));
+                        double sc = lookup(&l, options);
+                        if (isnan(sc)) {
+                            missing++;
+                            sc = INFINITY;
+                        }
+                        ops->observe(st, &c[k], sc);
+                        evals++;
+                        best = fmin(best, sc);
+                        if (!reached && best <= 1.05 * opt)
+                            reached = evals;
+                    }
+                }
+                ops->free(st);
+                ratio[seed - 1] = best / opt;
+                reach[seed - 1] = reached ? reached : INFINITY;
+                within += best <= 1.05 * opt;
+            }
+            int n = seeds < 64 ? seeds : 64;
+            double worst = 0;
+            for (int k = 0; k < n; k++)
+                worst = fmax(worst, ratio[k]);
+            double med_ratio = median(ratio, n), med_reach = median(reach, n);
+            char reach_text[32];
+            if (isinf(med_reach))
+                snprintf(reach_text, sizeof(reach_text), "-");
+            else
+                snprintf(reach_text, sizeof(reach_text), "%.0f", med_reach);
+            printf("%-34s %-11s %6d %6d %4d/%-2d %10.4f %10.4f %12s%s\n", si ? "" : label, ops->name, budget, n,
+                   within, n, med_ratio, worst, reach_text, missing ? "  (points missing from the store)" : "");
+        }
+        for (int i = 0; i < l.n; i++)
+            free(l.options[i]);
+        free(l.options);
+        free(l.score);
+        json_decref(results);
+        temper_candidate_free(&cand);
+    }
+    temper_store_close(store);
+    return failures ? 1 : 0;
+}
