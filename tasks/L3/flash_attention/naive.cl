@@ -1,12 +1,14 @@
-// Naive baseline: one work-item per query row (batch, head, i), 64 rows per work-group. The
-// work-item keeps its query and an fp32 output accumulator in private arrays of DMAX floats
-// (the spec allows D <= 256) and walks the visible keys once with an online softmax: for each
-// key, the score s = q . k / sqrt(D) in fp32, the running max m, the rescale exp(m_old - m) of
-// the running sum l and of the accumulator, then acc += exp(s - m) * v. The output acc / l is
-// rounded to bf16 once. bf16 travels as raw ushort bits.
+// Naive baseline: one work-group of BLOCK work-items per query row (batch, head, i); the row's
+// query sits in local memory. The visible keys are walked in chunks of BLOCK: work-item t
+// computes the fp32 score of key j0 + t, every work-item then reads the chunk's scores from
+// local memory for the chunk max, rescales its running sum and accumulators by
+// exp(m_old - m_new) (an online softmax), and adds exp(s - m_new) * v for the output dims it
+// owns (t, t + BLOCK, ..., below DMAX: the spec allows D <= 256). The output acc / l is rounded
+// to bf16 once. bf16 travels as raw ushort bits. BLOCK divides DMAX.
 // @temper task flash_attention
+// @temper param BLOCK 64
 // @temper param DMAX 256
-// @temper launch attention grid(ceil_div(S, 64), H, B) block(64) args(out, q, k, v, B, H, S, D, causal)
+// @temper launch attention grid(S, H, B) block(BLOCK) args(out, q, k, v, B, H, S, D, causal)
 
 static float bf16_to_f32(ushort b)
 {
@@ -25,32 +27,58 @@ static ushort f32_to_bf16(float f)
 __kernel void attention(__global ushort *out, __global const ushort *q, __global const ushort *k,
                         __global const ushort *v, int B, int H, int S, int D, int causal)
 {
-    int i = get_global_id(0);
-    if (i >= S)
-        return;
+    __local float qs[DMAX], ps[BLOCK];
+    int t = get_local_id(0);
+    int i = get_group_id(0);
     size_t base = ((size_t)get_group_id(2) * H + get_group_id(1)) * S * D; /* this (batch, head) */
     __global const ushort *kb = k + base, *vb = v + base;
-    float qi[DMAX], acc[DMAX];
+    for (int d = t; d < D; d += BLOCK)
+        qs[d] = bf16_to_f32(q[base + (size_t)i * D + d]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+
     float scale = 1.0f / sqrt((float)D);
-    for (int d = 0; d < D; d++) {
-        qi[d] = bf16_to_f32(q[base + (size_t)i * D + d]);
-        acc[d] = 0.0f;
-    }
+    float acc[DMAX / BLOCK];
+    for (int r = 0; r < DMAX / BLOCK; r++)
+        acc[r] = 0.0f;
     float m = -INFINITY, l = 0.0f;
     int n = causal ? i + 1 : S; /* keys 0 .. n-1 are visible */
-    for (int j = 0; j < n; j++) {
-        float s = 0.0f;
-        for (int d = 0; d < D; d++)
-            s += qi[d] * bf16_to_f32(kb[(size_t)j * D + d]);
-        s *= scale;
-        float m_new = fmax(m, s);
-        float alpha = exp(m - m_new); /* 0 for the first key, where m = -inf */
-        float p = exp(s - m_new);
-        l = l * alpha + p;
-        for (int d = 0; d < D; d++)
-            acc[d] = acc[d] * alpha + p * bf16_to_f32(vb[(size_t)j * D + d]);
+    for (int j0 = 0; j0 < n; j0 += BLOCK) {
+        int cnt = min(BLOCK, n - j0);
+        float s = -INFINITY;
+        if (t < cnt) {
+            s = 0.0f;
+            for (int d = 0; d < D; d++)
+                s += qs[d] * bf16_to_f32(kb[(size_t)(j0 + t) * D + d]);
+            s *= scale;
+        }
+        ps[t] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float m_new = m;
+        for (int c = 0; c < cnt; c++)
+            m_new = fmax(m_new, ps[c]);
+        barrier(CLK_LOCAL_MEM_FENCE); /* all maxima read before ps is overwritten */
+        ps[t] = exp(s - m_new);       /* 0 for the padding past cnt */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        float alpha = exp(m - m_new); /* 0 for the first chunk, where m = -inf */
+        float sum = 0.0f;
+        for (int c = 0; c < cnt; c++)
+            sum += ps[c];
+        l = l * alpha + sum;
+        for (int r = 0; r < DMAX / BLOCK; r++) {
+            int d = t + r * BLOCK;
+            if (d < D) {
+                float a = acc[r] * alpha;
+                for (int c = 0; c < cnt; c++)
+                    a += ps[c] * bf16_to_f32(vb[(size_t)(j0 + c) * D + d]);
+                acc[r] = a;
+            }
+        }
         m = m_new;
+        barrier(CLK_LOCAL_MEM_FENCE); /* ps read by all before the next chunk writes it */
     }
-    for (int d = 0; d < D; d++)
-        out[base + (size_t)i * D + d] = f32_to_bf16(acc[d] / l);
+    for (int r = 0; r < DMAX / BLOCK; r++) {
+        int d = t + r * BLOCK;
+        if (d < D)
+            out[base + (size_t)i * D + d] = f32_to_bf16(acc[r] / l);
+    }
 }

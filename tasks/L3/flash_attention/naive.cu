@@ -1,12 +1,14 @@
-// Naive baseline: one thread per query row (batch, head, i), 64 rows per block. The thread
-// keeps its query and an fp32 output accumulator in per-thread arrays of DMAX floats (the spec
-// allows D <= 256) and walks the visible keys once with an online softmax: for each key, the
-// score s = q . k / sqrt(D) in fp32, the running max m, the rescale exp(m_old - m) of the
-// running sum l and of the accumulator, then acc += exp(s - m) * v. The output acc / l is
-// rounded to bf16 once. bf16 travels as raw unsigned short bits.
+// Naive baseline: one block of BLOCK threads per query row (batch, head, i); the row's query
+// sits in shared memory. The visible keys are walked in chunks of BLOCK: thread t computes the
+// fp32 score of key j0 + t, every thread then reads the chunk's scores from shared memory for
+// the chunk max, rescales its running sum and accumulators by exp(m_old - m_new) (an online
+// softmax), and adds exp(s - m_new) * v for the output dims it owns (t, t + BLOCK, ..., below
+// DMAX: the spec allows D <= 256). The output acc / l is rounded to bf16 once. bf16 travels as
+// raw unsigned short bits. BLOCK divides DMAX.
 // @temper task flash_attention
+// @temper param BLOCK 64
 // @temper param DMAX 256
-// @temper launch attention grid(ceil_div(S, 64), H, B) block(64) args(out, q, k, v, B, H, S, D, causal)
+// @temper launch attention grid(S, H, B) block(BLOCK) args(out, q, k, v, B, H, S, D, causal)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)
 {
@@ -25,32 +27,62 @@ __device__ __forceinline__ unsigned short f32_to_bf16(float f)
 extern "C" __global__ void attention(unsigned short *out, const unsigned short *q, const unsigned short *k,
                                      const unsigned short *v, int B, int H, int S, int D, int causal)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= S)
-        return;
+    __shared__ float qs[DMAX], ps[BLOCK];
+    int t = threadIdx.x;
+    int i = blockIdx.x;
     size_t base = ((size_t)blockIdx.z * H + blockIdx.y) * S * D; /* this (batch, head) */
     const unsigned short *kb = k + base, *vb = v + base;
-    float qi[DMAX], acc[DMAX];
+    for (int d = t; d < D; d += BLOCK)
+        qs[d] = bf16_to_f32(q[base + (size_t)i * D + d]);
+    __syncthreads();
+
+    const float neg_inf = -__int_as_float(0x7f800000); /* NVRTC has no INFINITY macro */
     float scale = 1.0f / sqrtf((float)D);
-    for (int d = 0; d < D; d++) {
-        qi[d] = bf16_to_f32(q[base + (size_t)i * D + d]);
-        acc[d] = 0.0f;
-    }
-    float m = -__int_as_float(0x7f800000), l = 0.0f; /* -inf; NVRTC has no INFINITY macro */
+    float acc[DMAX / BLOCK];
+#pragma unroll
+    for (int r = 0; r < DMAX / BLOCK; r++)
+        acc[r] = 0.0f;
+    float m = neg_inf, l = 0.0f;
     int n = causal ? i + 1 : S; /* keys 0 .. n-1 are visible */
-    for (int j = 0; j < n; j++) {
-        float s = 0.0f;
-        for (int d = 0; d < D; d++)
-            s += qi[d] * bf16_to_f32(kb[(size_t)j * D + d]);
-        s *= scale;
-        float m_new = fmaxf(m, s);
-        float alpha = expf(m - m_new); /* 0 for the first key, where m = -inf */
-        float p = expf(s - m_new);
-        l = l * alpha + p;
-        for (int d = 0; d < D; d++)
-            acc[d] = acc[d] * alpha + p * bf16_to_f32(vb[(size_t)j * D + d]);
+    for (int j0 = 0; j0 < n; j0 += BLOCK) {
+        int cnt = min(BLOCK, n - j0);
+        float s = neg_inf;
+        if (t < cnt) {
+            s = 0.0f;
+            for (int d = 0; d < D; d++)
+                s += qs[d] * bf16_to_f32(kb[(size_t)(j0 + t) * D + d]);
+            s *= scale;
+        }
+        ps[t] = s;
+        __syncthreads();
+        float m_new = m;
+        for (int c = 0; c < cnt; c++)
+            m_new = fmaxf(m_new, ps[c]);
+        __syncthreads(); /* all maxima read before ps is overwritten */
+        ps[t] = expf(s - m_new); /* 0 for the padding past cnt */
+        __syncthreads();
+        float alpha = expf(m - m_new); /* 0 for the first chunk, where m = -inf */
+        float sum = 0.0f;
+        for (int c = 0; c < cnt; c++)
+            sum += ps[c];
+        l = l * alpha + sum;
+#pragma unroll
+        for (int r = 0; r < DMAX / BLOCK; r++) {
+            int d = t + r * BLOCK;
+            if (d < D) {
+                float a = acc[r] * alpha;
+                for (int c = 0; c < cnt; c++)
+                    a += ps[c] * bf16_to_f32(vb[(size_t)(j0 + c) * D + d]);
+                acc[r] = a;
+            }
+        }
         m = m_new;
+        __syncthreads(); /* ps read by all before the next chunk writes it */
     }
-    for (int d = 0; d < D; d++)
-        out[base + (size_t)i * D + d] = f32_to_bf16(acc[d] / l);
+#pragma unroll
+    for (int r = 0; r < DMAX / BLOCK; r++) {
+        int d = t + r * BLOCK;
+        if (d < D)
+            out[base + (size_t)i * D + d] = f32_to_bf16(acc[r] / l);
+    }
 }
