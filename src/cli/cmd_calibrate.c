@@ -4,8 +4,6 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "temper/eval.h"
-#include "temper/store.h"
 
 static void help(FILE *out)
 {
@@ -38,28 +36,21 @@ int cmd_calibrate(int argc, char **argv)
         }
     }
     char msg[2048];
-    struct temper_store *store;
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
-    if (err)
-        return cli_error(err, msg);
-    struct temper_worker *w;
-    json_t *info = NULL, *ceil = NULL;
-    err = temper_worker_start(device, NULL, &w, msg, sizeof(msg));
+    struct cli_session session = {0};
+    int err = cli_session_open(&session, device, NULL, 0, msg, sizeof(msg));
     if (!err)
-        err = temper_worker_device_info(w, &info, msg, sizeof(msg));
+        err = temper_worker_device_info(session.worker, &session.info, msg, sizeof(msg));
     if (!err) {
-        fprintf(stderr, "calibrating %s (%s)...\n", json_string_value(json_object_get(info, "id")),
-                json_string_value(json_object_get(info, "name")));
-        err = temper_calibrate(w, &ceil, msg, sizeof(msg));
+        fprintf(stderr, "calibrating %s (%s)...\n", json_string_value(json_object_get(session.info, "id")),
+                json_string_value(json_object_get(session.info, "name")));
+        err = cli_session_ceilings(&session, 1, msg, sizeof(msg));
     }
-    temper_worker_stop(w);
-    if (!err)
-        err = temper_store_put_calibration(store, info, ceil, msg, sizeof(msg));
-    temper_store_close(store);
     if (err) {
-        json_decref(info);
+        cli_session_close(&session);
         return cli_error(err, msg);
     }
+    json_t *info = json_incref(session.info), *ceil = json_incref(session.ceilings);
+    cli_session_close(&session);
     if (json) {
         json_object_set(ceil, "device", info);
         json_dumpf(ceil, stdout, JSON_INDENT(2));

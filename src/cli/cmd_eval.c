@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "temper/eval.h"
-#include "temper/store.h"
 
 static void help(FILE *out)
 {
@@ -232,24 +230,11 @@ int cmd_eval(int argc, char **argv)
         err = temper_read_file(reqs[i].path, TEMPER_SOURCE_MAX, &sources[i], NULL, msg, sizeof(msg));
         reqs[i].source = sources[i];
     }
-    struct temper_store *store = NULL;
-    struct temper_worker *w = NULL;
+    struct cli_session session = {0};
     if (!err)
-        err = temper_store_open(NULL, &store, msg, sizeof(msg));
-    if (!err)
-        err = temper_worker_start(device, &limits, &w, msg, sizeof(msg));
+        err = cli_session_open(&session, device, &limits, !req.no_timing, msg, sizeof(msg));
     temper_progress_start();
-    json_t *calib = NULL, *info = NULL;
-    if (!err && !req.no_timing && !(err = temper_worker_device_info(w, &info, msg, sizeof(msg)))) {
-        calib = temper_store_calibration(store, info);
-        if (!calib) {
-            fprintf(stderr, "temper: %s has no measured ceilings yet: calibrating it once...\n",
-                    json_string_value(json_object_get(info, "id")));
-            if (!(err = temper_calibrate(w, &calib, msg, sizeof(msg))))
-                err = temper_store_put_calibration(store, info, calib, msg, sizeof(msg));
-        }
-    }
-    struct eval_output out = {store, sources, json, store_it, n, 0, 0, 0, 0, temper_now_s(), NULL, 0, 0};
+    struct eval_output out = {session.store, sources, json, store_it, n, 0, 0, 0, 0, temper_now_s(), NULL, 0, 0};
     struct temper_deep_request deep = {NULL, NULL, device, req.tasks_dir, sets, 600};
     char self[4096];
     ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -262,13 +247,10 @@ int cmd_eval(int argc, char **argv)
     }
     if (!err) {
         temper_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
-        err = temper_eval_batch(w, reqs, n, calib, jobs, on_result, &out, msg, sizeof(msg));
+        err = temper_eval_batch(session.worker, reqs, n, session.ceilings, jobs, on_result, &out, msg, sizeof(msg));
     }
     temper_progress_done();
-    temper_worker_stop(w);
-    json_decref(calib);
-    json_decref(info);
-    temper_store_close(store);
+    cli_session_close(&session);
     for (int i = 0; i < n; i++)
         free(sources[i]);
     free(sources);

@@ -174,26 +174,12 @@ int cmd_tune(int argc, char **argv)
     req.path = argv[optind];
     req.quiet = json;
     char msg[4096];
-    struct temper_store *store = NULL;
-    struct temper_worker *w = NULL;
-    json_t *info = NULL, *calib = NULL, *summary = NULL;
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    struct cli_session session = {0};
+    json_t *summary = NULL;
+    int err = cli_session_open(&session, device, NULL, 1, msg, sizeof(msg));
     if (!err)
-        err = temper_worker_start(device, NULL, &w, msg, sizeof(msg));
-    if (!err)
-        err = temper_worker_device_info(w, &info, msg, sizeof(msg));
-    if (!err && !(calib = temper_store_calibration(store, info))) {
-        fprintf(stderr, "temper: %s has no measured ceilings yet: calibrating it once...\n",
-                json_string_value(json_object_get(info, "id")));
-        if (!(err = temper_calibrate(w, &calib, msg, sizeof(msg))))
-            err = temper_store_put_calibration(store, info, calib, msg, sizeof(msg));
-    }
-    if (!err)
-        err = temper_tune(w, store, &req, calib, &summary, msg, sizeof(msg));
-    temper_worker_stop(w);
-    json_decref(info);
-    json_decref(calib);
-    temper_store_close(store);
+        err = temper_tune(session.worker, session.store, &req, session.ceilings, &summary, msg, sizeof(msg));
+    cli_session_close(&session);
     if (err)
         return cli_error(err, msg);
     json_t *best = json_object_get(summary, "best");
