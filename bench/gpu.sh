@@ -45,17 +45,17 @@ if has tests; then
     timeout 60 .gpu/cuda_smoke >"$out/cuda_smoke.log" 2>&1; note "cuda_smoke exit $?"
     timeout 60 .gpu/cublas_smoke >"$out/cublas_smoke.log" 2>&1
     note "cublas_smoke exit $?: $(grep -iE 'tflop|GB/s' "$out/cublas_smoke.log" | sed 's/^ *//' | tr '\n' ';')"
-    timeout 200 .gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
+    timeout 120 .gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
     note "cases_cuda exit $?: $(tail -1 "$out/cases_cuda.log")"
     grep -E "^FAIL" "$out/cases_cuda.log" | cut -c1-300 | tee -a "$summary"
-    timeout 300 .gpu/baselines_test cuda tasks >"$out/baselines_cuda.log" 2>&1
+    timeout 150 .gpu/baselines_test cuda tasks >"$out/baselines_cuda.log" 2>&1
     note "baselines_cuda exit $?: $(tail -1 "$out/baselines_cuda.log")"
     grep -E "^FAIL" "$out/baselines_cuda.log" | cut -c1-300 | tee -a "$summary"
 fi
 
 if has suite; then
     note "== every task's CUDA baseline (and expert) timed at its GPU bench shapes"
-    timeout 400 $T eval tasks/L*/*/naive.cu --json --no-store --time-budget 1 >"$out/suite.jsonl" 2>"$out/suite.err"
+    timeout 150 $T eval tasks/L*/*/naive.cu --json --no-store --time-budget 0.5 >"$out/suite.jsonl" 2>"$out/suite.err"
     python3 bench/gpu_tables.py suite "$out/suite.jsonl" | tee -a "$summary"
 fi
 
@@ -63,7 +63,7 @@ if has tune; then
     note "== tunes of the tunable candidates (default strategy, 40 evaluations each)"
     for f in ${TUNE_FILES:-tasks/L1/*/fast.cu tasks/L1/sgemm/tiled.cu tasks/L1/hgemm/mma.cu}; do
         [ -f "$f" ] || continue
-        timeout 240 $T tune "$f" --budget 40 --screen-budget 0.2 --full-budget 1 --json >"$out/tune_$(echo "$f" | tr '/' '_').json" 2>>"$out/tune.err"
+        timeout 75 $T tune "$f" --budget 24 --screen-budget 0.15 --full-budget 0.5 --retime 2 --json >"$out/tune_$(echo "$f" | tr '/' '_').json" 2>>"$out/tune.err"
         echo "$f exit $?" >>"$out/tune.err"
     done
     python3 bench/gpu_tables.py tune "$out"/tune_*.json | tee -a "$summary"

@@ -15,7 +15,7 @@
 // @temper task hgemm
 // @temper param BM 128 64 256
 // @temper param BN 256 128 64
-// @temper param BK 32 64
+// @temper param BK 64 32
 // @temper param WM 2 1 4
 // @temper param WN 4 2 1
 // @temper param STAGES 4 3 2
@@ -113,34 +113,42 @@ __device__ __forceinline__ bf16_t to_bf16(float f)
     return r;
 }
 
-/* Loads the A tile (rows m0.., columns k0..) and the B tile (rows k0.., columns n0..) into one
- * stage. VEC: cp.async 16-byte chunks (needs K % 8 == 0, N % 8 == 0 and 16-byte aligned bases,
- * so that a chunk is either wholly inside or wholly outside the matrix); otherwise bounds-checked
- * element loads and a 16-byte shared store per chunk. */
+/* Per-thread state for filling stages. A thread's chunks of an A tile all lie in one chunk column
+ * (tid % A_CPR), rows tid / A_CPR + i * (NT / A_CPR); of a B tile in chunk column tid % B_CPR,
+ * rows tid / B_CPR + i * (NT / B_CPR). Global addresses advance by BK columns (A) or BK rows (B)
+ * per tile. */
+struct Loader {
+    const bf16_t *a, *b;   /* this thread's first chunk of the current A and B tiles */
+    const bf16_t *a0, *b0; /* the matrices (the address given to zero-filling copies) */
+    int a_row0, a_k, b_row0, b_n;
+};
+
+/* Loads tile `kt` (columns k0 = kt*BK.. of A's rows m0.., rows k0.. of B's columns n0..) into
+ * stage `stage`. VEC: cp.async 16-byte chunks (needs K % 8 == 0, N % 8 == 0 and 16-byte aligned
+ * bases, so that a chunk is wholly inside or wholly outside the matrix; outside ones are
+ * zero-filled); otherwise bounds-checked element loads and one 16-byte shared store per chunk. */
 template <bool VEC>
-__device__ __forceinline__ void load_stage(bf16_t *smem, unsigned smem_u32, int stage, const bf16_t *A,
-                                           const bf16_t *B, int M, int N, int K, int m0, int n0, int k0, int tid)
+__device__ __forceinline__ void load_stage(bf16_t *smem, unsigned smem_u32, int stage, const Loader &ld,
+                                           int M, int N, int K, int k0)
 {
     const int a_off = stage * A_TILE, b_off = STAGES * A_TILE + stage * B_TILE;
+    const int a_ch = threadIdx.x % A_CPR, b_ch = threadIdx.x % B_CPR;
 #pragma unroll
     for (int i = 0; i < A_CHUNKS / NT; i++) {
-        int c = tid + i * NT;
-        int r = c / A_CPR, ch = c % A_CPR;
-        int gr = m0 + r, gk = k0 + ch * 8;
-        int off = a_off + swz<A_CPR>(r, ch);
+        int r = ld.a_row0 + i * (NT / A_CPR); /* row in the tile */
+        int off = a_off + swz<A_CPR>(r, a_ch);
+        const bf16_t *src = ld.a + (size_t)i * (NT / A_CPR) * K;
+        bool row_ok = r < M; /* M here is the number of rows left from m0 */
         if (VEC) {
-            bool ok = gr < M && gk < K;
-            const bf16_t *src = ok ? A + (size_t)gr * K + gk : A;
-            cp_async16(smem_u32 + off * 2, src, ok ? 16 : 0);
+            bool ok = row_ok && ld.a_k + k0 < K;
+            cp_async16(smem_u32 + off * 2, ok ? src : ld.a0, ok ? 16 : 0);
         } else {
             unsigned w[4];
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                unsigned lo = 0, hi = 0;
-                if (gr < M && gk + 2 * e < K)
-                    lo = A[(size_t)gr * K + gk + 2 * e];
-                if (gr < M && gk + 2 * e + 1 < K)
-                    hi = A[(size_t)gr * K + gk + 2 * e + 1];
+                int k = ld.a_k + k0 + 2 * e;
+                unsigned lo = row_ok && k < K ? src[2 * e] : 0u;
+                unsigned hi = row_ok && k + 1 < K ? src[2 * e + 1] : 0u;
                 w[e] = lo | (hi << 16);
             }
             *(uint4 *)(smem + off) = make_uint4(w[0], w[1], w[2], w[3]);
@@ -148,23 +156,20 @@ __device__ __forceinline__ void load_stage(bf16_t *smem, unsigned smem_u32, int 
     }
 #pragma unroll
     for (int i = 0; i < B_CHUNKS / NT; i++) {
-        int c = tid + i * NT;
-        int r = c / B_CPR, ch = c % B_CPR;
-        int gk = k0 + r, gn = n0 + ch * 8;
-        int off = b_off + swz<B_CPR>(r, ch);
+        int r = ld.b_row0 + i * (NT / B_CPR);
+        int off = b_off + swz<B_CPR>(r, b_ch);
+        const bf16_t *src = ld.b + (size_t)i * (NT / B_CPR) * N;
+        bool row_ok = k0 + r < K;
         if (VEC) {
-            bool ok = gk < K && gn < N;
-            const bf16_t *src = ok ? B + (size_t)gk * N + gn : B;
-            cp_async16(smem_u32 + off * 2, src, ok ? 16 : 0);
+            bool ok = row_ok && ld.b_n < N;
+            cp_async16(smem_u32 + off * 2, ok ? src : ld.b0, ok ? 16 : 0);
         } else {
             unsigned w[4];
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                unsigned lo = 0, hi = 0;
-                if (gk < K && gn + 2 * e < N)
-                    lo = B[(size_t)gk * N + gn + 2 * e];
-                if (gk < K && gn + 2 * e + 1 < N)
-                    hi = B[(size_t)gk * N + gn + 2 * e + 1];
+                int n = ld.b_n + 2 * e;
+                unsigned lo = row_ok && n < N ? src[2 * e] : 0u;
+                unsigned hi = row_ok && n + 1 < N ? src[2 * e + 1] : 0u;
                 w[e] = lo | (hi << 16);
             }
             *(uint4 *)(smem + off) = make_uint4(w[0], w[1], w[2], w[3]);
@@ -172,9 +177,26 @@ __device__ __forceinline__ void load_stage(bf16_t *smem, unsigned smem_u32, int 
     }
 }
 
-/* The main loop: acc += A[m0:m0+BM, :] * B[:, n0:n0+BN] for this warp's sub-tile. */
+/* Reads the A and B fragments of k-step kk (16 deep) of the stage at sa / sb (shared addresses). */
+__device__ __forceinline__ void load_frags(unsigned (&af)[MI][4], unsigned (&bf)[NI / 2][4], unsigned sa,
+                                           unsigned sb, const int (&a_lane)[BK / 16], const int (&b_lane)[NI / 2],
+                                           int kk)
+{
+#pragma unroll
+    for (int mi = 0; mi < MI; mi++)
+        ldmatrix_x4(af[mi], sa + a_lane[kk] + mi * 16 * BK * 2);
+#pragma unroll
+    for (int nj = 0; nj < NI / 2; nj++)
+        ldmatrix_x4_trans(bf[nj], sb + b_lane[nj] + kk * 16 * BN * 2);
+}
+
+/* The main loop: acc += A[m0:m0+BM, :] * B[:, n0:n0+BN] for this warp's sub-tile. Fragments are
+ * double-buffered in registers: those of k-step kk+1 (or of the next tile's first step) are read
+ * while the mma of step kk run. The barrier for tile kt+1 sits before the last step of tile kt,
+ * once every warp has read all of tile kt's fragments; right after it, the slot of tile kt is
+ * free and is refilled with tile kt+STAGES at the first step of the next tile. */
 template <bool VEC>
-__device__ __forceinline__ void mainloop(float (&acc)[MI][NI][4], bf16_t *smem, const bf16_t *A, const bf16_t *B,
+__device__ __forceinline__ void mainloop_pipelined(float (&acc)[MI][NI][4], bf16_t *smem, const bf16_t *A, const bf16_t *B,
                                          int M, int N, int K, int m0, int n0)
 {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -182,48 +204,134 @@ __device__ __forceinline__ void mainloop(float (&acc)[MI][NI][4], bf16_t *smem, 
     const unsigned smem_u32 = (unsigned)__cvta_generic_to_shared(smem);
     const int ktiles = (K + BK - 1) / BK;
 
-    /* prologue: STAGES-1 tiles in flight (a group is committed even when empty, so that the
-     * group count stays in step with the tile index) */
+    Loader ld;
+    ld.a_row0 = tid / A_CPR;
+    ld.a_k = (tid % A_CPR) * 8;
+    ld.b_row0 = tid / B_CPR;
+    ld.b_n = n0 + (tid % B_CPR) * 8;
+    ld.a0 = A;
+    ld.b0 = B;
+    ld.a = A + (size_t)min(m0 + ld.a_row0, M - 1) * K + ld.a_k;
+    ld.b = B + (size_t)min(ld.b_row0, K - 1) * N + min(ld.b_n, N - 1);
+    const int rows_left = M - m0;
+    const size_t b_step = (size_t)BK * N;
+
+    /* prologue: STAGES-1 tiles in flight (a group is committed even when empty, so that the group
+     * count stays in step with the tile index) */
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (s < ktiles)
-            load_stage<VEC>(smem, smem_u32, s, A, B, M, N, K, m0, n0, s * BK, tid);
+            load_stage<VEC>(smem, smem_u32, s, ld, rows_left, N, K, s * BK);
         cp_async_commit();
+        ld.a += BK;
+        ld.b += b_step;
     }
 
-    /* per-lane ldmatrix coordinates: lanes 0-15 address rows 0-15 of a 16-row block at chunk 0,
+    /* per-lane ldmatrix byte offsets: lanes 0-15 address rows 0-15 of a 16-row block at chunk 0,
      * lanes 16-31 the same rows at chunk 1 (k or n + 8) */
     const int lrow = lane & 15, lch = lane >> 4;
+    int a_lane[BK / 16], b_lane[NI / 2];
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++)
+        a_lane[kk] = swz<A_CPR>(wm * WTM + lrow, kk * 2 + lch) * 2;
+#pragma unroll
+    for (int nj = 0; nj < NI / 2; nj++)
+        b_lane[nj] = swz<B_CPR>(lrow, (wn * WTN + nj * 16) / 8 + lch) * 2;
+
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+
+    unsigned af[2][MI][4], bf[2][NI / 2][4];
+    int rs = 0, ws = STAGES - 1; /* stage read, stage written next */
+    unsigned sa = smem_u32, sb = smem_u32 + STAGES * A_TILE * 2;
+    load_frags(af[0], bf[0], sa, sb, a_lane, b_lane, 0);
 
     for (int kt = 0; kt < ktiles; kt++) {
-        cp_async_wait<STAGES - 2>(); /* tile kt has landed (this thread's part) */
-        __syncthreads();             /* ... everyone's part; and everyone is done with tile kt-1 */
-        {
-            int nk = kt + STAGES - 1; /* refill the slot that tile kt-1 used */
-            if (nk < ktiles)
-                load_stage<VEC>(smem, smem_u32, nk % STAGES, A, B, M, N, K, m0, n0, nk * BK, tid);
-            cp_async_commit();
-        }
-        const int stage = kt % STAGES;
-        const unsigned sa = smem_u32 + (stage * A_TILE) * 2;
-        const unsigned sb = smem_u32 + (STAGES * A_TILE + stage * B_TILE) * 2;
 #pragma unroll
         for (int kk = 0; kk < BK / 16; kk++) {
-            unsigned af[MI][4], bfr[NI / 2][4];
-#pragma unroll
-            for (int mi = 0; mi < MI; mi++)
-                ldmatrix_x4(af[mi], sa + swz<A_CPR>(wm * WTM + mi * 16 + lrow, kk * 2 + lch) * 2);
-#pragma unroll
-            for (int nj = 0; nj < NI / 2; nj++)
-                ldmatrix_x4_trans(bfr[nj], sb + swz<B_CPR>(kk * 16 + lrow, (wn * WTN + nj * 16) / 8 + lch) * 2);
+            if (kk == BK / 16 - 1) { /* all of tile kt's fragments are read: move to tile kt+1 */
+                cp_async_wait<STAGES - 2>();
+                __syncthreads();
+                rs = rs == STAGES - 1 ? 0 : rs + 1;
+                sa = smem_u32 + rs * A_TILE * 2;
+                sb = smem_u32 + (STAGES * A_TILE + rs * B_TILE) * 2;
+            }
+            load_frags(af[(kk + 1) % 2], bf[(kk + 1) % 2], sa, sb, a_lane, b_lane, (kk + 1) % (BK / 16));
+            if (kk == 0) { /* refill the slot that tile kt-1 used with tile kt+STAGES-1 */
+                if (kt + STAGES - 1 < ktiles)
+                    load_stage<VEC>(smem, smem_u32, ws, ld, rows_left, N, K, (kt + STAGES - 1) * BK);
+                cp_async_commit();
+                ld.a += BK;
+                ld.b += b_step;
+                ws = ws == STAGES - 1 ? 0 : ws + 1;
+            }
 #pragma unroll
             for (int mi = 0; mi < MI; mi++)
 #pragma unroll
                 for (int ni = 0; ni < NI; ni++)
-                    mma_bf16(acc[mi][ni], af[mi], bfr[ni / 2][(ni % 2) * 2], bfr[ni / 2][(ni % 2) * 2 + 1]);
+                    mma_bf16(acc[mi][ni], af[kk % 2][mi], bf[kk % 2][ni / 2][(ni % 2) * 2],
+                             bf[kk % 2][ni / 2][(ni % 2) * 2 + 1]);
         }
     }
     cp_async_wait<0>();
+}
+
+/* The same pipeline for the element-wise (unaligned) path, without the register double-buffering
+ * of fragments: its loads need registers of their own, and it only serves shapes whose rows are
+ * not 16-byte aligned. */
+__device__ __forceinline__ void mainloop_simple(float (&acc)[MI][NI][4], bf16_t *smem, const bf16_t *A,
+                                                const bf16_t *B, int M, int N, int K, int m0, int n0)
+{
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / WN, wn = warp % WN;
+    const unsigned smem_u32 = (unsigned)__cvta_generic_to_shared(smem);
+    const int ktiles = (K + BK - 1) / BK;
+
+    Loader ld;
+    ld.a0 = A;
+    ld.b0 = B;
+    ld.a_row0 = tid / A_CPR;
+    ld.a_k = (tid % A_CPR) * 8;
+    ld.b_row0 = tid / B_CPR;
+    ld.b_n = n0 + (tid % B_CPR) * 8;
+    ld.a = A + (size_t)min(m0 + ld.a_row0, M - 1) * K + ld.a_k;
+    ld.b = B + (size_t)min(ld.b_row0, K - 1) * N + min(ld.b_n, N - 1);
+    const int rows_left = M - m0;
+    const size_t b_step = (size_t)BK * N;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < ktiles)
+            load_stage<false>(smem, smem_u32, s, ld, rows_left, N, K, s * BK);
+        ld.a += BK;
+        ld.b += b_step;
+    }
+    const int lrow = lane & 15, lch = lane >> 4;
+    int a_lane[BK / 16], b_lane[NI / 2];
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++)
+        a_lane[kk] = swz<A_CPR>(wm * WTM + lrow, kk * 2 + lch) * 2;
+#pragma unroll
+    for (int nj = 0; nj < NI / 2; nj++)
+        b_lane[nj] = swz<B_CPR>(lrow, (wn * WTN + nj * 16) / 8 + lch) * 2;
+    for (int kt = 0; kt < ktiles; kt++) {
+        __syncthreads(); /* tile kt is stored; everyone is done with tile kt-1 */
+        if (kt + STAGES - 1 < ktiles)
+            load_stage<false>(smem, smem_u32, (kt + STAGES - 1) % STAGES, ld, rows_left, N, K, (kt + STAGES - 1) * BK);
+        ld.a += BK;
+        ld.b += b_step;
+        const int stage = kt % STAGES;
+        const unsigned sa = smem_u32 + stage * A_TILE * 2, sb = smem_u32 + (STAGES * A_TILE + stage * B_TILE) * 2;
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            unsigned af[MI][4], bf[NI / 2][4];
+            load_frags(af, bf, sa, sb, a_lane, b_lane, kk);
+#pragma unroll
+            for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+                for (int ni = 0; ni < NI; ni++)
+                    mma_bf16(acc[mi][ni], af[mi], bf[ni / 2][(ni % 2) * 2], bf[ni / 2][(ni % 2) * 2 + 1]);
+        }
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(NT) hgemm_mma(bf16_t *C, const bf16_t *A, const bf16_t *B, int M, int N,
@@ -253,9 +361,9 @@ extern "C" __global__ void __launch_bounds__(NT) hgemm_mma(bf16_t *C, const bf16
 
     bool vec = (K % 8 == 0) && (N % 8 == 0) && (((size_t)A & 15) == 0) && (((size_t)B & 15) == 0);
     if (vec)
-        mainloop<true>(acc, smem, A, B, M, N, K, m0, n0);
+        mainloop_pipelined<true>(acc, smem, A, B, M, N, K, m0, n0);
     else
-        mainloop<false>(acc, smem, A, B, M, N, K, m0, n0);
+        mainloop_simple(acc, smem, A, B, M, N, K, m0, n0);
 
     /* epilogue: accumulator e of fragment (mi, ni) is row lane/4 (+8 for e >= 2), columns
      * 2*(lane%4) and +1 of that 16 x 8 fragment */

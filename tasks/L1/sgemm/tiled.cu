@@ -11,18 +11,25 @@
 // the current tile is multiplied and stored to the other stage after it (one barrier per tile);
 // with DB=0 one stage is used (the loads still overlap the multiply, two barriers per tile).
 // Every C element is one fma chain over k in order: the result is the same on every run.
+// On an H200 at 4096^3, `temper eval` timed the default (256x128x16 tile, 8x16 per thread, 256 threads,
+// 241 registers: one block of 8 warps per SM; 2048 FFMA per 96 LDS.128 in the unrolled k loop) at
+// 2.995 ms, 45.9 TFLOP/s, against cuBLAS SGEMM's 2.704 ms (90 %); in a CuPy harness 128x256 with
+// 16x8 per thread ran at 45.0 TFLOP/s and 128x128 with 8x8 per thread (two blocks per SM) at 40-41.
+// The requires keep 128-256 threads, 64-128 accumulators, the staged registers (accumulators plus the
+// tile in flight) at most 160 so that nothing spills, and shared memory within 96 KiB.
 // @temper task sgemm
-// @temper param BM 128 64 256
-// @temper param BN 128 64 256
-// @temper param BK 8 16 32
-// @temper param TM 8 4 16
-// @temper param TN 8 4 16
-// @temper param WX 8 4 16
+// @temper param BM 256 128 64
+// @temper param BN 128 256 64
+// @temper param BK 16 8 32
+// @temper param TM 8 16 4
+// @temper param TN 16 8 4
+// @temper param WX 8 4
 // @temper param VEC 1 0
 // @temper param DB 1 0
-// @temper require (BM / TM) * (BN / TN) % 32 == 0 && (BM / TM) * (BN / TN) >= 64 && (BM / TM) * (BN / TN) <= 512
+// @temper require (BM / TM) * (BN / TN) % 32 == 0 && (BM / TM) * (BN / TN) >= 128 && (BM / TM) * (BN / TN) <= 256
 // @temper require (BN / TN) % WX == 0 && (BM / TM) % (32 / WX) == 0
-// @temper require TM * TN >= 32 && TM * TN <= 128
+// @temper require TM * TN >= 64 && TM * TN <= 128
+// @temper require TM * TN + (BM + BN) * BK / ((BM / TM) * (BN / TN)) <= 160
 // @temper require (1 + DB) * BK * (BM + 4 + BN) * 4 <= 98304
 // @temper launch sgemm_tiled grid(ceil_div(N, BN), ceil_div(M, BM)) block((BM / TM) * (BN / TN)) smem((1 + DB) * BK * (BM + 4 + BN) * 4) args(C, A, B, M, N, K)
 
@@ -137,8 +144,10 @@ __device__ __forceinline__ void multiply(float (&acc)[TM][TN], const float *__re
     }
 }
 
-extern "C" __global__ void __launch_bounds__(NT) sgemm_tiled(float *__restrict__ C, const float *__restrict__ A,
-                                                             const float *__restrict__ B, int M, int N, int K)
+/* No __launch_bounds__: for 256 threads or fewer it would not bind (255 registers fit), and it would make
+ * NVRTC ignore the --maxrregcount that temper's tuner tries. */
+extern "C" __global__ void sgemm_tiled(float *__restrict__ C, const float *__restrict__ A, const float *__restrict__ B,
+                                       int M, int N, int K)
 {
     extern __shared__ float4 smem4[];
     float *smem = (float *)smem4;

@@ -1,7 +1,8 @@
 // A tunable softmax for bandwidth: TPR threads per row (TPR = 32: a warp per row; 64..1024: several
 // warps per row), RPB rows per block, VEC floats per access (float4/float2 when C % VEC == 0 and
 // x, y are VEC*4-byte aligned, else scalar).
-// REG > 0 keeps the row in registers when it fits (C <= TPR*VEC*REG elements): the row is read
+// REG > 0 keeps the row in registers when it fits (C <= TPR*VEC*REG elements and C % VEC == 0,
+// so that the rows are VEC-aligned; a scalar kernel, VEC = 1, caches any row that fits): it is read
 // from DRAM once (8 bytes per element in all). Each thread loads its REG vectors up front (REG
 // loads in flight), takes its own max m_t, replaces each value by exp(x - m_t) and sums them; one
 // merge of the (m_t, s_t) pairs over the row (warp shuffles, then shared memory across the row's
@@ -103,8 +104,10 @@ template <int V> __device__ __forceinline__ void softmax_row(float *yr, const fl
 {
     const int nv = n / V;
 #if REG > 0
-    constexpr int NR = REG * VEC / V; /* vectors per thread in registers: the same capacity at any V */
-    if (C / V <= NR * TPR) {
+    /* Only the VEC-wide instantiation caches (a scalar copy of the cached path for rows with
+     * C % VEC != 0 would set the kernel's register count for nothing): those rows stream. */
+    constexpr int NR = V == VEC ? REG : 1; /* vectors per thread in registers */
+    if (V == VEC && C / V <= NR * TPR) {
         float e[NR][V];
 #pragma unroll
         for (int k = 0; k < NR; k++) {

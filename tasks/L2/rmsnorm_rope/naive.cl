@@ -1,11 +1,11 @@
-// Naive baseline: one work-group of BLOCK work-items per (head, token) vector of D elements.
+// Naive baseline: one work-group of BLOCK work-items per (token, head) vector of D elements.
 // Each work-item strides over the vector summing q^2 (in fp32), a local-memory tree reduction
 // gives the mean square; then each work-item takes pairs (i, i + D/2), normalizes both, rotates
 // them by pos * 500000^(-2i/D) (accurate pow, sin and cos in fp32) and rounds to bf16.
 // bf16 travels as raw ushort bits. BLOCK is a power of two.
 // @temper task rmsnorm_rope
 // @temper param BLOCK 64
-// @temper launch rmsnorm_rope grid(H, T) block(BLOCK) args(out, q, w, pos, T, H, D)
+// @temper launch rmsnorm_rope grid(T, H) block(BLOCK) args(out, q, w, pos, T, H, D)
 
 static float bf16_to_f32(ushort b)
 {
@@ -26,8 +26,8 @@ __kernel void rmsnorm_rope(__global ushort *out, __global const ushort *q, __glo
 {
     __local float buf[BLOCK];
     int t = get_local_id(0);
-    int token = get_group_id(1);
-    size_t off = ((size_t)token * H + get_group_id(0)) * D;
+    int token = get_group_id(0);
+    size_t off = ((size_t)token * H + get_group_id(1)) * D;
     int hd = D / 2;
 
     float ss = 0.0f;

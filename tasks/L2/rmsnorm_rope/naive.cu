@@ -1,11 +1,11 @@
-// Naive baseline: one block of BLOCK threads per (head, token) vector of D elements. Each
+// Naive baseline: one block of BLOCK threads per (token, head) vector of D elements. Each
 // thread strides over the vector summing q^2 (in fp32), a shared-memory tree reduction gives
 // the mean square; then each thread takes pairs (i, i + D/2), normalizes both, rotates them by
 // pos * 500000^(-2i/D) (accurate powf and sincosf, no fast math: the angles reach 16383 radians)
 // and rounds to bf16. bf16 travels as raw unsigned short bits. BLOCK is a power of two.
 // @temper task rmsnorm_rope
 // @temper param BLOCK 64
-// @temper launch rmsnorm_rope grid(H, T) block(BLOCK) args(out, q, w, pos, T, H, D)
+// @temper launch rmsnorm_rope grid(T, H) block(BLOCK) args(out, q, w, pos, T, H, D)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)
 {
@@ -26,8 +26,8 @@ extern "C" __global__ void rmsnorm_rope(unsigned short *out, const unsigned shor
 {
     __shared__ float buf[BLOCK];
     int t = threadIdx.x;
-    int token = blockIdx.y;
-    size_t off = ((size_t)token * H + blockIdx.x) * D;
+    int token = blockIdx.x;
+    size_t off = ((size_t)token * H + blockIdx.y) * D;
     int hd = D / 2;
 
     float ss = 0.0f;

@@ -1,0 +1,100 @@
+// A tunable tiled transpose for bandwidth: each block moves one TILE x TILE tile of x through
+// shared memory (rows padded by one float, so that the column reads of the write phase hit 32
+// different banks). Its (TILE/VEC) x ROWS threads read the tile's rows as VEC-float vectors
+// (float4/float2 when C % VEC == 0 and x is aligned; coalesced along x's rows), every load of the
+// tile issued before the first shared-memory store (TILE/ROWS vector loads in flight per thread),
+// then write the tile's columns as rows of y, again VEC floats per store when R % VEC == 0 and y
+// is aligned (coalesced along y's rows). Each x row segment and y row segment a tile touches is
+// TILE*4 bytes: whole 128-byte lines. Edge tiles check bounds; scalar paths cover odd sizes.
+// @temper task transpose
+// @temper param TILE 32 64
+// @temper param VEC 4 2 1
+// @temper param ROWS 8 1 2 4 16 32
+// @temper require ROWS <= TILE
+// @temper require TILE / VEC * ROWS >= 64 && TILE / VEC * ROWS <= 1024
+// @temper launch transpose_fast grid(ceil_div(C, TILE), ceil_div(R, TILE)) block(TILE / VEC * ROWS) args(y, x, R, C)
+
+#define TX (TILE / VEC)  /* threads along a tile row */
+#define NK (TILE / ROWS) /* tile rows per thread */
+
+extern "C" __global__ void __launch_bounds__(TX *ROWS)
+    transpose_fast(float *__restrict__ y, const float *__restrict__ x, int R, int C)
+{
+    __shared__ float tile[TILE][TILE + 1];
+    const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+    const int row0 = blockIdx.y * TILE, col0 = blockIdx.x * TILE; /* the tile's origin in x */
+    const bool vld = VEC > 1 && C % VEC == 0 && (((size_t)x) & (VEC * 4 - 1)) == 0;
+    const bool vst = VEC > 1 && R % VEC == 0 && (((size_t)y) & (VEC * 4 - 1)) == 0;
+
+    /* read: tile[i][j] = x[row0 + i][col0 + j] */
+    float v[NK][VEC];
+    const int c = col0 + tx * VEC;
+    if (vld) {
+#pragma unroll
+        for (int k = 0; k < NK; k++) {
+            const int r = row0 + ty + k * ROWS;
+            if (r < R && c < C) { /* c and C are multiples of VEC: the whole vector is in range */
+                const float *p = x + (size_t)r * C + c;
+#if VEC == 4
+                float4 t = __ldg((const float4 *)p);
+                v[k][0] = t.x;
+                v[k][1] = t.y;
+                v[k][2] = t.z;
+                v[k][3] = t.w;
+#elif VEC == 2
+                float2 t = __ldg((const float2 *)p);
+                v[k][0] = t.x;
+                v[k][1] = t.y;
+#else
+                v[k][0] = __ldg(p);
+#endif
+            }
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < NK; k++) {
+            const int r = row0 + ty + k * ROWS;
+#pragma unroll
+            for (int i = 0; i < VEC; i++)
+                if (r < R && c + i < C)
+                    v[k][i] = __ldg(x + (size_t)r * C + c + i);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < NK; k++)
+#pragma unroll
+        for (int i = 0; i < VEC; i++)
+            tile[ty + k * ROWS][tx * VEC + i] = v[k][i]; /* garbage past the edge is never written out */
+    __syncthreads();
+
+    /* write: y[col0 + j][row0 + i] = tile[i][j], thread (tx, ty) taking j = ty + k*ROWS and
+     * i = tx*VEC .. tx*VEC + VEC-1 */
+    const int yc = row0 + tx * VEC;
+#pragma unroll
+    for (int k = 0; k < NK; k++) {
+        const int yr = col0 + ty + k * ROWS;
+        if (yr >= C)
+            continue;
+        float o[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; i++)
+            o[i] = tile[tx * VEC + i][ty + k * ROWS];
+        float *p = y + (size_t)yr * R + yc;
+        if (vst) {
+            if (yc < R) {
+#if VEC == 4
+                *(float4 *)p = make_float4(o[0], o[1], o[2], o[3]);
+#elif VEC == 2
+                *(float2 *)p = make_float2(o[0], o[1]);
+#else
+                *p = o[0];
+#endif
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < VEC; i++)
+                if (yc + i < R)
+                    p[i] = o[i];
+        }
+    }
+}
