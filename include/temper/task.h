@@ -75,6 +75,8 @@ struct temper_task {
     char baseline_cuda[TEMPER_PATH_MAX];   /* path of the naive CUDA baseline, "" if none */
     char baseline_opencl[TEMPER_PATH_MAX]; /* path of the naive OpenCL baseline, "" if none */
     char expert_cuda[64];             /* a vendor-library expert baseline ("cublas_sgemm"), "" if none */
+    char compute_ceiling[32];         /* which measured ceiling bounds its arithmetic: "fma_gflops"
+                                       * (default), "tensor_bf16_gflops" or "tensor_int8" */
 };
 
 /* Loads dir/task.json (dir may also be the task.json path itself); every error names the file

@@ -117,6 +117,7 @@ int cmd_show(int argc, char **argv)
     printf("flops       %s\n", t.flops);
     printf("bytes       %s\n", t.bytes);
     printf("tolerance   atol %g, rtol %g\n", t.atol, t.rtol);
+    printf("roofline    bytes against the measured copy bandwidth, flops against %s\n", t.compute_ceiling);
     print_shapes("check", t.check, t.ncheck);
     print_shapes("bench gpu", t.bench_gpu, t.nbench_gpu);
     print_shapes("bench cpu", t.bench_cpu, t.nbench_cpu);

@@ -1023,6 +1023,18 @@ static struct arena *bench_arena(struct worker_state *ws, int b, const struct te
     return a;
 }
 
+/* The arithmetic ceiling of a task on this device: FP32 FMA throughput, or the tensor cores'
+ * bf16 rate for tasks that may use them (int8 at twice that: Hopper's int8 rate, not measured).
+ * Where the device has no tensor-core measurement (OpenCL), the FMA rate bounds the work. */
+static double compute_ceiling(const struct temper_task *t, json_t *calib)
+{
+    double fma = json_number_value(json_object_get(calib, "fma_gflops"));
+    double bf16 = json_number_value(json_object_get(calib, "tensor_bf16_gflops"));
+    if (bf16 <= 0 || !strcmp(t->compute_ceiling, "fma_gflops"))
+        return fma;
+    return !strcmp(t->compute_ceiling, "tensor_int8") ? 2 * bf16 : bf16;
+}
+
 /* Bench shapes: the candidate checked against the trusted baseline on the device, then (unless
  * check-only) timed interleaved with the baseline (and the expert, where there is one), with
  * inputs alternating between timed launches and the last timed output verified. */
@@ -1131,7 +1143,7 @@ static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *
             json_object_set_new(tm, "speedup_vs_expert", json_real(emed / med));
         }
         double copy_gbs = json_number_value(json_object_get(calib, "copy_gbs"));
-        double fma_gflops = json_number_value(json_object_get(calib, "fma_gflops"));
+        double fma_gflops = compute_ceiling(t, calib);
         if (copy_gbs > 0 && fma_gflops > 0) {
             double mem_ms = (double)bytes / (copy_gbs * 1e9) * 1e3, math_ms = (double)flops / (fma_gflops * 1e9) * 1e3;
             double floor_ms = fmax(mem_ms, math_ms);
@@ -1139,6 +1151,7 @@ static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *
             json_object_set_new(tm, "roofline_share", json_real(floor_ms / med));
             json_object_set_new(tm, "baseline_roofline_share", json_real(floor_ms / bmed));
             json_object_set_new(tm, "bound", json_string(mem_ms >= math_ms ? "memory" : "compute"));
+            json_object_set_new(tm, "compute_ceiling", json_string(t->compute_ceiling));
             /* Faster than the measured ceilings allow by a clear margin: not a win, a sign that
              * the work was not done. The test uses the faster of copy and read-only bandwidth
              * and half the floor, so that no honest kernel is ever called impossible. */

@@ -365,6 +365,16 @@ static int load_json(json_t *root, struct temper_task *task, const char *file, c
                         msg, msg_size);
     if (!err)
         err = get_string(root, "expert", 0, task->expert_cuda, sizeof(task->expert_cuda), file, "", msg, msg_size);
+    if (!err)
+        err = get_string(root, "compute_ceiling", 0, task->compute_ceiling, sizeof(task->compute_ceiling), file, "",
+                         msg, msg_size);
+    if (!err && !task->compute_ceiling[0])
+        snprintf(task->compute_ceiling, sizeof(task->compute_ceiling), "fma_gflops");
+    if (!err && strcmp(task->compute_ceiling, "fma_gflops") && strcmp(task->compute_ceiling, "tensor_bf16_gflops") &&
+        strcmp(task->compute_ceiling, "tensor_int8"))
+        err = temper_fail(msg, msg_size, TEMPER_EPARSE,
+                          "%s: compute_ceiling: '%s' is not fma_gflops, tensor_bf16_gflops or tensor_int8", file,
+                          task->compute_ceiling);
     return err;
 }
 

@@ -23,8 +23,10 @@ extern "C" __global__ void row_stats(float *stats, const float *x, int R, int C)
         float cm = m;
         for (int j = t; j < n; j += 256)
             cm = fmaxf(cm, tile[j]);
-        s *= expf(m - cm);
-        m = cm;
+        if (cm > m) { /* a thread with no element yet keeps (-inf, 0): exp(-inf - -inf) would be NaN */
+            s *= expf(m - cm);
+            m = cm;
+        }
         for (int j = t; j < n; j += 256)
             s += expf(tile[j] - m);
         __syncthreads();
@@ -38,7 +40,7 @@ extern "C" __global__ void row_stats(float *stats, const float *x, int R, int C)
     }
     float row_max = part[0];
     __syncthreads();
-    part[t] = s * expf(m - row_max);
+    part[t] = s > 0.0f ? s * expf(m - row_max) : 0.0f;
     __syncthreads();
     for (int k = 128; k > 0; k >>= 1) {
         if (t < k)
