@@ -228,10 +228,24 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
     double screen = eff.screen_budget_s > 0 ? eff.screen_budget_s : 0.3;
     double full = eff.full_budget_s > 0 ? eff.full_budget_s : 2.0;
     temper_progress_start();
+    /* The author's defaults (every knob's first value, no compiler controls) come first: the
+     * search starts from the configuration the candidate was written for. */
+    struct temper_config start;
+    memset(&start, 0, sizeof(start));
+    int first_batch = temper_space_valid(&t->space, &start) && t->evaluations < budget;
     while ((!eff.budget || t->evaluations < budget) && (eff.time_s <= 0 || temper_now_s() - t->start_s < eff.time_s)) {
         struct temper_config proposed[MAX_BATCH], fresh[MAX_BATCH];
         int want = budget - t->evaluations < batch ? budget - t->evaluations : batch;
-        int n = t->ops->propose(t->strategy, proposed, want);
+        int n = 0;
+        if (first_batch) {
+            proposed[n++] = start;
+            first_batch = 0;
+        }
+        int from_strategy = t->ops->propose(t->strategy, proposed + n, want - n);
+        for (int i = n; i < n + from_strategy; i++)
+            if (n == 1 && temper_config_equal(&t->space, &proposed[i], &start))
+                proposed[i--] = proposed[n + --from_strategy]; /* the strategy's copy of the start */
+        n += from_strategy;
         if (n == 0)
             break;
         int nfresh = 0;

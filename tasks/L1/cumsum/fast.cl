@@ -4,13 +4,15 @@
 // work-group, VEC floats per access (float4/float2 when C % VEC == 0 and x, y are aligned, else
 // scalar). The row is walked in tiles of TPR*ILP vectors, work-item t holding vectors
 // t, t+TPR, ..., t+(ILP-1)*TPR of a tile; each element gets carry + the totals before it.
+// PREFETCH = 1 loads the next tile before scanning the current one.
 // @temper task cumsum
 // @temper param TPR 256 32 64 128 512 1024
 // @temper param RPB 1 2 4 8
 // @temper param VEC 4 2 1
-// @temper param ILP 2 1 4 8
+// @temper param ILP 2 1 4
+// @temper param PREFETCH 1 0
 // @temper require TPR * RPB <= 1024
-// @temper require VEC * ILP <= 16
+// @temper require VEC * ILP * (1 + PREFETCH) <= 32
 // @temper launch cumsum_fast grid(ceil_div(R, RPB)) block(TPR * RPB) args(y, x, R, C)
 
 #define BLOCK (TPR * RPB)
@@ -49,19 +51,31 @@
 #define CAT(a, b) CAT_(a, b)
 
 
+/* buf[u] = the V-wide access j0 + u*TPR of the row (zeros past its nv accesses) */
+#define LOAD_TILE(V, buf, j0)                                                                                  \
+    for (int u = 0; u < ILP; u++) {                                                                            \
+        int j = (j0) + u * TPR;                                                                                \
+        if (j < nv) {                                                                                          \
+            CAT(LOAD, V)(xr + (size_t)j * V, (buf) + u * V);                                                   \
+        } else {                                                                                               \
+            for (int i = 0; i < V; i++)                                                                        \
+                (buf)[u * V + i] = 0.0f;                                                                       \
+        }                                                                                                      \
+    }
+
 #define SCAN_BODY(V)                                                                                           \
     {                                                                                                          \
         float carry = 0.0f;                                                                                    \
+        float v[ILP * V], nx[ILP * V];                                                                         \
+        if (PREFETCH)                                                                                          \
+            LOAD_TILE(V, nx, tid);                                                                             \
         for (int t0 = 0; t0 < cv; t0 += TPR * ILP) {                                                           \
-            float v[ILP * V];                                                                                  \
-            for (int u = 0; u < ILP; u++) {                                                                    \
-                int j = t0 + u * TPR + tid;                                                                    \
-                if (j < nv) {                                                                                  \
-                    CAT(LOAD, V)(xr + (size_t)j * V, v + u * V);                                               \
-                } else {                                                                                       \
-                    for (int i = 0; i < V; i++)                                                                \
-                        v[u * V + i] = 0.0f;                                                                   \
-                }                                                                                              \
+            if (PREFETCH) {                                                                                    \
+                for (int i = 0; i < ILP * V; i++)                                                              \
+                    v[i] = nx[i];                                                                              \
+                LOAD_TILE(V, nx, t0 + TPR * ILP + tid);                                                        \
+            } else {                                                                                           \
+                LOAD_TILE(V, v, t0 + tid);                                                                     \
             }                                                                                                  \
             for (int u = 0; u < ILP; u++) {                                                                    \
                 for (int i = 1; i < V; i++)                                                                    \

@@ -13,10 +13,10 @@
 // @temper param TPR 256 32 64 128 512 1024
 // @temper param RPB 1 2 4 8
 // @temper param VEC 4 2 1
-// @temper param ILP 2 1 4 8
+// @temper param ILP 2 1 4
 // @temper param PREFETCH 1 0
 // @temper require TPR * RPB <= 1024
-// @temper require VEC * ILP <= 16
+// @temper require VEC * ILP * (1 + PREFETCH) <= 32
 // @temper launch cumsum_fast grid(ceil_div(R, RPB)) block(TPR * RPB) args(y, x, R, C)
 
 #define NWARP (TPR / 32)
