@@ -5,8 +5,10 @@
  * seeds, taking each proposed point's time from the store instead of the device, and reports
  * how close each came to the exhaustive best.
  *
- * usage: search_efficiency STORE.db DEVICE FRACTION SEEDS CANDIDATE...
- *        (e.g. search_efficiency temper.db cuda:0 0.2 5 tasks/L1/softmax/fast.cu) */
+ * usage: search_efficiency STORE.db DEVICE FRACTION SEEDS COMPILER_KNOBS CANDIDATE...
+ *        (e.g. search_efficiency temper.db cuda:0 0.2 5 1 tasks/L1/softmax/fast.cu; COMPILER_KNOBS
+ *        is 1 if the exhaustive tune searched the compiler's controls too, 0 if it ran with
+ *        --no-compiler-knobs) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,13 +45,14 @@ static double median(double *v, int n)
 
 int main(int argc, char **argv)
 {
-    if (argc < 6) {
-        fprintf(stderr, "usage: search_efficiency STORE.db DEVICE FRACTION SEEDS CANDIDATE...\n");
+    if (argc < 7) {
+        fprintf(stderr, "usage: search_efficiency STORE.db DEVICE FRACTION SEEDS COMPILER_KNOBS CANDIDATE...\n");
         return 2;
     }
     const char *device = argv[2];
     double fraction = atof(argv[3]);
     int seeds = atoi(argv[4]);
+    int compiler_knobs = atoi(argv[5]);
     char msg[2048];
     struct temper_store *store;
     if (temper_store_open(argv[1], &store, msg, sizeof(msg))) {
@@ -59,7 +62,7 @@ int main(int argc, char **argv)
     printf("%-34s %-11s %6s %6s %7s %10s %10s %12s\n", "candidate (space)", "strategy", "budget", "seeds",
            "within5", "best/opt", "worst/opt", "evals to 5%");
     int failures = 0;
-    for (int ci = 5; ci < argc; ci++) {
+    for (int ci = 6; ci < argc; ci++) {
         struct temper_candidate cand;
         if (temper_candidate_load(argv[ci], &cand, msg, sizeof(msg))) {
             fprintf(stderr, "%s\n", msg);
@@ -87,7 +90,7 @@ int main(int argc, char **argv)
             l.n++;
         }
         struct temper_space space;
-        if (temper_space_init(&space, &cand, 1, msg, sizeof(msg))) {
+        if (temper_space_init(&space, &cand, compiler_knobs, msg, sizeof(msg))) {
             fprintf(stderr, "%s\n", msg);
             return 2;
         }

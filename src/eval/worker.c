@@ -316,10 +316,11 @@ int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply,
         int phase = w->shared->phase;
         char doing[sizeof(w->shared->doing)];
         snprintf(doing, sizeof(doing), "%s", w->shared->doing);
-        if (busy && now > busy && (double)(now - busy) * 1e-9 > w->limits.launch_timeout_s) {
+        double limit_s = w->limits.launch_timeout_s + w->shared->busy_grace_s;
+        if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s) {
             worker_kill(w);
             *reply = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s",
-                                  w->limits.launch_timeout_s, doing);
+                                  limit_s, doing);
             return 0;
         }
         if (phase == WORKER_BUILDING && now > since && (double)(now - since) * 1e-9 > w->limits.compile_timeout_s) {

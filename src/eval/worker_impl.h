@@ -18,6 +18,8 @@ enum worker_phase {
 /* Shared between the parent and one worker (an anonymous shared mapping made before fork). */
 struct worker_shared {
     volatile uint64_t busy_since_ns; /* when the device began work that may hang, 0 when idle */
+    volatile double busy_grace_s;    /* extra seconds allowed for the current wait (first launches
+                                      * on OpenCL, where the runtime may compile at launch) */
     volatile uint64_t phase_since_ns; /* when the current phase began */
     volatile int phase;              /* enum worker_phase */
     char doing[512];                 /* a sentence: what the worker is doing now */
@@ -57,6 +59,8 @@ struct plan {
     struct temper_dbuf *scratch[TEMPER_MAX_SCRATCH];     /* scratch buffers at the current shape */
     size_t scratch_bytes[TEMPER_MAX_SCRATCH];            /* their sizes */
     int cache_hit;                                       /* 1 if the binary came from the build cache */
+    int nseen;                                           /* work-group shapes launched so far */
+    size_t seen[16][3];                                  /* them: a new one may compile at launch */
     const char *expert;                                  /* set: a vendor routine instead of launches */
 };
 
@@ -88,6 +92,7 @@ struct arena {
     void *host_in[MAX_VARIANTS][TEMPER_MAX_ARGS];    /* host copies of the inputs */
     double *want[TEMPER_MAX_ARGS];                   /* the C reference's outputs (check shapes) */
     int expected_ready;                              /* 1 once OUT_EXPECT sets hold the baseline's */
+    json_t *expert_check;                            /* the expert's check against them, if any */
 };
 
 /* The utility kernels every evaluation uses: device-side comparison and checksums. */
@@ -109,7 +114,6 @@ struct session {
     temper_reference_fn ref;                            /* its reference */
     int base_built;                                     /* 1 once base holds the baseline */
     struct plan base;                                   /* the baseline */
-    int expert_state;                                   /* 0 unknown, 1 available, -1 not here */
     struct arena *check[TEMPER_MAX_SHAPES][2];          /* check arenas by shape and seed */
     struct arena *bench[TEMPER_MAX_SHAPES];             /* bench arenas by shape */
 };

@@ -10,7 +10,7 @@
 // @temper param VEC 4 2 1
 // @temper param BLOCK 256 128 512 1024
 // @temper param ILP 4 1 2 8
-// @temper param GRID 4 1 2 8 16 32
+// @temper param GRID 8 1 2 4 16 32
 // @temper require GRID * BLOCK <= 2048
 // @temper require VEC * ILP <= 16
 // @temper scratch partial f32 132 * GRID

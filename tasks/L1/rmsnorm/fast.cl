@@ -39,9 +39,16 @@ inline float bf_elem(const uint *w, int i)
     return as_float(i & 1 ? w[i >> 1] & 0xffff0000u : w[i >> 1] << 16);
 }
 
+/* VEC = 2 goes through ushort2: PoCL (CPU) miscompiled this kernel's write loop with a
+ * 32-bit uint access through a ushort pointer (loop ran past nv; a segfault at R=1, C=2). */
 inline void load_words(__global const ushort *p, uint *w)
 {
+#if VEC == 2
+    ushort2 u = *(__global const ushort2 *)p;
+    w[0] = (uint)u.x | ((uint)u.y << 16);
+#else
     wvec_t t = *(__global const wvec_t *)p;
+#endif
 #if VEC == 8
     w[0] = t.x;
     w[1] = t.y;
@@ -50,8 +57,6 @@ inline void load_words(__global const ushort *p, uint *w)
 #elif VEC == 4
     w[0] = t.x;
     w[1] = t.y;
-#else
-    w[0] = t;
 #endif
 }
 
@@ -62,7 +67,7 @@ inline void store_words(__global ushort *p, const uint *w)
 #elif VEC == 4
     *(__global uint2 *)p = (uint2)(w[0], w[1]);
 #else
-    *(__global uint *)p = w[0];
+    *(__global ushort2 *)p = (ushort2)((ushort)w[0], (ushort)(w[0] >> 16));
 #endif
 }
 
