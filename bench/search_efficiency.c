@@ -97,7 +97,7 @@ int main(int argc, char **argv)
         int64_t valid = temper_space_count(&space, 0);
         int budget = (int)ceil(fraction * (double)valid);
         char label[64];
-        snprintf(label, sizeof(label), "%.24s (%lld)", argv[ci] + (strlen(argv[ci]) > 24 ? strlen(argv[ci]) - 24 : 0),
+        snprintf(label, sizeof(label), "%.28s (%lld)", argv[ci] + (strlen(argv[ci]) > 28 ? strlen(argv[ci]) - 28 : 0),
                  (long long)valid);
         if (l.n < valid || isinf(opt)) {
             printf("%-34s measured %d of %lld configurations: run the exhaustive tune first\n", label, l.n,
