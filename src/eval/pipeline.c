@@ -690,82 +690,96 @@ static void record_errors(json_t *check, double max_abs, double max_rel, int64_t
     json_object_set_new(check, "passed", json_boolean(passed));
 }
 
+/* What the comparisons of one check add up: the largest errors, the mismatches, and the first
+ * failure (reported once). */
+struct tally {
+    double max_abs; /* largest absolute error over the outputs */
+    double max_rel; /* largest relative error */
+    int64_t mismatches; /* elements outside the tolerance */
+    int rc;         /* -1 once a mismatch was reported */
+};
+
+static void tally_add(struct tally *t, struct arena *a, int arg, const struct temper_compare *r, double atol,
+                      double rtol, const char *where, const char *against, json_t *check, struct failure *f)
+{
+    t->max_abs = fmax(t->max_abs, r->max_abs_err);
+    t->max_rel = fmax(t->max_rel, r->max_rel_err);
+    t->mismatches += r->mismatches;
+    if (r->mismatches && !t->rc)
+        t->rc = mismatch_failure(a, arg, r, atol, rtol, where, against, check, f);
+}
+
+static int tally_done(struct tally *t, json_t *check)
+{
+    record_errors(check, t->max_abs, t->max_rel, t->mismatches, !t->rc);
+    return t->rc;
+}
+
 /* Compares every output (host arrays) with the C reference's outputs in the arena. */
 static int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
 {
-    double max_abs = 0, max_rel = 0, atol = a->task->atol, rtol = a->task->rtol;
-    int64_t mismatches = 0;
-    int rc = 0;
+    struct tally t = {0, 0, 0, 0};
     for (int i = 0; i < a->task->nargs; i++) {
         const struct temper_task_arg *arg = &a->task->args[i];
         if (arg->role != TEMPER_ROLE_OUTPUT)
             continue;
         struct temper_compare r;
-        temper_compare_values(arg->dtype, got[i], a->want[i], a->elems[i], atol, rtol, &r);
-        max_abs = fmax(max_abs, r.max_abs_err);
-        max_rel = fmax(max_rel, r.max_rel_err);
-        mismatches += r.mismatches;
-        if (r.mismatches && !rc)
-            rc = mismatch_failure(a, i, &r, atol, rtol, where, "the C reference", check, f);
+        temper_compare_values(arg->dtype, got[i], a->want[i], a->elems[i], a->task->atol, a->task->rtol, &r);
+        tally_add(&t, a, i, &r, a->task->atol, a->task->rtol, where, "the C reference", check, f);
     }
-    record_errors(check, max_abs, max_rel, mismatches, !rc);
-    return rc;
+    return tally_done(&t, check);
+}
+
+/* Compares two device arrays of n elements on the host: for types the device comparison does
+ * not handle. */
+static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct slot *got, struct slot *want,
+                           int64_t n, double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size)
+{
+    void *g = malloc(got->bytes + 1), *w = malloc(want->bytes + 1);
+    double *wd = malloc((size_t)n * sizeof(double) + 1);
+    int err = !g || !w || !wd ? TEMPER_ENOMEM : 0;
+    if (!err)
+        err = temper_dev_read(&ws->dev, got->view, 0, g, got->bytes, msg, msg_size);
+    if (!err)
+        err = temper_dev_read(&ws->dev, want->view, 0, w, want->bytes, msg, msg_size);
+    for (int64_t e = 0; !err && e < n; e++)
+        wd[e] = temper_dtype_load(t, w, (size_t)e);
+    if (!err)
+        temper_compare_values(t, g, wd, n, atol, rtol, r);
+    free(g);
+    free(w);
+    free(wd);
+    return err;
 }
 
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, on the
- * device for f32 and on the host for other types. */
+ * device for f32 and on the host for other types. The baseline's output is itself rounded to
+ * the output type, so two correct kernels may land one rounding step apart: for 16-bit floats
+ * the comparison allows that step on top of the task's tolerance (bf16 2^-8, f16 2^-11
+ * relative); an f32 tolerance covers it already. */
 static int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
                                  json_t *check, struct failure *f)
 {
-    double max_abs = 0, max_rel = 0, atol = a->task->atol, rtol = a->task->rtol;
-    /* The baseline's output is itself rounded to the output type: two correct kernels may land
-     * one rounding step apart, so a comparison with it allows that step on top of the task's
-     * tolerance (bf16: 2^-8, f16: 2^-11 relative; nothing for f32, whose tolerance covers it). */
-    double rounding = 0;
-    for (int i = 0; i < a->task->nargs; i++)
-        if (a->task->args[i].role == TEMPER_ROLE_OUTPUT)
-            rounding = fmax(rounding, a->task->args[i].dtype == TEMPER_DTYPE_BF16 ? 0x1p-8 :
-                                      a->task->args[i].dtype == TEMPER_DTYPE_F16  ? 0x1p-11 : 0);
-    rtol += rounding;
-    int64_t mismatches = 0;
-    int rc = 0;
+    struct tally t = {0, 0, 0, 0};
     char msg[1024];
-    for (int i = 0; i < a->task->nargs && rc >= 0; i++) {
+    for (int i = 0; i < a->task->nargs; i++) {
         const struct temper_task_arg *arg = &a->task->args[i];
         if (arg->role != TEMPER_ROLE_OUTPUT)
             continue;
+        double atol = a->task->atol;
+        double rtol = a->task->rtol + (arg->dtype == TEMPER_DTYPE_BF16 ? 0x1p-8 :
+                                       arg->dtype == TEMPER_DTYPE_F16  ? 0x1p-11 : 0);
         struct temper_compare r;
         struct slot *got = &a->out[set][i], *want = &a->out[OUT_EXPECT + variant][i];
-        if (arg->dtype == TEMPER_DTYPE_F32 && a->elems[i] < 0xffffffffll) {
-            if (devcheck_compare_f32(ws, got->view, want->view, a->elems[i], atol, rtol, &r, msg, sizeof(msg)))
-                return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing on the device failed: %s", msg);
-        } else {
-            size_t es = temper_dtype_size(arg->dtype);
-            void *g = malloc(got->bytes + 1), *w = malloc(want->bytes + 1);
-            double *wd = malloc((size_t)a->elems[i] * sizeof(double) + 1);
-            int err = !g || !w || !wd;
-            if (!err)
-                err = temper_dev_read(&ws->dev, got->view, 0, g, got->bytes, msg, sizeof(msg)) ||
-                      temper_dev_read(&ws->dev, want->view, 0, w, want->bytes, msg, sizeof(msg));
-            for (int64_t e = 0; !err && e < a->elems[i]; e++)
-                wd[e] = temper_dtype_load(arg->dtype, w, (size_t)e);
-            if (!err)
-                temper_compare_values(arg->dtype, g, wd, a->elems[i], atol, rtol, &r);
-            free(g);
-            free(w);
-            free(wd);
-            (void)es;
-            if (err)
-                return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "reading outputs to compare failed");
-        }
-        max_abs = fmax(max_abs, r.max_abs_err);
-        max_rel = fmax(max_rel, r.max_rel_err);
-        mismatches += r.mismatches;
-        if (r.mismatches && !rc)
-            rc = mismatch_failure(a, i, &r, atol, rtol, where, "the baseline on this device", check, f);
+        int err = arg->dtype == TEMPER_DTYPE_F32 && a->elems[i] < 0xffffffffll ?
+                      devcheck_compare_f32(ws, got->view, want->view, a->elems[i], atol, rtol, &r, msg, sizeof(msg)) :
+                      compare_on_host(ws, arg->dtype, got, want, a->elems[i], atol, rtol, &r, msg, sizeof(msg));
+        if (err)
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing %s with the baseline's failed: %s", arg->name,
+                             msg);
+        tally_add(&t, a, i, &r, atol, rtol, where, "the baseline on this device", check, f);
     }
-    record_errors(check, max_abs, max_rel, mismatches, !rc);
-    return rc;
+    return tally_done(&t, check);
 }
 
 /* Bitwise comparison of two runs' outputs; returns the first differing flat index or -1. */
