@@ -26,12 +26,18 @@ run) ;;
     ;;
 esac
 
-out=${OUT:-/tmp/temper-gpu}
-mkdir -p "$out"
+dest=${OUT:-/tmp/temper-gpu}
+mkdir -p "$dest"
 work=$(mktemp -d /tmp/temper-gpu-XXXXXX)
+# Raw logs and JSON collect here; after every stage they are packed into $dest/logs.tar.gz, so a
+# call cut short still brings back what finished (the device tool returns at most 8 files).
+out=$work/raw
+mkdir -p "$out"
+pack() { tar -czf "$dest/logs.tar.gz" -C "$out" . 2>/dev/null; cp "$summary" "$dest/summary.txt" 2>/dev/null; }
 export TEMPER_HOME=$work/home TEMPER_CACHE=$work/cache PATH=$PATH:/usr/local/cuda/bin
 T=.gpu/temper
 summary=$out/summary.txt
+: >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 stages=${*:2}
 [ -n "$stages" ] || stages="tests suite throughput fidelity deep"
@@ -51,12 +57,14 @@ if has tests; then
     timeout 150 .gpu/baselines_test cuda tasks >"$out/baselines_cuda.log" 2>&1
     note "baselines_cuda exit $?: $(tail -1 "$out/baselines_cuda.log")"
     grep -E "^FAIL" "$out/baselines_cuda.log" | cut -c1-300 | tee -a "$summary"
+    pack
 fi
 
 if has suite; then
     note "== every task's CUDA baseline (and expert) timed at its GPU bench shapes"
     timeout 150 $T eval tasks/L*/*/naive.cu --json --no-store --time-budget 0.5 >"$out/suite.jsonl" 2>"$out/suite.err"
     python3 bench/gpu_tables.py suite "$out/suite.jsonl" | tee -a "$summary"
+    pack
 fi
 
 if has tune; then
@@ -67,20 +75,24 @@ if has tune; then
         echo "$f exit $?" >>"$out/tune.err"
     done
     python3 bench/gpu_tables.py tune "$out"/tune_*.json | tee -a "$summary"
+    pack
 fi
 
 if has search; then
     note "== exhaustive landscapes for the search-efficiency replay"
-    for f in ${SEARCH_FILES:-tasks/L1/vector_add/fast.cu tasks/L1/softmax/fast.cu tasks/L1/sgemm/tiled.cu}; do
+    # Knob spaces of 200 or more without the compiler controls (search_efficiency ... 0 FILES).
+    for f in ${SEARCH_FILES:-tasks/L1/vector_add/fast.cu tasks/L1/gelu/fast.cu tasks/L1/cumsum/fast.cu}; do
         [ -f "$f" ] || continue
         start=$(date +%s)
-        timeout 200 $T tune "$f" --strategy exhaustive --budget 100000 --screen-budget 0.1 --retime 1 --full-budget 0.5 \
+        timeout 240 $T tune "$f" --strategy exhaustive --budget 100000 --no-compiler-knobs --screen-budget 0.1 \
+            --retime 1 --full-budget 0.5 \
             --json >"$out/exhaustive_$(echo "$f" | tr '/' '_').json" 2>>"$out/search.err"
         note "$f: exhaustive tune exit $? in $(($(date +%s) - start)) s"
     done
     python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); open(sys.argv[2],"w").write("\n".join(c.iterdump()))' \
-        "$TEMPER_HOME/temper.db" "$out/store.sql" && gzip -f "$out/store.sql"
-    ls -la "$out"/store.sql.gz | tee -a "$summary"
+        "$TEMPER_HOME/temper.db" "$dest/store.sql" && gzip -f "$dest/store.sql"
+    ls -la "$dest"/store.sql.gz | tee -a "$summary"
+    pack
 fi
 
 if has throughput; then
@@ -97,6 +109,7 @@ if has throughput; then
     timeout 100 $T eval "$work"/cands/*.cu --json --no-store --no-timing >"$out/check.jsonl" 2>"$out/check.err"
     check_s=$(python3 -c "import time; print(time.time() - $start)")
     python3 bench/gpu_tables.py throughput "$out/full.jsonl" "$full_s" "$out/check.jsonl" "$check_s" | tee -a "$summary"
+    pack
 fi
 
 if has fidelity; then
@@ -105,17 +118,16 @@ if has fidelity; then
     timeout 90 $T eval tasks/L1/softmax/block.cu --json --no-store --profile >"$out/fid2.json" 2>"$out/fid2.err"
     timeout 90 $T eval tasks/L1/vector_add/naive.cu --json --no-store --profile >"$out/fid3.json" 2>"$out/fid3.err"
     python3 bench/gpu_tables.py fidelity "$out/fid1.json" "$out/fid2.json" "$out/fid3.json" | tee -a "$summary"
+    pack
 fi
 
 if has deep; then
     note "== deep checks"
     timeout 120 $T eval tests/cases/cuda/correct_softmax_warp_shuffle.cu --json --no-store --no-timing --sanitize >"$out/san_ok.json" 2>"$out/san_ok.err"
     python3 bench/gpu_tables.py sanitize "$out/san_ok.json" | tee -a "$summary"
+    pack
 fi
 
-tar -czf "$work/logs.tar.gz" -C "$out" --exclude summary.txt --exclude store.sql.gz . 2>/dev/null
-find "$out" -mindepth 1 ! -name summary.txt ! -name store.sql.gz -delete
-mv "$work/logs.tar.gz" "$out/"
-rm -rf "$work"
-echo
+pack
 cat "$summary"
+rm -rf "$work"
