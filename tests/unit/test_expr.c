@@ -12,12 +12,7 @@
 
 #include "temper/util.h"
 
-#define assert_contains(haystack, needle)                                                \
-    do {                                                                                 \
-        const char *h_ = (haystack), *n_ = (needle);                                     \
-        if (!strstr(h_, n_))                                                             \
-            fail_msg("'%s' does not contain '%s'", h_, n_);                              \
-    } while (0)
+#include "unit.h"
 
 /* The names the lookup callback knows. */
 static const struct {

@@ -21,12 +21,7 @@
 #include "temper/error.h"
 #include "temper/store.h"
 
-#define assert_contains(haystack, needle)                                                \
-    do {                                                                                 \
-        const char *h_ = (haystack), *n_ = (needle);                                     \
-        if (!strstr(h_, n_))                                                             \
-            fail_msg("'%s' does not contain '%s'", h_, n_);                              \
-    } while (0)
+#include "unit.h"
 
 /* Live jansson allocations, counted through json_set_alloc_funcs to find leaked values. */
 static long json_live;
@@ -54,39 +49,28 @@ struct fixture {
     char db[512];   /* $TEMPER_HOME/temper.db */
 };
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* The shared temporary folder, plus where the store's file will be. */
+static int store_setup(void **state)
 {
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int make_tmp(void **state)
-{
+    void *dir = NULL;
     struct fixture *f = calloc(1, sizeof(*f));
-    if (!f)
+    if (!f || make_tmp(&dir)) {
+        free(f);
         return -1;
-    snprintf(f->dir, sizeof(f->dir), "/tmp/temper-unit-store-XXXXXX");
-    if (!mkdtemp(f->dir))
-        return -1;
-    char sub[300];
-    snprintf(sub, sizeof(sub), "%s/home", f->dir);
-    setenv("TEMPER_HOME", sub, 1);
-    snprintf(f->db, sizeof(f->db), "%s/temper.db", sub);
-    snprintf(sub, sizeof(sub), "%s/cache", f->dir);
-    setenv("TEMPER_CACHE", sub, 1);
+    }
+    snprintf(f->dir, sizeof(f->dir), "%s", (char *)dir);
+    snprintf(f->db, sizeof(f->db), "%s/home/temper.db", f->dir);
+    free(dir);
     *state = f;
     return 0;
 }
 
-static int remove_tmp(void **state)
+static int store_teardown(void **state)
 {
     struct fixture *f = *state;
-    if (f)
-        nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    void *dir = f ? strdup(f->dir) : NULL;
     free(f);
-    return 0;
+    return remove_tmp(&dir);
 }
 
 static int exists(const char *path)
@@ -425,13 +409,13 @@ int main(int argc, char **argv)
 {
     json_set_alloc_funcs(counting_malloc, counting_free);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_open_creates_wal_store, make_tmp, remove_tmp),
-        cmocka_unit_test_setup_teardown(test_record_and_count, make_tmp, remove_tmp),
-        cmocka_unit_test_setup_teardown(test_calibration, make_tmp, remove_tmp),
-        cmocka_unit_test_setup_teardown(test_refused_results_store_nothing, make_tmp, remove_tmp),
+        cmocka_unit_test_setup_teardown(test_open_creates_wal_store, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_record_and_count, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_calibration, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_refused_results_store_nothing, store_setup, store_teardown),
     };
     const struct CMUnitTest known_bugs[] = {
-        cmocka_unit_test_setup_teardown(bug_record_leaks_default_json, make_tmp, remove_tmp),
+        cmocka_unit_test_setup_teardown(bug_record_leaks_default_json, store_setup, store_teardown),
     };
     if (argc == 3 && !strcmp(argv[1], "--known-bug"))
         return run_known_bug("store known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]), argv[2]);

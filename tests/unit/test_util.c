@@ -24,45 +24,7 @@
 #include "temper/error.h"
 #include "temper/util.h"
 
-#define assert_contains(haystack, needle)                                                \
-    do {                                                                                 \
-        const char *h_ = (haystack), *n_ = (needle);                                     \
-        if (!h_ || !strstr(h_, n_))                                                      \
-            fail_msg("'%s' does not contain '%s'", h_ ? h_ : "(null)", n_);              \
-    } while (0)
-
-/* ---- a fresh temporary folder per test ---- */
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int make_tmp(void **state)
-{
-    char *dir = strdup("/tmp/temper-unit-util-XXXXXX");
-    if (!dir || !mkdtemp(dir))
-        return -1;
-    char sub[4096];
-    snprintf(sub, sizeof(sub), "%s/home", dir);
-    setenv("TEMPER_HOME", sub, 1);
-    snprintf(sub, sizeof(sub), "%s/cache", dir);
-    setenv("TEMPER_CACHE", sub, 1);
-    *state = dir;
-    return 0;
-}
-
-static int remove_tmp(void **state)
-{
-    char *dir = *state;
-    if (dir)
-        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(dir);
-    return 0;
-}
+#include "unit.h"
 
 static void write_text(const char *path, const char *text)
 {
