@@ -29,6 +29,7 @@ struct tune {
     json_t *history;                       /* best score after each evaluation */
     json_t *points;                        /* every scored point: {config, score, result} */
     double best;                           /* best screening score so far */
+    double best_share;                     /* its share of the roofline, 0 if unknown */
     int best_at;                           /* evaluation that found it */
     double start_s;                        /* when the run began */
     char last_line[200];                   /* the progress line */
@@ -55,8 +56,9 @@ static void progress(struct tune *t, const char *task)
     json_object_foreach(t->by_verdict, v, n) if (strcmp(v, "correct")) used +=
         (size_t)snprintf(failures + used, used < sizeof(failures) ? sizeof(failures) - used : 0, " %lld %s",
                          (long long)json_integer_value(n), v);
-    temper_progress("tune %s: %d evaluations (%d from the store), best %.4g ms;%s", task, t->evaluations, t->reused,
-                    isinf(t->best) ? 0.0 : t->best, failures[0] ? failures : " no failures");
+    temper_progress("tune %s: %d evaluations (%d from the store), best %.4g ms (%.0f%% of the roofline);%s", task,
+                    t->evaluations, t->reused, isinf(t->best) ? 0.0 : t->best, 100 * t->best_share,
+                    failures[0] ? failures : " no failures");
 }
 
 /* Takes one scored point into the run's accounting and the strategy. */
@@ -72,6 +74,8 @@ static void take(struct tune *t, const struct temper_config *c, json_t *result, 
     if (score < t->best) {
         t->best = score;
         t->best_at = t->evaluations;
+        t->best_share = json_number_value(
+            json_object_get(json_array_get(json_object_get(result, "timings"), 0), "roofline_share"));
     }
     json_array_append_new(t->history, isinf(t->best) ? json_null() : json_real(t->best));
     char text[512];
