@@ -186,7 +186,6 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     char *fields[64];
     int kcol = -1, ncol = -1, ucol = -1, vcol = -1, idcol = -1;
     json_t *current = NULL;
-    const char *current_id = NULL;
     char id_buf[32] = "";
     for (char *line = pr.output; line && *line;) {
         char *end = strchr(line, '\n');
@@ -206,7 +205,6 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
                     json_array_append_new(kernels, current);
                     if (idcol >= 0)
                         snprintf(id_buf, sizeof(id_buf), "%s", fields[idcol]);
-                    current_id = id_buf;
                 }
                 char value_text[64];
                 size_t w = 0;
@@ -242,7 +240,6 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
         }
         line = end ? end + 1 : NULL;
     }
-    (void)current_id;
     if (!json_array_size(kernels)) {
         char tail[1500];
         size_t len = strlen(pr.output);

@@ -102,8 +102,7 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
  * compile process where the backend allows, then run in the worker. */
 struct job {
     const struct temper_eval_request *req; /* what was asked */
-    int index;                             /* position in the batch */
-    double start_s;                        /* when its preparation began */
+    double start_s;                        /* when its turn in the batch began */
     int err;                               /* nonzero: it cannot be evaluated (usage error) */
     char msg[2048];                        /* the reason, with err */
     json_t *early;                         /* a verdict reached before the device (invalid) */
@@ -126,7 +125,6 @@ static void job_prepare(struct job *j, const char *device_id, int is_cuda)
     const struct temper_eval_request *req = j->req;
     char *text = NULL, why[2048];
     size_t len = 0;
-    j->start_s = temper_now_s();
     if (req->source) {
         text = strdup(req->source);
         len = text ? strlen(text) : 0;
@@ -355,7 +353,6 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
     }
     for (int i = 0; i < n; i++) {
         js[i].req = &reqs[i];
-        js[i].index = i;
         job_prepare(&js[i], device_id, is_cuda);
         js[i].compiled = !target.ops;
     }
