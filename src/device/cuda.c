@@ -1246,6 +1246,18 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
                                dims->grid[0], dims->grid[1], dims->grid[2], dims->block[0], dims->block[1],
                                dims->block[2]);
     }
+    /* The limits every CUDA device since compute capability 3.0 has; the driver would only say
+     * "invalid argument". */
+    static const size_t grid_max[3] = {2147483647u, 65535u, 65535u}, block_max[3] = {1024u, 1024u, 64u};
+    int over = dims->block[0] * dims->block[1] * dims->block[2] > 1024u;
+    for (int d = 0; d < 3; d++)
+        over |= dims->grid[d] > grid_max[d] || dims->block[d] > block_max[d];
+    if (over)
+        return temper_fail(msg, msg_size, TEMPER_ELAUNCH,
+                           "launch %s: grid (%zu, %zu, %zu) block (%zu, %zu, %zu) exceeds CUDA's limits: grid "
+                           "(2147483647, 65535, 65535), block (1024, 1024, 64), 1024 threads per block",
+                           kernel->name, dims->grid[0], dims->grid[1], dims->grid[2], dims->block[0], dims->block[1],
+                           dims->block[2]);
     if (dims->smem_bytes > UINT_MAX)
         return temper_fail(msg, msg_size, TEMPER_ELAUNCH, "launch %s: %zu bytes of shared memory", kernel->name,
                            dims->smem_bytes);

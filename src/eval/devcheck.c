@@ -20,12 +20,17 @@ static const char devcheck_cl[] =
     "typedef float real;\n"
     "#define TOREAL(bits) ((float)as_double(bits))\n"
     "#endif\n"
-    "__kernel void temper_cmp_f32(__global const float *out, __global const float *want, long n, long atol_bits,\n"
-    "                             long rtol_bits, __global uint *res) {\n"
+    "float temper_load(__global const uchar *p, long i, int t) {\n"
+    "  if (t == 0) return ((__global const float *)p)[i];\n"
+    "  if (t == 2) return as_float((uint)((__global const ushort *)p)[i] << 16);\n"
+    "  return vload_half(i, (__global const half *)p);\n"
+    "}\n"
+    "__kernel void temper_cmp(__global const uchar *out, __global const uchar *want, long n, long atol_bits,\n"
+    "                         long rtol_bits, int type, __global uint *res) {\n"
     "  real atol = TOREAL(atol_bits), rtol = TOREAL(rtol_bits);\n"
     "  uint bad = 0, nonfinite = 0, first = 0xffffffffu; float max_abs = 0, max_rel = 0;\n"
     "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
-    "    float g = out[i], w = want[i]; int wrong;\n"
+    "    float g = temper_load(out, i, type), w = temper_load(want, i, type); int wrong;\n"
     "    if (!isfinite(w)) wrong = isnan(w) ? !isnan(g) : g != w;\n"
     "    else if (!isfinite(g)) { wrong = 1; nonfinite++; }\n"
     "    else { real e = fabs((real)g - (real)w); max_abs = fmax(max_abs, (float)e);\n"
@@ -49,13 +54,19 @@ static const char devcheck_cl[] =
     "}\n";
 
 static const char devcheck_cu[] =
-    "extern \"C\" __global__ void temper_cmp_f32(const float *out, const float *want, long long n,\n"
-    "                                           long long atol_bits, long long rtol_bits, unsigned *res) {\n"
+    "__device__ __forceinline__ float temper_load(const void *p, long long i, int t) {\n"
+    "  if (t == 0) return ((const float *)p)[i];\n"
+    "  unsigned short b = ((const unsigned short *)p)[i];\n"
+    "  if (t == 2) return __uint_as_float((unsigned)b << 16);\n"
+    "  float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(b)); return f;\n"
+    "}\n"
+    "extern \"C\" __global__ void temper_cmp(const void *out, const void *want, long long n, long long atol_bits,\n"
+    "                                       long long rtol_bits, int type, unsigned *res) {\n"
     "  double atol = __longlong_as_double(atol_bits), rtol = __longlong_as_double(rtol_bits);\n"
     "  unsigned bad = 0, nonfinite = 0, first = 0xffffffffu; float max_abs = 0, max_rel = 0;\n"
     "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
     "       i += (long long)gridDim.x * blockDim.x) {\n"
-    "    float g = out[i], w = want[i]; int wrong;\n"
+    "    float g = temper_load(out, i, type), w = temper_load(want, i, type); int wrong;\n"
     "    if (!isfinite(w)) wrong = isnan(w) ? !isnan(g) : g != w;\n"
     "    else if (!isfinite(g)) { wrong = 1; nonfinite++; }\n"
     "    else { double e = fabs((double)g - (double)w); max_abs = fmaxf(max_abs, (float)e);\n"
@@ -96,7 +107,7 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
     int err = worker_build_module(ws, src, strlen(src), cuda ? "" : "-cl-std=CL1.2", &log, &dc->mod, &hit, msg, n);
     temper_buf_free(&log);
     if (!err)
-        err = d->ops->kernel(d->ctx, dc->mod, "temper_cmp_f32", &dc->cmp_f32, msg, n);
+        err = d->ops->kernel(d->ctx, dc->mod, "temper_cmp", &dc->cmp, msg, n);
     if (!err)
         err = d->ops->kernel(d->ctx, dc->mod, "temper_sum_u32", &dc->sum_u32, msg, n);
     size_t blocks = (size_t)(d->info.compute_units > 0 ? d->info.compute_units : 1) * (d->info.is_gpu ? 16 : 2);
@@ -126,16 +137,28 @@ static int64_t double_bits(double v)
     return b;
 }
 
-int devcheck_compare_f32(struct worker_state *ws, struct temper_dbuf *out, struct temper_dbuf *want, int64_t n,
-                         double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size)
+/* The type codes of the comparison kernel, or -1 for a type it does not read. */
+static int cmp_type(enum temper_dtype t)
+{
+    return t == TEMPER_DTYPE_F32 ? 0 : t == TEMPER_DTYPE_F16 ? 1 : t == TEMPER_DTYPE_BF16 ? 2 : -1;
+}
+
+int devcheck_compares(enum temper_dtype t, int64_t n)
+{
+    return cmp_type(t) >= 0 && n < 0xffffffffll;
+}
+
+int devcheck_compare(struct worker_state *ws, enum temper_dtype t, struct temper_dbuf *out, struct temper_dbuf *want,
+                     int64_t n, double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size)
 {
     memset(r, 0, sizeof(*r));
     r->count = n;
     r->first_bad = -1;
     if (n <= 0)
         return 0;
-    if (n >= 0xffffffffll)
-        return temper_fail(msg, msg_size, TEMPER_ERANGE, "device comparison handles under 2^32 elements");
+    if (!devcheck_compares(t, n))
+        return temper_fail(msg, msg_size, TEMPER_ERANGE, "device comparison handles f32, f16 and bf16 arrays under 2^32 "
+                                                         "elements");
     int err = devcheck_ready(ws, msg, msg_size);
     if (err)
         return err;
@@ -148,12 +171,13 @@ int devcheck_compare_f32(struct worker_state *ws, struct temper_dbuf *out, struc
     if (blocks > dc->threads / DEVCHECK_BLOCK)
         blocks = dc->threads / DEVCHECK_BLOCK;
     struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
-    struct temper_karg args[6] = {
+    struct temper_karg args[7] = {
         {TEMPER_KARG_BUFFER, {.buf = out}},           {TEMPER_KARG_BUFFER, {.buf = want}},
         {TEMPER_KARG_I64, {.i64 = n}},                {TEMPER_KARG_I64, {.i64 = double_bits(atol)}},
-        {TEMPER_KARG_I64, {.i64 = double_bits(rtol)}}, {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
+        {TEMPER_KARG_I64, {.i64 = double_bits(rtol)}}, {TEMPER_KARG_I32, {.i32 = cmp_type(t)}},
+        {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
     uint32_t res[5];
-    err = temper_dev_launch(&ws->dev, dc->cmp_f32, &dims, 6, args, msg, msg_size);
+    err = temper_dev_launch(&ws->dev, dc->cmp, &dims, 7, args, msg, msg_size);
     if (!err)
         err = temper_dev_read(&ws->dev, dc->results, 0, res, sizeof(res), msg, msg_size);
     if (err)
@@ -166,13 +190,16 @@ int devcheck_compare_f32(struct worker_state *ws, struct temper_dbuf *out, struc
     r->max_abs_err = max_abs;
     r->max_rel_err = max_rel;
     if (res[0]) {
-        float got, wanted;
+        size_t size = temper_dtype_size(t);
+        unsigned char got[4], wanted[4];
         r->first_bad = res[1];
-        err = temper_dev_read(&ws->dev, out, (size_t)res[1] * 4, &got, 4, msg, msg_size);
+        err = temper_dev_read(&ws->dev, out, (size_t)res[1] * size, got, size, msg, msg_size);
         if (!err)
-            err = temper_dev_read(&ws->dev, want, (size_t)res[1] * 4, &wanted, 4, msg, msg_size);
-        r->first_got = got;
-        r->first_want = wanted;
+            err = temper_dev_read(&ws->dev, want, (size_t)res[1] * size, wanted, size, msg, msg_size);
+        if (!err) {
+            r->first_got = temper_dtype_load(t, got, 0);
+            r->first_want = temper_dtype_load(t, wanted, 0);
+        }
     }
     return err;
 }

@@ -753,7 +753,7 @@ static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct 
 }
 
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, on the
- * device for f32 and on the host for other types. The baseline's output is itself rounded to
+ * device for floating-point types and on the host for integers. The baseline's output is itself rounded to
  * the output type, so two correct kernels may land one rounding step apart: for 16-bit floats
  * the comparison allows that step on top of the task's tolerance (bf16 2^-8, f16 2^-11
  * relative); an f32 tolerance covers it already. */
@@ -771,8 +771,9 @@ static int compare_with_expected(struct worker_state *ws, struct arena *a, int s
                                        arg->dtype == TEMPER_DTYPE_F16  ? 0x1p-11 : 0);
         struct temper_compare r;
         struct slot *got = &a->out[set][i], *want = &a->out[OUT_EXPECT + variant][i];
-        int err = arg->dtype == TEMPER_DTYPE_F32 && a->elems[i] < 0xffffffffll ?
-                      devcheck_compare_f32(ws, got->view, want->view, a->elems[i], atol, rtol, &r, msg, sizeof(msg)) :
+        int err = devcheck_compares(arg->dtype, a->elems[i]) ?
+                      devcheck_compare(ws, arg->dtype, got->view, want->view, a->elems[i], atol, rtol, &r, msg,
+                                       sizeof(msg)) :
                       compare_on_host(ws, arg->dtype, got, want, a->elems[i], atol, rtol, &r, msg, sizeof(msg));
         if (err)
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing %s with the baseline's failed: %s", arg->name,

@@ -98,7 +98,7 @@ struct arena {
 /* The utility kernels every evaluation uses: device-side comparison and checksums. */
 struct devcheck {
     struct temper_dmodule *mod;     /* their program */
-    struct temper_dkernel *cmp_f32; /* tolerance comparison of f32 arrays */
+    struct temper_dkernel *cmp;     /* tolerance comparison of f32, f16 and bf16 arrays */
     struct temper_dkernel *sum_u32; /* keyed checksum, partial sums per thread */
     struct temper_dbuf *results;    /* where they write */
     size_t threads;                 /* threads they run with */
@@ -140,9 +140,12 @@ int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __
 int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
                         struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, char *msg, size_t n);
 
-/* Compares n f32 elements of out with want on the device (devcheck.c). */
-int devcheck_compare_f32(struct worker_state *ws, struct temper_dbuf *out, struct temper_dbuf *want, int64_t n,
-                         double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size);
+/* Whether the device comparison reads n elements of type t (devcheck.c). */
+int devcheck_compares(enum temper_dtype t, int64_t n);
+/* Compares n elements of type t of out with want on the device, as temper_compare_values does on
+ * the host (devcheck.c). */
+int devcheck_compare(struct worker_state *ws, enum temper_dtype t, struct temper_dbuf *out, struct temper_dbuf *want,
+                     int64_t n, double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size);
 /* A checksum of bytes of buf under key, computed on the device (devcheck.c). */
 int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
                  char *msg, size_t msg_size);

@@ -1,12 +1,12 @@
 // Correct: softmax as a two-launch plan with a scratch buffer and 64 KiB of dynamic shared
 // memory (above the 48 KiB default, so the harness must opt in). The first launch stages each
 // row chunk in shared memory and writes the row's max and sum of exp(x - max) into scratch; the
-// second reads them and writes y.
+// second reads them and writes y, rows along the grid's x (its y and z stop at 65535).
 // @expect correct
 // @temper task softmax
 // @temper scratch stats f32 2*R
 // @temper launch row_stats grid(R) block(256) smem(65536) args(stats, x, R, C)
-// @temper launch scale_rows grid(ceil_div(C, 256), R) block(256) args(y, x, stats, R, C)
+// @temper launch scale_rows grid(R, ceil_div(C, 256)) block(256) args(y, x, stats, R, C)
 
 extern "C" __global__ void row_stats(float *stats, const float *x, int R, int C)
 {
@@ -55,7 +55,7 @@ extern "C" __global__ void row_stats(float *stats, const float *x, int R, int C)
 
 extern "C" __global__ void scale_rows(float *y, const float *x, const float *stats, int R, int C)
 {
-    int j = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+    int j = blockIdx.y * blockDim.x + threadIdx.x, r = blockIdx.x; /* rows in x: grid y stops at 65535 */
     if (j < C)
         y[(size_t)r * C + j] = expf(x[(size_t)r * C + j] - stats[2 * r]) / stats[2 * r + 1];
 }
