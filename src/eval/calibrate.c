@@ -70,7 +70,7 @@ static int best_time(struct worker_state *ws, struct temper_dkernel *k, const st
     *best_ms = INFINITY;
     for (int r = 0; r < reps; r++) {
         double ms;
-        int err = temper_dev_flush_cache(&ws->dev, msg, n);
+        int err = devcheck_flush(ws, msg, n);
         if (!err)
             err = temper_dev_timer_start(&ws->dev, msg, n);
         if (!err)

@@ -43,6 +43,11 @@ static const char devcheck_cl[] =
     "  if (max_abs > 0) atomic_max(&res[3], as_uint(max_abs));\n"
     "  if (max_rel > 0) atomic_max(&res[4], as_uint(max_rel));\n"
     "}\n"
+    "__kernel void temper_touch(__global const uint4 *data, long n, uint key, __global uint *sink) {\n"
+    "  uint x = 0;\n"
+    "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) { uint4 v = data[i]; x ^= v.x ^ v.y ^ v.z ^ v.w; }\n"
+    "  if (x == key) *sink = x;\n"
+    "}\n"
     "__kernel void temper_sum_u32(__global const uint *data, long n, uint key, __global ulong *partial) {\n"
     "  ulong s = 0;\n"
     "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
@@ -79,6 +84,12 @@ static const char devcheck_cu[] =
     "  if (max_abs > 0) atomicMax(&res[3], __float_as_uint(max_abs));\n"
     "  if (max_rel > 0) atomicMax(&res[4], __float_as_uint(max_rel));\n"
     "}\n"
+    "extern \"C\" __global__ void temper_touch(const uint4 *data, long long n, unsigned key, unsigned *sink) {\n"
+    "  unsigned x = 0;\n"
+    "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;\n"
+    "       i += (long long)gridDim.x * blockDim.x) { uint4 v = data[i]; x ^= v.x ^ v.y ^ v.z ^ v.w; }\n"
+    "  if (x == key) *sink = x;\n"
+    "}\n"
     "extern \"C\" __global__ void temper_sum_u32(const unsigned *data, long long n, unsigned key,\n"
     "                                           unsigned long long *partial) {\n"
     "  unsigned long long s = 0;\n"
@@ -110,6 +121,8 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
         err = d->ops->kernel(d->ctx, dc->mod, "temper_cmp", &dc->cmp, msg, n);
     if (!err)
         err = d->ops->kernel(d->ctx, dc->mod, "temper_sum_u32", &dc->sum_u32, msg, n);
+    if (!err)
+        err = d->ops->kernel(d->ctx, dc->mod, "temper_touch", &dc->touch, msg, n);
     size_t blocks = (size_t)(d->info.compute_units > 0 ? d->info.compute_units : 1) * (d->info.is_gpu ? 16 : 2);
     dc->threads = blocks * DEVCHECK_BLOCK;
     if (!err)
@@ -125,6 +138,7 @@ void devcheck_free(struct worker_state *ws)
 {
     struct devcheck *dc = &ws->dc;
     temper_dev_release(&ws->dev, dc->results);
+    temper_dev_release(&ws->dev, dc->clean);
     if (dc->mod)
         ws->dev.ops->module_free(ws->dev.ctx, dc->mod);
     memset(dc, 0, sizeof(*dc));
@@ -258,4 +272,38 @@ int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes,
     }
     *sum = total ^ (key >> 32) ^ (uint64_t)bytes;
     return 0;
+}
+
+int devcheck_flush(struct worker_state *ws, char *msg, size_t msg_size)
+{
+    struct temper_device *d = &ws->dev;
+    int err = temper_dev_flush_cache(d, msg, msg_size);
+    if (err || !d->info.is_gpu)
+        return err;
+    err = devcheck_ready(ws, msg, msg_size);
+    if (err)
+        return err;
+    struct devcheck *dc = &ws->dc;
+    if (!dc->clean) {
+        size_t bytes = (size_t)(d->info.cache_bytes ? d->info.cache_bytes : (64u << 20)) * 2;
+        bytes = (bytes + 15) & ~(size_t)15;
+        uint32_t zero = 0;
+        err = temper_dev_alloc(d, bytes, &dc->clean, msg, msg_size);
+        if (!err)
+            err = temper_dev_fill(d, dc->clean, 0, bytes, &zero, sizeof(zero), msg, msg_size);
+        if (err) {
+            temper_dev_release(d, dc->clean);
+            dc->clean = NULL;
+            return err;
+        }
+        dc->clean_bytes = bytes;
+    }
+    /* The buffer holds zeros, so the sink (the results buffer) is never written: the key only
+     * keeps the compiler from dropping the loads. */
+    struct temper_launch_dims dims = {{dc->threads / DEVCHECK_BLOCK, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
+    struct temper_karg args[4] = {{TEMPER_KARG_BUFFER, {.buf = dc->clean}},
+                                  {TEMPER_KARG_I64, {.i64 = (int64_t)(dc->clean_bytes / 16)}},
+                                  {TEMPER_KARG_I32, {.i32 = 0x5eed}},
+                                  {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
+    return temper_dev_launch(d, dc->touch, &dims, 4, args, msg, msg_size);
 }

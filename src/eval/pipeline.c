@@ -988,7 +988,7 @@ static int timed_run(struct worker_state *ws, struct plan *p, struct arena *a, i
 {
     char msg[1024];
     if (poison_outputs(ws, a, p, set, variant & 1, msg, sizeof(msg)) ||
-        temper_dev_flush_cache(&ws->dev, msg, sizeof(msg)))
+        devcheck_flush(ws, msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "preparing a timed run failed: %s", msg);
     if (temper_dev_timer_start(&ws->dev, msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "%s", msg);

@@ -100,7 +100,10 @@ struct devcheck {
     struct temper_dmodule *mod;     /* their program */
     struct temper_dkernel *cmp;     /* tolerance comparison of f32, f16 and bf16 arrays */
     struct temper_dkernel *sum_u32; /* keyed checksum, partial sums per thread */
+    struct temper_dkernel *touch;   /* reads a buffer, writes nothing */
     struct temper_dbuf *results;    /* where they write */
+    struct temper_dbuf *clean;      /* zeros read by devcheck_flush, twice the cache; made on first use */
+    size_t clean_bytes;             /* its size */
     size_t threads;                 /* threads they run with */
 };
 
@@ -149,6 +152,12 @@ int devcheck_compare(struct worker_state *ws, enum temper_dtype t, struct temper
 /* A checksum of bytes of buf under key, computed on the device (devcheck.c). */
 int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
                  char *msg, size_t msg_size);
+/* Evicts the cache before a timed run and leaves it clean: the device's flush writes a buffer of
+ * twice the cache, then, on GPUs, a read of another buffer that size replaces those dirty lines
+ * with clean ones, so the timed kernel does not pay for writing the flush's data back to memory
+ * (60 MB on an H200: a fifth of the traffic of a 64-microsecond RMSNorm). Queued, not waited
+ * for (devcheck.c). */
+int devcheck_flush(struct worker_state *ws, char *msg, size_t msg_size);
 void devcheck_free(struct worker_state *ws);
 
 /* The worker's request handlers (pipeline.c). */

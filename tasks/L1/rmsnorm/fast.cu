@@ -7,14 +7,19 @@
 // read from DRAM once. Rows that do not fit (and all rows when REG = 0) read x twice (the second
 // time mostly from L2). w (C values, shared by every row) is read at write time and stays in L1/L2.
 // The result is rounded once to bf16 (nearest even) on the bits.
+// GRID > 0 caps the grid at GRID blocks per SM (132 SMs, the H200) and each block loops over row
+// groups: no drain of a last partial wave of short-lived blocks, which costs several percent on
+// a 64-microsecond kernel; 0 launches one block per row group.
 // @temper task rmsnorm
 // @temper param TPR 128 32 64 256 512 1024
 // @temper param RPB 1 2 4 8
 // @temper param VEC 8 4 2
 // @temper param REG 4 0 1 2 8 16
+// @temper param GRID 0 4 8 16
 // @temper require TPR * RPB <= 1024
 // @temper require REG == 0 || (TPR * VEC * REG >= 4096 && TPR * VEC * REG <= 8192)
-// @temper launch rmsnorm_fast grid(ceil_div(R, RPB)) block(TPR * RPB) args(y, x, w, R, C)
+// @temper require GRID == 0 || GRID * TPR * RPB <= 2048
+// @temper launch rmsnorm_fast grid(min(ceil_div(R, RPB), 132 * GRID + (GRID == 0) * ceil_div(R, RPB))) block(TPR * RPB) args(y, x, w, R, C)
 
 #define NWARP (TPR / 32)
 #define WORDS(V) ((V) >= 2 ? (V) / 2 : 1) /* 32-bit words per V-wide access */
@@ -83,19 +88,20 @@ __device__ __forceinline__ unsigned int f32_to_bf16(float f)
 }
 
 /* The sum of v over one row's TPR threads, returned to all of them; every thread of the block
- * calls it once. */
-__device__ __forceinline__ float row_sum(float v)
+ * calls it once per row group, with the group's parity: consecutive calls use different shared
+ * slots, so a warp that runs ahead cannot overwrite partial sums another warp has yet to read. */
+__device__ __forceinline__ float row_sum(float v, int parity)
 {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
 #if NWARP > 1
-    __shared__ float red[RPB][NWARP];
+    __shared__ float red[2][RPB][NWARP];
     const int lane = threadIdx.x % 32, slot = threadIdx.x / TPR, warp = (threadIdx.x % TPR) / 32;
     if (lane == 0)
-        red[slot][warp] = v;
+        red[parity][slot][warp] = v;
     __syncthreads();
-    v = lane < NWARP ? red[slot][lane] : 0.0f;
+    v = lane < NWARP ? red[parity][slot][lane] : 0.0f;
 #pragma unroll
     for (int o = NWARP / 2; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -127,7 +133,7 @@ __device__ __forceinline__ void write_vec(unsigned short *yr, const unsigned sho
  * depends on C alone, the same for every row of the block, since both synchronise. */
 template <int V>
 __device__ __forceinline__ void rms_row(unsigned short *yr, const unsigned short *xr, const unsigned short *w, int n,
-                                        int C, int tid)
+                                        int C, int tid, int parity)
 {
     const int nv = n / V;
     constexpr int WV = WORDS(V);
@@ -154,7 +160,7 @@ __device__ __forceinline__ void rms_row(unsigned short *yr, const unsigned short
                 float v = bf_elem(raw[k], i);
                 ss += v * v;
             }
-        const float rstd = rsqrtf(row_sum(ss) / (float)C + 1e-6f);
+        const float rstd = rsqrtf(row_sum(ss, parity) / (float)C + 1e-6f);
 #pragma unroll
         for (int k = 0; k < NR; k++) {
             int j = tid + k * TPR;
@@ -175,7 +181,7 @@ __device__ __forceinline__ void rms_row(unsigned short *yr, const unsigned short
             ss += v * v;
         }
     }
-    const float rstd = rsqrtf(row_sum(ss) / (float)C + 1e-6f);
+    const float rstd = rsqrtf(row_sum(ss, parity) / (float)C + 1e-6f);
 #pragma unroll 4
     for (int j = tid; j < nv; j += TPR) {
         unsigned int raw[WV];
@@ -189,14 +195,17 @@ extern "C" __global__ void __launch_bounds__(TPR *RPB)
                  const unsigned short *__restrict__ w, int R, int C)
 {
     const int tid = threadIdx.x % TPR;
-    const int row = blockIdx.x * RPB + threadIdx.x / TPR;
-    const bool live = row < R;
-    const unsigned short *xr = x + (size_t)(live ? row : 0) * C;
-    unsigned short *yr = y + (size_t)(live ? row : 0) * C;
-    const int n = live ? C : 0;
     const bool vec = C % VEC == 0 && ((((size_t)x) | ((size_t)y) | ((size_t)w)) & (2 * VEC - 1)) == 0;
-    if (vec)
-        rms_row<VEC>(yr, xr, w, n, C, tid);
-    else
-        rms_row<1>(yr, xr, w, n, C, tid);
+    const int groups = (R + RPB - 1) / RPB;
+    for (int g = blockIdx.x, parity = 0; g < groups; g += gridDim.x, parity ^= 1) {
+        const int row = g * RPB + threadIdx.x / TPR;
+        const bool live = row < R;
+        const unsigned short *xr = x + (size_t)(live ? row : 0) * C;
+        unsigned short *yr = y + (size_t)(live ? row : 0) * C;
+        const int n = live ? C : 0;
+        if (vec)
+            rms_row<VEC>(yr, xr, w, n, C, tid, parity);
+        else
+            rms_row<1>(yr, xr, w, n, C, tid, parity);
+    }
 }
