@@ -2,7 +2,7 @@
 # gpu.sh: everything temper measures on an NVIDIA GPU, in one call of the device machine.
 #
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
-#   bench/gpu.sh run [STAGE...]   there: tests suite tune search throughput fidelity deep
+#   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
 #                          (default: tests suite throughput fidelity deep); logs and JSON under
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
@@ -81,16 +81,37 @@ if has tune; then
     pack
 fi
 
+if has evals; then
+    note "== evaluations listed in EVALS (one per line: FILE [temper eval options])"
+    i=0
+    while read -r line; do
+        [ -n "$line" ] || continue
+        i=$((i + 1))
+        echo "$line" >"$out/eval_$i.jsonl.label"
+        # shellcheck disable=SC2086
+        timeout "${EVAL_TIMEOUT:-90}" $T eval $line --json --no-store >"$out/eval_$i.jsonl" 2>"$out/eval_$i.err"
+        echo "$line: exit $?" >>"$out/evals.err"
+        pack
+    done <<<"${EVALS:-}"
+    python3 bench/gpu_tables.py evals $(ls "$out"/eval_*.jsonl 2>/dev/null | sort -V) | tee -a "$summary"
+    pack
+fi
+
 if has search; then
     note "== exhaustive landscapes for the search-efficiency replay"
-    # Knob spaces of 200 or more without the compiler controls (search_efficiency ... 0 FILES).
-    for f in ${SEARCH_FILES:-tasks/L1/vector_add/fast.cu tasks/L1/gelu/fast.cu tasks/L1/cumsum/fast.cu}; do
+    # Spaces of 200 or more: knobs only, or FILE:cc for knobs and compiler controls together
+    # (search_efficiency ... 0 FILES or ... 1 FILES).
+    for entry in ${SEARCH_FILES:-tasks/L1/vector_add/fast.cu tasks/L1/gelu/fast.cu tasks/L1/cumsum/fast.cu tasks/L1/transpose/fast.cu:cc}; do
+        f=${entry%:cc}
+        knobs=--no-compiler-knobs
+        [ "$f" = "$entry" ] || knobs=
         [ -f "$f" ] || continue
         start=$(date +%s)
-        timeout 240 $T tune "$f" --strategy exhaustive --budget 100000 --no-compiler-knobs --screen-budget 0.1 \
+        timeout "${SEARCH_TIMEOUT:-240}" $T tune "$f" --strategy exhaustive --budget 100000 $knobs --screen-budget 0.1 \
             --retime 1 --full-budget 0.5 \
             --json >"$out/exhaustive_$(echo "$f" | tr '/' '_').json" 2>>"$out/search.err"
-        note "$f: exhaustive tune exit $? in $(($(date +%s) - start)) s"
+        note "$entry: exhaustive tune exit $? in $(($(date +%s) - start)) s"
+        pack
     done
     python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); open(sys.argv[2],"w").write("\n".join(c.iterdump()))' \
         "$TEMPER_HOME/temper.db" "$dest/store.sql" && gzip -f "$dest/store.sql"

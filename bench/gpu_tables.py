@@ -94,6 +94,26 @@ def sanitize(path):
           {k: v.get("errors", v) if isinstance(v, dict) else v for k, v in (s.get("sanitize") or {}).items()}))
 
 
+def evals(paths):
+    """One row per evaluation: what was run, its verdict, time, rates and ratios in the same run."""
+    print("%-44s %-9s %10s %9s %8s %9s %9s %8s" % ("candidate and settings", "verdict", "ms", "GB/s", "TFLOP/s",
+                                                  "roofline", "vs base", "vs exp"))
+    for p in paths:
+        label = open(p + ".label").read().strip() if p and __import__("os").path.exists(p + ".label") else p
+        rows = jsonl(p)
+        if not rows:
+            print("%-44s no result" % label[:44])
+        for r in rows:
+            ts = r.get("timings") or [{}]
+            for t in ts:
+                vs_exp = "%.3fx" % t["speedup_vs_expert"] if "speedup_vs_expert" in t else "-"
+                print("%-44s %-9s %10.4g %9.0f %8.2f %8.1f%% %8.2fx %8s" % (label[:44], r.get("verdict", "-"),
+                      t.get("median_ms", 0), t.get("gbps", 0), t.get("tflops", 0), 100 * t.get("roofline_share", 0),
+                      t.get("speedup", 0), vs_exp))
+            if r.get("verdict") != "correct":
+                print("    %s" % str(r.get("message", ""))[:300])
+
+
 if __name__ == "__main__":
     what = sys.argv[1]
     if what == "suite":
@@ -104,5 +124,7 @@ if __name__ == "__main__":
         throughput(*sys.argv[2:6])
     elif what == "fidelity":
         fidelity(*sys.argv[2:5])
+    elif what == "evals":
+        evals(sys.argv[2:])
     elif what == "sanitize":
         sanitize(sys.argv[2])

@@ -12,7 +12,10 @@
 // after wgmma.wait_group says its reads of the stage are over). Consumers wait on "full", issue
 // the stage's 4 k16 steps, commit, and wait for the previous stage's group before releasing it, so
 // the tensor cores always have the next group queued and the producer runs up to STAGES-1 tiles
-// ahead. 384 threads leave 168 registers per thread: enough for 128 accumulators.
+// ahead. 384 threads leave 168 registers per thread: enough for 128 accumulators. cp.async and
+// st.shared write through the generic proxy and wgmma reads through the async proxy, so each
+// consumer issues fence.proxy.async after its "full" wait (the PTX ISA's rule; CUTLASS's cp.async
+// warp-specialised GMMA mainloop omits it).
 // WS = 0: the CONS warpgroups copy and multiply, one __syncthreads per stage: wait for this thread's
 // copies of tile kt, barrier, issue tile kt's wgmma, refill the stage of tile kt-2 with tile
 // kt+STAGES-2 (free: every warpgroup waited for its tile kt-2 group before the barrier), then
@@ -45,9 +48,13 @@
 // zeros outside) with one 16-byte shared store; the producer then fences and arrives normally.
 // Blocks are rasterised in strips of GROUP block-rows, as in mma.cu, so that concurrent blocks
 // share A and B panels in L2.
-// Predicted at 8192^3 on an H200: each 128x256x64 stage is 48 KiB for 4.2 MFLOP, 1024 tensor-core
-// cycles per SM at the dense bf16 rate; well above mma.cu (400-450 TFLOP/s), below cuBLAS
-// (800-870), which adds TMA multicast across a cluster and a persistent, overlapped epilogue.
+// Prediction (not yet measured), 8192^3 on an H200 with the defaults: 2048 tiles of 128 x 256,
+// each reading (128 + 256) x 8192 bf16 = 6.3 MB of operands from L2, 12.9 GB in all; at cuBLAS's
+// 800 TFLOP/s (1.37 ms) that is 9.4 TB/s out of L2, probably near its limit, so expect 600-700
+// TFLOP/s (70-85% of cuBLAS) against mma.cu's 400-450; kernels at cuBLAS's level share operand
+// loads across a block cluster (TMA multicast) and overlap the epilogue in a persistent loop.
+// The layout helpers (offsets, descriptors, chunk and accumulator maps) are __host__ __device__ and
+// sit above the __CUDA_ARCH__ guard, so a host program can include this file and check them.
 // Knobs: BM, BN (block tile; BN is the wgmma N), CONS (consumer warpgroups), WS (above), STAGES,
 // GROUP. Accumulators per thread, BM/(64*CONS)*BN/2, are capped at 128.
 // @temper task hgemm
