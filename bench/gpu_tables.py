@@ -103,11 +103,13 @@ def evals(paths):
         rows = jsonl(p)
         if not rows:
             print("%-44s no result" % label[:44])
+        opts = label[label.index(" --") + 1:] if " --" in label else ""
         for r in rows:
+            name = label if len(rows) == 1 else ("%s %s" % (str(r.get("candidate", "?")).split("/")[-1], opts)).strip()
             ts = r.get("timings") or [{}]
             for t in ts:
                 vs_exp = "%.3fx" % t["speedup_vs_expert"] if "speedup_vs_expert" in t else "-"
-                print("%-44s %-9s %10.4g %9.0f %8.2f %8.1f%% %8.2fx %8s" % (label[:44], r.get("verdict", "-"),
+                print("%-44s %-9s %10.4g %9.0f %8.2f %8.1f%% %8.2fx %8s" % (name[-44:], r.get("verdict", "-"),
                       t.get("median_ms", 0), t.get("gbps", 0), t.get("tflops", 0), 100 * t.get("roofline_share", 0),
                       t.get("speedup", 0), vs_exp))
             if r.get("verdict") != "correct":
