@@ -67,20 +67,6 @@ if has suite; then
     pack
 fi
 
-if has tune; then
-    note "== tunes of the tunable candidates (default strategy, ${TUNE_BUDGET:-24} evaluations each)"
-    for f in ${TUNE_FILES:-tasks/L1/*/fast.cu tasks/L1/sgemm/tiled.cu tasks/L1/hgemm/mma.cu}; do
-        [ -f "$f" ] || continue
-        start=$(date +%s)
-        timeout "${TUNE_TIMEOUT:-75}" $T tune "$f" --budget "${TUNE_BUDGET:-24}" --screen-budget 0.15 --full-budget 0.5 --retime 2 \
-            --json >"$out/tune_$(echo "$f" | tr '/' '_').json" 2>>"$out/tune.err"
-        echo "$f exit $? in $(($(date +%s) - start)) s" | tee -a "$out/tune.err"
-        pack
-    done
-    python3 bench/gpu_tables.py tune "$out"/tune_*.json | tee -a "$summary"
-    pack
-fi
-
 if has evals; then
     note "== evaluations listed in EVALS (one per line: FILE [temper eval options])"
     i=0
@@ -94,6 +80,20 @@ if has evals; then
         pack
     done <<<"${EVALS:-}"
     python3 bench/gpu_tables.py evals $(ls "$out"/eval_*.jsonl 2>/dev/null | sort -V) | tee -a "$summary"
+    pack
+fi
+
+if has tune; then
+    note "== tunes of the tunable candidates (default strategy, ${TUNE_BUDGET:-24} evaluations each)"
+    for f in ${TUNE_FILES:-tasks/L1/*/fast.cu tasks/L1/sgemm/tiled.cu tasks/L1/hgemm/mma.cu}; do
+        [ -f "$f" ] || continue
+        start=$(date +%s)
+        timeout "${TUNE_TIMEOUT:-75}" $T tune "$f" --budget "${TUNE_BUDGET:-24}" --screen-budget 0.15 --full-budget 0.5 --retime 2 \
+            --json >"$out/tune_$(echo "$f" | tr '/' '_').json" 2>>"$out/tune.err"
+        echo "$f exit $? in $(($(date +%s) - start)) s" | tee -a "$out/tune.err"
+        pack
+    done
+    python3 bench/gpu_tables.py tune "$out"/tune_*.json | tee -a "$summary"
     pack
 fi
 
