@@ -15,6 +15,7 @@
 #define EXTRA_RERUNS 8     /* more runs for a kernel seen to be nondeterministic */
 #define MIN_SAMPLES 10     /* timed samples at least */
 #define MAX_SAMPLES 2000   /* timed samples at most */
+#define BASE_MIN 3         /* baseline samples a worker takes per bench arena at least */
 #define TARGET_SPREAD 0.01 /* stop timing once the relative IQR is below this */
 #define FIRST_LAUNCH_GRACE_S 30.0 /* extra time for a plan's first launch on OpenCL */
 
@@ -807,6 +808,14 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* Whether the baseline is timed in this round: its first BASE_MIN samples in the worker always,
+ * then while one more sample (predicted by the last) keeps this evaluation's baseline time within
+ * allow_ms. */
+static int base_due(const struct arena *a, double spent_ms, double allow_ms)
+{
+    return a->base_n < BASE_MIN || spent_ms + a->base_ms[(a->base_n - 1) % BASE_POOL] <= allow_ms;
+}
+
 /* Median and relative interquartile range of samples (sorted in place). */
 static void summarize(double *s, int n, double *median, double *spread, double *min)
 {
@@ -1104,14 +1113,21 @@ static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *
 
     double t3 = temper_now_s();
     worker_doing(ws->shared, WORKER_RUNNING, "timing %s at %s", cand->cand.path, where);
-    double *samples = malloc(3 * MAX_SAMPLES * sizeof(double));
+    double *samples = malloc(2 * MAX_SAMPLES * sizeof(double));
     if (!samples)
         return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
-    double *base_samples = samples + MAX_SAMPLES, *expert_samples = samples + 2 * MAX_SAMPLES, ms;
+    double *expert_samples = samples + MAX_SAMPLES, ms;
+    /* The baseline is timed interleaved with the candidate while its time in this evaluation stays
+     * within a tenth of the budget or twice the candidate's (always its first BASE_MIN samples in
+     * this worker); its samples join the arena's pool, whose median is reported. A baseline about
+     * as fast as the candidate is so timed in every round; one a hundred times slower, a few times
+     * per worker. */
+    double base_allow_ms = 0.1 * budget_s * 1e3, base_spent_ms = 0, cand_spent_ms = 0;
+    int base_now = 0;
     double warm_until = temper_now_s() + fmin(0.2, budget_s * 0.1);
     for (int w = 0; !rc && (w < 2 || temper_now_s() < warm_until) && w < 50; w++) {
         rc = timed_run(ws, cand, a, w & 1, OUT_CAND, &ms, f);
-        if (!rc)
+        if (!rc && (a->base_n ? base_due(a, base_spent_ms, base_allow_ms) : w == 0))
             rc = timed_run(ws, &s->base, a, w & 1, OUT_BASE, &ms, f);
         if (!rc && expert_ok)
             rc = timed_run(ws, expert, a, w & 1, OUT_EXPERT, &ms, f);
@@ -1122,7 +1138,13 @@ static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *
         last_variant = n % MAX_VARIANTS;
         rc = timed_run(ws, cand, a, last_variant, OUT_CAND, &samples[n], f);
         if (!rc)
-            rc = timed_run(ws, &s->base, a, last_variant, OUT_BASE, &base_samples[n], f);
+            base_allow_ms = fmax(base_allow_ms, 2 * (cand_spent_ms += samples[n]));
+        if (!rc && base_due(a, base_spent_ms, base_allow_ms) &&
+            !(rc = timed_run(ws, &s->base, a, last_variant, OUT_BASE, &ms, f))) {
+            a->base_ms[a->base_n++ % BASE_POOL] = ms;
+            base_spent_ms += ms;
+            base_now++;
+        }
         if (!rc && expert_ok)
             rc = timed_run(ws, expert, a, last_variant, OUT_EXPERT, &expert_samples[n], f);
         if (rc)
@@ -1152,9 +1174,11 @@ static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *
     json_object_set_new(check, "timed_output_verified", json_boolean(!rc));
     json_decref(timed_check);
     if (!rc) {
-        double med, spread, mn, bmed, bspread, bmn;
+        double med, spread, mn, bmed, bspread, bmn, pool[BASE_POOL];
+        int pooled = a->base_n < BASE_POOL ? a->base_n : BASE_POOL;
+        memcpy(pool, a->base_ms, (size_t)pooled * sizeof(double));
         summarize(samples, n, &med, &spread, &mn);
-        summarize(base_samples, n, &bmed, &bspread, &bmn);
+        summarize(pool, pooled, &bmed, &bspread, &bmn);
         int64_t flops = 0, bytes = 0;
         char msg[256];
         temper_shape_eval(shape, t->flops, &flops, msg, sizeof(msg));
@@ -1164,6 +1188,8 @@ static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *
                                bmed, "baseline_spread", bspread, "speedup", bmed / med, "flops", (json_int_t)flops,
                                "bytes", (json_int_t)bytes, "gbps", (double)bytes / (med * 1e-3) * 1e-9, "tflops",
                                (double)flops / (med * 1e-3) * 1e-12);
+        json_object_set_new(tm, "baseline_samples", json_integer(pooled));
+        json_object_set_new(tm, "baseline_samples_now", json_integer(base_now));
         if (expert_ok) {
             double emed, espread, emn;
             summarize(expert_samples, n, &emed, &espread, &emn);

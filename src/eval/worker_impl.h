@@ -39,6 +39,10 @@ json_t *worker_recv(int fd);
 #include "temper/eval.h"
 
 #define MAX_VARIANTS 2 /* input sets alternated between timed launches */
+/* Baseline samples a bench arena keeps across the evaluations of one worker: a baseline far
+ * slower than the candidates (the naive GEMMs run 250 ms at their bench shapes) is not re-timed
+ * ten times for every candidate. */
+#define BASE_POOL 256
 /* Output sets of an arena: the candidate's, the baseline's and the expert's timed outputs, and
  * the baseline's output for each input set, which bench checks compare against. */
 enum {
@@ -93,6 +97,8 @@ struct arena {
     double *want[TEMPER_MAX_ARGS];                   /* the C reference's outputs (check shapes) */
     int expected_ready;                              /* 1 once OUT_EXPECT sets hold the baseline's */
     json_t *expert_check;                            /* the expert's check against them, if any */
+    double base_ms[BASE_POOL];                       /* the baseline's timed samples (bench shapes), a ring */
+    int base_n;                                      /* samples taken, all evaluations of this worker */
 };
 
 /* The utility kernels every evaluation uses: device-side comparison and checksums. */

@@ -6,11 +6,16 @@
 // L1/L2) in flight per step, with UNROLL independent accumulators; the row's partial sums are
 // added by warp shuffles (and shared memory across the row's warps) in a fixed order, and one
 // thread rounds the total to bf16 (nearest even). W is read once, 16 bytes per lane per load.
+// HINT = 1 reads W (read once, 117 MB at the bench shape, twice the L2) with L1::no_allocate and an
+// L2::256B prefetch hint, so each request brings the next sectors of the row along (sm_80 and
+// later; 8- and 16-byte accesses); HINT = 0 reads it through __ldg. x always goes through __ldg:
+// every row reads it, and it should stay cached.
 // @temper task gemv
 // @temper param TPR 32 64 128 256
 // @temper param RPB 4 1 2 8 16
 // @temper param VEC 8 4 2
 // @temper param UNROLL 4 1 2 8
+// @temper param HINT 0 1
 // @temper require TPR * RPB <= 1024 && TPR * RPB >= 64
 // @temper require VEC * UNROLL <= 32
 // @temper launch gemv_fast grid(ceil_div(N, RPB)) block(TPR * RPB) args(y, W, x, N, K)
@@ -82,6 +87,23 @@ __device__ __forceinline__ unsigned int f32_to_bf16(float f)
 }
 
 /* the dot product of one V-wide access of W with the matching one of x */
+/* One V-wide access of W: with HINT, streamed past L1 with a 256-byte L2 prefetch. */
+template <int V> __device__ __forceinline__ void load_w(const unsigned short *p, unsigned int *w)
+{
+#if HINT
+    if constexpr (V == 8) {
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+            : "l"(p));
+        return;
+    } else if constexpr (V == 4) {
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+        return;
+    }
+#endif
+    bf_io<V>::load(p, w);
+}
+
 template <int V> __device__ __forceinline__ float dotv(const unsigned int *w, const unsigned int *xv, float acc)
 {
 #pragma unroll
@@ -104,7 +126,7 @@ template <int V> __device__ __forceinline__ float row_dot(const unsigned short *
         unsigned int w[UNROLL][WV], xv[UNROLL][WV];
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            bf_io<V>::load(wr + (size_t)(j + u * TPR) * V, w[u]);
+            load_w<V>(wr + (size_t)(j + u * TPR) * V, w[u]);
             bf_io<V>::load(x + (size_t)(j + u * TPR) * V, xv[u]);
         }
 #pragma unroll
@@ -113,7 +135,7 @@ template <int V> __device__ __forceinline__ float row_dot(const unsigned short *
     }
     for (; j < nv; j += TPR) {
         unsigned int w[WV], xv[WV];
-        bf_io<V>::load(wr + (size_t)j * V, w);
+        load_w<V>(wr + (size_t)j * V, w);
         bf_io<V>::load(x + (size_t)j * V, xv);
         acc[0] = dotv<V>(w, xv, acc[0]);
     }

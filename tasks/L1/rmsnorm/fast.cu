@@ -10,12 +10,15 @@
 // GRID > 0 caps the grid at GRID blocks per SM (132 SMs, the H200) and each block loops over row
 // groups: no drain of a last partial wave of short-lived blocks, which costs several percent on
 // a 64-microsecond kernel; 0 launches one block per row group.
+// HINT = 1 reads x (read once) with L1::no_allocate and an L2::256B prefetch hint (sm_80 and later;
+// 8- and 16-byte accesses); HINT = 0 through __ldg. w, which every row reads, always uses __ldg.
 // @temper task rmsnorm
 // @temper param TPR 128 32 64 256 512 1024
 // @temper param RPB 1 2 4 8
 // @temper param VEC 8 4 2
 // @temper param REG 4 0 1 2 8 16
 // @temper param GRID 0 4 8 16
+// @temper param HINT 0 1
 // @temper require TPR * RPB <= 1024
 // @temper require REG == 0 || (TPR * VEC * REG >= 4096 && TPR * VEC * REG <= 8192)
 // @temper require GRID == 0 || GRID * TPR * RPB <= 2048
@@ -71,6 +74,23 @@ template <> struct bf_io<1> {
         *p = (unsigned short)w[0];
     }
 };
+
+/* One V-wide access of x: with HINT, streamed past L1 with a 256-byte L2 prefetch. */
+template <int V> __device__ __forceinline__ void load_x(const unsigned short *p, unsigned int *w)
+{
+#if HINT
+    if constexpr (V == 8) {
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+            : "l"(p));
+        return;
+    } else if constexpr (V == 4) {
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+        return;
+    }
+#endif
+    bf_io<V>::load(p, w);
+}
 
 /* element i of a V-wide access held as 32-bit words: element 2k in the low half of word k */
 __device__ __forceinline__ float bf_elem(const unsigned int *w, int i)
@@ -145,7 +165,7 @@ __device__ __forceinline__ void rms_row(unsigned short *yr, const unsigned short
         for (int k = 0; k < NR; k++) {
             int j = tid + k * TPR;
             if (j < nv) {
-                bf_io<V>::load(xr + (size_t)j * V, raw[k]);
+                load_x<V>(xr + (size_t)j * V, raw[k]);
             } else {
 #pragma unroll
                 for (int i = 0; i < WV; i++)
@@ -174,7 +194,7 @@ __device__ __forceinline__ void rms_row(unsigned short *yr, const unsigned short
 #pragma unroll 4
     for (int j = tid; j < nv; j += TPR) {
         unsigned int raw[WV];
-        bf_io<V>::load(xr + (size_t)j * V, raw);
+        load_x<V>(xr + (size_t)j * V, raw);
 #pragma unroll
         for (int i = 0; i < V; i++) {
             float v = bf_elem(raw, i);
@@ -185,7 +205,7 @@ __device__ __forceinline__ void rms_row(unsigned short *yr, const unsigned short
 #pragma unroll 4
     for (int j = tid; j < nv; j += TPR) {
         unsigned int raw[WV];
-        bf_io<V>::load(xr + (size_t)j * V, raw);
+        load_x<V>(xr + (size_t)j * V, raw);
         write_vec<V>(yr, w, (size_t)j * V, raw, rstd);
     }
 }
