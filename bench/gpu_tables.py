@@ -6,17 +6,24 @@ import sys
 
 
 def jsonl(path):
+    """Every JSON object in a file: one per line (several candidates) or one pretty-printed."""
     rows = []
     try:
-        for line in open(path):
-            line = line.strip()
-            if line:
-                try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    pass
+        text = open(path).read()
     except OSError:
-        pass
+        return rows
+    dec, i = json.JSONDecoder(), 0
+    while i < len(text):
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            break
+        try:
+            obj, i = dec.raw_decode(text, i)
+            rows.append(obj)
+        except ValueError:
+            nl = text.find("\n", i)
+            i = len(text) if nl < 0 else nl + 1
     return rows
 
 
@@ -114,6 +121,9 @@ def evals(paths):
                       t.get("speedup", 0), vs_exp))
             if r.get("verdict") != "correct":
                 print("    %s" % str(r.get("message", ""))[:300])
+            if "sanitize" in r:
+                print("    sanitize: %s" % ", ".join("%s %s%s" % (k, v.get("errors"), " (incomplete)" if "incomplete" in v else "")
+                                                   for k, v in r["sanitize"].items() if isinstance(v, dict)))
 
 
 if __name__ == "__main__":

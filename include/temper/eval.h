@@ -131,6 +131,11 @@ struct temper_deep_request {
 /* Runs compute-sanitizer's memcheck, racecheck and synccheck on the candidate at its check
  * shapes: {"memcheck": {"errors": N, "report": [...]}, ...}. Caller decrefs. */
 int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
+/* What one compute-sanitizer run printed, read: {"errors": N, "report": [first lines of findings],
+ * "exit_code": E} plus "incomplete" when no summary line was seen or the run timed out. Errors are
+ * summed over the summaries of every process ("ERROR SUMMARY: N errors"; racecheck's
+ * "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"). Caller decrefs. */
+json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_out);
 /* Runs Nsight Compute on the candidate's launches at its first bench shape, with the clocks as
  * they are: per kernel, duration, DRAM throughput, achieved occupancy, registers and local
  * memory traffic. Caller decrefs. */

@@ -38,9 +38,9 @@ static int eval_args(const struct temper_deep_request *r, char **argv, int argc,
     return argc;
 }
 
-/* Sums "ERROR SUMMARY: N error" over every process the tool reported on, and keeps the first
- * lines of findings. */
-static json_t *sanitizer_findings(const char *output, int exit_code, int timed_out)
+/* Sums "ERROR SUMMARY: N error" (racecheck: "RACECHECK SUMMARY: H hazards displayed (N errors,
+ * W warnings)") over every process the tool reported on, and keeps the first lines of findings. */
+json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_out)
 {
     long errors = 0;
     int summaries = 0;
@@ -49,10 +49,16 @@ static json_t *sanitizer_findings(const char *output, int exit_code, int timed_o
         const char *end = strchr(p, '\n');
         size_t len = end ? (size_t)(end - p) : strlen(p);
         const char *sum = memmem(p, len, "ERROR SUMMARY:", 14);
+        const char *race = memmem(p, len, "RACECHECK SUMMARY:", 18);
+        const char *paren = race ? memchr(race, '(', (size_t)(p + len - race)) : NULL;
         if (sum) {
             errors += strtol(sum + 14, NULL, 10);
             summaries++;
-        } else if (len > 10 && !strncmp(p, "=========", 9) && json_array_size(report) < 24) {
+        } else if (paren) {
+            errors += strtol(paren + 1, NULL, 10);
+            summaries++;
+        }
+        if (!sum && len > 10 && !strncmp(p, "=========", 9) && json_array_size(report) < 24) {
             const char *text = p + 9;
             while (*text == ' ' && text < p + len)
                 text++;
@@ -64,7 +70,7 @@ static json_t *sanitizer_findings(const char *output, int exit_code, int timed_o
     json_t *r = json_pack("{s:I, s:o, s:i}", "errors", (json_int_t)errors, "report", report, "exit_code", exit_code);
     if (!summaries || timed_out)
         json_object_set_new(r, "incomplete", json_string(timed_out ? "the tool ran past its time limit" :
-                                                                      "the tool printed no ERROR SUMMARY"));
+                                                                      "the tool printed no error summary"));
     return r;
 }
 
@@ -96,7 +102,7 @@ int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, ch
             *out = NULL;
             return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "compute-sanitizer is not on the PATH");
         }
-        json_object_set_new(*out, tools[t], sanitizer_findings(pr.output, pr.exit_code, pr.timed_out));
+        json_object_set_new(*out, tools[t], temper_sanitizer_findings(pr.output, pr.exit_code, pr.timed_out));
         free(pr.output);
     }
     return 0;

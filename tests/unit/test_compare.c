@@ -1,6 +1,6 @@
 /* test_compare.c: unit tests of output comparison (eval.h temper_compare_values) for every case
  * of the correctness protocol's rule |out - want| <= atol + rtol*|want| with NaN and inf, in f32,
- * integer and low-precision outputs; and the verdict names. Values are binary fractions so that
+ * integer and low-precision outputs; the verdict names; and the reading of compute-sanitizer's output. Values are binary fractions so that
  * every expected error is exact. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -177,6 +177,49 @@ static void test_default_limits(void **state)
     assert_true(l.job_timeout_s >= l.compile_timeout_s);
 }
 
+/* compute-sanitizer's output, as its tools print it, and what must be read from it. */
+static void test_sanitizer_findings(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *output;
+        int exit_code, timed_out;
+        long errors;
+        int incomplete;
+        const char *first_line; /* NULL: no findings kept */
+    } table[] = {
+        {"========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n", 0, 0, 0, 0, "COMPUTE-SANITIZER"},
+        {"========= COMPUTE-SANITIZER\n========= Invalid __global__ write of size 4 bytes\n"
+         "=========     at add+0x70\n========= ERROR SUMMARY: 1 error\n",
+         1, 0, 1, 0, "COMPUTE-SANITIZER"},
+        /* two processes (temper's worker and its parent) each print a summary */
+        {"========= ERROR SUMMARY: 2 errors\n========= ERROR SUMMARY: 3 errors\n", 1, 0, 5, 0, NULL},
+        /* racecheck prints its own summary, with the errors in parentheses */
+        {"========= COMPUTE-SANITIZER\n========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n", 0,
+         0, 0, 0, "COMPUTE-SANITIZER"},
+        {"========= Error: Race reported between Write access at red+0x90\n"
+         "========= RACECHECK SUMMARY: 4 hazards displayed (3 errors, 1 warning)\n",
+         1, 0, 3, 0, "Error: Race reported between Write access at red+0x90"},
+        /* no summary: the tool died or was killed; never read as clean */
+        {"========= COMPUTE-SANITIZER\n", 139, 0, 0, 1, "COMPUTE-SANITIZER"},
+        {"========= ERROR SUMMARY: 0 errors\n", 137, 1, 0, 1, NULL},
+        {"", 1, 0, 0, 1, NULL},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        json_t *r = temper_sanitizer_findings(table[i].output, table[i].exit_code, table[i].timed_out);
+        assert_non_null(r);
+        assert_int_equal(json_integer_value(json_object_get(r, "errors")), table[i].errors);
+        assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), table[i].exit_code);
+        assert_int_equal(json_object_get(r, "incomplete") != NULL, table[i].incomplete);
+        json_t *report = json_object_get(r, "report");
+        if (table[i].first_line)
+            assert_string_equal(json_string_value(json_array_get(report, 0)), table[i].first_line);
+        else
+            assert_int_equal(json_array_size(report), 0);
+        json_decref(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_low_precision_outputs),
         cmocka_unit_test(test_verdict_names),
         cmocka_unit_test(test_default_limits),
+        cmocka_unit_test(test_sanitizer_findings),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }
