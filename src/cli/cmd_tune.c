@@ -14,9 +14,11 @@ static void help(FILE *out)
     fprintf(out,
             "usage: temper tune CANDIDATE [--strategy S] [--budget N|--time T] [--device D] [--out FILE]\n\n"
             "Finds the fastest configuration of a candidate's knobs (its @temper param lines) and, with\n"
-            "--compiler-knobs (the default), of the compiler's controls, that passes every check. Every\n"
-            "evaluation is recorded in the store as it completes; a configuration evaluated before on the\n"
-            "device is taken from the store, not run again. The best few are re-timed in full.\n\n"
+            "--compiler-knobs (the default), of the compiler's controls, that passes every check (CUDA:\n"
+            "register cap, fast math, ptxas's default load and store cache operators; OpenCL: fast\n"
+            "relaxed math, mad). Every evaluation is recorded in the store as it completes; a\n"
+            "configuration evaluated before on the device is taken from the store, not run again. The\n"
+            "best few are re-timed in full.\n\n"
             "  --strategy S          search strategy (default %s):\n",
             temper_strategies()[0]->name);
     for (int i = 0; temper_strategies()[i]; i++)

@@ -16,6 +16,9 @@ static const struct {
 } compiler_controls[] = {
     {TEMPER_LANG_CUDA, "regcap", "--maxrregcount=%s", {"none", "32", "64", "128", NULL}},
     {TEMPER_LANG_CUDA, "fastmath", "--use_fast_math", {"none", "on", NULL}},
+    /* ptxas's default cache operators: plain loads cached in L2 only (cg), plain stores marked
+     * evict-first (cs); loads through the read-only path (__ldg) keep theirs. */
+    {TEMPER_LANG_CUDA, "cache", "-Xptxas -%s", {"none", "dlcm=cg", "dscm=cs", NULL}},
     {TEMPER_LANG_OPENCL, "fastmath", "-cl-fast-relaxed-math", {"none", "on", NULL}},
     {TEMPER_LANG_OPENCL, "mad", "-cl-mad-enable", {"none", "on", NULL}},
 };

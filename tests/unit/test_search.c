@@ -43,7 +43,8 @@ static void load(struct temper_candidate *c, struct temper_space *s, int compile
 {
     char msg[512];
     assert_int_equal(temper_candidate_parse("t.cl", candidate_src, strlen(candidate_src), c, msg, sizeof(msg)), 0);
-    /* pretend it is CUDA so the compiler controls are the register cap and fast math */
+    /* pretend it is CUDA so the compiler controls are the register cap, fast math and ptxas's cache
+     * operators */
     c->lang = TEMPER_LANG_CUDA;
     assert_int_equal(temper_space_init(s, c, compiler, msg, sizeof(msg)), 0);
 }
@@ -54,10 +55,10 @@ static void test_space(void **state)
     struct temper_candidate c;
     struct temper_space s;
     load(&c, &s, 1);
-    assert_int_equal(s.ndims, 6);
-    assert_true(s.size == 6 * 4 * 3 * 2 * 4 * 2);
+    assert_int_equal(s.ndims, 7);
+    assert_true(s.size == 6 * 4 * 3 * 2 * 4 * 2 * 3);
     /* BLOCK * VEC <= 2048 removes 1024x4, 1024x8, 512x8: 3 of 24 (BLOCK, VEC) pairs */
-    assert_int_equal(temper_space_count(&s, 0), (24 - 3) * 3 * 2 * 4 * 2);
+    assert_int_equal(temper_space_count(&s, 0), (24 - 3) * 3 * 2 * 4 * 2 * 3);
     assert_true(s.dims[0].ordered && s.dims[1].ordered && !s.dims[3].ordered);
     struct temper_config p;
     memset(&p, 0, sizeof(p));
@@ -67,12 +68,14 @@ static void test_space(void **state)
     p.v[1] = 1; /* VEC=2 */
     p.v[4] = 2; /* regcap=64 */
     p.v[5] = 1; /* fastmath on */
+    p.v[6] = 2; /* stores evict-first */
     assert_true(temper_space_valid(&s, &p));
     char opts[512], text[512];
     assert_int_equal(temper_space_options(&s, &p, opts, sizeof(opts)), 0);
-    assert_string_equal(opts, "-DBLOCK=1024 -DVEC=2 -DUNROLL=1 -DMODE=fast --maxrregcount=64 --use_fast_math");
+    assert_string_equal(opts,
+                        "-DBLOCK=1024 -DVEC=2 -DUNROLL=1 -DMODE=fast --maxrregcount=64 --use_fast_math -Xptxas -dscm=cs");
     temper_space_format(&s, &p, text, sizeof(text));
-    assert_string_equal(text, "BLOCK=1024 VEC=2 UNROLL=1 MODE=fast regcap=64 fastmath=on");
+    assert_string_equal(text, "BLOCK=1024 VEC=2 UNROLL=1 MODE=fast regcap=64 fastmath=on cache=dscm=cs");
     struct temper_rng rng;
     temper_rng_seed(&rng, 5);
     for (int i = 0; i < 200; i++) {
