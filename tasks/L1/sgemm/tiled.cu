@@ -11,9 +11,10 @@
 // the current tile is multiplied and stored to the other stage after it (one barrier per tile);
 // with DB=0 one stage is used (the loads still overlap the multiply, two barriers per tile).
 // Every C element is one fma chain over k in order: the result is the same on every run.
-// On an H200 at 4096^3, `temper eval` timed the default (256x128x16 tile, 8x16 per thread, 256 threads,
+// On an H200 at 4096^3, `temper eval` times the default (256x128x16 tile, 8x16 per thread, 256 threads,
 // 241 registers: one block of 8 warps per SM; 2048 FFMA per 96 LDS.128 in the unrolled k loop) at
-// 2.995 ms, 45.9 TFLOP/s, against cuBLAS SGEMM's 2.704 ms (90 %); in a CuPy harness 128x256 with
+// 2.996-3.003 ms, 45.8 TFLOP/s, against cuBLAS SGEMM's 2.68-2.76 ms (0.894-0.92, median 0.897 over
+// seven runs; tunes of 24 to 100 evaluations found nothing faster); in a CuPy harness 128x256 with
 // 16x8 per thread ran at 45.0 TFLOP/s and 128x128 with 8x8 per thread (two blocks per SM) at 40-41.
 // The requires keep 128-256 threads, 64-128 accumulators, the staged registers (accumulators plus the
 // tile in flight) at most 160 so that nothing spills, and shared memory within 96 KiB.
