@@ -164,7 +164,8 @@ int main(int argc, char **argv)
             else
                 snprintf(reach_text, sizeof(reach_text), "%.0f", med_reach);
             printf("%-34s %-11s %6d %6d %4d/%-2d %4d/%-2d %10.4f %10.4f %12s%s\n", "", ops->name, budget, n,
-                   within, n, within1, n, med_ratio, worst, reach_text, missing ? "  (points missing from the store)" : "");
+                   within, n, within1, n, med_ratio, worst, reach_text,
+                   missing ? "  (points missing from the store)" : "");
         }
         for (int i = 0; i < l.n; i++)
             free(l.options[i]);

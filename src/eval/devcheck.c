@@ -45,7 +45,9 @@ static const char devcheck_cl[] =
     "}\n"
     "__kernel void temper_touch(__global const uint4 *data, long n, uint key, __global uint *sink) {\n"
     "  uint x = 0;\n"
-    "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) { uint4 v = data[i]; x ^= v.x ^ v.y ^ v.z ^ v.w; }\n"
+    "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
+    "    uint4 v = data[i]; x ^= v.x ^ v.y ^ v.z ^ v.w;\n"
+    "  }\n"
     "  if (x == key) *sink = x;\n"
     "}\n"
     "__kernel void temper_sum_u32(__global const uint *data, long n, uint key, __global ulong *partial) {\n"
@@ -171,8 +173,8 @@ int devcheck_compare(struct worker_state *ws, enum temper_dtype t, struct temper
     if (n <= 0)
         return 0;
     if (!devcheck_compares(t, n))
-        return temper_fail(msg, msg_size, TEMPER_ERANGE, "device comparison handles f32, f16 and bf16 arrays under 2^32 "
-                                                         "elements");
+        return temper_fail(msg, msg_size, TEMPER_ERANGE,
+                           "device comparison handles f32, f16 and bf16 arrays under 2^32 elements");
     int err = devcheck_ready(ws, msg, msg_size);
     if (err)
         return err;

@@ -754,9 +754,9 @@ static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct 
 }
 
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, on the
- * device for floating-point types and on the host for integers. The baseline's output is itself rounded to
- * the output type, so two correct kernels may land one rounding step apart: for 16-bit floats
- * the comparison allows that step on top of the task's tolerance (bf16 2^-8, f16 2^-11
+ * device for floating-point types and on the host for integers. The baseline's output is itself
+ * rounded to the output type, so two correct kernels may land one rounding step apart: for 16-bit
+ * floats the comparison allows that step on top of the task's tolerance (bf16 2^-8, f16 2^-11
  * relative); an f32 tolerance covers it already. */
 static int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
                                  json_t *check, struct failure *f)

@@ -1,7 +1,7 @@
 /* test_compare.c: unit tests of output comparison (eval.h temper_compare_values) for every case
  * of the correctness protocol's rule |out - want| <= atol + rtol*|want| with NaN and inf, in f32,
- * integer and low-precision outputs; the verdict names; and the reading of compute-sanitizer's output. Values are binary fractions so that
- * every expected error is exact. */
+ * integer and low-precision outputs; the verdict names; and the reading of compute-sanitizer's
+ * output. Values are binary fractions so that every expected error is exact. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -72,8 +72,8 @@ static void test_space(void **state)
     assert_true(temper_space_valid(&s, &p));
     char opts[512], text[512];
     assert_int_equal(temper_space_options(&s, &p, opts, sizeof(opts)), 0);
-    assert_string_equal(opts,
-                        "-DBLOCK=1024 -DVEC=2 -DUNROLL=1 -DMODE=fast --maxrregcount=64 --use_fast_math -Xptxas -dscm=cs");
+    assert_string_equal(opts, "-DBLOCK=1024 -DVEC=2 -DUNROLL=1 -DMODE=fast --maxrregcount=64 --use_fast_math "
+                              "-Xptxas -dscm=cs");
     temper_space_format(&s, &p, text, sizeof(text));
     assert_string_equal(text, "BLOCK=1024 VEC=2 UNROLL=1 MODE=fast regcap=64 fastmath=on cache=dscm=cs");
     struct temper_rng rng;
