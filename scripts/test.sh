@@ -1,16 +1,20 @@
 #!/bin/sh
 # test.sh: the second command of the README, and what CI runs (.ci/run). Installs the
 # dependencies, then builds and runs every test twice: a normal build, and one with
-# AddressSanitizer and UndefinedBehaviorSanitizer. Tests that need a GPU say SKIP where none is.
+# AddressSanitizer and UndefinedBehaviorSanitizer. Tests that need a GPU are skipped where none is;
+# their reasons are printed after each run.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
+skips() { grep -h '^SKIP' "$1/Testing/Temporary/LastTest.log" 2>/dev/null | sort -u || true; }
 (cd build && ctest --output-on-failure --timeout 1200)
+skips build
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DTEMPER_SANITIZE=ON >/dev/null
 cmake --build build-sanitize -j"$jobs"
 # PoCL's own allocations are not ours to chase: leaks are not checked, every other error is.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-sanitize && ctest --output-on-failure --timeout 1200)
+skips build-sanitize

@@ -53,6 +53,12 @@ contains "$work/out" '"compute_units"' "devices --json has compute units"
 
 expect 0 "tasks" -- "$temper" tasks
 for t in vector_add softmax sgemm; do contains "$work/out" "$t" "tasks lists $t"; done
+contains "$work/out" "flops 2\*M\*N\*K, bytes 4\*(M\*K + K\*N + M\*N)" "tasks gives sgemm's FLOP and byte models"
+wide=$(awk 'length($0) > 110' "$work/out" | wc -l)
+if [ "$wide" -ne 0 ]; then
+    echo "FAIL tasks prints $wide lines over 110 columns"
+    failures=$((failures + 1))
+fi
 expect 0 "show softmax" -- "$temper" show softmax
 contains "$work/out" "y        output f32" "show prints arguments in kernel order"
 contains "$work/out" "bench cpu" "show prints bench shapes per device class"

@@ -69,8 +69,12 @@ finished=$(sqlite3 "$db" "select count(*) from runs where finished_at is not nul
     { fail "temper best"; cat "$work/best.out"; }
 "$temper" eval "$work/from_store.cl" --no-timing >/dev/null 2>&1 && ok "the kernel temper best writes passes temper eval" ||
     fail "temper eval of temper best's kernel"
-"$temper" best no_such_task >/dev/null 2>&1
-[ $? -eq 1 ] && ok "temper best of an unknown task exits 1" || fail "temper best of an unknown task"
+"$temper" best no_such_task >/dev/null 2>"$work/best.err"
+[ $? -eq 2 ] && grep -q "no task named 'no_such_task'" "$work/best.err" && ok "temper best of an unknown task says so, exit 2" ||
+    fail "temper best of an unknown task: $(cat "$work/best.err")"
+"$temper" best histogram >/dev/null 2>"$work/best.err"
+[ $? -eq 1 ] && grep -q "no correct, timed kernel for task 'histogram'" "$work/best.err" &&
+    ok "temper best of a task with nothing stored exits 1" || fail "temper best of an untuned task: $(cat "$work/best.err")"
 
 rm -rf "$work"
 echo "$failures failures"

@@ -13,6 +13,28 @@ struct list_state {
     int failed;     /* tasks that did not load */
 };
 
+/* Prints text word-wrapped to lines of at most width columns, each after indent spaces (the
+ * first line's indent is already printed); a word longer than a line gets a line of its own. */
+static void print_wrapped(const char *text, int indent, int width)
+{
+    int col = indent;
+    for (const char *p = text; *p;) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, " ");
+        if (!len)
+            break;
+        if (col > indent && col + 1 + (int)len > width) {
+            printf("\n%*s", indent, "");
+            col = indent;
+        }
+        printf("%s%.*s", col > indent ? " " : "", (int)len, p);
+        col += (col > indent ? 1 : 0) + (int)len;
+        p += len;
+    }
+    printf("\n");
+}
+
 static int list_one(void *user, const char *dir)
 {
     struct list_state *s = user;
@@ -26,7 +48,9 @@ static int list_one(void *user, const char *dir)
     if (t.level != s->last_level)
         printf("%sL%d\n", s->count ? "\n" : "", t.level);
     s->last_level = t.level;
-    printf("  %-18s flops %-22s bytes %-28s %s\n", t.name, t.flops, t.bytes, t.summary);
+    printf("  %-18s ", t.name);
+    print_wrapped(t.summary, 21, 110);
+    printf("%21sflops %s, bytes %s\n", "", t.flops, t.bytes);
     s->count++;
     return 0;
 }
@@ -42,8 +66,8 @@ int cmd_tasks(int argc, char **argv)
             dir = optarg;
         else {
             FILE *out = c == 'h' ? stdout : stderr;
-            fprintf(out, "usage: temper tasks [--tasks DIR]\n\nLists the tasks by level with their FLOP and "
-                         "byte models.\nTasks are looked up in --tasks DIR, then $TEMPER_TASKS, then the tasks/ "
+            fprintf(out, "usage: temper tasks [--tasks DIR]\n\nLists the tasks by level with their summaries and FLOP "
+                         "and byte models.\nTasks are looked up in --tasks DIR, then $TEMPER_TASKS, then the tasks/ "
                          "folder.\n");
             return c == 'h' ? CLI_OK : CLI_USAGE;
         }

@@ -247,6 +247,13 @@ int cmd_best(int argc, char **argv)
     json_t *r = temper_store_best(store, argv[optind], device, &source);
     temper_store_close(store);
     if (!r) {
+        /* Nothing stored: a name that is not a task at all is a usage error, said as such. */
+        char dir[4096];
+        if (temper_task_find(temper_tasks_root(NULL), argv[optind], dir, sizeof(dir), msg, sizeof(msg)) ==
+            TEMPER_ENOTFOUND) {
+            fprintf(stderr, "temper: %s\n", msg);
+            return CLI_USAGE;
+        }
         fprintf(stderr, "temper: no correct, timed kernel for task '%s'%s%s in the store\n", argv[optind],
                 device ? " on " : "", device ? device : "");
         return CLI_NOT_OK;

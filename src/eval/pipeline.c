@@ -669,9 +669,13 @@ static int mismatch_failure(struct arena *a, int arg, const struct temper_compar
     char idx[128];
     format_index(a, arg, r->first_bad, idx, sizeof(idx));
     int poisoned = isnan(r->first_got) && r->mismatches == r->nonfinite;
-    const char *why = poisoned && r->mismatches < r->count ? " (NaN: never written, or computed as NaN)" :
-                      poisoned ? " (every element is NaN)" :
-                      r->nonfinite ? " (NaN or inf where the answer is finite)" : "";
+    char why[96] = "";
+    if (poisoned)
+        snprintf(why, sizeof(why), "%s", r->mismatches < r->count ? " (NaN: never written, or computed as NaN)" :
+                                                                    " (every element is NaN)");
+    else if (r->nonfinite)
+        snprintf(why, sizeof(why), " (%lld of them NaN or inf where the answer is finite)",
+                 (long long)r->nonfinite);
     const char *name = a->task->args[arg].name;
     json_object_set_new(check, "first_mismatch",
                         json_pack("{s:s, s:I, s:s, s:f, s:f}", "output", name, "index", (json_int_t)r->first_bad,

@@ -11,6 +11,7 @@
 // @temper param UNROLL 4 1 2 8
 // @temper require TPR * RPB <= 1024 && TPR * RPB >= 64
 // @temper require VEC * UNROLL <= 32
+// @temper require 1024 % TPR == 0
 // @temper launch gemv_fast grid(ceil_div(N, RPB)) block(TPR * RPB) args(y, W, x, N, K)
 
 #define BLOCK (TPR * RPB)

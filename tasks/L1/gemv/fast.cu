@@ -18,6 +18,7 @@
 // @temper param HINT 0 1
 // @temper require TPR * RPB <= 1024 && TPR * RPB >= 64
 // @temper require VEC * UNROLL <= 32
+// @temper require 1024 % TPR == 0 && TPR % 32 == 0
 // @temper launch gemv_fast grid(ceil_div(N, RPB)) block(TPR * RPB) args(y, W, x, N, K)
 
 #define NWARP (TPR / 32)

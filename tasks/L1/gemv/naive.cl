@@ -4,6 +4,7 @@
 // even) and writes it. bf16 values are raw ushort bits. BLOCK is a power of two.
 // @temper task gemv
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch gemv grid(N) block(BLOCK) args(y, W, x, N, K)
 
 static float bf16_to_f32(ushort b)

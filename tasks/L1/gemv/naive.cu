@@ -4,6 +4,7 @@
 // writes it. bf16 values are raw unsigned short bits. BLOCK is a power of two.
 // @temper task gemv
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch gemv grid(N) block(BLOCK) args(y, W, x, N, K)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)

@@ -11,6 +11,7 @@
 // @temper param REG 8 0 1 2 4 16 32
 // @temper require TPR * RPB <= 1024
 // @temper require REG == 0 || (TPR * VEC * REG >= 4096 && TPR * VEC * REG <= 8192)
+// @temper require 1024 % TPR == 0
 // @temper launch layernorm_fast grid(ceil_div(R, RPB)) block(TPR * RPB) args(y, x, gamma, beta, R, C)
 
 #define BLOCK (TPR * RPB)

@@ -4,6 +4,7 @@
 // (x - mean) * rsqrt(var + 1e-5) * gamma + beta. BLOCK (a power of two) is the block size.
 // @temper task layernorm
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch layernorm_rows grid(R) block(BLOCK) args(y, x, gamma, beta, R, C)
 
 /* Tree reduction of buf[0..BLOCK); returns the total to every thread and leaves buf free. */

@@ -15,6 +15,7 @@
 // @temper require GRID * BLOCK <= 2048
 // @temper require VEC * ILP <= 16
 // @temper scratch partial f32 132 * GRID
+// @temper require 1024 % BLOCK == 0 && BLOCK % 32 == 0
 // @temper launch partial_sums grid(min(132 * GRID, ceil_div(N, BLOCK * VEC * ILP))) block(BLOCK) args(partial, x, N)
 // @temper launch final_sum grid(1) block(1024) args(out, partial, N)
 

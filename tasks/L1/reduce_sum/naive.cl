@@ -6,6 +6,7 @@
 // @temper task reduce_sum
 // @temper param BLOCK 256
 // @temper scratch partial f32 ceil_div(N, BLOCK)
+// @temper require 1024 % BLOCK == 0
 // @temper launch block_sums grid(ceil_div(N, BLOCK)) block(BLOCK) args(partial, x, N)
 // @temper launch final_sum grid(1) block(BLOCK) args(out, partial, N)
 

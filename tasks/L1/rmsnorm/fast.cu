@@ -22,6 +22,7 @@
 // @temper require TPR * RPB <= 1024
 // @temper require REG == 0 || (TPR * VEC * REG >= 4096 && TPR * VEC * REG <= 8192)
 // @temper require GRID == 0 || GRID * TPR * RPB <= 2048
+// @temper require 1024 % TPR == 0 && TPR % 32 == 0
 // @temper launch rmsnorm_fast grid(min(ceil_div(R, RPB), 132 * GRID + (GRID == 0) * ceil_div(R, RPB))) block(TPR * RPB) args(y, x, w, R, C)
 
 #define NWARP (TPR / 32)

@@ -4,6 +4,7 @@
 // (nearest even). BLOCK (a power of two) is the work-group size.
 // @temper task rmsnorm
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch rmsnorm_rows grid(R) block(BLOCK) args(y, x, w, R, C)
 
 static float bf16_to_f32(ushort b)

@@ -4,6 +4,7 @@
 // even). BLOCK (a power of two) is the block size.
 // @temper task rmsnorm
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch rmsnorm_rows grid(R) block(BLOCK) args(y, x, w, R, C)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)

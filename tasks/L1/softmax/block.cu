@@ -5,6 +5,7 @@
 // @temper task softmax
 // @temper param BLOCK 128 256 512 1024
 // @temper require BLOCK % 32 == 0
+// @temper require 1024 % BLOCK == 0
 // @temper launch softmax_online grid(R) block(BLOCK) args(y, x, R, C)
 
 __device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)

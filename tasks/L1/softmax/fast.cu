@@ -18,6 +18,7 @@
 // @temper param REG 4 0 1 2 8 16 32
 // @temper require TPR * RPB <= 1024
 // @temper require REG == 0 || (TPR * VEC * REG >= 4096 && TPR * VEC * REG <= 8192)
+// @temper require 1024 % TPR == 0 && TPR % 32 == 0
 // @temper launch softmax_fast grid(ceil_div(R, RPB)) block(TPR * RPB) args(y, x, R, C)
 
 #define NEG_BIG (-3.402823466e38f) /* -FLT_MAX: the max of an empty set */

@@ -3,6 +3,7 @@
 // BLOCK (a power of two) is the work-group size.
 // @temper task softmax
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch softmax_rows grid(R) block(BLOCK) args(y, x, R, C)
 __kernel void softmax_rows(__global float *y, __global const float *x, int R, int C)
 {

@@ -3,6 +3,7 @@
 // BLOCK (a power of two) is the block size.
 // @temper task softmax
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch softmax_rows grid(R) block(BLOCK) args(y, x, R, C)
 extern "C" __global__ void softmax_rows(float *y, const float *x, int R, int C)
 {

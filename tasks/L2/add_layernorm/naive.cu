@@ -4,6 +4,7 @@
 // passes, never E[h^2] - mean^2); pass 3 writes y. BLOCK is a power of two.
 // @temper task add_layernorm
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch add_layernorm grid(R) block(BLOCK) args(y, h, x, r, gamma, beta, R, C)
 
 /* Sums v over the block; every thread gets the total. */

@@ -7,6 +7,7 @@
 // @temper task attention_decode
 // @temper param BLOCK 256
 // @temper scratch p f32 H*S
+// @temper require 1024 % BLOCK == 0
 // @temper launch scores grid(ceil_div(S, BLOCK), H) block(BLOCK) args(p, q, k, H, S, D)
 // @temper launch probs grid(H) block(BLOCK) args(p, H, S)
 // @temper launch weighted_sum grid(ceil_div(D, 64), H) block(64) args(out, p, v, H, S, D)

@@ -3,6 +3,7 @@
 // work-item 0 writes (max - x[label]) + log(sum). BLOCK is a power of two.
 // @temper task cross_entropy
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch cross_entropy grid(R) block(BLOCK) args(loss, logits, label, R, V)
 __kernel void cross_entropy(__global float *loss, __global const float *logits, __global const int *label, int R,
                             int V)

@@ -5,6 +5,7 @@
 // bf16 travels as raw ushort bits. BLOCK is a power of two.
 // @temper task rmsnorm_rope
 // @temper param BLOCK 64
+// @temper require 1024 % BLOCK == 0
 // @temper launch rmsnorm_rope grid(T, H) block(BLOCK) args(out, q, w, pos, T, H, D)
 
 static float bf16_to_f32(ushort b)

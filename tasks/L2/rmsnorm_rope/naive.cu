@@ -5,6 +5,7 @@
 // and rounds to bf16. bf16 travels as raw unsigned short bits. BLOCK is a power of two.
 // @temper task rmsnorm_rope
 // @temper param BLOCK 64
+// @temper require 1024 % BLOCK == 0
 // @temper launch rmsnorm_rope grid(T, H) block(BLOCK) args(out, q, w, pos, T, H, D)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)

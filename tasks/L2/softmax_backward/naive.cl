@@ -3,6 +3,7 @@
 // second pass writes dx = y * (dy - s). BLOCK is a power of two.
 // @temper task softmax_backward
 // @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch softmax_backward grid(R) block(BLOCK) args(dx, y, dy, R, C)
 __kernel void softmax_backward(__global float *dx, __global const float *y, __global const float *dy, int R, int C)
 {
