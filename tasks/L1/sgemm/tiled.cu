@@ -14,8 +14,11 @@
 // On an H200 at 4096^3, `temper eval` times the default (256x128x16 tile, 8x16 per thread, 256 threads,
 // 241 registers: one block of 8 warps per SM; 2048 FFMA per 96 LDS.128 in the unrolled k loop) at
 // 2.996-3.003 ms, 45.8 TFLOP/s, against cuBLAS SGEMM's 2.68-2.76 ms (0.894-0.92, median 0.897 over
-// seven runs; tunes of 24 to 100 evaluations found nothing faster); in a CuPy harness 128x256 with
-// 16x8 per thread ran at 45.0 TFLOP/s and 128x128 with 8x8 per thread (two blocks per SM) at 40-41.
+// seven runs; tunes of 24 to 100 evaluations found nothing faster). FAST=1 (unchecked loads for
+// interior tiles: no bounds tests or zeroing beside the 2048 FFMAs of a tile) then measured 2.934
+// and 2.929 ms against FAST=0's 2.996 in the same worker: 0.920 and 0.921 of cuBLAS. In a CuPy
+// harness 128x256 with 16x8 per thread ran at 45.0 TFLOP/s and 128x128 with 8x8 per thread (two
+// blocks per SM) at 40-41.
 // The requires keep 128-256 threads, 64-128 accumulators, the staged registers (accumulators plus the
 // tile in flight) at most 160 so that nothing spills, and shared memory within 96 KiB.
 // @temper task sgemm
