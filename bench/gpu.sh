@@ -3,7 +3,8 @@
 #
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
 #   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
-#                          (default: tests suite throughput fidelity deep); logs and JSON under
+#                          floor (bench/stream_floor.cu, built there with nvcc: how fast a plain
+#                          read of 117.5 and 470 MB can go under the timing protocol) (default: tests suite throughput fidelity deep); logs and JSON under
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
 cd "$(dirname "$0")/.."
@@ -85,7 +86,7 @@ fi
 
 if has tune; then
     note "== tunes of the tunable candidates (default strategy, ${TUNE_BUDGET:-24} evaluations each)"
-    for f in ${TUNE_FILES:-tasks/L1/*/fast.cu tasks/L1/sgemm/tiled.cu tasks/L1/hgemm/mma.cu}; do
+    for f in ${TUNE_FILES:-tasks/L1/*/fast.cu tasks/L1/gemv/sweep.cu tasks/L1/sgemm/tiled.cu tasks/L1/hgemm/wgmma.cu tasks/L1/hgemm/mma.cu}; do
         [ -f "$f" ] || continue
         start=$(date +%s)
         timeout "${TUNE_TIMEOUT:-75}" $T tune "$f" --budget "${TUNE_BUDGET:-24}" --screen-budget 0.15 --full-budget 0.5 --retime 2 \
@@ -142,6 +143,19 @@ if has fidelity; then
     timeout 90 $T eval tasks/L1/softmax/block.cu --json --no-store --profile >"$out/fid2.json" 2>"$out/fid2.err"
     timeout 90 $T eval tasks/L1/vector_add/naive.cu --json --no-store --profile >"$out/fid3.json" 2>"$out/fid3.err"
     python3 bench/gpu_tables.py fidelity "$out/fid1.json" "$out/fid2.json" "$out/fid3.json" | tee -a "$summary"
+    pack
+fi
+
+if has floor; then
+    note "== stream floor: plain reads and copies under the timing protocol (bench/stream_floor.cu)"
+    if nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$work/stream_floor" bench/stream_floor.cu \
+        >"$out/floor_build.log" 2>&1; then
+        timeout 120 "$work/stream_floor" ${FLOOR_MB:-117.5 470} >"$out/floor.txt" 2>&1
+        note "stream_floor exit $?"
+        cat "$out/floor.txt" >>"$summary"
+    else
+        note "stream_floor did not build: $(tail -3 "$out/floor_build.log")"
+    fi
     pack
 fi
 
