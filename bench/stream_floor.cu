@@ -193,7 +193,10 @@ __global__ void copy_one(uint4 *dst, const uint4 *src, size_t n)
 
 /* C: bulk copies. Warp 0 (one lane) copies chunks of CH bytes of the block's slice into a ring of
  * ST stages; the other warps read each stage from shared memory and release it. */
-__device__ __forceinline__ unsigned smem_u32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ unsigned smem_u32(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
 __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity)
 {
     unsigned ok = 0;
@@ -231,10 +234,11 @@ __global__ void read_bulk(const uint4 *p, size_t n, unsigned key, unsigned *sink
                 asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(&full[s])),
                              "r"(bytes)
                              : "memory");
-                asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                                 smem_u32(ring + (size_t)s * CH)),
-                             "l"((const unsigned char *)p + off), "r"(bytes), "r"(smem_u32(&full[s]))
-                             : "memory");
+                asm volatile(
+                    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                        smem_u32(ring + (size_t)s * CH)),
+                    "l"((const unsigned char *)p + off), "r"(bytes), "r"(smem_u32(&full[s]))
+                    : "memory");
             }
     } else {
         const int t = threadIdx.x - 32, nt = nc * 32;
@@ -338,8 +342,8 @@ int main(int argc, char **argv)
         best = std::min(best, (double)ms);
     }
     const double copy_gbs = 2.0 * cn * 16 / (best * 1e-3) / 1e9;
-    printf("%s, %d SMs, L2 %zu MB; copy bandwidth (1 GiB, best of 10 of each of two kernels): %.0f GB/s\n\n", prop.name, g.sms, g.l2 >> 20,
-           copy_gbs);
+    printf("%s, %d SMs, L2 %zu MB; copy bandwidth (1 GiB, best of 10 of each of two kernels): %.0f GB/s\n\n", prop.name,
+           g.sms, g.l2 >> 20, copy_gbs);
     printf("| kernel | MB | us (median of %d) | GB/s | share of copy |\n| --- | ---: | ---: | ---: | ---: |\n", REPS);
     printf("| empty kernel (events around one launch) | %7.1f | %8.2f | | |\n", 0.0,
            time_med(g, [&] { empty_k<<<1, 32>>>(g.sink); }));
@@ -382,13 +386,24 @@ int main(int argc, char **argv)
         row(name, 2 * mb, time_med(g, [&] { copy_one<<<(unsigned)((n + 255) / 256), 256>>>(dst, src, n); }), copy_gbs);
         for (int t : {128, 256, 512, 1024}) {
             snprintf(name, sizeof(name), "read, tiles in order, U=1, x %d", t);
-            row(name, mb, time_med(g, [&] { read_tiles<1><<<(unsigned)((n + t - 1) / t), t>>>(src, n, 0x5eed, g.sink); }), copy_gbs);
+            row(name, mb,
+                time_med(g, [&] { read_tiles<1><<<(unsigned)((n + t - 1) / t), t>>>(src, n, 0x5eed, g.sink); }),
+                copy_gbs);
             snprintf(name, sizeof(name), "read, tiles in order, U=2, x %d", t);
-            row(name, mb, time_med(g, [&] { read_tiles<2><<<(unsigned)((n + 2 * t - 1) / (2 * t)), t>>>(src, n, 0x5eed, g.sink); }), copy_gbs);
+            row(name, mb,
+                time_med(g,
+                         [&] { read_tiles<2><<<(unsigned)((n + 2 * t - 1) / (2 * t)), t>>>(src, n, 0x5eed, g.sink); }),
+                copy_gbs);
             snprintf(name, sizeof(name), "read, tiles in order, U=4, x %d", t);
-            row(name, mb, time_med(g, [&] { read_tiles<4><<<(unsigned)((n + 4 * t - 1) / (4 * t)), t>>>(src, n, 0x5eed, g.sink); }), copy_gbs);
+            row(name, mb,
+                time_med(g,
+                         [&] { read_tiles<4><<<(unsigned)((n + 4 * t - 1) / (4 * t)), t>>>(src, n, 0x5eed, g.sink); }),
+                copy_gbs);
             snprintf(name, sizeof(name), "read, tiles in order, U=8, x %d", t);
-            row(name, mb, time_med(g, [&] { read_tiles<8><<<(unsigned)((n + 8 * t - 1) / (8 * t)), t>>>(src, n, 0x5eed, g.sink); }), copy_gbs);
+            row(name, mb,
+                time_med(g,
+                         [&] { read_tiles<8><<<(unsigned)((n + 8 * t - 1) / (8 * t)), t>>>(src, n, 0x5eed, g.sink); }),
+                copy_gbs);
         }
         const int R = 14336 * 2 / 16; /* gemv's rows: 14336 bf16 */
         for (int wpr : {1, 2})
@@ -422,7 +437,8 @@ int main(int argc, char **argv)
                 continue;
             snprintf(name, sizeof(name), "read, bulk copy %dK x %d stages, %dx%d", c.ch >> 10, c.st, g.sms, c.per);
             row(name, mb,
-                time_med(g, [&] { read_bulk<<<g.sms * c.per, 32 * c.warps, smem>>>(src, n, 0x5eed, g.sink, c.ch, c.st); }),
+                time_med(g,
+                         [&] { read_bulk<<<g.sms * c.per, 32 * c.warps, smem>>>(src, n, 0x5eed, g.sink, c.ch, c.st); }),
                 copy_gbs);
         }
         CK(cudaFree(src));

@@ -10,9 +10,10 @@
 // L2::256B prefetch hint, so each request brings the next sectors of the row along (sm_80 and
 // later; 8- and 16-byte accesses); HINT = 0 reads it through __ldg. x always goes through __ldg:
 // every row reads it, and it should stay cached.
-// Measured on an H200 (2026-11-29): 85-86 % of copy bandwidth at the bench shape (117 MB; every one of
-// the 352 knob settings lies between 31.9 and 34.4 us), 102 % at N=16384 (470 MB): at 117 MB the
-// launch's ramp and drain, not the kernel, set the limit (a pure read of 117 MB reaches 83 %).
+// Measured on an H200 (2026-11-29, bench/RESULTS.md): 102 % of copy bandwidth at N=16384 (470 MB).
+// At the bench shape (117 MB) 90.7 % with TPR=128 RPB=1 VEC=8 UNROLL=2 HINT=0 (one row per block,
+// blocks retiring in row order), 85-87 % where many rows are in flight at once; sweep.cu, built
+// for that order, reaches 90.6-92.0 %.
 // @temper task gemv
 // @temper param TPR 32 64 128 256
 // @temper param RPB 4 1 2 8 16

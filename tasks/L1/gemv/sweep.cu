@@ -1,18 +1,24 @@
-// A bf16 GEMV (y = W x, fp32 accumulation) that sweeps W in address order: one block per row,
-// each thread issuing all its loads of the row at once (UNROLL 16-byte loads of W and of x per
-// round; at the bench shape, K = 14336, a 1024-thread block reads its 28 KB row in one round of
-// two), then a fixed-order block reduction and one bf16 store (nearest even); the block exits
-// and the scheduler starts the next row. Blocks live one load round each, so the rows in flight
-// move through memory in order, as a plain copy's blocks do. fast.cu instead keeps every row in
-// flight at once (4096 streams 28 KB apart), which streams well when there is a lot to stream
-// (102 % of copy bandwidth at 470 MB) but pays more to start and drain at 117 MB.
-// Why: bench/stream_floor.cu timed pure reads of 117.5 MB on an H200 under temper's protocol:
-// grid-stride loops and persistent blocks stop at 83-85 % of copy bandwidth, small tiles read in
-// block order reach 90.5-90.7 % (2 loads of 16 bytes per thread at 1024 threads, or 1 at 256).
-// HINT = 0 reads W through __ldg; 1 with L1::no_allocate and an L2::256B prefetch hint; 2 with
-// L1::no_allocate alone. x always goes through __ldg (every block reads it; it should stay in L1). OCC = 1 asks the compiler (launch bounds) to
-// fit 2048 threads per SM, capping registers at 32 per thread for 1024-thread blocks.
-// K % 8 != 0 or misaligned W, x take a scalar path.
+// A bf16 GEMV (y = W x, fp32 accumulation) that sweeps W in address order. Each block takes one
+// row; each thread issues all its loads of the row at once: UNROLL 16-byte loads of W, and the
+// matching ones of x, per round (with 256 threads and UNROLL = 8, the 28 KB rows of the bench shape,
+// K = 14336, take one round of 7). Then comes a fixed-order block reduction and one bf16 store,
+// rounded to nearest even. The block exits and the scheduler starts the next row. Each block lives
+// for one round of loads, so the rows in flight move through memory in order, as a plain copy's
+// blocks do. fast.cu instead keeps rows in flight across all of W, 28 KB apart. That streams well
+// when there is a lot to read (102 % of copy bandwidth at 470 MB), but pays more to start and
+// drain at 117 MB.
+// Why: bench/stream_floor.cu timed plain reads of 117.5 MB on an H200 under temper's protocol.
+// Grid-stride loops, persistent blocks and bulk copies stop at 83-85 % of copy bandwidth; tiles
+// read once per block, in block order, reach 90-91 %.
+// HINT = 0 reads W through __ldg; 1 adds L1::no_allocate and an L2::256B prefetch hint; 2 adds
+// L1::no_allocate alone. x always goes through __ldg: every block reads it, so it should stay in L1.
+// OCC = 1 asks the compiler (launch bounds) to fit 2048 threads per SM, which caps registers at
+// 32 per thread for 1024-thread blocks. K % 8 != 0, or a misaligned W or x, takes a scalar path.
+// Measured on an H200 (2026-11-29, session 8, bench/RESULTS.md):
+// - 29.8-30.2 us at the bench shape, 90.6-92.2 % of copy bandwidth, with 128 or 256 threads,
+//   UNROLL = 8 and HINT = 0 or 2 (three blocks of 256 per SM, at 80 registers).
+// - 1024-thread blocks take 39.5 us.
+// - HINT = 1 costs 1.5 us.
 // @temper task gemv
 // @temper param TPB 256 128 512 1024
 // @temper param UNROLL 8 16 4 2 1
@@ -33,15 +39,23 @@ __device__ __forceinline__ uint4 load_w(const uint4 *p)
     return r;
 #elif HINT == 2
     uint4 r;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+        : "l"(p));
     return r;
 #else
     return __ldg(p);
 #endif
 }
 
-__device__ __forceinline__ float bf_lo(unsigned int w) { return __uint_as_float(w << 16); }
-__device__ __forceinline__ float bf_hi(unsigned int w) { return __uint_as_float(w & 0xffff0000u); }
+__device__ __forceinline__ float bf_lo(unsigned int w)
+{
+    return __uint_as_float(w << 16);
+}
+__device__ __forceinline__ float bf_hi(unsigned int w)
+{
+    return __uint_as_float(w & 0xffff0000u);
+}
 
 /* acc + the dot product of the 8 bf16 values in w with the 8 in x */
 __device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc)
@@ -88,8 +102,8 @@ extern "C" __global__ void __launch_bounds__(TPB, OCC ? 2048 / TPB : 1)
         }
     } else {
         for (int j = threadIdx.x; j < K; j += TPB)
-            s = fmaf(__uint_as_float((unsigned int)__ldg(wr + j) << 16), __uint_as_float((unsigned int)__ldg(x + j) << 16),
-                     s);
+            s = fmaf(__uint_as_float((unsigned int)__ldg(wr + j) << 16),
+                     __uint_as_float((unsigned int)__ldg(x + j) << 16), s);
     }
 
 #pragma unroll
