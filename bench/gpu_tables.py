@@ -57,7 +57,9 @@ def tune(paths):
             print("%-30s failed: %s" % (p.split("tune_")[-1][:30], str(s.get("error", s.get("by_verdict")))[:150]))
             continue
         t = s["best"]["timing"]
-        print("%-30s %7d %10.4g %9.0f %8.2f %8.1f%% %8.2fx %8s %s" % (s["candidate"].replace("tasks/L1/", "")[:30], s["evaluations"],
+        same = s.get("same_code", 0)  # points whose code was an earlier one's: scored from it, not run
+        evals = "%d+%d" % (s["evaluations"] - same, same) if same else "%d" % s["evaluations"]
+        print("%-30s %7s %10.4g %9.0f %8.2f %8.1f%% %8.2fx %8s %s" % (s["candidate"].replace("tasks/L1/", "")[:30], evals,
               t["median_ms"], t["gbps"], t["tflops"], 100 * t.get("roofline_share", 0), t["speedup"],
               "%.2fx" % t["speedup_vs_expert"] if "speedup_vs_expert" in t else "-", s["best"]["config"]))
 

@@ -98,6 +98,30 @@ sed 's/@temper task softmax/@temper task broken/' "$src/tasks/L1/softmax/naive.c
 expect 2 "eval against a malformed task" -- "$temper" eval "$work/broken.cl" --tasks "$work/tasks" --no-timing
 contains "$work/err" "dtype: unknown dtype 'f33'" "the bad field is named"
 
+# --reuse-same-code: a repeat in a batch (the same source, knobs and compiled code) takes the first
+# one's result and says so; without it, every file is run.
+cp "$src/tasks/L1/softmax/block.cl" "$work/repeat.cl"
+expect 0 "eval of a batch with a repeat, --reuse-same-code" -- "$temper" eval "$src/tasks/L1/softmax/block.cl" \
+    "$work/repeat.cl" --reuse-same-code --json --no-store --time-budget 0.3
+if [ "$(sed -n 1p "$work/out" | grep -c '"same_code_as"')" = 0 ] &&
+    sed -n 2p "$work/out" | grep -q '"same_code_as":"-DBLOCK=64"' &&
+    sed -n 2p "$work/out" | grep -q '"same_code_path":"[^"]*tasks/L1/softmax/block.cl"' &&
+    sed -n 2p "$work/out" | grep -q 'not run again' &&
+    [ "$(sed -n 1p "$work/out" | grep -o '"median_ms":[0-9.e-]*' | head -1)" = \
+        "$(sed -n 2p "$work/out" | grep -o '"median_ms":[0-9.e-]*' | head -1)" ]; then
+    echo "ok   the repeat names the first and has its timing"
+else
+    echo "FAIL the repeat should take the first one's result"; sed 's/^/     /' "$work/out" | cut -c1-300
+    failures=$((failures + 1))
+fi
+expect 0 "eval of a batch with a repeat" -- "$temper" eval "$src/tasks/L1/softmax/block.cl" "$work/repeat.cl" \
+    --json --no-store --no-timing
+if grep -q '"same_code_as"' "$work/out"; then
+    echo "FAIL without --reuse-same-code every file runs"; failures=$((failures + 1))
+else
+    echo "ok   without --reuse-same-code both ran"
+fi
+
 if command -v sqlite3 >/dev/null; then
     n=$(sqlite3 "$TEMPER_HOME/temper.db" "select count(*) from evaluations")
     if [ "$n" = 5 ]; then echo "ok   store holds the 5 evaluations"; else

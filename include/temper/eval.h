@@ -88,6 +88,9 @@ struct temper_eval_request {
     uint64_t secret_seed;     /* the run's secret seed; 0: drawn for this batch */
     int checks_only;          /* 1: check shapes only, no bench shapes (for slow deep checks) */
     int profile_run;          /* 1: no checks; run the candidate once at the first bench shape */
+    int reuse_same_code;      /* 1: if this worker evaluated the same source with the same knobs, asked
+                               * the same way, and its compiled code is the same (other compiler options
+                               * made no difference), take that result ("same_code_as" names it) */
 };
 
 /* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only

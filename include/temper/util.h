@@ -50,6 +50,10 @@ double temper_now_s(void);
 uint64_t temper_hash64(const void *data, size_t n, uint64_t seed);
 /* Formats a 64-bit hash as 16 hex digits plus NUL into out (17 bytes). */
 void temper_hash_hex(uint64_t h, char out[17]);
+/* A hash of the code in a compiled binary: for a 64-bit ELF image (a CUDA cubin), every section
+ * but notes, by name, type and contents, so two builds that differ only in what the compiler
+ * records about itself (NVRTC notes its options) hash alike; any other binary, whole. */
+uint64_t temper_code_hash(const void *binary, size_t size);
 
 /* ---- integer expressions ---- */
 

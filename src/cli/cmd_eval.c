@@ -26,6 +26,9 @@ static void help(FILE *out)
             "                        such as PoCL compile then)\n"
             "  --time-budget S       timing budget per bench shape (default 2 s)\n"
             "  --no-store            do not record the evaluation\n"
+            "  --reuse-same-code     a candidate with the source, knobs and compiled code of one evaluated\n"
+            "                        before in this run takes that result (\"same_code_as\") instead of\n"
+            "                        running: for batches with repeats, such as RL rollouts\n"
             "  --jobs N              compile processes at a time (default: one per core)\n"
             "  --sanitize            CUDA: for a correct kernel, also run compute-sanitizer's memcheck,\n"
             "                        racecheck and synccheck on its check shapes; findings make it incorrect\n"
@@ -138,7 +141,7 @@ int cmd_eval(int argc, char **argv)
         {"no-store", no_argument, 0, 'N'},       {"jobs", required_argument, 0, 'J'},
         {"sanitize", no_argument, 0, 'Z'},       {"profile", no_argument, 0, 'P'},
         {"checks-only", no_argument, 0, 'C'},    {"profile-run", no_argument, 0, 'R'},
-        {"help", no_argument, 0, 'h'},
+        {"reuse-same-code", no_argument, 0, 'U'}, {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     struct temper_eval_request req = {0};
     struct temper_limits limits;
@@ -195,6 +198,9 @@ int cmd_eval(int argc, char **argv)
             break;
         case 'R':
             req.profile_run = 1;
+            break;
+        case 'U':
+            req.reuse_same_code = 1;
             break;
         case 'h':
             help(stdout);

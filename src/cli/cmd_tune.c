@@ -25,7 +25,9 @@ static void help(FILE *out)
         fprintf(out, "                          %-11s %s\n", temper_strategies()[i]->name,
                 temper_strategies()[i]->summary);
     fprintf(out,
-            "  --budget N            evaluations at most (default: 40, or the whole space if smaller)\n"
+            "  --budget N            evaluations at most (default: 40, or the whole space if smaller); a\n"
+            "                        configuration whose compiled code is that of one evaluated before takes\n"
+            "                        its result and is not counted\n"
             "  --time T              seconds at most\n"
             "  --device D            cuda[:N] or opencl[:N]\n"
             "  --out FILE            write the best kernel with its knobs fixed, a plain candidate\n"
@@ -65,9 +67,12 @@ static void print_summary(json_t *s)
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
     }
-    printf("search     %lld evaluations (%lld from the store) in %.1f s; best found at %lld, within 5%% of it at %lld",
-           (long long)json_integer_value(json_object_get(s, "evaluations")),
-           (long long)json_integer_value(json_object_get(s, "from_store")),
+    printf("search     %lld evaluations (%lld from the store", (long long)json_integer_value(json_object_get(s, "evaluations")),
+           (long long)json_integer_value(json_object_get(s, "from_store")));
+    if (json_integer_value(json_object_get(s, "same_code")))
+        printf(", %lld with the code of an earlier one, not run again",
+               (long long)json_integer_value(json_object_get(s, "same_code")));
+    printf(") in %.1f s; best found at %lld, within 5%% of it at %lld",
            json_number_value(json_object_get(s, "seconds")),
            (long long)json_integer_value(json_object_get(s, "best_found_at")),
            (long long)json_integer_value(json_object_get(s, "within_5pct_at")));

@@ -129,7 +129,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
     struct temper_dbuf *a = NULL, *b = NULL;
     int hit;
     worker_doing(ws->shared, WORKER_BUILDING, "building the calibration kernels");
-    int err = worker_build_module(ws, src, strlen(src), "", &log, &mod, &hit, msg, sizeof(msg));
+    int err = worker_build_module(ws, src, strlen(src), "", &log, &mod, &hit, NULL, msg, sizeof(msg));
     if (!err)
         err = d->ops->kernel(d->ctx, mod, "copy4", &copy, msg, sizeof(msg));
     if (!err)

@@ -386,6 +386,8 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
                                 req->checks_only, "profile_run", req->profile_run);
         if (req->extra_flags && *req->extra_flags)
             json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
+        if (req->reuse_same_code)
+            json_object_set_new(job, "reuse_same_code", json_true());
         json_t *result = NULL;
         char call_msg[2048];
         err = temper_worker_call(w, job, &result, call_msg, sizeof(call_msg));

@@ -73,9 +73,11 @@ static int ensure_open(struct worker_state *ws, char *msg, size_t n)
 
 /* ---- builds ---- */
 
-/* Builds source with options through the build cache. */
+/* Builds source with options through the build cache; *code (if code is not NULL) gets the
+ * hash of the binary's code (temper_code_hash), 0 where the backend gives no binary. */
 int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
-                        struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, char *msg, size_t n)
+                        struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, uint64_t *code, char *msg,
+                        size_t n)
 {
     struct temper_device *d = &ws->dev;
     uint64_t key = temper_build_key(source, len, options, d->info.compiler_version,
@@ -83,8 +85,12 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
     void *bin = NULL;
     size_t size = 0;
     *cache_hit = 0;
+    if (code)
+        *code = 0;
     if (!temper_build_cache_get(key, &bin, &size)) {
         int err = d->ops->load(d->ctx, bin, size, mod, msg, n);
+        if (!err && code)
+            *code = temper_code_hash(bin, size);
         free(bin);
         if (!err) {
             *cache_hit = 1;
@@ -98,6 +104,8 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
             return err;
         temper_build_cache_put(key, bin, size);
         err = d->ops->load(d->ctx, bin, size, mod, msg, n);
+        if (!err && code)
+            *code = temper_code_hash(bin, size);
         free(bin);
         return err;
     }
@@ -106,11 +114,12 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
         return err;
     if (d->ops->binary && !d->ops->binary(d->ctx, *mod, &bin, &size)) {
         temper_build_cache_put(key, bin, size);
+        if (code)
+            *code = temper_code_hash(bin, size);
         free(bin);
     }
     return 0;
 }
-
 
 static void plan_free(struct worker_state *ws, struct plan *p)
 {
@@ -182,13 +191,14 @@ static int plan_build(struct worker_state *ws, const char *path, const char *sou
     }
     if (temper_candidate_options(&p->cand, &p->knobs, p->options, sizeof(p->options), msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
+    p->knob_len = strlen(p->options);
     if (extra_flags && *extra_flags) {
         size_t used = strlen(p->options);
         snprintf(p->options + used, sizeof(p->options) - used, "%s%s", used ? " " : "", extra_flags);
     }
     worker_doing(ws->shared, WORKER_BUILDING, "building %s", path);
-    err = worker_build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod, &p->cache_hit, msg,
-                              sizeof(msg));
+    err = worker_build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod, &p->cache_hit,
+                              &p->code, msg, sizeof(msg));
     if (err) {
         log_name_candidate(log, path);
         return fail_with(f, TEMPER_VERDICT_COMPILE_ERROR, "%s: %s", path, msg);
@@ -888,6 +898,9 @@ static void session_clear(struct worker_state *ws)
     }
     if (s->base_built)
         plan_free(ws, &s->base);
+    for (int i = 0; s->same && i < SAME_CODE_MAX && i < s->nsame; i++)
+        json_decref(s->same[i].result);
+    free(s->same);
     memset(s, 0, sizeof(*s));
 }
 
@@ -1227,6 +1240,46 @@ static int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *
     return rc;
 }
 
+/* The evaluation this session made of the same code, asked the same way, or NULL. */
+static const struct same_code *same_code_find(const struct session *s, const struct plan *p, int timing,
+                                              int checks_only, double budget)
+{
+    if (!p->code || !s->same)
+        return NULL;
+    for (int i = 0; i < SAME_CODE_MAX && i < s->nsame; i++) {
+        const struct same_code *e = &s->same[i];
+        if (e->code == p->code && e->source == p->cand.source_hash && e->timing == timing &&
+            e->checks_only == checks_only && e->budget == budget && strlen(e->knobs) == p->knob_len &&
+            !strncmp(e->knobs, p->options, p->knob_len))
+            return e;
+    }
+    return NULL;
+}
+
+/* Keeps a finished evaluation for later configurations with the same code. Only verdicts that
+ * the code decides (correct, incorrect) are kept: a crash or a hang may not repeat. */
+static void same_code_add(struct session *s, const char *path, const struct plan *p, int timing, int checks_only,
+                          double budget, json_t *result)
+{
+    const char *v = json_string_value(json_object_get(result, "verdict"));
+    if (!p->code || p->knob_len >= sizeof(s->same[0].knobs) || !v || (strcmp(v, "correct") && strcmp(v, "incorrect")))
+        return;
+    if (!s->same && !(s->same = calloc(SAME_CODE_MAX, sizeof(*s->same))))
+        return;
+    struct same_code *e = &s->same[s->nsame++ % SAME_CODE_MAX];
+    json_decref(e->result);
+    e->source = p->cand.source_hash;
+    e->code = p->code;
+    memcpy(e->knobs, p->options, p->knob_len);
+    e->knobs[p->knob_len] = 0;
+    e->timing = timing;
+    e->checks_only = checks_only;
+    e->budget = budget;
+    snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
+    snprintf(e->options, sizeof(e->options), "%s", p->options);
+    e->result = json_deep_copy(result);
+}
+
 static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
 {
     double start = temper_now_s();
@@ -1284,6 +1337,29 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
 
     int checks_only = json_is_true(json_object_get(req, "checks_only"));
     int profile_run = json_is_true(json_object_get(req, "profile_run"));
+    const struct same_code *same = !rc && !profile_run && json_is_true(json_object_get(req, "reuse_same_code")) ?
+                                       same_code_find(s, &cand, timing, checks_only, budget) :
+                                       NULL;
+    if (same) {
+        /* The same code was evaluated in this session, asked the same way: it gets that result. */
+        json_t *copy = json_deep_copy(same->result);
+        json_object_update(copy, result);
+        json_decref(result);
+        json_object_set_new(copy, "same_code_as", json_string(same->options));
+        json_object_set_new(copy, "same_code_path", json_string(same->path));
+        char said[sizeof(f.message) + sizeof(same->path) + sizeof(same->options) + 64];
+        snprintf(said, sizeof(said), "%s (not run again: the code is that of %s with options '%s')",
+                 json_string_value(json_object_get(copy, "message")), same->path, same->options);
+        json_object_set_new(copy, "message", json_string(said));
+        json_object_set_new(copy, "phases_ms", json_pack("{s:f, s:f}", "build", ph.build_ms, "worker",
+                                                         (temper_now_s() - start) * 1e3));
+        json_decref(checks);
+        json_decref(bench_checks);
+        json_decref(timings);
+        temper_buf_free(&log);
+        plan_free(ws, &cand);
+        return copy;
+    }
     int nbench = ws->dev.info.is_gpu ? task->nbench_gpu : task->nbench_cpu;
     if (!rc && profile_run) {
         /* For a profiler watching this process: the candidate's launches at the first bench
@@ -1334,6 +1410,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
                         json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "build", ph.build_ms, "inputs",
                                   ph.inputs_ms, "reference", ph.reference_ms, "device", ph.device_ms, "compare",
                                   ph.compare_ms, "timing", ph.timing_ms, "worker", (temper_now_s() - start) * 1e3));
+    if (!profile_run)
+        same_code_add(s, path, &cand, timing, checks_only, budget, result);
     temper_buf_free(&log);
     plan_free(ws, &cand);
     return result;

@@ -63,6 +63,8 @@ struct plan {
     struct temper_dbuf *scratch[TEMPER_MAX_SCRATCH];     /* scratch buffers at the current shape */
     size_t scratch_bytes[TEMPER_MAX_SCRATCH];            /* their sizes */
     int cache_hit;                                       /* 1 if the binary came from the build cache */
+    uint64_t code;                                       /* temper_code_hash of its binary, 0 if unknown */
+    size_t knob_len;                                     /* options[0, knob_len) come from its knobs */
     int nseen;                                           /* work-group shapes launched so far */
     size_t seen[16][3];                                  /* them: a new one may compile at launch */
     const char *expert;                                  /* set: a vendor routine instead of launches */
@@ -115,6 +117,22 @@ struct devcheck {
 
 /* Arenas kept between evaluations of one task with the same seeds: inputs drawn, references run,
  * baselines run once per worker, not once per candidate. */
+/* A finished evaluation that a configuration with the same code may take instead of running: same
+ * source, same knobs (so the same launches), the same binary code, asked the same way. */
+struct same_code {
+    uint64_t source;    /* the candidate's source hash */
+    uint64_t code;      /* its binary's code hash */
+    char knobs[1024];   /* its knob options, which also fix its launch plan */
+    int timing;         /* 1 if it was timed */
+    int checks_only;    /* 1 if only check shapes ran */
+    double budget;      /* its timing budget */
+    char path[1024];    /* its file and all its compiler options, to name it */
+    char options[2048];
+    json_t *result;     /* what it got (a copy) */
+};
+
+#define SAME_CODE_MAX 128
+
 struct session {
     char task_dir[4096];                                /* the task they belong to */
     uint64_t seed;                                      /* the public seed */
@@ -125,6 +143,8 @@ struct session {
     struct plan base;                                   /* the baseline */
     struct arena *check[TEMPER_MAX_SHAPES][2];          /* check arenas by shape and seed */
     struct arena *bench[TEMPER_MAX_SHAPES];             /* bench arenas by shape */
+    struct same_code *same;                             /* evaluations by code, SAME_CODE_MAX, a ring */
+    int nsame;                                          /* how many were added (the ring holds the last) */
 };
 
 /* The worker's long-lived state. */
@@ -145,9 +165,11 @@ struct failure {
 
 int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Builds source with options through the build cache (pipeline.c). */
+/* Builds source with options through the build cache; *code (code may be NULL) gets the hash of
+ * the binary's code, 0 where there is no binary (pipeline.c). */
 int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
-                        struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, char *msg, size_t n);
+                        struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, uint64_t *code, char *msg,
+                        size_t n);
 
 /* Whether the device comparison reads n elements of type t (devcheck.c). */
 int devcheck_compares(enum temper_dtype t, int64_t n);

@@ -25,6 +25,8 @@ struct tune {
     char hash[17];                         /* the candidate's source hash */
     int evaluations;                       /* points scored, new and reused */
     int reused;                            /* of which taken from the store */
+    int same_code;                         /* of which had the code of an earlier one: not run, and not
+                                            * counted against the budget */
     json_t *by_verdict;                    /* counts */
     json_t *history;                       /* best score after each evaluation */
     json_t *points;                        /* every scored point: {config, score, result} */
@@ -56,8 +58,11 @@ static void progress(struct tune *t, const char *task)
     json_object_foreach(t->by_verdict, v, n) if (strcmp(v, "correct")) used +=
         (size_t)snprintf(failures + used, used < sizeof(failures) ? sizeof(failures) - used : 0, " %lld %s",
                          (long long)json_integer_value(n), v);
-    temper_progress("tune %s: %d evaluations (%d from the store), best %.4g ms (%.0f%% of the roofline);%s", task,
-                    t->evaluations, t->reused, isinf(t->best) ? 0.0 : t->best, 100 * t->best_share,
+    char same[64] = "";
+    if (t->same_code)
+        snprintf(same, sizeof(same), ", %d with an earlier one's code", t->same_code);
+    temper_progress("tune %s: %d evaluations (%d from the store%s), best %.4g ms (%.0f%% of the roofline);%s", task,
+                    t->evaluations, t->reused, same, isinf(t->best) ? 0.0 : t->best, 100 * t->best_share,
                     failures[0] ? failures : " no failures");
 }
 
@@ -68,6 +73,7 @@ static void take(struct tune *t, const struct temper_config *c, json_t *result, 
     t->ops->observe(t->strategy, c, score);
     t->evaluations++;
     t->reused += reused;
+    t->same_code += json_object_get(result, "same_code_as") != NULL;
     const char *v = json_string_value(json_object_get(result, "verdict"));
     json_object_set_new(t->by_verdict, v ? v : "?",
                         json_integer(json_integer_value(json_object_get(t->by_verdict, v ? v : "?")) + 1));
@@ -142,6 +148,7 @@ static int evaluate(struct tune *t, struct temper_worker *w, const struct temper
         reqs[i].seed = 1;
         reqs[i].secret_seed = secret;
         reqs[i].time_budget_s = budget_s;
+        reqs[i].reuse_same_code = 1;
     }
     struct batch_ctx b = {t, configs, &source, task, retiming, retimed};
     return temper_eval_batch(w, reqs, n, calib, 0, on_batch_result, &b, msg, msg_size);
@@ -237,9 +244,13 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
     struct temper_config start;
     memset(&start, 0, sizeof(start));
     int first_batch = temper_space_valid(&t->space, &start) && t->evaluations < budget;
-    while ((!eff.budget || t->evaluations < budget) && (eff.time_s <= 0 || temper_now_s() - t->start_s < eff.time_s)) {
+    /* Points whose code matched an earlier one's do not count against the budget; at most as many
+     * of them as the budget are taken, so a space of controls that change nothing still ends. */
+    while ((!eff.budget || (t->evaluations - t->same_code < budget && t->same_code < budget)) &&
+           (eff.time_s <= 0 || temper_now_s() - t->start_s < eff.time_s)) {
         struct temper_config proposed[MAX_BATCH], fresh[MAX_BATCH];
-        int want = budget - t->evaluations < batch ? budget - t->evaluations : batch;
+        int left = budget - (t->evaluations - t->same_code);
+        int want = left < batch ? left : batch;
         int n = 0;
         if (first_batch) {
             proposed[n++] = start;
@@ -279,9 +290,14 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
     int retime = eff.retime > 0 ? eff.retime : 3;
     struct temper_config top[MAX_BATCH];
     int ntop = 0;
+    /* Distinct kernels: a point whose code was an earlier one's is that kernel again. */
+    const char *top_code[MAX_BATCH];
     for (size_t i = 0; sorted && i < np && ntop < retime && ntop < MAX_BATCH; i++) {
         if (!json_is_number(json_object_get(sorted[i], "score_ms")))
             break;
+        json_t *r = json_object_get(sorted[i], "result");
+        const char *code = json_string_value(json_object_get(r, "same_code_as"));
+        code = code ? code : json_string_value(json_object_get(r, "options"));
         json_t *v = json_object_get(sorted[i], "v");
         struct temper_config c;
         memset(&c, 0, sizeof(c));
@@ -289,9 +305,11 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
             c.v[d] = (int)json_integer_value(json_array_get(v, (size_t)d));
         int dup = 0;
         for (int k = 0; k < ntop; k++)
-            dup |= temper_config_equal(&t->space, &top[k], &c);
-        if (!dup)
+            dup |= temper_config_equal(&t->space, &top[k], &c) || (code && top_code[k] && !strcmp(code, top_code[k]));
+        if (!dup) {
+            top_code[ntop] = code;
             top[ntop++] = c;
+        }
     }
     free(sorted);
     json_t *retimed = json_array();
@@ -327,6 +345,7 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
                          "valid_configurations", (json_int_t)valid, "evaluations", t->evaluations,
                          "from_store", t->reused, "by_verdict", t->by_verdict, "history", t->history, "best_found_at",
                          t->best_at, "within_5pct_at", within5, "seconds", temper_now_s() - t->start_s);
+    json_object_set_new(*summary, "same_code", json_integer(t->same_code));
     if (resumed)
         json_object_set_new(*summary, "resumed_run", json_integer(resumed));
     if (best_i >= 0) {

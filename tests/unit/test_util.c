@@ -460,6 +460,114 @@ static void test_hash(void **state)
     assert_true(temper_hash64("abc", 3, 0) != temper_hash64("abc", 2, 0));
 }
 
+/* A 64-bit little-endian ELF image of a header, sections (name, type, contents) and a section
+ * header table, with a string table holding the names; returns its size. */
+struct elf_section {
+    const char *name;
+    uint32_t type;
+    const char *data;
+};
+
+static void put(unsigned char *b, size_t at, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        b[at + (size_t)i] = (unsigned char)(v >> (8 * i));
+}
+
+static size_t make_elf(unsigned char *b, size_t cap, const struct elf_section *sec, int n)
+{
+    memset(b, 0, cap);
+    memcpy(b, "\x7f" "ELF\x02\x01\x01", 7);
+    size_t at = 64, name_at[8], data_at[8];
+    char names[256] = "";
+    size_t names_len = 1; /* index 0: the empty name */
+    for (int i = 0; i < n; i++) {
+        name_at[i] = names_len;
+        memcpy(names + names_len, sec[i].name, strlen(sec[i].name) + 1);
+        names_len += strlen(sec[i].name) + 1;
+        data_at[i] = at;
+        memcpy(b + at, sec[i].data, strlen(sec[i].data));
+        at += strlen(sec[i].data);
+    }
+    size_t strtab_at = at, strtab_name = names_len;
+    memcpy(names + names_len, ".shstrtab", 10);
+    names_len += 10;
+    memcpy(b + at, names, names_len);
+    at += names_len;
+    at = (at + 7) & ~(size_t)7;
+    put(b, 0x28, at, 8);     /* e_shoff */
+    put(b, 0x3a, 64, 2);     /* e_shentsize */
+    put(b, 0x3c, n + 2, 2);  /* e_shnum: the null section, the sections, the string table */
+    put(b, 0x3e, n + 1, 2);  /* e_shstrndx */
+    size_t sh = at + 64;     /* section 0 stays all zeros */
+    for (int i = 0; i < n; i++, sh += 64) {
+        put(b, sh, name_at[i], 4);
+        put(b, sh + 4, sec[i].type, 4);
+        put(b, sh + 24, data_at[i], 8);
+        put(b, sh + 32, strlen(sec[i].data), 8);
+    }
+    put(b, sh, strtab_name, 4);
+    put(b, sh + 4, 3, 4); /* SHT_STRTAB */
+    put(b, sh + 24, strtab_at, 8);
+    put(b, sh + 32, names_len, 8);
+    assert_true(sh + 64 <= cap);
+    return sh + 64;
+}
+
+/* The code hash ignores what a compiler notes about itself, and nothing else. */
+static void test_code_hash(void **state)
+{
+    (void)state;
+    enum { NOTE = 7, PROGBITS = 1, NOBITS = 8 };
+    unsigned char a[2048], b[2048];
+    struct elf_section base[] = {{".text.k", PROGBITS, "SASS-1"}, {".note.nv.tkinfo", NOTE, "-O3 --maxrregcount=32"},
+                                 {".nv.info.k", PROGBITS, "REGCOUNT 80"}, {".nv.shared.k", NOBITS, "xxxx"}};
+    size_t na = make_elf(a, sizeof(a), base, 4);
+    uint64_t h = temper_code_hash(a, na);
+    assert_true(h == temper_code_hash(a, na));
+    assert_true(h != temper_hash64(a, na, 0)); /* parsed as ELF, not hashed whole */
+
+    struct {
+        const char *why;          /* what differs */
+        int section;              /* which section of base changes */
+        struct elf_section now;   /* into what */
+        int same;                 /* 1 if the code hash must not change */
+    } cases[] = {
+        {"only the compiler's note", 1, {".note.nv.tkinfo", NOTE, "-O3 --maxrregcount=64"}, 1},
+        {"the code", 0, {".text.k", PROGBITS, "SASS-2"}, 0},
+        {"the kernel's attributes", 2, {".nv.info.k", PROGBITS, "REGCOUNT 96"}, 0},
+        {"a section's name", 0, {".text.j", PROGBITS, "SASS-1"}, 0},
+        {"a section's type", 2, {".nv.info.k", 11, "REGCOUNT 80"}, 0},
+        {"the size of a section without contents", 3, {".nv.shared.k", NOBITS, "xxxxxxxx"}, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct elf_section s[4];
+        memcpy(s, base, sizeof(s));
+        s[cases[i].section] = cases[i].now;
+        size_t nb = make_elf(b, sizeof(b), s, 4);
+        if ((temper_code_hash(b, nb) == h) != cases[i].same)
+            fail_msg("code hash with %s changed: %s", cases[i].why, cases[i].same ? "differs" : "is the same");
+    }
+
+    /* Not ELF, or not an ELF the parser trusts: hashed whole, never read out of bounds. */
+    assert_true(temper_code_hash("plain bytes", 11) == temper_hash64("plain bytes", 11, 0));
+    memcpy(b, a, na);
+    put(b, 0x28, 1u << 30, 8); /* section headers past the end */
+    assert_true(temper_code_hash(b, na) == temper_hash64(b, na, 0));
+    memcpy(b, a, na);
+    put(b, 0x3c, 0xffff, 2); /* more sections than fit */
+    assert_true(temper_code_hash(b, na) == temper_hash64(b, na, 0));
+    memcpy(b, a, na);
+    put(b, 0x3a, 40, 2); /* a 32-bit section header size */
+    assert_true(temper_code_hash(b, na) == temper_hash64(b, na, 0));
+    assert_true(temper_code_hash(a, 63) == temper_hash64(a, 63, 0)); /* shorter than a header */
+    /* a section whose contents lie past the end is hashed by its size, not read */
+    memcpy(b, a, na);
+    size_t text_header = (size_t)(b[0x28] | b[0x29] << 8) + 64;
+    put(b, text_header + 24, 1u << 30, 8);
+    assert_true(temper_code_hash(b, na) != h);
+}
+
 static void test_clock(void **state)
 {
     (void)state;
@@ -549,6 +657,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_proc_output_limit_and_missing_program),
         cmocka_unit_test(test_rng),
         cmocka_unit_test(test_hash),
+        cmocka_unit_test(test_code_hash),
         cmocka_unit_test(test_clock),
         cmocka_unit_test(test_errors),
     };
