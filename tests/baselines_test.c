@@ -1,7 +1,9 @@
 /* baselines_test.c: every task's baseline for a backend, checked against its C reference on every
- * check shape (and at the bench shapes against itself), like ggml's test-backend-ops.
+ * check shape (and at the bench shapes against itself), like ggml's test-backend-ops; then every
+ * other candidate the task ships for that backend (the tunable ones), at its default knobs.
  *
  * usage: baselines_test BACKEND TASKS_DIR   (exit 77: no such device here, skipped) */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +16,32 @@ struct walk {
     const char *backend;     /* "cuda" or "opencl" */
     const char *tasks;       /* the tasks folder */
     int count;               /* baselines checked */
-    int failures;            /* baselines that did not pass */
+    int shipped;             /* other candidates checked */
+    int failures;            /* baselines and candidates that did not pass */
 };
+
+/* Checks one file; returns 1 if it is correct. */
+static int check_file(struct walk *k, const char *task, const char *path)
+{
+    char msg[4096];
+    struct temper_eval_request req = {.path = path, .tasks_dir = k->tasks, .seed = 1, .no_timing = 1};
+    json_t *r = NULL;
+    double t0 = temper_now_s();
+    int err = temper_eval(k->w, &req, NULL, &r, msg, sizeof(msg));
+    const char *verdict = err ? "error" : json_string_value(json_object_get(r, "verdict"));
+    int ok = !strcmp(verdict, "correct");
+    const char *base = strrchr(path, '/');
+    printf("%s %-16s %-10s %-8s %s  %.2fs  %s\n", ok ? "ok  " : "FAIL", task, base ? base + 1 : path, k->backend,
+           verdict, temper_now_s() - t0, err ? msg : json_string_value(json_object_get(r, "message")));
+    json_decref(r);
+    k->failures += !ok;
+    return ok;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
 
 static int check_task(void *user, const char *dir)
 {
@@ -33,17 +59,25 @@ static int check_task(void *user, const char *dir)
         k->failures++;
         return 0;
     }
-    struct temper_eval_request req = {.path = baseline, .tasks_dir = k->tasks, .seed = 1, .no_timing = 1};
-    json_t *r = NULL;
-    double t0 = temper_now_s();
-    int err = temper_eval(k->w, &req, NULL, &r, msg, sizeof(msg));
-    const char *verdict = err ? "error" : json_string_value(json_object_get(r, "verdict"));
-    int ok = !strcmp(verdict, "correct");
-    printf("%s %-16s %-8s %s  %.2fs  %s\n", ok ? "ok  " : "FAIL", t.name, k->backend, verdict, temper_now_s() - t0,
-           err ? msg : json_string_value(json_object_get(r, "message")));
-    k->failures += !ok;
+    check_file(k, t.name, baseline);
     k->count++;
-    json_decref(r);
+    /* the task's other candidates for this backend, in name order */
+    const char *ext = !strcmp(k->backend, "cuda") ? ".cu" : ".cl";
+    const char *slash = strrchr(baseline, '/');
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, NULL, by_name);
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        size_t len = strlen(name);
+        if (len > 3 && !strcmp(name + len - 3, ext) && strcmp(name, slash ? slash + 1 : baseline)) {
+            char path[4096];
+            snprintf(path, sizeof(path), "%s/%s", dir, name);
+            check_file(k, t.name, path);
+            k->shipped++;
+        }
+        free(names[i]);
+    }
+    free(names);
     return 0;
 }
 
@@ -57,7 +91,7 @@ int main(int argc, char **argv)
     if (!mkdtemp(home))
         return 2;
     setenv("TEMPER_HOME", home, 1);
-    struct walk k = {NULL, argv[1], argv[2], 0, 0};
+    struct walk k = {NULL, argv[1], argv[2], 0, 0, 0};
     char msg[4096];
     if (temper_worker_start(argv[1], NULL, &k.w, msg, sizeof(msg)))
         return 2;
@@ -70,6 +104,6 @@ int main(int argc, char **argv)
     json_decref(info);
     temper_task_each(argv[2], check_task, &k);
     temper_worker_stop(k.w);
-    printf("%d baselines, %d failures\n", k.count, k.failures);
+    printf("%d baselines and %d other candidates, %d failures\n", k.count, k.shipped, k.failures);
     return k.failures || !k.count ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 // @temper task softmax
 // @temper param BLOCK 64 128 256
 // @temper require BLOCK <= 256
+// @temper require 1024 % BLOCK == 0
 // @temper launch softmax_online grid(R) block(BLOCK) args(y, x, R, C)
 
 /* Merges (m2, s2) into (m, s); an empty pair has m = -inf, s = 0. */
