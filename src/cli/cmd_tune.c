@@ -67,7 +67,8 @@ static void print_summary(json_t *s)
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
     }
-    printf("search     %lld evaluations (%lld from the store", (long long)json_integer_value(json_object_get(s, "evaluations")),
+    printf("search     %lld evaluations (%lld from the store",
+           (long long)json_integer_value(json_object_get(s, "evaluations")),
            (long long)json_integer_value(json_object_get(s, "from_store")));
     if (json_integer_value(json_object_get(s, "same_code")))
         printf(", %lld with the code of an earlier one, not run again",

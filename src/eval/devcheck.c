@@ -117,7 +117,8 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
     struct temper_buf log;
     temper_buf_init(&log, 64u << 10);
     int hit;
-    int err = worker_build_module(ws, src, strlen(src), cuda ? "" : "-cl-std=CL1.2", &log, &dc->mod, &hit, NULL, msg, n);
+    int err =
+        worker_build_module(ws, src, strlen(src), cuda ? "" : "-cl-std=CL1.2", &log, &dc->mod, &hit, NULL, msg, n);
     temper_buf_free(&log);
     if (!err)
         err = d->ops->kernel(d->ctx, dc->mod, "temper_cmp", &dc->cmp, msg, n);
