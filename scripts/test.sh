@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 jobs=$(nproc)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
-skips() { grep -h '^SKIP' "$1/Testing/Temporary/LastTest.log" 2>/dev/null | sort -u || true; }
+# Each skipped test with the reason it printed.
+skips() {
+    awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3 } /^SKIP/ { print "SKIP " name ": " substr($0, 7) }' \
+        "$1/Testing/Temporary/LastTest.log" 2>/dev/null || true
+}
 (cd build && ctest --output-on-failure --timeout 1200)
 skips build
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DTEMPER_SANITIZE=ON >/dev/null

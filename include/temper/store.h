@@ -32,7 +32,9 @@ int temper_store_record_run(struct temper_store *store, json_t *result, const ch
                             int64_t *id, char *msg, size_t msg_size);
 
 /* The latest result (caller decrefs) of this source, with these exact compiler options, on this
- * device, or NULL: what makes a configuration evaluated before never run again. */
+ * device, or NULL: what makes a configuration evaluated before never run again. A correct result
+ * counts only if it was timed (not from --no-timing or a check-only run); any other verdict
+ * counts as it is. */
 json_t *temper_store_lookup(struct temper_store *store, const char *source_hash, const char *device,
                             const char *options);
 

@@ -33,13 +33,16 @@ static void help(FILE *out)
             "  --out FILE            write the best kernel with its knobs fixed, a plain candidate\n"
             "  --seed N              the strategy's seed (default 1)\n"
             "  --resume              continue this candidate's last unfinished tune on the device\n"
+            "  --compiler-knobs      search the compiler's controls with the knobs (the default)\n"
             "  --no-compiler-knobs   search the candidate's knobs only\n"
             "  --retime K            re-time the K best in full (default 3)\n"
             "  --screen-budget S     timing budget of a screening evaluation (default 0.3 s)\n"
             "  --full-budget S       timing budget of a re-timing (default 2 s)\n"
             "  --batch N             configurations per batch (default: one per core)\n"
             "  --tasks DIR           where tasks are looked up\n"
-            "  --json                print the summary as one JSON object\n");
+            "  --json                print the summary as one JSON object\n\n"
+            "exit status: 0 a best configuration found, 1 none passed every check, 2 bad usage or input,\n"
+            "3 no usable device\n");
 }
 
 static void print_summary(json_t *s)
@@ -67,8 +70,8 @@ static void print_summary(json_t *s)
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
     }
-    printf("search     %lld evaluations (%lld from the store",
-           (long long)json_integer_value(json_object_get(s, "evaluations")),
+    long long evaluations = (long long)json_integer_value(json_object_get(s, "evaluations"));
+    printf("search     %lld evaluation%s (%lld from the store", evaluations, evaluations == 1 ? "" : "s",
            (long long)json_integer_value(json_object_get(s, "from_store")));
     if (json_integer_value(json_object_get(s, "same_code")))
         printf(", %lld with the code of an earlier one, not run again",
@@ -236,7 +239,9 @@ int cmd_best(int argc, char **argv)
             fprintf(f, "usage: temper best TASK [--device D] [--out FILE] [--json]\n\n"
                        "Prints the fastest correct kernel known for a task on a device (cuda:0, opencl:0; default:\n"
                        "any), from the store, with its knobs, time and speedups; --out writes its source with the\n"
-                       "knobs fixed.\n");
+                       "knobs fixed.\n\n"
+                       "exit status: 0 found, 1 no correct timed kernel for the task in the store, 2 bad usage or\n"
+                       "an unknown task\n");
             return c == 'h' ? CLI_OK : CLI_USAGE;
         }
     }

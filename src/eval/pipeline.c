@@ -1393,7 +1393,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
                   json_number_value(json_object_get(first, "roofline_floor_ms")));
     if (f.verdict == TEMPER_VERDICT_CORRECT && !profile_run)
         snprintf(f.message, sizeof(f.message), "passed %d check shapes x 2 seeds and %d bench shape%s%s",
-                 task->ncheck, nbench, nbench == 1 ? "" : "s", timing && nbench ? ", timed" : "");
+                 task->ncheck, nbench, nbench == 1 ? "" : "s",
+                 !nbench ? "" : timing ? ", timed" : " (compared with the baseline, not timed)");
     if (f.verdict == TEMPER_VERDICT_RUNTIME_ERROR)
         *fatal = 1;
     json_object_set_new(result, "verdict", json_string(temper_verdict_name(f.verdict)));

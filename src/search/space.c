@@ -7,7 +7,7 @@
 
 #include "temper/search.h"
 
-/* Compiler controls searched with --compiler-knobs: value "none" adds no option. */
+/* Compiler controls searched with --compiler-knobs: value "none" (or "off") adds no option. */
 static const struct {
     enum temper_lang lang;   /* which compiler */
     const char *name;        /* dimension name */
@@ -15,12 +15,12 @@ static const struct {
     const char *values[6];   /* values, NULL-terminated */
 } compiler_controls[] = {
     {TEMPER_LANG_CUDA, "regcap", "--maxrregcount=%s", {"none", "32", "64", "128", NULL}},
-    {TEMPER_LANG_CUDA, "fastmath", "--use_fast_math", {"none", "on", NULL}},
+    {TEMPER_LANG_CUDA, "fastmath", "--use_fast_math", {"off", "on", NULL}},
     /* ptxas's default cache operators: plain loads cached in L2 only (cg), plain stores marked
      * evict-first (cs); loads through the read-only path (__ldg) keep theirs. */
     {TEMPER_LANG_CUDA, "cache", "-Xptxas -%s", {"none", "dlcm=cg", "dscm=cs", NULL}},
-    {TEMPER_LANG_OPENCL, "fastmath", "-cl-fast-relaxed-math", {"none", "on", NULL}},
-    {TEMPER_LANG_OPENCL, "mad", "-cl-mad-enable", {"none", "on", NULL}},
+    {TEMPER_LANG_OPENCL, "fastmath", "-cl-fast-relaxed-math", {"off", "on", NULL}},
+    {TEMPER_LANG_OPENCL, "mad", "-cl-mad-enable", {"off", "on", NULL}},
 };
 
 static int all_integers_increasing(const struct temper_dim *d)
@@ -160,7 +160,7 @@ void temper_space_render(const struct temper_space *s, const struct temper_confi
             snprintf(storage[n], 128, "%s=%s", dim->name, value);
             sets[n] = storage[n];
             n++;
-        } else if (strcmp(value, "none")) {
+        } else if (strcmp(value, "none") && strcmp(value, "off")) {
             char opt[128];
             snprintf(opt, sizeof(opt), dim->flag_format, value);
             used += (size_t)snprintf(flags + used, used < flags_size ? flags_size - used : 0, "%s%s",

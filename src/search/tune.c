@@ -61,8 +61,9 @@ static void progress(struct tune *t, const char *task)
     char same[64] = "";
     if (t->same_code)
         snprintf(same, sizeof(same), ", %d with an earlier one's code", t->same_code);
-    temper_progress("tune %s: %d evaluations (%d from the store%s), best %.4g ms (%.0f%% of the roofline);%s", task,
-                    t->evaluations, t->reused, same, isinf(t->best) ? 0.0 : t->best, 100 * t->best_share,
+    temper_progress("tune %s: %d evaluation%s (%d from the store%s), best %.4g ms (%.0f%% of the roofline);%s", task,
+                    t->evaluations, t->evaluations == 1 ? "" : "s", t->reused, same, isinf(t->best) ? 0.0 : t->best,
+                    100 * t->best_share,
                     failures[0] ? failures : " no failures");
 }
 
@@ -73,7 +74,7 @@ static void take(struct tune *t, const struct temper_config *c, json_t *result, 
     t->ops->observe(t->strategy, c, score);
     t->evaluations++;
     t->reused += reused;
-    t->same_code += json_object_get(result, "same_code_as") != NULL;
+    t->same_code += !reused && json_object_get(result, "same_code_as"); /* disjoint from the store's */
     const char *v = json_string_value(json_object_get(result, "verdict"));
     json_object_set_new(t->by_verdict, v ? v : "?",
                         json_integer(json_integer_value(json_object_get(t->by_verdict, v ? v : "?")) + 1));

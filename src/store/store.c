@@ -269,7 +269,7 @@ json_t *temper_store_lookup(struct temper_store *s, const char *source_hash, con
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT result FROM evaluations WHERE candidate = ? AND device = ? AND options = ? "
-                           "ORDER BY id DESC LIMIT 1",
+                           "AND (verdict != 'correct' OR median_ms > 0) ORDER BY id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return NULL;
     sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);

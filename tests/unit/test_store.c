@@ -259,6 +259,54 @@ static void test_record_and_count(void **state)
     temper_store_close(s);
 }
 
+/* A tune takes a configuration from the store only if the stored result can rank it: a correct
+ * result must have been timed; a failure counts as it is. */
+static void test_lookup_needs_a_timing(void **state)
+{
+    (void)state;
+    char msg[512] = "";
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(NULL, &s, msg, sizeof(msg)), 0);
+    static const struct {
+        const char *what;    /* the case */
+        const char *verdict; /* the stored result's verdict */
+        int timed;           /* 1: it has a median time */
+        int found;           /* 1: lookup returns it */
+    } cases[] = {
+        {"a timed correct result", "correct", 1, 1},
+        {"an untimed correct result (--no-timing)", "correct", 0, 0},
+        {"an untimed incorrect result", "incorrect", 0, 1},
+        {"an untimed compile error", "compile_error", 0, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char hash[17];
+        snprintf(hash, sizeof(hash), "%016zx", i + 0xa0);
+        json_t *r = make_result(hash, cases[i].verdict, "k.cl", 1.5);
+        if (!cases[i].timed)
+            json_object_set_new(r, "timings", json_array());
+        assert_int_equal(temper_store_record(s, r, hash, NULL, msg, sizeof(msg)), 0);
+        json_decref(r);
+        json_t *got = temper_store_lookup(s, hash, "opencl:0", "-DBLOCK=256 -DVEC=4");
+        if (!got != !cases[i].found)
+            fail_msg("lookup of %s: %s", cases[i].what, got ? "found" : "not found");
+        json_decref(got);
+    }
+    /* An untimed correct result recorded after a timed one does not hide it. */
+    json_t *timed = make_result("00000000000000ff", "correct", "k.cl", 2.5);
+    json_t *untimed = make_result("00000000000000ff", "correct", "k.cl", 0);
+    json_object_set_new(untimed, "timings", json_array());
+    assert_int_equal(temper_store_record(s, timed, "ff", NULL, msg, sizeof(msg)), 0);
+    assert_int_equal(temper_store_record(s, untimed, "ff", NULL, msg, sizeof(msg)), 0);
+    json_t *got = temper_store_lookup(s, "00000000000000ff", "opencl:0", "-DBLOCK=256 -DVEC=4");
+    assert_non_null(got);
+    assert_true(json_number_value(json_object_get(json_array_get(json_object_get(got, "timings"), 0), "median_ms")) ==
+                2.5);
+    json_decref(got);
+    json_decref(timed);
+    json_decref(untimed);
+    temper_store_close(s);
+}
+
 static void test_calibration(void **state)
 {
     struct fixture *f = *state;
@@ -411,6 +459,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_open_creates_wal_store, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_record_and_count, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_needs_a_timing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_calibration, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refused_results_store_nothing, store_setup, store_teardown),
     };
