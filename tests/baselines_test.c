@@ -3,12 +3,13 @@
  * other candidate the task ships for that backend (the tunable ones), at its default knobs.
  *
  * usage: baselines_test BACKEND TASKS_DIR   (exit 77: no such device here, skipped) */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "temper/eval.h"
+
+#include "candidate_files.h"
 
 /* What the walk over tasks needs. */
 struct walk {
@@ -38,11 +39,6 @@ static int check_file(struct walk *k, const char *task, const char *path)
     return ok;
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
 static int check_task(void *user, const char *dir)
 {
     struct walk *k = user;
@@ -62,16 +58,13 @@ static int check_task(void *user, const char *dir)
     check_file(k, t.name, baseline);
     k->count++;
     /* the task's other candidates for this backend, in name order */
-    const char *ext = !strcmp(k->backend, "cuda") ? ".cu" : ".cl";
     const char *slash = strrchr(baseline, '/');
-    struct dirent **names = NULL;
-    int n = scandir(dir, &names, NULL, by_name);
+    char **names;
+    int n = candidate_files(dir, k->backend, &names);
     for (int i = 0; i < n; i++) {
-        const char *name = names[i]->d_name;
-        size_t len = strlen(name);
-        if (len > 3 && !strcmp(name + len - 3, ext) && strcmp(name, slash ? slash + 1 : baseline)) {
+        if (strcmp(names[i], slash ? slash + 1 : baseline)) {
             char path[4096];
-            snprintf(path, sizeof(path), "%s/%s", dir, name);
+            snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
             check_file(k, t.name, path);
             k->shipped++;
         }

@@ -5,7 +5,6 @@
  * is recorded in a fresh store, and the store must hold exactly one evaluation per case.
  *
  * usage: cases_test BACKEND CASES_DIR TASKS_DIR   (exit 77: no such device here, skipped) */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +13,10 @@
 #include "temper/eval.h"
 #include "temper/store.h"
 
+#include "candidate_files.h"
+
 #define SKIP 77
 
-static int name_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Reads the @expect lines of a case. */
 static int expectation(const char *source, char *verdict, size_t vsize, char *phrase, size_t psize)
@@ -56,22 +53,12 @@ int main(int argc, char **argv)
         return 2;
     setenv("TEMPER_HOME", home, 1);
 
-    DIR *d = opendir(dir);
-    if (!d) {
+    char **names;
+    int n = candidate_files(dir, backend, &names);
+    if (n < 0) {
         fprintf(stderr, "cannot open %s\n", dir);
         return 2;
     }
-    char *names[256];
-    int n = 0;
-    struct dirent *e;
-    const char *ext = !strcmp(backend, "cuda") ? ".cu" : ".cl";
-    while ((e = readdir(d)) && n < 256) {
-        size_t len = strlen(e->d_name);
-        if (len > 3 && !strcmp(e->d_name + len - 3, ext))
-            names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    qsort(names, (size_t)n, sizeof(char *), name_cmp);
 
     struct temper_limits limits;
     temper_limits_default(&limits);
@@ -167,6 +154,7 @@ int main(int argc, char **argv)
     json_decref(calib);
     for (int i = 0; i < n; i++)
         free(names[i]);
+    free(names);
     printf("%d cases, %d failures\n", n, failures);
     return failures ? 1 : 0;
 }
