@@ -22,6 +22,7 @@ int cmd_show(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_best(int argc, char **argv);
+int cmd_schema(int argc, char **argv);
 
 /* What a command that runs kernels holds. */
 struct cli_session {

@@ -63,10 +63,10 @@ static void print_summary(json_t *s)
                (long long)json_integer_value(json_object_get(t, "samples")),
                json_number_value(json_object_get(t, "baseline_median_ms")),
                json_number_value(json_object_get(t, "speedup")));
-        if (json_object_get(t, "expert_median_ms"))
+        if (json_is_number(json_object_get(t, "expert_median_ms")))
             printf("; expert %.4g ms: %.2fx", json_number_value(json_object_get(t, "expert_median_ms")),
                    json_number_value(json_object_get(t, "speedup_vs_expert")));
-        if (json_object_get(t, "roofline_share"))
+        if (json_is_number(json_object_get(t, "roofline_share")))
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
     }
@@ -309,7 +309,7 @@ int cmd_best(int argc, char **argv)
         printf("time       %.4g ms at %s; baseline %.4g ms: %.2fx", json_number_value(json_object_get(t, "median_ms")),
                json_string_value(json_object_get(t, "shape")), json_number_value(json_object_get(t, "baseline_median_ms")),
                json_number_value(json_object_get(t, "speedup")));
-        if (json_object_get(t, "roofline_share"))
+        if (json_is_number(json_object_get(t, "roofline_share")))
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
         if (out)

@@ -12,6 +12,7 @@
 #include "temper/device.h"
 
 #include "temper/eval.h"
+#include "temper/result.h"
 
 static json_t *simple_result(enum temper_verdict v, const char *message)
 {
@@ -311,14 +312,29 @@ static void compile_fill(struct job *js, int n, int from, int jobs, const struct
 
 /* ---- the batch ---- */
 
-static json_t *job_finish(struct job *j, json_t *result)
+/* Completes a result with what the parent knows and writes it in the one form (result.h); NULL,
+ * with msg saying why, if a key is not a field of the record. Takes result's reference. */
+static json_t *job_finish(struct job *j, json_t *result, char *msg, size_t msg_size)
 {
     if (!json_object_get(result, "task"))
         json_object_set_new(result, "task", json_string(j->have_cand ? j->cand.task : ""));
     json_object_set_new(result, "candidate", json_string(j->req->path));
     json_object_set_new(result, "source_hash", json_string(j->hex));
     json_object_set_new(result, "elapsed_ms", json_real((temper_now_s() - j->start_s) * 1e3));
-    return result;
+    json_t *one = temper_result_normalize(result, msg, msg_size);
+    json_decref(result);
+    return one;
+}
+
+/* Hands a finished result to the callback, or the error that kept it from the one form. */
+static void job_deliver(struct job *j, int index, json_t *result, temper_eval_cb cb, void *user)
+{
+    char msg[1024];
+    json_t *one = job_finish(j, result, msg, sizeof(msg));
+    if (one)
+        cb(user, index, one, 0, NULL);
+    else
+        cb(user, index, NULL, TEMPER_EPARSE, msg);
 }
 
 int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request *reqs, int n, json_t *calibration,
@@ -373,7 +389,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
             continue;
         }
         if (j->early) {
-            cb(user, i, job_finish(j, j->early), 0, NULL);
+            job_deliver(j, i, j->early, cb, user);
             j->early = NULL;
             continue;
         }
@@ -406,7 +422,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
         json_object_set(result, "device_info", info);
         json_object_set_new(result, "secret_seed", json_integer((json_int_t)secret));
         json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
-        cb(user, i, job_finish(j, result), 0, NULL);
+        job_deliver(j, i, result, cb, user);
     }
     for (int i = 0; i < n; i++) {
         if (js[i].compile_pid) {
@@ -464,7 +480,7 @@ void temper_eval_print(FILE *out, json_t *r)
     if (task && *task)
         fprintf(out, "task       %s\n", task);
     json_t *dev = json_object_get(r, "device_info");
-    if (dev)
+    if (json_is_object(dev))
         fprintf(out, "device     %s  %s (%s)\n", json_string_value(json_object_get(dev, "id")),
                 json_string_value(json_object_get(dev, "name")), json_string_value(json_object_get(dev, "class")));
     json_t *knobs = json_object_get(r, "knobs");
@@ -486,7 +502,7 @@ void temper_eval_print(FILE *out, json_t *r)
         json_array_foreach(checks, i, c)
         {
             json_t *passed = json_object_get(c, "passed");
-            const char *res = !passed ? "error" : json_is_true(passed) ? "pass" : "FAIL";
+            const char *res = !json_is_boolean(passed) ? "error" : json_is_true(passed) ? "pass" : "FAIL";
             fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld%s\n", json_string_value(json_object_get(c, "shape")),
                     json_string_value(json_object_get(c, "seed")), res, num(c, "max_abs_err"), num(c, "max_rel_err"),
                     (long long)json_integer_value(json_object_get(c, "mismatches")),
@@ -501,7 +517,7 @@ void temper_eval_print(FILE *out, json_t *r)
         {
             json_t *passed = json_object_get(c, "passed");
             fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld\n", json_string_value(json_object_get(c, "shape")),
-                    "bench", !passed ? "error" : json_is_true(passed) ? "pass" : "FAIL", num(c, "max_abs_err"),
+                    "bench", !json_is_boolean(passed) ? "error" : json_is_true(passed) ? "pass" : "FAIL", num(c, "max_abs_err"),
                     num(c, "max_rel_err"), (long long)json_integer_value(json_object_get(c, "mismatches")));
         }
     }
@@ -515,7 +531,7 @@ void temper_eval_print(FILE *out, json_t *r)
         {
             json_t *share = json_object_get(t, "roofline_share");
             char share_text[32];
-            if (share)
+            if (json_is_number(share))
                 snprintf(share_text, sizeof(share_text), "%.1f%%", json_number_value(share) * 100);
             else
                 snprintf(share_text, sizeof(share_text), "-");
@@ -525,7 +541,7 @@ void temper_eval_print(FILE *out, json_t *r)
                     share_text, num(t, "baseline_median_ms"), num(t, "speedup"),
                     json_is_true(json_object_get(t, "impossible")) ? "  IMPOSSIBLE" : "");
             json_t *ceil = json_object_get(t, "ceilings");
-            if (ceil && i == 0)
+            if (json_is_object(ceil) && i == 0)
                 fprintf(out, "%-24s measured ceilings: copy %.1f GB/s, FMA %.1f GFLOP/s; %s-bound\n", "",
                         num(ceil, "copy_gbs"), num(ceil, "fma_gflops"), json_string_value(json_object_get(t, "bound")));
         }
@@ -534,7 +550,7 @@ void temper_eval_print(FILE *out, json_t *r)
     if (verdict && !strcmp(verdict, "compile_error") && log && *log)
         fprintf(out, "\ncompiler log:\n%s\n", log);
     json_t *ph = json_object_get(r, "phases_ms");
-    if (ph)
+    if (json_is_object(ph))
         fprintf(out,
                 "\ntime       %.0f ms (build %.0f, inputs %.0f, reference %.0f, device runs %.0f, compare %.0f, "
                 "timing %.0f)\n",

@@ -177,9 +177,11 @@ int temper_store_record_run(struct temper_store *s, json_t *r, const char *sourc
     }
     sqlite3_finalize(st);
     json_t *empty_obj = json_object(), *empty_arr = json_array();
-    char *knobs = json_dumps(json_object_get(r, "knobs") ?: empty_obj, JSON_COMPACT);
-    char *checks = json_dumps(json_object_get(r, "checks") ?: empty_arr, JSON_COMPACT);
-    char *timings = json_dumps(json_object_get(r, "timings") ?: empty_arr, JSON_COMPACT);
+    /* A result in the one form has every key, null where it does not apply. */
+    json_t *rk = json_object_get(r, "knobs"), *rc = json_object_get(r, "checks"), *rt = json_object_get(r, "timings");
+    char *knobs = json_dumps(json_is_object(rk) ? rk : empty_obj, JSON_COMPACT);
+    char *checks = json_dumps(json_is_array(rc) ? rc : empty_arr, JSON_COMPACT);
+    char *timings = json_dumps(json_is_array(rt) ? rt : empty_arr, JSON_COMPACT);
     json_decref(empty_obj);
     json_decref(empty_arr);
     char *all = json_dumps(r, JSON_COMPACT);
@@ -201,7 +203,7 @@ int temper_store_record_run(struct temper_store *s, json_t *r, const char *sourc
         if (t0) {
             sqlite3_bind_double(st, 8, json_number_value(json_object_get(t0, "median_ms")));
             sqlite3_bind_double(st, 9, json_number_value(json_object_get(t0, "speedup")));
-            if (json_object_get(t0, "roofline_share"))
+            if (json_is_number(json_object_get(t0, "roofline_share")))
                 sqlite3_bind_double(st, 10, json_number_value(json_object_get(t0, "roofline_share")));
         }
         sqlite3_bind_text(st, 11, checks, -1, SQLITE_TRANSIENT);

@@ -1,0 +1,453 @@
+/* result.c: the reader, writer and documentation of the result record, all driven by one table per
+ * record that the X-macros of include/temper/result.h generate. The code below walks those tables
+ * generically: a field's kind says how its member is laid out and how its JSON looks. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/error.h"
+#include "temper/result.h"
+
+enum field_kind { KIND_STR, KIND_INT, KIND_REAL, KIND_BOOL, KIND_JSON, KIND_REC, KIND_LIST };
+
+struct record_desc;
+
+/* One field of a record, as the X-macro lists it. */
+struct field_desc {
+    const char *name;              /* the JSON key and the member's name */
+    enum field_kind kind;          /* how it is stored and written */
+    size_t offset;                 /* the member's offset in its struct */
+    const struct record_desc *sub; /* the record of a REC or LIST field, else NULL */
+    const char *doc;               /* one line for docs/result.md */
+};
+
+/* A record: its fields in order. */
+struct record_desc {
+    const char *name;                /* the record's name in the documentation */
+    size_t size;                     /* sizeof its struct */
+    const struct field_desc *fields; /* the fields */
+    size_t nfields;                  /* how many */
+};
+
+/* A generic view of any generated list (every list struct has this layout). */
+struct any_list {
+    size_t n; /* entries */
+    void *v;  /* the entries */
+};
+
+#define KIND_OF_STR KIND_STR
+#define KIND_OF_INT KIND_INT
+#define KIND_OF_REAL KIND_REAL
+#define KIND_OF_BOOL KIND_BOOL
+#define KIND_OF_JSON KIND_JSON
+#define KIND_OF_REC KIND_REC
+#define KIND_OF_LIST KIND_LIST
+#define SUB_REF(sub) SUB_REF_##sub
+#define SUB_REF_none NULL
+#define SUB_REF_mismatch &mismatch_desc
+#define SUB_REF_difference &difference_desc
+#define SUB_REF_check &check_desc
+#define SUB_REF_bench_check &bench_check_desc
+#define SUB_REF_timing &timing_desc
+#define SUB_REF_phases &phases_desc
+#define SUB_REF_device &device_desc
+
+static const struct record_desc mismatch_desc, difference_desc, check_desc, bench_check_desc, timing_desc,
+    phases_desc, device_desc, result_desc;
+
+#define DESC_FIELD(structname, kind, name, sub, doc)                                                          \
+    {#name, KIND_OF_##kind, offsetof(struct structname, name), SUB_REF(sub), doc},
+#define DEFINE_DESC(var, structname, title, FIELDS)                                                           \
+    static const struct field_desc var##_fields[] = {FIELDS(DESC_##structname)};                            \
+    static const struct record_desc var = {title, sizeof(struct structname), var##_fields,                   \
+                                           sizeof(var##_fields) / sizeof(var##_fields[0])};
+
+#define DESC_temper_result_mismatch(k, n, s, d) DESC_FIELD(temper_result_mismatch, k, n, s, d)
+#define DESC_temper_result_difference(k, n, s, d) DESC_FIELD(temper_result_difference, k, n, s, d)
+#define DESC_temper_result_check(k, n, s, d) DESC_FIELD(temper_result_check, k, n, s, d)
+#define DESC_temper_result_bench_check(k, n, s, d) DESC_FIELD(temper_result_bench_check, k, n, s, d)
+#define DESC_temper_result_timing(k, n, s, d) DESC_FIELD(temper_result_timing, k, n, s, d)
+#define DESC_temper_result_phases(k, n, s, d) DESC_FIELD(temper_result_phases, k, n, s, d)
+#define DESC_temper_result_device(k, n, s, d) DESC_FIELD(temper_result_device, k, n, s, d)
+#define DESC_temper_result(k, n, s, d) DESC_FIELD(temper_result, k, n, s, d)
+
+DEFINE_DESC(mismatch_desc, temper_result_mismatch, "mismatch", TEMPER_RESULT_MISMATCH_FIELDS)
+DEFINE_DESC(difference_desc, temper_result_difference, "difference", TEMPER_RESULT_DIFFERENCE_FIELDS)
+DEFINE_DESC(check_desc, temper_result_check, "check", TEMPER_RESULT_CHECK_FIELDS)
+DEFINE_DESC(bench_check_desc, temper_result_bench_check, "bench_check", TEMPER_RESULT_BENCH_CHECK_FIELDS)
+DEFINE_DESC(timing_desc, temper_result_timing, "timing", TEMPER_RESULT_TIMING_FIELDS)
+DEFINE_DESC(phases_desc, temper_result_phases, "phases", TEMPER_RESULT_PHASES_FIELDS)
+DEFINE_DESC(device_desc, temper_result_device, "device", TEMPER_RESULT_DEVICE_FIELDS)
+DEFINE_DESC(result_desc, temper_result, "result", TEMPER_RESULT_FIELDS)
+
+/* ---- freeing ---- */
+
+static void record_free(const struct record_desc *d, void *rec);
+
+static void list_free(const struct record_desc *sub, struct any_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        record_free(sub, (char *)l->v + i * sub->size);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+}
+
+static void record_free(const struct record_desc *d, void *rec)
+{
+    for (size_t i = 0; i < d->nfields; i++) {
+        const struct field_desc *f = &d->fields[i];
+        void *p = (char *)rec + f->offset;
+        switch (f->kind) {
+        case KIND_STR:
+            free(*(char **)p);
+            break;
+        case KIND_JSON:
+            json_decref(*(json_t **)p);
+            break;
+        case KIND_REC:
+            if (*(void **)p) {
+                record_free(f->sub, *(void **)p);
+                free(*(void **)p);
+            }
+            break;
+        case KIND_LIST:
+            list_free(f->sub, p);
+            break;
+        default:
+            break;
+        }
+    }
+    memset(rec, 0, d->size);
+}
+
+void temper_result_free(struct temper_result *r)
+{
+    if (r)
+        record_free(&result_desc, r);
+}
+
+/* ---- reading ---- */
+
+/* Where a reader is, for messages: "timings[0].median_ms". */
+struct path {
+    char text[256]; /* the path so far */
+};
+
+/* out = at.name, or at.name[index] when index >= 0; a path too long for the buffer is cut. */
+static void path_join(struct path *out, const struct path *at, const char *name, long index)
+{
+    int w = index >= 0 ? snprintf(out->text, sizeof(out->text), "%s%s%s[%ld]", at->text, at->text[0] ? "." : "",
+                                  name, index)
+                       : snprintf(out->text, sizeof(out->text), "%s%s%s", at->text, at->text[0] ? "." : "", name);
+    if (w < 0)
+        out->text[0] = 0;
+}
+
+static int path_fail(char *msg, size_t n, const struct path *at, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int path_fail(char *msg, size_t n, const struct path *at, const char *key, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    return temper_fail(msg, n, TEMPER_EPARSE, "result %s%s%s: %s", at->text, at->text[0] ? "." : "", key, why);
+}
+
+static int record_read(const struct record_desc *d, json_t *obj, void *rec, const struct path *at, char *msg,
+                       size_t n);
+
+static int field_read(const struct field_desc *f, json_t *v, void *p, const struct path *at, char *msg, size_t n)
+{
+    if (json_is_null(v))
+        return 0;
+    struct path sub;
+    switch (f->kind) {
+    case KIND_STR:
+        if (!json_is_string(v))
+            return path_fail(msg, n, at, f->name, "a string was expected");
+        *(char **)p = strdup(json_string_value(v));
+        return *(char **)p ? 0 : TEMPER_ENOMEM;
+    case KIND_INT:
+        if (!json_is_integer(v))
+            return path_fail(msg, n, at, f->name, "an integer was expected");
+        ((struct temper_opt_i64 *)p)->set = 1;
+        ((struct temper_opt_i64 *)p)->v = json_integer_value(v);
+        return 0;
+    case KIND_REAL:
+        if (!json_is_number(v))
+            return path_fail(msg, n, at, f->name, "a number was expected");
+        ((struct temper_opt_f64 *)p)->set = 1;
+        ((struct temper_opt_f64 *)p)->v = json_number_value(v);
+        return 0;
+    case KIND_BOOL:
+        if (!json_is_boolean(v))
+            return path_fail(msg, n, at, f->name, "true or false was expected");
+        ((struct temper_opt_bool *)p)->set = 1;
+        ((struct temper_opt_bool *)p)->v = json_is_true(v);
+        return 0;
+    case KIND_JSON:
+        *(json_t **)p = json_incref(v);
+        return 0;
+    case KIND_REC: {
+        if (!json_is_object(v))
+            return path_fail(msg, n, at, f->name, "an object was expected");
+        void *rec = calloc(1, f->sub->size);
+        if (!rec)
+            return TEMPER_ENOMEM;
+        *(void **)p = rec;
+        path_join(&sub, at, f->name, -1);
+        return record_read(f->sub, v, rec, &sub, msg, n);
+    }
+    case KIND_LIST: {
+        if (!json_is_array(v))
+            return path_fail(msg, n, at, f->name, "an array was expected");
+        struct any_list *l = p;
+        size_t count = json_array_size(v);
+        if (!count)
+            return 0;
+        l->v = calloc(count, f->sub->size);
+        if (!l->v)
+            return TEMPER_ENOMEM;
+        l->n = count;
+        for (size_t i = 0; i < count; i++) {
+            json_t *e = json_array_get(v, i);
+            path_join(&sub, at, f->name, (long)i);
+            if (!json_is_object(e))
+                return temper_fail(msg, n, TEMPER_EPARSE, "result %s: an object was expected", sub.text);
+            int err = record_read(f->sub, e, (char *)l->v + i * f->sub->size, &sub, msg, n);
+            if (err)
+                return err;
+        }
+        return 0;
+    }
+    }
+    return 0;
+}
+
+static const struct field_desc *field_find(const struct record_desc *d, const char *key)
+{
+    for (size_t i = 0; i < d->nfields; i++)
+        if (!strcmp(d->fields[i].name, key))
+            return &d->fields[i];
+    return NULL;
+}
+
+static int record_read(const struct record_desc *d, json_t *obj, void *rec, const struct path *at, char *msg,
+                       size_t n)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) {
+        const struct field_desc *f = field_find(d, key);
+        if (!f)
+            return path_fail(msg, n, at, key, "not a field of the %s record (docs/result.md)", d->name);
+        int err = field_read(f, v, (char *)rec + f->offset, at, msg, n);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+int temper_result_from_json(json_t *obj, struct temper_result *r, char *msg, size_t msg_size)
+{
+    memset(r, 0, sizeof(*r));
+    struct path top = {""};
+    if (!json_is_object(obj))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "a result must be a JSON object");
+    int err = record_read(&result_desc, obj, r, &top, msg, msg_size);
+    if (err)
+        temper_result_free(r);
+    return err;
+}
+
+/* ---- writing ---- */
+
+static json_t *record_write(const struct record_desc *d, const void *rec);
+
+static json_t *field_write(const struct field_desc *f, const void *p)
+{
+    switch (f->kind) {
+    case KIND_STR:
+        return *(char *const *)p ? json_string(*(char *const *)p) : json_null();
+    case KIND_INT: {
+        const struct temper_opt_i64 *o = p;
+        return o->set ? json_integer((json_int_t)o->v) : json_null();
+    }
+    case KIND_REAL: {
+        const struct temper_opt_f64 *o = p;
+        return o->set ? json_real(o->v) : json_null();
+    }
+    case KIND_BOOL: {
+        const struct temper_opt_bool *o = p;
+        return o->set ? json_boolean(o->v) : json_null();
+    }
+    case KIND_JSON:
+        return *(json_t *const *)p ? json_incref(*(json_t *const *)p) : json_null();
+    case KIND_REC:
+        return *(void *const *)p ? record_write(f->sub, *(void *const *)p) : json_null();
+    case KIND_LIST: {
+        const struct any_list *l = p;
+        json_t *a = json_array();
+        for (size_t i = 0; i < l->n; i++)
+            json_array_append_new(a, record_write(f->sub, (const char *)l->v + i * f->sub->size));
+        return a;
+    }
+    }
+    return json_null();
+}
+
+static json_t *record_write(const struct record_desc *d, const void *rec)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < d->nfields; i++)
+        json_object_set_new(o, d->fields[i].name, field_write(&d->fields[i], (const char *)rec + d->fields[i].offset));
+    return o;
+}
+
+json_t *temper_result_to_json(const struct temper_result *r)
+{
+    return record_write(&result_desc, r);
+}
+
+json_t *temper_result_normalize(json_t *obj, char *msg, size_t msg_size)
+{
+    struct temper_result r;
+    if (temper_result_from_json(obj, &r, msg, msg_size))
+        return NULL;
+    r.schema_version.set = 1;
+    r.schema_version.v = TEMPER_RESULT_SCHEMA_VERSION;
+    json_t *out = temper_result_to_json(&r);
+    temper_result_free(&r);
+    return out;
+}
+
+/* ---- validating ---- */
+
+static int record_validate(const struct record_desc *d, json_t *obj, const struct path *at, char *msg, size_t n);
+
+static int field_validate(const struct field_desc *f, json_t *v, const struct path *at, char *msg, size_t n)
+{
+    if (json_is_null(v))
+        return f->kind == KIND_LIST ? path_fail(msg, n, at, f->name, "a list is empty, never null") : 0;
+    struct path sub;
+    path_join(&sub, at, f->name, -1);
+    switch (f->kind) {
+    case KIND_REC:
+        if (!json_is_object(v))
+            return path_fail(msg, n, at, f->name, "an object was expected");
+        return record_validate(f->sub, v, &sub, msg, n);
+    case KIND_LIST:
+        if (!json_is_array(v))
+            return path_fail(msg, n, at, f->name, "an array was expected");
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            path_join(&sub, at, f->name, (long)i);
+            if (!json_is_object(json_array_get(v, i)))
+                return temper_fail(msg, n, TEMPER_EPARSE, "result %s: an object was expected", sub.text);
+            int err = record_validate(f->sub, json_array_get(v, i), &sub, msg, n);
+            if (err)
+                return err;
+        }
+        return 0;
+    default: {
+        /* The scalar kinds: reading checks their types. */
+        union {
+            char *s;
+            struct temper_opt_i64 i;
+            struct temper_opt_f64 r;
+            struct temper_opt_bool b;
+            json_t *j;
+        } tmp;
+        memset(&tmp, 0, sizeof(tmp));
+        int err = field_read(f, v, &tmp, at, msg, n);
+        if (f->kind == KIND_STR)
+            free(tmp.s);
+        if (f->kind == KIND_JSON)
+            json_decref(tmp.j);
+        return err;
+    }
+    }
+}
+
+static int record_validate(const struct record_desc *d, json_t *obj, const struct path *at, char *msg, size_t n)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v) if (!field_find(d, key)) return path_fail(
+        msg, n, at, key, "not a field of the %s record (docs/result.md)", d->name);
+    for (size_t i = 0; i < d->nfields; i++) {
+        json_t *fv = json_object_get(obj, d->fields[i].name);
+        if (!fv)
+            return path_fail(msg, n, at, d->fields[i].name, "missing (every field is present, null where it does "
+                                                           "not apply)");
+        int err = field_validate(&d->fields[i], fv, at, msg, n);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+int temper_result_validate(json_t *obj, char *msg, size_t msg_size)
+{
+    struct path top = {""};
+    if (!json_is_object(obj))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "a result must be a JSON object");
+    int err = record_validate(&result_desc, obj, &top, msg, msg_size);
+    if (err)
+        return err;
+    json_t *version = json_object_get(obj, "schema_version");
+    if (!json_is_integer(version) || json_integer_value(version) != TEMPER_RESULT_SCHEMA_VERSION)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "result schema_version: %d was expected",
+                           TEMPER_RESULT_SCHEMA_VERSION);
+    if (!json_is_string(json_object_get(obj, "verdict")) || !json_is_string(json_object_get(obj, "message")))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "result: verdict and message are never null");
+    return 0;
+}
+
+/* ---- documenting ---- */
+
+static const char *kind_doc(const struct field_desc *f, char *buf, size_t n)
+{
+    switch (f->kind) {
+    case KIND_STR:
+        return "string";
+    case KIND_INT:
+        return "integer";
+    case KIND_REAL:
+        return "number";
+    case KIND_BOOL:
+        return "boolean";
+    case KIND_JSON:
+        return "any JSON";
+    case KIND_REC:
+        snprintf(buf, n, "%s", f->sub->name);
+        return buf;
+    case KIND_LIST:
+        snprintf(buf, n, "list of %s", f->sub->name);
+        return buf;
+    }
+    return "";
+}
+
+static void record_markdown(FILE *out, const struct record_desc *d)
+{
+    char kind[64];
+    fprintf(out, "### %s\n\n| field | type | meaning |\n| --- | --- | --- |\n", d->name);
+    for (size_t i = 0; i < d->nfields; i++)
+        fprintf(out, "| `%s` | %s | %s |\n", d->fields[i].name, kind_doc(&d->fields[i], kind, sizeof(kind)),
+                d->fields[i].doc);
+    fputc('\n', out);
+}
+
+void temper_result_schema_markdown(FILE *out)
+{
+    static const struct record_desc *const records[] = {&result_desc,  &check_desc,    &mismatch_desc,
+                                                        &difference_desc, &bench_check_desc, &timing_desc,
+                                                        &phases_desc,  &device_desc};
+    for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
+        record_markdown(out, records[i]);
+}
