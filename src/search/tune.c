@@ -74,7 +74,7 @@ static void take(struct tune *t, const struct temper_config *c, json_t *result, 
     t->ops->observe(t->strategy, c, score);
     t->evaluations++;
     t->reused += reused;
-    t->same_code += !reused && json_object_get(result, "same_code_as"); /* disjoint from the store's */
+    t->same_code += !reused && json_is_string(json_object_get(result, "same_code_as")); /* disjoint from the store's */
     const char *v = json_string_value(json_object_get(result, "verdict"));
     json_object_set_new(t->by_verdict, v ? v : "?",
                         json_integer(json_integer_value(json_object_get(t->by_verdict, v ? v : "?")) + 1));
