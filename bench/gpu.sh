@@ -3,7 +3,7 @@
 #
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
 #   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
-#                          floor (bench/stream_floor.cu, built there with nvcc: how fast a plain
+#                          floor skips (bench/stream_floor.cu, built there with nvcc: how fast a plain
 #                          read of 117.5 and 470 MB can go under the timing protocol) (default: tests suite throughput fidelity deep); logs and JSON under
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
@@ -16,6 +16,14 @@ prepare)
     mkdir -p .gpu
     cp build-gpu/temper build-gpu/tests/cases_test build-gpu/tests/baselines_test build-gpu/tests/cuda_smoke \
         build-gpu/tests/cublas_smoke .gpu/
+    [ ! -f build-gpu/temper-worker ] || cp build-gpu/temper-worker .gpu/
+    # BASE_BUILD=DIR: the build of an earlier commit, timed against this one in the throughput
+    # stage of the same call (its temper, and its temper-worker where it has one).
+    if [ -n "${BASE_BUILD:-}" ]; then
+        mkdir -p .gpu/base
+        cp "$BASE_BUILD/temper" .gpu/base/
+        [ ! -f "$BASE_BUILD/temper-worker" ] || cp "$BASE_BUILD/temper-worker" .gpu/base/
+    fi
     grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
     ls -la .gpu
     exit 0
@@ -121,23 +129,53 @@ if has search; then
 fi
 
 if has throughput; then
-    note "== throughput: 200 distinct candidates"
-    mkdir -p "$work/cands"
-    for i in $(seq 1 200); do
-        { echo "// variant $i: the same kernel, a different source, so no build cache hit"; cat tasks/L1/softmax/block.cu; } \
-            >"$work/cands/softmax_$i.cu"
+    # Every binary (this build, and .gpu/base/temper when prepare was given BASE_BUILD) evaluates
+    # the same 200 distinct candidates, in the order new, base, base, new, so that drift over the
+    # call affects both alike; each round writes fresh sources, so no round hits the build cache.
+    binaries=$T
+    [ ! -x .gpu/base/temper ] || binaries="$T .gpu/base/temper .gpu/base/temper $T"
+    note "== throughput: 200 distinct candidates per round; rounds: $binaries"
+    round=0
+    for b in $binaries; do
+        round=$((round + 1))
+        rm -rf "$work/cands" && mkdir -p "$work/cands"
+        for i in $(seq 1 200); do
+            { echo "// round $round, variant $i: the same kernel, a different source, so no build cache hit"
+                cat tasks/L1/softmax/block.cu; } >"$work/cands/softmax_$i.cu"
+        done
+        start=$(date +%s.%N)
+        # THROUGHPUT_BUDGET: the timing budget per bench shape (session 6 measured with 0.5 s; eval's
+        # default is 2 s, whose longer warm-up adds 45 ms per softmax candidate: 356 against 446 / min)
+        timeout 200 "$b" eval "$work"/cands/*.cu --json --no-store --time-budget "${THROUGHPUT_BUDGET:-2}" \
+            >"$out/full_$round.jsonl" 2>"$out/full_$round.err"
+        full_s=$(python3 -c "import time; print(time.time() - $start)")
+        start=$(date +%s.%N)
+        timeout 100 "$b" eval "$work"/cands/*.cu --json --no-store --no-timing >"$out/check_$round.jsonl" \
+            2>"$out/check_$round.err"
+        check_s=$(python3 -c "import time; print(time.time() - $start)")
+        note "-- round $round: $b"
+        python3 bench/gpu_tables.py throughput "$out/full_$round.jsonl" "$full_s" "$out/check_$round.jsonl" \
+            "$check_s" | tee -a "$summary"
+        pack
     done
-    start=$(date +%s.%N)
-    # THROUGHPUT_BUDGET: the timing budget per bench shape (session 6 measured with 0.5 s; eval's
-    # default is 2 s, whose longer warm-up adds 45 ms per softmax candidate: 356 against 446 / min)
-    timeout 200 $T eval "$work"/cands/*.cu --json --no-store --time-budget "${THROUGHPUT_BUDGET:-2}" \
-        >"$out/full.jsonl" 2>"$out/full.err"
-    full_s=$(python3 -c "import time; print(time.time() - $start)")
-    start=$(date +%s.%N)
-    timeout 100 $T eval "$work"/cands/*.cu --json --no-store --no-timing >"$out/check.jsonl" 2>"$out/check.err"
-    check_s=$(python3 -c "import time; print(time.time() - $start)")
-    python3 bench/gpu_tables.py throughput "$out/full.jsonl" "$full_s" "$out/check.jsonl" "$check_s" | tee -a "$summary"
-    pack
+fi
+
+if has skips; then
+    # A kernel that skips its work on one launch in ten at the bench shape (SKIP_CASE) evaluated
+    # ten times by each binary: every timed launch's output is verified, so it must be incorrect
+    # every time; the base binary verified only the last timed launch.
+    case_file=${SKIP_CASE:-tests/cases/cuda/skip_one_in_ten.cu}
+    for b in $T .gpu/base/temper; do
+        [ -x "$b" ] || continue
+        tally=""
+        for i in $(seq 1 10); do
+            v=$(timeout 90 "$b" eval "$case_file" --json --no-store --time-budget 0.5 2>>"$out/skips.err" |
+                python3 -c 'import json,sys; print(json.load(sys.stdin)["verdict"])' 2>/dev/null)
+            tally="$tally ${v:-error}"
+        done
+        note "skips: $b on $case_file:$(echo "$tally" | tr ' ' '\n' | sort | uniq -c | tr '\n' ' ')"
+        pack
+    done
 fi
 
 if has fidelity; then

@@ -74,7 +74,7 @@ def throughput(full_path, full_s, check_path, check_s):
     for name, rows in (("full", full), ("check-only", check)):
         if rows:
             keys = ["build", "inputs", "reference", "device", "compare", "timing", "worker"]
-            med = {k: statistics.median(r["phases_ms"].get(k, 0) for r in rows) for k in keys}
+            med = {k: statistics.median((r.get("phases_ms") or {}).get(k) or 0 for r in rows) for k in keys}
             print("  %-10s median ms per candidate: elapsed %.1f; " % (name, statistics.median(r["elapsed_ms"] for r in rows)) +
                   ", ".join("%s %.1f" % (k, med[k]) for k in keys))
 
