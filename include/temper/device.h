@@ -12,9 +12,18 @@
 
 #define TEMPER_DEVICE_OPS_VERSION 1
 
+/* Capabilities of a device (struct temper_device_info's caps), asked instead of a backend's name. */
+#define TEMPER_DEVICE_CAP_OFFLINE_COMPILE (1u << 0) /* compiles without a device context (NVRTC) */
+#define TEMPER_DEVICE_CAP_IN_PROCESS (1u << 1)      /* kernels run in the worker's own address space (PoCL on a CPU) */
+#define TEMPER_DEVICE_CAP_EXPERT (1u << 2)          /* vendor-library experts (expert()) */
+
 /* What a device is and what it can do; filled by the backend's info(). */
 struct temper_device_info {
     char backend[16];               /* "cuda" or "opencl" */
+    char language[16];              /* "cuda" or "opencl": the source language its compiler takes */
+    unsigned caps;                  /* TEMPER_DEVICE_CAP_* flags */
+    char uuid[40];                  /* the device's UUID ("GPU-xxxxxxxx-...", or 32 hex digits), "" if unknown */
+    char pci_bus_id[32];            /* PCI bus id ("0000:1b:00.0"), "" if unknown or not on PCI */
     int index;                      /* index within its backend */
     char name[256];                 /* the device's own name */
     char vendor[128];               /* vendor string */
@@ -147,6 +156,11 @@ struct temper_device {
  * device that works, else the first OpenCL device, when none is named). */
 int temper_device_open(const char *spec, struct temper_device *dev, char *msg, size_t msg_size);
 void temper_device_close(struct temper_device *dev);
+/* The name of one TEMPER_DEVICE_CAP_* flag ("offline_compile", "in_process", "expert"), or NULL
+ * for any other value; static storage. */
+const char *temper_device_cap_name(unsigned cap);
+/* Writes 16 UUID bytes as "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower-case hex) into out. */
+void temper_device_format_uuid(const unsigned char bytes[16], char *out, size_t out_size);
 /* The device's name as used on the command line and in the store: "opencl:0". */
 void temper_device_id(const struct temper_device *dev, char *out, size_t out_size);
 

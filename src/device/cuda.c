@@ -85,6 +85,18 @@ static void cuda_fill_info(struct cuda_ctx *c, int index)
     in->cache_bytes = (uint64_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
     in->max_work_group = (size_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     in->base_align_bytes = 256;
+    snprintf(in->language, sizeof in->language, "cuda");
+    in->caps = TEMPER_DEVICE_CAP_OFFLINE_COMPILE | TEMPER_DEVICE_CAP_EXPERT;
+    unsigned char uuid[16];
+    if (cuda_cu.cuDeviceGetUuid(uuid, c->dev) == CUDA_SUCCESS)
+        temper_device_format_uuid(uuid, in->uuid, sizeof in->uuid);
+    char bus_id[64];
+    unsigned domain, bus, device, function;
+    /* the driver writes "00000000:1B:00.0"; kept in the lower-case form Linux's sysfs uses */
+    if (cuda_cu.cuDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, c->dev) == CUDA_SUCCESS &&
+        sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &device, &function) == 4)
+        snprintf(in->pci_bus_id, sizeof in->pci_bus_id, "%04x:%02x:%02x.%x", domain, bus & 0xffu, device & 0xffu,
+                 function & 0xfu);
 }
 
 /* Opens device index: retains its primary context and makes it current on this thread. *ctx is

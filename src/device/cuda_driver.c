@@ -75,6 +75,8 @@ static void cuda_load_driver_once(void)
         CUDA_SYM1(cuDeviceGetName, "cuDeviceGetName"),
         CUDA_SYM1(cuDeviceGetAttribute, "cuDeviceGetAttribute"),
         CUDA_SYM1(cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
+        CUDA_SYM2(cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"),
+        CUDA_SYM1(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId"),
         CUDA_SYM1(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
         CUDA_SYM2(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"),
         CUDA_SYM1(cuCtxSetCurrent, "cuCtxSetCurrent"),

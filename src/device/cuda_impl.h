@@ -76,6 +76,8 @@ struct cuda_driver_api {
     CUresult (*cuDeviceGetName)(char *name, int len, CUdevice dev);
     CUresult (*cuDeviceGetAttribute)(int *value, int attrib, CUdevice dev);
     CUresult (*cuDeviceTotalMem)(size_t *bytes, CUdevice dev);
+    CUresult (*cuDeviceGetUuid)(unsigned char uuid[16], CUdevice dev); /* a CUuuid is 16 bytes */
+    CUresult (*cuDeviceGetPCIBusId)(char *id, int len, CUdevice dev);
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *ctx, CUdevice dev);
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice dev);
     CUresult (*cuCtxSetCurrent)(CUcontext ctx);

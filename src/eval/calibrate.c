@@ -120,7 +120,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
 {
     char msg[2048];
     struct temper_device *d = &ws->dev;
-    int cuda = !strcmp(d->ops->name, "cuda");
+    int cuda = !strcmp(d->info.language, "cuda");
     const char *src = cuda ? calibrate_cu : calibrate_cl;
     struct temper_buf log;
     temper_buf_init(&log, COMPILE_LOG_MAX);

@@ -112,7 +112,7 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
     if (dc->mod)
         return 0;
     struct temper_device *d = &ws->dev;
-    int cuda = !strcmp(d->ops->name, "cuda");
+    int cuda = !strcmp(d->info.language, "cuda");
     const char *src = cuda ? devcheck_cu : devcheck_cl;
     struct temper_buf log;
     temper_buf_init(&log, 64u << 10);

@@ -48,7 +48,7 @@ static json_t *device_json(const struct temper_device_info *i)
 {
     char id[48];
     snprintf(id, sizeof(id), "%s:%d", i->backend, i->index);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
                      "id", id, "name", i->name, "vendor", i->vendor, "platform", i->platform, "driver",
                      i->driver_version, "compiler", i->compiler_version, "arch", i->arch, "class",
                      i->is_gpu ? "gpu" : "cpu", "compute_units", i->compute_units, "cc_major", i->cc_major,
@@ -56,6 +56,15 @@ static json_t *device_json(const struct temper_device_info *i)
                      "global_mem_bytes", (json_int_t)i->global_mem_bytes, "local_mem_bytes",
                      (json_int_t)i->local_mem_bytes, "local_mem_optin_bytes", (json_int_t)i->local_mem_optin_bytes,
                      "cache_bytes", (json_int_t)i->cache_bytes, "max_work_group", (json_int_t)i->max_work_group);
+    json_t *caps = json_array();
+    for (unsigned bit = 1; bit; bit <<= 1)
+        if ((i->caps & bit) && temper_device_cap_name(bit))
+            json_array_append_new(caps, json_string(temper_device_cap_name(bit)));
+    json_object_set_new(o, "caps", caps);
+    json_object_set_new(o, "language", json_string(i->language));
+    json_object_set_new(o, "uuid", json_string(i->uuid));
+    json_object_set_new(o, "pci_bus_id", json_string(i->pci_bus_id));
+    return o;
 }
 
 static int ensure_open(struct worker_state *ws, char *msg, size_t n)
