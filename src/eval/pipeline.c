@@ -76,6 +76,8 @@ static int ensure_open(struct worker_state *ws, char *msg, size_t n)
     if (err)
         return err;
     ws->dev.busy_since_ns = &ws->shared->busy_since_ns;
+    ws->dev.fault_note = ws->shared->doing;
+    ws->dev.fault_note_size = sizeof(ws->shared->doing);
     ws->open = 1;
     return 0;
 }
@@ -97,7 +99,7 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
     if (code)
         *code = 0;
     if (!temper_build_cache_get(key, &bin, &size)) {
-        int err = d->ops->load(d->ctx, bin, size, mod, msg, n);
+        int err = temper_dev_load(d, bin, size, mod, msg, n);
         if (!err && code)
             *code = temper_code_hash(bin, size);
         free(bin);
@@ -107,21 +109,21 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
         }
     }
     int err;
-    if (d->ops->compile) {
-        err = d->ops->compile(&d->info, source, options, log, &bin, &size, msg, n);
+    if (d->info.caps & TEMPER_DEVICE_CAP_OFFLINE_COMPILE) {
+        err = temper_dev_compile(d, source, options, log, &bin, &size, msg, n);
         if (err)
             return err;
         temper_build_cache_put(key, bin, size);
-        err = d->ops->load(d->ctx, bin, size, mod, msg, n);
+        err = temper_dev_load(d, bin, size, mod, msg, n);
         if (!err && code)
             *code = temper_code_hash(bin, size);
         free(bin);
         return err;
     }
-    err = d->ops->build(d->ctx, source, options, log, mod, msg, n);
+    err = temper_dev_build(d, source, options, log, mod, msg, n);
     if (err)
         return err;
-    if (d->ops->binary && !d->ops->binary(d->ctx, *mod, &bin, &size)) {
+    if (!temper_dev_binary(d, *mod, &bin, &size)) {
         temper_build_cache_put(key, bin, size);
         if (code)
             *code = temper_code_hash(bin, size);
@@ -135,7 +137,7 @@ static void plan_free(struct worker_state *ws, struct plan *p)
     for (int i = 0; i < TEMPER_MAX_SCRATCH; i++)
         temper_dev_release(&ws->dev, p->scratch[i]);
     if (p->mod)
-        ws->dev.ops->module_free(ws->dev.ctx, p->mod);
+        temper_dev_module_free(&ws->dev, p->mod);
     temper_candidate_free(&p->cand);
     memset(p, 0, sizeof(*p));
 }
@@ -213,7 +215,7 @@ static int plan_build(struct worker_state *ws, const char *path, const char *sou
         return fail_with(f, TEMPER_VERDICT_COMPILE_ERROR, "%s: %s", path, msg);
     }
     for (int i = 0; i < p->cand.nlaunches; i++) {
-        err = ws->dev.ops->kernel(ws->dev.ctx, p->mod, p->cand.launches[i].kernel, &p->kernels[i], msg, sizeof(msg));
+        err = temper_dev_kernel(&ws->dev, p->mod, p->cand.launches[i].kernel, &p->kernels[i], msg, sizeof(msg));
         if (err)
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: launch: %s", path, p->cand.launches[i].line, msg);
     }
