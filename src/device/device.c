@@ -204,19 +204,6 @@ const char *temper_device_cap_name(unsigned cap)
     }
 }
 
-void temper_device_format_uuid(const unsigned char bytes[16], char *out, size_t out_size)
-{
-    char text[40];
-    size_t o = 0;
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            text[o++] = '-';
-        snprintf(text + o, sizeof(text) - o, "%02x", bytes[i]);
-        o += 2;
-    }
-    snprintf(out, out_size, "%s", text);
-}
-
 /* Marks the device busy (for the hang watchdog) around calls that wait for kernels. */
 static void busy_begin(struct temper_device *d)
 {
