@@ -12,9 +12,18 @@
 
 #define TEMPER_DEVICE_OPS_VERSION 1
 
+/* Capabilities of a device (struct temper_device_info's caps), asked instead of a backend's name. */
+#define TEMPER_DEVICE_CAP_OFFLINE_COMPILE (1u << 0) /* compiles without a device context (NVRTC) */
+#define TEMPER_DEVICE_CAP_IN_PROCESS (1u << 1)      /* kernels run in the worker's own address space (PoCL on a CPU) */
+#define TEMPER_DEVICE_CAP_EXPERT (1u << 2)          /* vendor-library experts (expert()) */
+
 /* What a device is and what it can do; filled by the backend's info(). */
 struct temper_device_info {
     char backend[16];               /* "cuda" or "opencl" */
+    char language[16];              /* "cuda" or "opencl": the source language its compiler takes */
+    unsigned caps;                  /* TEMPER_DEVICE_CAP_* flags */
+    char uuid[40];                  /* the device's UUID ("GPU-xxxxxxxx-...", or 32 hex digits), "" if unknown */
+    char pci_bus_id[32];            /* PCI bus id ("0000:1b:00.0"), "" if unknown or not on PCI */
     int index;                      /* index within its backend */
     char name[256];                 /* the device's own name */
     char vendor[128];               /* vendor string */
@@ -132,6 +141,39 @@ const struct temper_device_ops *const *temper_device_backends(void);
 /* The backend named "cuda" or "opencl", or NULL. */
 const struct temper_device_ops *temper_device_backend(const char *name);
 
+/* ---- test-only fault injection ----
+ * TEMPER_FAULT, read once when a device opens (and by temper_device_compile_offline), makes one
+ * call of a kind fail, so that tests can check what a failure at that point does:
+ *   TEMPER_FAULT=KIND:N[,KIND:N...]   the N-th call (counted from 1) of KIND fails
+ * KIND is alloc (TEMPER_ENOMEM), compile (the compile or build of a module; TEMPER_ECOMPILE),
+ * load (TEMPER_ECOMPILE), launch (TEMPER_ELAUNCH), hang (the N-th launch marks the device busy and
+ * sleeps forever, so the watchdog's launch timeout fires) or sync (TEMPER_ELAUNCH). The message
+ * starts "injected fault (TEMPER_FAULT=KIND:N)". Calls are counted per opened device (per compile
+ * process for offline compiles), so a worker that is started again counts from 1 again; with
+ * TEMPER_FAULT_ONCE=FILE a fault that fires creates FILE, and none fires while FILE exists, so
+ * that each fires once in a run. A malformed TEMPER_FAULT makes the open fail (TEMPER_EINVALID). */
+
+enum temper_fault_kind {
+    TEMPER_FAULT_ALLOC,
+    TEMPER_FAULT_COMPILE,
+    TEMPER_FAULT_LOAD,
+    TEMPER_FAULT_LAUNCH,
+    TEMPER_FAULT_HANG,
+    TEMPER_FAULT_SYNC,
+    TEMPER_FAULT_KINDS /* the number of kinds */
+};
+
+/* The faults to inject into one device (or one offline compile) and the calls counted so far. */
+struct temper_faults {
+    unsigned long at[TEMPER_FAULT_KINDS];    /* the call of each kind that fails, 0 for none */
+    unsigned long calls[TEMPER_FAULT_KINDS]; /* calls of each kind so far */
+    char once_path[512];                     /* TEMPER_FAULT_ONCE, "" when unset */
+};
+
+/* Reads TEMPER_FAULT and TEMPER_FAULT_ONCE into *faults (all zero when unset). TEMPER_EINVALID
+ * with the variable's text and what is wrong in msg when it is malformed. */
+int temper_faults_from_env(struct temper_faults *faults, char *msg, size_t msg_size);
+
 /* An opened device. */
 struct temper_device {
     const struct temper_device_ops *ops; /* its backend */
@@ -141,12 +183,24 @@ struct temper_device {
     /* Where the wrappers record when the device started work that may hang (monotonic ns, 0 when
      * idle), so a watchdog in another process can kill a hung launch; NULL: not recorded. */
     volatile uint64_t *busy_since_ns;
+    /* Where an injected hang (TEMPER_FAULT=hang:N) adds its message to the sentence saying what the
+     * process is doing (NUL-terminated, fault_note_size bytes), so that the watchdog that ends it can
+     * report it; NULL: nowhere. */
+    char *fault_note;
+    size_t fault_note_size;        /* the size of fault_note */
+    uint32_t flush_value;          /* the value of the last cache-evicting fill; changes every time */
+    struct temper_faults faults;   /* test-only faults to inject (TEMPER_FAULT), read at open */
 };
 
 /* Parses "cuda", "cuda:1", "opencl:0"; NULL or "" picks the default. Opens it (the first CUDA
  * device that works, else the first OpenCL device, when none is named). */
 int temper_device_open(const char *spec, struct temper_device *dev, char *msg, size_t msg_size);
 void temper_device_close(struct temper_device *dev);
+/* The name of one TEMPER_DEVICE_CAP_* flag ("offline_compile", "in_process", "expert"), or NULL
+ * for any other value; static storage. */
+const char *temper_device_cap_name(unsigned cap);
+/* Writes 16 UUID bytes as "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (lower-case hex) into out. */
+void temper_device_format_uuid(const unsigned char bytes[16], char *out, size_t out_size);
 /* The device's name as used on the command line and in the store: "opencl:0". */
 void temper_device_id(const struct temper_device *dev, char *out, size_t out_size);
 
@@ -167,8 +221,35 @@ int temper_dev_sync(struct temper_device *d, char *msg, size_t n);
 int temper_dev_timer_start(struct temper_device *d, char *msg, size_t n);
 int temper_dev_timer_stop(struct temper_device *d, double *elapsed_ms, char *msg, size_t n);
 int temper_dev_flush_cache(struct temper_device *d, char *msg, size_t n);
+/* Compiles source to a loadable binary without the device's context (NVRTC); TEMPER_EUNSUPPORTED
+ * where the backend compiles only in build(). *binary is malloc'ed; the caller frees it. */
+int temper_dev_compile(struct temper_device *d, const char *source, const char *options, struct temper_buf *log,
+                       void **binary, size_t *binary_size, char *msg, size_t n);
+/* Builds source in the device's context (OpenCL); TEMPER_EUNSUPPORTED where compile() is used.
+ * *mod is owned by the caller, who frees it with temper_dev_module_free. */
+int temper_dev_build(struct temper_device *d, const char *source, const char *options, struct temper_buf *log,
+                     struct temper_dmodule **mod, char *msg, size_t n);
+/* The module's binary for the build cache (malloc'ed; the caller frees it); TEMPER_EUNSUPPORTED
+ * where the backend gives none. */
+int temper_dev_binary(struct temper_device *d, struct temper_dmodule *mod, void **data, size_t *size);
+/* Loads a module from a binary (borrowed) made by compile or binary; the caller frees *mod with
+ * temper_dev_module_free. */
+int temper_dev_load(struct temper_device *d, const void *data, size_t size, struct temper_dmodule **mod, char *msg,
+                    size_t n);
+/* Frees mod and its kernels; NULL is a no-op. */
+void temper_dev_module_free(struct temper_device *d, struct temper_dmodule *mod);
+/* Looks up kernel name in mod; *kernel is borrowed from mod. */
+int temper_dev_kernel(struct temper_device *d, struct temper_dmodule *mod, const char *name,
+                      struct temper_dkernel **kernel, char *msg, size_t n);
 /* TEMPER_EUNSUPPORTED where the backend has no expert routines. */
 int temper_dev_expert(struct temper_device *d, const char *routine, int nbufs, struct temper_dbuf *const *bufs,
                       int nscalars, const int64_t *scalars, char *msg, size_t n);
+
+/* compile() of ops without an opened device, for a compile process: info gives the target
+ * (arch, compiler). Injects TEMPER_FAULT's compile fault, counted in this call alone.
+ * TEMPER_EUNSUPPORTED where ops has no compile(). *binary is malloc'ed; the caller frees it. */
+int temper_device_compile_offline(const struct temper_device_ops *ops, const struct temper_device_info *info,
+                                  const char *source, const char *options, struct temper_buf *log, void **binary,
+                                  size_t *binary_size, char *msg, size_t n);
 
 #endif

@@ -10,7 +10,10 @@ static void help(FILE *out)
 {
     fprintf(out, "usage: temper devices [--json]\n\n"
                  "Lists the CUDA and OpenCL devices temper can use, with their compute units, memory,\n"
-                 "shared (local) memory and largest block. Devices are named cuda:N and opencl:N.\n\n"
+                 "shared (local) memory and largest block, and below each the language its compiler takes,\n"
+                 "its capabilities (offline_compile: compiles without the device; in_process: kernels run\n"
+                 "inside temper's worker; expert: vendor-library baselines), its UUID and PCI bus id.\n"
+                 "Devices are named cuda:N and opencl:N.\n\n"
                  "  --json   print one JSON object\n");
 }
 
@@ -63,6 +66,17 @@ int cmd_devices(int argc, char **argv)
                    (long long)json_integer_value(json_object_get(d, "local_mem_optin_bytes")) / 1024,
                    (double)json_integer_value(json_object_get(d, "cache_bytes")) / (1 << 20),
                    (long long)json_integer_value(json_object_get(d, "max_work_group")));
+            char caps[128] = "";
+            size_t k;
+            json_t *cap;
+            json_array_foreach(json_object_get(d, "caps"), k, cap)
+                snprintf(caps + strlen(caps), sizeof(caps) - strlen(caps), "%s%s", k ? "," : "",
+                         json_string_value(cap));
+            const char *uuid = json_string_value(json_object_get(d, "uuid"));
+            const char *bus = json_string_value(json_object_get(d, "pci_bus_id"));
+            printf("%-10s language %s, caps %s, uuid %s, pci %s\n", "",
+                   json_string_value(json_object_get(d, "language")), caps[0] ? caps : "none",
+                   uuid && *uuid ? uuid : "unknown", bus && *bus ? bus : "unknown");
         }
         const char *kind;
         json_t *why;

@@ -1,8 +1,12 @@
 /* device.c: the backend table, opening a device by name, and the thin wrappers through which
- * every device call goes (the place to inject faults, and where hang watch marks are set). */
+ * every device call goes: where hang watch marks are set and where tests inject faults
+ * (TEMPER_FAULT, described in device.h). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "temper/device.h"
 
@@ -36,11 +40,75 @@ const struct temper_device_ops *temper_device_backend(const char *name)
     return NULL;
 }
 
+/* ---- fault injection ---- */
+
+static const char *const fault_names[TEMPER_FAULT_KINDS] = {"alloc", "compile", "load", "launch", "hang", "sync"};
+
+int temper_faults_from_env(struct temper_faults *faults, char *msg, size_t msg_size)
+{
+    memset(faults, 0, sizeof(*faults));
+    const char *spec = getenv("TEMPER_FAULT");
+    if (!spec || !*spec)
+        return 0;
+    const char *once = getenv("TEMPER_FAULT_ONCE");
+    if (once && strlen(once) >= sizeof(faults->once_path))
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "TEMPER_FAULT_ONCE: the path is longer than %zu bytes",
+                           sizeof(faults->once_path) - 1);
+    snprintf(faults->once_path, sizeof(faults->once_path), "%s", once ? once : "");
+    for (const char *p = spec; *p;) {
+        size_t len = strcspn(p, ":,");
+        int kind = -1;
+        for (int k = 0; k < TEMPER_FAULT_KINDS; k++)
+            if (strlen(fault_names[k]) == len && !strncmp(p, fault_names[k], len))
+                kind = k;
+        char *end = NULL;
+        unsigned long at = 0;
+        if (kind >= 0 && p[len] == ':' && p[len + 1] >= '1' && p[len + 1] <= '9') {
+            errno = 0;
+            at = strtoul(p + len + 1, &end, 10);
+        }
+        if (kind < 0 || !end || errno || (*end && *end != ','))
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "TEMPER_FAULT='%s': expected KIND:N[,KIND:N...] with N from 1 and KIND one of alloc, "
+                               "compile, load, launch, hang, sync",
+                               spec);
+        faults->at[kind] = at;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* Counts one call of kind; 1 when it is the one to fail (and then fills msg and, with
+ * TEMPER_FAULT_ONCE, creates its file; no fault fires while that file exists). */
+static int fault_fires(struct temper_faults *f, enum temper_fault_kind kind, char *msg, size_t n)
+{
+    if (!f->at[kind] || ++f->calls[kind] != f->at[kind])
+        return 0;
+    if (f->once_path[0]) {
+        int fd = open(f->once_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return 0; /* it fired already in this run (or the file cannot be made: fire none) */
+        close(fd);
+    }
+    if (kind == TEMPER_FAULT_HANG)
+        temper_fail(msg, n, TEMPER_EINVALID, "injected fault (TEMPER_FAULT=hang:%lu): launch call %lu never ends",
+                    f->at[kind], f->at[kind]);
+    else
+        temper_fail(msg, n, TEMPER_EINVALID, "injected fault (TEMPER_FAULT=%s:%lu): %s call %lu fails",
+                    fault_names[kind], f->at[kind], fault_names[kind], f->at[kind]);
+    return 1;
+}
+
+/* ---- opening ---- */
+
 static int open_on(const struct temper_device_ops *ops, int index, struct temper_device *dev, char *msg,
                    size_t msg_size)
 {
     memset(dev, 0, sizeof(*dev));
-    int err = ops->open(index, &dev->ctx, msg, msg_size);
+    int err = temper_faults_from_env(&dev->faults, msg, msg_size);
+    if (err)
+        return err;
+    err = ops->open(index, &dev->ctx, msg, msg_size);
     if (err)
         return err;
     dev->ops = ops;
@@ -122,6 +190,20 @@ void temper_device_id(const struct temper_device *dev, char *out, size_t out_siz
     snprintf(out, out_size, "%s:%d", dev->info.backend, dev->info.index);
 }
 
+const char *temper_device_cap_name(unsigned cap)
+{
+    switch (cap) {
+    case TEMPER_DEVICE_CAP_OFFLINE_COMPILE:
+        return "offline_compile";
+    case TEMPER_DEVICE_CAP_IN_PROCESS:
+        return "in_process";
+    case TEMPER_DEVICE_CAP_EXPERT:
+        return "expert";
+    default:
+        return NULL;
+    }
+}
+
 /* Marks the device busy (for the hang watchdog) around calls that wait for kernels. */
 static void busy_begin(struct temper_device *d)
 {
@@ -137,6 +219,10 @@ static void busy_end(struct temper_device *d)
 
 int temper_dev_alloc(struct temper_device *d, size_t bytes, struct temper_dbuf **buf, char *msg, size_t n)
 {
+    if (fault_fires(&d->faults, TEMPER_FAULT_ALLOC, msg, n)) {
+        *buf = NULL;
+        return TEMPER_ENOMEM;
+    }
     return d->ops->alloc(d->ctx, bytes ? bytes : 1, buf, msg, n);
 }
 
@@ -179,6 +265,17 @@ int temper_dev_fill(struct temper_device *d, struct temper_dbuf *buf, size_t off
 int temper_dev_launch(struct temper_device *d, struct temper_dkernel *k, const struct temper_launch_dims *dims,
                       int nargs, const struct temper_karg *args, char *msg, size_t n)
 {
+    if (fault_fires(&d->faults, TEMPER_FAULT_LAUNCH, msg, n))
+        return TEMPER_ELAUNCH;
+    if (fault_fires(&d->faults, TEMPER_FAULT_HANG, msg, n)) {
+        if (d->fault_note && d->fault_note_size) {
+            size_t used = strnlen(d->fault_note, d->fault_note_size - 1);
+            snprintf(d->fault_note + used, d->fault_note_size - used, " (%s)", msg);
+        }
+        busy_begin(d);
+        for (;;) /* a launch that never ends: the watchdog's launch timeout ends the process */
+            sleep(60);
+    }
     busy_begin(d);
     int err = d->ops->launch(d->ctx, k, dims, nargs, args, msg, n);
     busy_end(d);
@@ -187,6 +284,8 @@ int temper_dev_launch(struct temper_device *d, struct temper_dkernel *k, const s
 
 int temper_dev_sync(struct temper_device *d, char *msg, size_t n)
 {
+    if (fault_fires(&d->faults, TEMPER_FAULT_SYNC, msg, n))
+        return TEMPER_ELAUNCH;
     busy_begin(d);
     int err = d->ops->sync(d->ctx, msg, n);
     busy_end(d);
@@ -212,13 +311,95 @@ int temper_dev_flush_cache(struct temper_device *d, char *msg, size_t n)
         return d->ops->flush_cache(d->ctx, msg, n);
     size_t bytes = (size_t)(d->info.cache_bytes ? d->info.cache_bytes : (8u << 20)) * 2;
     if (!d->flush_buf) {
-        int err = d->ops->alloc(d->ctx, bytes, &d->flush_buf, msg, n);
+        int err = temper_dev_alloc(d, bytes, &d->flush_buf, msg, n);
         if (err)
             return err;
     }
-    static uint32_t value;
-    value++;
-    return d->ops->fill(d->ctx, d->flush_buf, 0, bytes, &value, sizeof(value), msg, n);
+    d->flush_value++;
+    return d->ops->fill(d->ctx, d->flush_buf, 0, bytes, &d->flush_value, sizeof(d->flush_value), msg, n);
+}
+
+/* Appends the injected fault's message to a compiler log, as a compiler's own error would be. */
+static void fault_log(struct temper_buf *log, const char *msg)
+{
+    if (log)
+        temper_buf_printf(log, "%s\n", msg);
+}
+
+int temper_dev_compile(struct temper_device *d, const char *source, const char *options, struct temper_buf *log,
+                       void **binary, size_t *binary_size, char *msg, size_t n)
+{
+    *binary = NULL;
+    *binary_size = 0;
+    if (!d->ops->compile)
+        return temper_fail(msg, n, TEMPER_EUNSUPPORTED, "%s compiles only in the device's context", d->ops->name);
+    if (fault_fires(&d->faults, TEMPER_FAULT_COMPILE, msg, n)) {
+        fault_log(log, msg);
+        return TEMPER_ECOMPILE;
+    }
+    return d->ops->compile(&d->info, source, options, log, binary, binary_size, msg, n);
+}
+
+int temper_device_compile_offline(const struct temper_device_ops *ops, const struct temper_device_info *info,
+                                  const char *source, const char *options, struct temper_buf *log, void **binary,
+                                  size_t *binary_size, char *msg, size_t n)
+{
+    *binary = NULL;
+    *binary_size = 0;
+    if (!ops->compile)
+        return temper_fail(msg, n, TEMPER_EUNSUPPORTED, "%s compiles only in a device's context", ops->name);
+    struct temper_faults faults;
+    int err = temper_faults_from_env(&faults, msg, n);
+    if (err)
+        return err;
+    if (fault_fires(&faults, TEMPER_FAULT_COMPILE, msg, n)) {
+        fault_log(log, msg);
+        return TEMPER_ECOMPILE;
+    }
+    return ops->compile(info, source, options, log, binary, binary_size, msg, n);
+}
+
+int temper_dev_build(struct temper_device *d, const char *source, const char *options, struct temper_buf *log,
+                     struct temper_dmodule **mod, char *msg, size_t n)
+{
+    *mod = NULL;
+    if (!d->ops->build)
+        return temper_fail(msg, n, TEMPER_EUNSUPPORTED, "%s compiles without the device (compile)", d->ops->name);
+    if (fault_fires(&d->faults, TEMPER_FAULT_COMPILE, msg, n)) {
+        fault_log(log, msg);
+        return TEMPER_ECOMPILE;
+    }
+    return d->ops->build(d->ctx, source, options, log, mod, msg, n);
+}
+
+int temper_dev_binary(struct temper_device *d, struct temper_dmodule *mod, void **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    if (!d->ops->binary)
+        return TEMPER_EUNSUPPORTED;
+    return d->ops->binary(d->ctx, mod, data, size);
+}
+
+int temper_dev_load(struct temper_device *d, const void *data, size_t size, struct temper_dmodule **mod, char *msg,
+                    size_t n)
+{
+    *mod = NULL;
+    if (fault_fires(&d->faults, TEMPER_FAULT_LOAD, msg, n))
+        return TEMPER_ECOMPILE;
+    return d->ops->load(d->ctx, data, size, mod, msg, n);
+}
+
+void temper_dev_module_free(struct temper_device *d, struct temper_dmodule *mod)
+{
+    if (mod)
+        d->ops->module_free(d->ctx, mod);
+}
+
+int temper_dev_kernel(struct temper_device *d, struct temper_dmodule *mod, const char *name,
+                      struct temper_dkernel **kernel, char *msg, size_t n)
+{
+    return d->ops->kernel(d->ctx, mod, name, kernel, msg, n);
 }
 
 int temper_dev_expert(struct temper_device *d, const char *routine, int nbufs, struct temper_dbuf *const *bufs,

@@ -2,6 +2,7 @@
  * every platform are numbered in one sequence: opencl:0, opencl:1, ... */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,15 @@
 #include "temper/device.h"
 
 #define MAX_CL_DEVICES 64
+
+/* cl_khr_device_uuid and cl_khr_pci_bus_info (values as in the Khronos headers), for headers
+ * older than those extensions. */
+#ifndef CL_DEVICE_UUID_KHR
+#define CL_DEVICE_UUID_KHR 0x106A
+#endif
+#ifndef CL_DEVICE_PCI_BUS_INFO_KHR
+#define CL_DEVICE_PCI_BUS_INFO_KHR 0x410F
+#endif
 
 /* A buffer or a sub-buffer view. */
 struct temper_dbuf {
@@ -152,6 +162,44 @@ static void dev_string(cl_device_id d, cl_device_info what, char *out, size_t si
     out[size - 1] = 0;
 }
 
+/* 1 when the device lists extension name (borrowed) among its extensions. */
+static int has_extension(cl_device_id d, const char *name)
+{
+    size_t size = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || size == 0)
+        return 0;
+    char *list = malloc(size + 1);
+    if (!list)
+        return 0;
+    int found = 0;
+    if (clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, size, list, NULL) == CL_SUCCESS) {
+        list[size] = 0;
+        size_t n = strlen(name);
+        for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+            if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0)) {
+                found = 1;
+                break;
+            }
+    }
+    free(list);
+    return found;
+}
+
+/* Fills info->uuid and info->pci_bus_id where the device has cl_khr_device_uuid and
+ * cl_khr_pci_bus_info; leaves them "" otherwise. */
+static void identity(cl_device_id d, struct temper_device_info *info)
+{
+    unsigned char u[16];
+    if (has_extension(d, "cl_khr_device_uuid") &&
+        clGetDeviceInfo(d, CL_DEVICE_UUID_KHR, sizeof(u), u, NULL) == CL_SUCCESS)
+        temper_device_format_uuid(u, info->uuid, sizeof(info->uuid));
+    cl_uint bus[4]; /* cl_device_pci_bus_info_khr: domain, bus, device, function */
+    if (has_extension(d, "cl_khr_pci_bus_info") &&
+        clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(bus), bus, NULL) == CL_SUCCESS)
+        snprintf(info->pci_bus_id, sizeof(info->pci_bus_id), "%04x:%02x:%02x.%x", (unsigned)bus[0],
+                 (unsigned)bus[1] & 0xffu, (unsigned)bus[2] & 0xffu, (unsigned)bus[3] & 0xfu);
+}
+
 static int ocl_info(void *vctx, struct temper_device_info *info)
 {
     struct cl_ctx *c = vctx;
@@ -185,6 +233,10 @@ static int ocl_info(void *vctx, struct temper_device_info *info)
     info->cache_bytes = cache;
     info->max_work_group = wg;
     info->base_align_bytes = align_bits >= 8 ? align_bits / 8 : 128;
+    snprintf(info->language, sizeof(info->language), "opencl");
+    /* a CPU device runs its kernels in the calling process's own threads */
+    info->caps = (type & CL_DEVICE_TYPE_CPU) ? TEMPER_DEVICE_CAP_IN_PROCESS : 0;
+    identity(c->device, info);
     return 0;
 }
 

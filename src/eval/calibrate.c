@@ -120,7 +120,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
 {
     char msg[2048];
     struct temper_device *d = &ws->dev;
-    int cuda = !strcmp(d->ops->name, "cuda");
+    int cuda = !strcmp(d->info.language, "cuda");
     const char *src = cuda ? calibrate_cu : calibrate_cl;
     struct temper_buf log;
     temper_buf_init(&log, COMPILE_LOG_MAX);
@@ -131,13 +131,13 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
     worker_doing(ws->shared, WORKER_BUILDING, "building the calibration kernels");
     int err = worker_build_module(ws, src, strlen(src), "", &log, &mod, &hit, NULL, msg, sizeof(msg));
     if (!err)
-        err = d->ops->kernel(d->ctx, mod, "copy4", &copy, msg, sizeof(msg));
+        err = temper_dev_kernel(d, mod, "copy4", &copy, msg, sizeof(msg));
     if (!err)
-        err = d->ops->kernel(d->ctx, mod, "copy1", &copy1, msg, sizeof(msg));
+        err = temper_dev_kernel(d, mod, "copy1", &copy1, msg, sizeof(msg));
     if (!err)
-        err = d->ops->kernel(d->ctx, mod, "read4", &read4, msg, sizeof(msg));
+        err = temper_dev_kernel(d, mod, "read4", &read4, msg, sizeof(msg));
     if (!err)
-        err = d->ops->kernel(d->ctx, mod, "fma16", &fma, msg, sizeof(msg));
+        err = temper_dev_kernel(d, mod, "fma16", &fma, msg, sizeof(msg));
     /* Copy: a buffer many times the last-level cache, capped by device memory. */
     size_t bytes = d->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
     while (bytes > d->info.global_mem_bytes / 4)
@@ -190,7 +190,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
     temper_dev_release(d, a);
     temper_dev_release(d, b);
     if (mod)
-        d->ops->module_free(d->ctx, mod);
+        temper_dev_module_free(d, mod);
     temper_buf_free(&log);
     if (err) {
         *fatal = 1;
@@ -198,7 +198,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
     }
     double tensor_ms = 0;
     const int64_t tensor_n = 8192;
-    if (d->ops->expert) {
+    if (d->info.caps & TEMPER_DEVICE_CAP_EXPERT) {
         worker_doing(ws->shared, WORKER_RUNNING, "measuring tensor-core throughput (bf16 GEMM)");
         tensor_ms = tensor_probe(ws, tensor_n, msg, sizeof(msg));
         if (tensor_ms < 0) {

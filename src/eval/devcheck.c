@@ -112,7 +112,7 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
     if (dc->mod)
         return 0;
     struct temper_device *d = &ws->dev;
-    int cuda = !strcmp(d->ops->name, "cuda");
+    int cuda = !strcmp(d->info.language, "cuda");
     const char *src = cuda ? devcheck_cu : devcheck_cl;
     struct temper_buf log;
     temper_buf_init(&log, 64u << 10);
@@ -121,11 +121,11 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
         worker_build_module(ws, src, strlen(src), cuda ? "" : "-cl-std=CL1.2", &log, &dc->mod, &hit, NULL, msg, n);
     temper_buf_free(&log);
     if (!err)
-        err = d->ops->kernel(d->ctx, dc->mod, "temper_cmp", &dc->cmp, msg, n);
+        err = temper_dev_kernel(d, dc->mod, "temper_cmp", &dc->cmp, msg, n);
     if (!err)
-        err = d->ops->kernel(d->ctx, dc->mod, "temper_sum_u32", &dc->sum_u32, msg, n);
+        err = temper_dev_kernel(d, dc->mod, "temper_sum_u32", &dc->sum_u32, msg, n);
     if (!err)
-        err = d->ops->kernel(d->ctx, dc->mod, "temper_touch", &dc->touch, msg, n);
+        err = temper_dev_kernel(d, dc->mod, "temper_touch", &dc->touch, msg, n);
     size_t blocks = (size_t)(d->info.compute_units > 0 ? d->info.compute_units : 1) * (d->info.is_gpu ? 16 : 2);
     dc->threads = blocks * DEVCHECK_BLOCK;
     if (!err)
@@ -143,7 +143,7 @@ void devcheck_free(struct worker_state *ws)
     temper_dev_release(&ws->dev, dc->results);
     temper_dev_release(&ws->dev, dc->clean);
     if (dc->mod)
-        ws->dev.ops->module_free(ws->dev.ctx, dc->mod);
+        temper_dev_module_free(&ws->dev, dc->mod);
     memset(dc, 0, sizeof(*dc));
 }
 

@@ -208,7 +208,7 @@ static void compile_child(const struct compile_target *t, const char *source, si
     void *bin = NULL;
     size_t size = 0;
     char msg[1024];
-    int err = t->ops->compile(&t->info, source, options, &log, &bin, &size, msg, sizeof(msg));
+    int err = temper_device_compile_offline(t->ops, &t->info, source, options, &log, &bin, &size, msg, sizeof(msg));
     FILE *f = fopen(log_path, "w");
     if (f) {
         if (err)

@@ -48,7 +48,7 @@ static json_t *device_json(const struct temper_device_info *i)
 {
     char id[48];
     snprintf(id, sizeof(id), "%s:%d", i->backend, i->index);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I}",
                      "id", id, "name", i->name, "vendor", i->vendor, "platform", i->platform, "driver",
                      i->driver_version, "compiler", i->compiler_version, "arch", i->arch, "class",
                      i->is_gpu ? "gpu" : "cpu", "compute_units", i->compute_units, "cc_major", i->cc_major,
@@ -56,6 +56,15 @@ static json_t *device_json(const struct temper_device_info *i)
                      "global_mem_bytes", (json_int_t)i->global_mem_bytes, "local_mem_bytes",
                      (json_int_t)i->local_mem_bytes, "local_mem_optin_bytes", (json_int_t)i->local_mem_optin_bytes,
                      "cache_bytes", (json_int_t)i->cache_bytes, "max_work_group", (json_int_t)i->max_work_group);
+    json_t *caps = json_array();
+    for (unsigned bit = 1; bit; bit <<= 1)
+        if ((i->caps & bit) && temper_device_cap_name(bit))
+            json_array_append_new(caps, json_string(temper_device_cap_name(bit)));
+    json_object_set_new(o, "caps", caps);
+    json_object_set_new(o, "language", json_string(i->language));
+    json_object_set_new(o, "uuid", json_string(i->uuid));
+    json_object_set_new(o, "pci_bus_id", json_string(i->pci_bus_id));
+    return o;
 }
 
 static int ensure_open(struct worker_state *ws, char *msg, size_t n)
@@ -67,6 +76,8 @@ static int ensure_open(struct worker_state *ws, char *msg, size_t n)
     if (err)
         return err;
     ws->dev.busy_since_ns = &ws->shared->busy_since_ns;
+    ws->dev.fault_note = ws->shared->doing;
+    ws->dev.fault_note_size = sizeof(ws->shared->doing);
     ws->open = 1;
     return 0;
 }
@@ -88,7 +99,7 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
     if (code)
         *code = 0;
     if (!temper_build_cache_get(key, &bin, &size)) {
-        int err = d->ops->load(d->ctx, bin, size, mod, msg, n);
+        int err = temper_dev_load(d, bin, size, mod, msg, n);
         if (!err && code)
             *code = temper_code_hash(bin, size);
         free(bin);
@@ -98,21 +109,21 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
         }
     }
     int err;
-    if (d->ops->compile) {
-        err = d->ops->compile(&d->info, source, options, log, &bin, &size, msg, n);
+    if (d->info.caps & TEMPER_DEVICE_CAP_OFFLINE_COMPILE) {
+        err = temper_dev_compile(d, source, options, log, &bin, &size, msg, n);
         if (err)
             return err;
         temper_build_cache_put(key, bin, size);
-        err = d->ops->load(d->ctx, bin, size, mod, msg, n);
+        err = temper_dev_load(d, bin, size, mod, msg, n);
         if (!err && code)
             *code = temper_code_hash(bin, size);
         free(bin);
         return err;
     }
-    err = d->ops->build(d->ctx, source, options, log, mod, msg, n);
+    err = temper_dev_build(d, source, options, log, mod, msg, n);
     if (err)
         return err;
-    if (d->ops->binary && !d->ops->binary(d->ctx, *mod, &bin, &size)) {
+    if (!temper_dev_binary(d, *mod, &bin, &size)) {
         temper_build_cache_put(key, bin, size);
         if (code)
             *code = temper_code_hash(bin, size);
@@ -126,7 +137,7 @@ static void plan_free(struct worker_state *ws, struct plan *p)
     for (int i = 0; i < TEMPER_MAX_SCRATCH; i++)
         temper_dev_release(&ws->dev, p->scratch[i]);
     if (p->mod)
-        ws->dev.ops->module_free(ws->dev.ctx, p->mod);
+        temper_dev_module_free(&ws->dev, p->mod);
     temper_candidate_free(&p->cand);
     memset(p, 0, sizeof(*p));
 }
@@ -204,7 +215,7 @@ static int plan_build(struct worker_state *ws, const char *path, const char *sou
         return fail_with(f, TEMPER_VERDICT_COMPILE_ERROR, "%s: %s", path, msg);
     }
     for (int i = 0; i < p->cand.nlaunches; i++) {
-        err = ws->dev.ops->kernel(ws->dev.ctx, p->mod, p->cand.launches[i].kernel, &p->kernels[i], msg, sizeof(msg));
+        err = temper_dev_kernel(&ws->dev, p->mod, p->cand.launches[i].kernel, &p->kernels[i], msg, sizeof(msg));
         if (err)
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: launch: %s", path, p->cand.launches[i].line, msg);
     }

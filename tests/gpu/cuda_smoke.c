@@ -151,6 +151,13 @@ int main(void)
              strncmp(info.arch, "sm_", 3) == 0 && info.max_work_group >= 256 && info.local_mem_bytes > 0 &&
              info.cache_bytes > 0 && strncmp(info.compiler_version, "NVRTC ", 6) == 0 && info.driver_version[0],
          "info is filled", "");
+    printf("  language %s, caps 0x%x, uuid %s, pci %s\n", info.language, info.caps, info.uuid, info.pci_bus_id);
+    unsigned a_, b_, c_, d_;
+    step(strcmp(info.language, "cuda") == 0 &&
+             info.caps == (TEMPER_DEVICE_CAP_OFFLINE_COMPILE | TEMPER_DEVICE_CAP_EXPERT) &&
+             strlen(info.uuid) == 36 && info.uuid[8] == '-' &&
+             sscanf(info.pci_bus_id, "%4x:%2x:%2x.%1x", &a_, &b_, &c_, &d_) == 4,
+         "language, capabilities, UUID and PCI bus id are filled", "");
 
     /* ---- memory ---- */
     const int N = 1000003; /* not a multiple of any block size */
