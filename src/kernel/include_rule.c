@@ -12,6 +12,7 @@
  * and an include inside an array initialiser are all seen. Trigraphs, `#include` with a macro
  * operand, absolute or `..` paths, `#include_next`, `#import`, `#embed`, `#__include_macros`,
  * `#line` and line markers, and `__has_include` / `__has_embed` anywhere are refused. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +35,18 @@ const char *const *temper_allowed_headers(enum temper_lang lang)
     return lang == TEMPER_LANG_CUDA ? cuda_headers : none;
 }
 
-/* The source as the preprocessor sees it after splicing, with each byte's physical line. */
+/* The source as the preprocessor sees it after splicing, with each byte's physical line, and
+ * the tables that keep the scan linear in the source's length whatever it holds. */
 struct spliced {
     char *text;             /* backslash-newlines removed, every line end one '\n'; owned */
     int *line;              /* the physical line (from 1) of each byte of text; owned */
     unsigned char *starts;  /* 1 where a byte begins a physical line; owned */
+    uint32_t *next_nl;      /* for each position, the first '\n' at or after it (len if none); owned */
+    uint32_t *next_close;   /* for each position, the first "*\/" at or after it (len if none); owned */
+    uint32_t *next_word;    /* for each position, the first "include", "dependency" or "embed" at or
+                             * after it (len if none); owned */
+    uint32_t *memo;         /* skip_blank's result from each position plus 1, 0 if not known; owned */
+    unsigned char *seen;    /* 1 at a '#' whose directive has been checked already; owned */
     size_t len;             /* bytes in text */
 };
 
@@ -47,6 +55,11 @@ static void spliced_free(struct spliced *s)
     free(s->text);
     free(s->line);
     free(s->starts);
+    free(s->next_nl);
+    free(s->next_close);
+    free(s->next_word);
+    free(s->memo);
+    free(s->seen);
 }
 
 static int is_hspace(unsigned char ch)
@@ -59,8 +72,14 @@ static int spliced_make(const char *src, size_t len, struct spliced *s)
     s->text = malloc(len + 1);
     s->line = malloc((len + 1) * sizeof(int));
     s->starts = malloc(len + 1);
+    s->next_nl = malloc((len + 1) * sizeof(uint32_t));
+    s->next_close = malloc((len + 2) * sizeof(uint32_t));
+    s->next_word = malloc((len + 1) * sizeof(uint32_t));
+    s->memo = calloc(len + 1, sizeof(uint32_t));
+    s->seen = calloc(len + 1, 1);
     s->len = 0;
-    if (!s->text || !s->line || !s->starts) {
+    if (!s->text || !s->line || !s->starts || !s->next_nl || !s->next_close || !s->next_word || !s->memo ||
+        !s->seen) {
         spliced_free(s);
         return TEMPER_ENOMEM;
     }
@@ -99,30 +118,54 @@ static int spliced_make(const char *src, size_t len, struct spliced *s)
     s->text[s->len] = 0;
     s->line[s->len] = line;
     s->starts[s->len] = (unsigned char)at_start;
+    uint32_t nl = (uint32_t)s->len, close = (uint32_t)s->len, word = (uint32_t)s->len;
+    s->next_nl[s->len] = nl;
+    s->next_close[s->len] = s->next_close[s->len + 1] = close;
+    s->next_word[s->len] = word;
+    for (size_t k = s->len; k-- > 0;) {
+        const char *t = s->text + k;
+        if (*t == '\n')
+            nl = (uint32_t)k;
+        if (t[0] == '*' && t[1] == '/')
+            close = (uint32_t)k;
+        if (!strncmp(t, "include", 7) || !strncmp(t, "dependency", 10) || !strncmp(t, "embed", 5))
+            word = (uint32_t)k;
+        s->next_nl[k] = nl;
+        s->next_close[k] = close;
+        s->next_word[k] = word;
+    }
     return 0;
+}
+
+/* One step of skip_blank from i: the position after a blank byte or a block comment, or i
+ * itself where nothing is skipped there. */
+static size_t blank_step(const struct spliced *s, size_t i)
+{
+    unsigned char ch = (unsigned char)s->text[i];
+    if (ch == '\n')
+        return i;
+    if (ch < 0x20 || ch >= 0x7f || ch == ' ')
+        return i + 1;
+    if (ch == '/' && i + 1 < s->len && s->text[i + 1] == '*') {
+        size_t close = s->next_close[i + 2];
+        return close >= s->len ? s->len : close + 2;
+    }
+    return i;
 }
 
 /* Skips what may stand between the parts of a directive: spaces, control bytes other than the
  * line end, non-ASCII bytes (Clang takes Unicode spaces for spaces) and block comments, which
- * may run over several lines. Stops at a line end, at a line comment, or at anything else. */
+ * may run over several lines. Stops at a line end, at a line comment, or at anything else. Every
+ * position passed on the way remembers the result, so that the whole scan stays linear. */
 static size_t skip_blank(const struct spliced *s, size_t i)
 {
-    while (i < s->len) {
-        unsigned char ch = (unsigned char)s->text[i];
-        if (ch == '\n')
-            return i;
-        if (ch < 0x20 || ch >= 0x7f || ch == ' ') {
-            i++;
-        } else if (ch == '/' && i + 1 < s->len && s->text[i + 1] == '*') {
-            const char *end = memmem(s->text + i + 2, s->len - i - 2, "*/", 2);
-            if (!end)
-                return s->len;
-            i = (size_t)(end - s->text) + 2;
-        } else {
-            return i;
-        }
-    }
-    return i;
+    size_t start = i, next;
+    while (i < s->len && !s->memo[i] && (next = blank_step(s, i)) != i)
+        i = next;
+    size_t end = i < s->len && s->memo[i] ? s->memo[i] - 1 : i;
+    for (i = start; i < end && !s->memo[i]; i = blank_step(s, i))
+        s->memo[i] = (uint32_t)end + 1;
+    return end;
 }
 
 static int is_ident(unsigned char ch)
@@ -157,8 +200,7 @@ static void show(const char *text, size_t n, char *out, size_t out_size)
 /* The rest of the logical line from i, for a message. */
 static void show_rest(const struct spliced *s, size_t i, char *out, size_t out_size)
 {
-    const char *nl = memchr(s->text + i, '\n', s->len - i);
-    show(s->text + i, nl ? (size_t)(nl - (s->text + i)) : s->len - i, out, out_size);
+    show(s->text + i, s->next_nl[i] - i, out, out_size);
 }
 
 static int header_allowed(enum temper_lang lang, const char *name, size_t n)
@@ -179,9 +221,10 @@ static int check_include(const struct spliced *s, size_t i, enum temper_lang lan
     char open = i < s->len ? s->text[i] : 0;
     char close = open == '<' ? '>' : open == '"' ? '"' : 0;
     const char *name = s->text + i + 1;
-    const char *end = close ? memchr(name, close, s->len - i - 1) : NULL;
-    const char *nl = close ? memchr(name, '\n', s->len - i - 1) : NULL;
-    if (!end || (nl && nl < end))
+    /* No allowed name is near this long: a longer operand is refused without reading it all. */
+    size_t room = i < s->len ? s->next_nl[i] - i - 1 : 0;
+    const char *end = close ? memchr(name, close, room < 256 ? room : 256) : NULL;
+    if (!end)
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
                            "%s: #include %s: the operand must be <name> or \"name\" of a header the toolkit allows "
                            "(a macro, or anything else, is not taken)",
@@ -197,8 +240,7 @@ static int check_include(const struct spliced *s, size_t i, enum temper_lang lan
                            shown, lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", used ? allowed : "none");
     }
     size_t after = skip_blank(s, (size_t)(end - s->text) + 1);
-    if (after < s->len && s->text[after] != '\n' &&
-        !(s->text[after] == '/' && after + 1 < s->len && s->text[after + 1] == '/'))
+    if (after < s->len && s->text[after] != '\n' && !(s->text[after] == '/' && s->text[after + 1] == '/'))
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: #include %s: text after the header name", where,
                            shown);
     return 0;
@@ -219,6 +261,9 @@ static int check_at(const struct spliced *s, size_t i, int logical, enum temper_
     if (i >= s->len)
         return 0;
     size_t hash = i;
+    if (s->seen[hash])
+        return 0; /* reached again from another comment's end: checked already */
+    s->seen[hash] = 1;
     if (s->text[i] == '#')
         i++;
     else if (s->text[i] == '%' && i + 1 < s->len && s->text[i + 1] == ':')
@@ -229,20 +274,20 @@ static int check_at(const struct spliced *s, size_t i, int logical, enum temper_
     snprintf(where, sizeof(where), "%s:%d", path, s->line[hash]);
     i = skip_blank(s, i);
     size_t name = i;
-    while (i < s->len && is_ident((unsigned char)s->text[i]))
+    while (i < s->len && i - name < 64 && is_ident((unsigned char)s->text[i]))
         i++;
-    size_t n = i - name;
+    size_t n = i - name; /* no directive's name is 64 bytes long: a longer one is unknown */
     char shown[600];
-    show_rest(s, hash, shown, sizeof(shown));
+#define SHOWN (show_rest(s, hash, shown, sizeof(shown)), shown)
     if (n && s->text[name] >= '0' && s->text[name] <= '9')
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
                            "%s: %s: line markers are not allowed (diagnostics must name the candidate's own lines)",
-                           where, shown);
+                           where, SHOWN);
     unsigned char next = i < s->len ? (unsigned char)s->text[i] : 0;
     if (next == '\\' || next == '$' || next >= 0x80)
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
                            "%s: %s: a directive name may hold only letters, digits and '_' (no escapes)", where,
-                           shown);
+                           SHOWN);
     if (!n)
         return 0;
     char word[32];
@@ -252,27 +297,25 @@ static int check_at(const struct spliced *s, size_t i, int logical, enum temper_
     if (n == 4 && !memcmp(word, "line", 4))
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
                            "%s: %s: #line is not allowed (diagnostics must name the candidate's own lines)", where,
-                           shown);
+                           SHOWN);
     if (memmem(s->text + name, n, "include", 7) || memmem(s->text + name, n, "import", 6) ||
         memmem(s->text + name, n, "embed", 5))
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                           "%s: %s: #%s is not allowed (only #include of a header the toolkit allows)", where, shown,
+                           "%s: %s: #%s is not allowed (only #include of a header the toolkit allows)", where, SHOWN,
                            word);
     int known = 0;
     for (const char *const *d = known_directives; *d && !known; d++)
         known = strlen(*d) == n && !memcmp(*d, word, n);
     if (logical && !known)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: unknown preprocessing directive '#%s'", where,
-                           shown, word);
+                           SHOWN, word);
     if (known && !strcmp(word, "pragma")) {
-        const char *nl = memchr(s->text + i, '\n', s->len - i);
-        size_t rest = nl ? (size_t)(nl - (s->text + i)) : s->len - i;
-        if (memmem(s->text + i, rest, "include", 7) || memmem(s->text + i, rest, "dependency", 10) ||
-            memmem(s->text + i, rest, "embed", 5))
+        if (s->next_word[i] < s->next_nl[i])
             return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                               "%s: %s: a pragma that names files is not allowed", where, shown);
+                               "%s: %s: a pragma that names files is not allowed", where, SHOWN);
     }
     return 0;
+#undef SHOWN
 }
 
 int temper_candidate_check_includes(enum temper_lang lang, const char *path, const char *source, size_t len,
@@ -288,6 +331,8 @@ int temper_candidate_check_includes(enum temper_lang lang, const char *path, con
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s:%d: the trigraph '\?\?%c' is not allowed", path,
                                line, source[i + 2]);
     }
+    if (len >= UINT32_MAX)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: the source is too large to scan", path);
     struct spliced s;
     int err = spliced_make(source, len, &s);
     if (err)

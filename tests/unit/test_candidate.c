@@ -731,6 +731,43 @@ static void test_include_rule(void **state)
     assert_string_equal(temper_allowed_headers(TEMPER_LANG_CUDA)[0], "cuda_fp16.h");
 }
 
+/* The include scan stays linear in the source's length whatever the source holds: each of these
+ * 1 MiB sources would take hours to scan if a comment, a line or a directive were read again
+ * from every position that reaches it (the test's time limit catches that). */
+static void test_scan_linear(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *unit, *tail; /* repeated, then once at the end */
+        int err;                 /* the verdict on the whole */
+    } cases[] = {
+        {"/*\n", "*/                                                              x\n", 0},
+        {"/**/", "\n/**/#aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", TEMPER_EPARSE},
+        {"*/#pragma x ", "\n", 0},
+        {"*/#include <", "\n", TEMPER_EPARSE},
+        {"*/#", "\n", 0},
+        {" \\\n", "\n", 0},
+    };
+    char *src = malloc(TEMPER_SOURCE_MAX + 1);
+    assert_non_null(src);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t n = (size_t)snprintf(src, 128, TASK_LINE LAUNCH_LINE), u = strlen(cases[i].unit);
+        while (n + u + 200 < TEMPER_SOURCE_MAX) {
+            memcpy(src + n, cases[i].unit, u);
+            n += u;
+        }
+        n += (size_t)snprintf(src + n, 200, "%s", cases[i].tail);
+        struct temper_candidate c;
+        char msg[512] = "";
+        int err = temper_candidate_parse("big.cl", src, n, &c, msg, sizeof(msg));
+        if (err != cases[i].err)
+            fail_msg("case %zu: returned %d (%s)", i, err, msg);
+        if (!err)
+            temper_candidate_free(&c);
+    }
+    free(src);
+}
+
 /* Compiler options: an allow-list per language; nothing that names a file. */
 static void test_option_rule(void **state)
 {
@@ -863,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_language),
         cmocka_unit_test(test_include_rule),
+        cmocka_unit_test(test_scan_linear),
         cmocka_unit_test(test_option_rule),
         cmocka_unit_test_setup_teardown(test_load_from_file, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(test_build_cache, make_tmp, remove_tmp),
