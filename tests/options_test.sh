@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # options_test.sh: every numeric option of every command is checked for range: a value out of
 # range, negative, too large for its type, or not a number exits 2 with a message naming the
-# option and saying why; a value in range is taken (the command then fails later, on the missing
-# candidate file, which shows the option itself was accepted). Needs no device.
+# option and saying why; a value in range is taken (the command then stops later, on a missing
+# candidate file or a second operand, which shows the option itself was accepted). Needs no
+# device: nothing here gets as far as starting one.
 # usage: options_test.sh TEMPER_BINARY
 set -u
 temper=$1
@@ -29,12 +30,21 @@ bad() {
     echo "ok   $cmd $opt '$value' refused: $(head -1 "$work/err")"
 }
 
-# good COMMAND OPTION VALUE: the option is taken; the error is about the missing file.
+# good COMMAND OPTION VALUE: the option is taken; eval then stops on the missing file (it reads its
+# files before it starts a device), tune on its second operand (a usage error).
 good() {
-    local cmd=$1 opt=$2 value=$3
-    "$temper" "$cmd" "$missing" "$opt" "$value" >"$work/out" 2>"$work/err"
-    local got=$?
-    if grep -qF -- "$opt:" "$work/err" || ! grep -qF -- "$missing" "$work/err"; then
+    local cmd=$1 opt=$2 value=$3 expect got
+    if [ "$cmd" = tune ]; then
+        "$temper" tune "$missing" second-operand "$opt" "$value" >"$work/out" 2>"$work/err"
+        got=$?
+        expect="usage: temper tune"
+    else
+        "$temper" "$cmd" "$missing" "$opt" "$value" >"$work/out" 2>"$work/err"
+        got=$?
+        expect=$missing
+    fi
+    if [ "$got" -ne 2 ] || grep -qF -- "$opt:" "$work/err" || ! grep -qF -- "$expect" "$work/err" ||
+        grep -q 'calibrat' "$work/err"; then
         echo "FAIL $cmd $opt '$value' should be taken (exit $got)"
         sed 's/^/     stderr: /' "$work/err" | head -5
         failures=$((failures + 1))

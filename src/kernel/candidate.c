@@ -374,9 +374,15 @@ int temper_candidate_parse_lang(const char *path, const char *lang, const char *
     const char *ext = strrchr(path, '.');
     if (lang) {
         int l = temper_lang_parse(lang);
-        if (l < 0)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: unknown language '%.32s' (cuda or opencl)", path,
-                               lang);
+        if (l < 0) {
+            char shown[33];
+            size_t n = 0;
+            for (; lang[n] && n + 1 < sizeof(shown); n++) /* a message carries text only */
+                shown[n] = lang[n] >= 0x20 && lang[n] < 0x7f ? lang[n] : '?';
+            shown[n] = 0;
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: unknown language '%s' (cuda or opencl)", path,
+                               shown);
+        }
         c->lang = (enum temper_lang)l;
     } else if (ext && !strcmp(ext, ".cu")) {
         c->lang = TEMPER_LANG_CUDA;
@@ -458,12 +464,17 @@ void temper_knobs_default(const struct temper_candidate *c, struct temper_knobs 
     k->n = c->nparams;
 }
 
+/* A decimal integer that fits 64 bits, written plainly: an optional sign, then digits only (no
+ * spaces, which would split the -D option it becomes). */
 static int is_integer(const char *s)
 {
+    const char *digits = s + (*s == '-' || *s == '+');
+    if (!isdigit((unsigned char)*digits))
+        return 0;
     char *end;
     errno = 0;
     strtoll(s, &end, 10);
-    return *s && !*end && !errno;
+    return !*end && !errno;
 }
 
 int temper_knobs_set(const struct temper_candidate *c, struct temper_knobs *k, const char *assignment, char *msg,

@@ -175,6 +175,10 @@ static void test_knobs(void **state)
         {"VEC=abc", TEMPER_EINVALID, "'abc' is not one of VEC's values (4 1 2, line 4) nor an integer", "1024", "-8"},
         {"VEC=4.5", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
         {"VEC=", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
+        {"VEC= 8", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"}, /* no space in a -D value */
+        {"VEC=\t-8", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
+        {"VEC=8 -I/tmp", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
+        {"VEC=99999999999999999999", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
         {"NOPE=1", TEMPER_EINVALID, "no param 'NOPE'", "1024", "-8"},
         {"BLOC=1", TEMPER_EINVALID, "no param 'BLOC'", "1024", "-8"},
         {"BLOCK", TEMPER_EINVALID, "expected NAME=VALUE", "1024", "-8"},
@@ -621,6 +625,8 @@ static void test_language(void **state)
         {"<stdin>", NULL, TEMPER_EPARSE, 0, "<stdin>: a candidate is a .cu (CUDA) or .cl (OpenCL) file, or its "
                                             "language must be given"},
         {"k.cu", "fortran", TEMPER_EPARSE, 0, "k.cu: unknown language 'fortran' (cuda or opencl)"},
+        {"k.cu", "", TEMPER_EPARSE, 0, "k.cu: unknown language '' (cuda or opencl)"},
+        {"k.cu", "c\xe9\n", TEMPER_EPARSE, 0, "k.cu: unknown language 'c?\?' (cuda or opencl)"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int err = temper_candidate_parse_lang(cases[i].path, cases[i].lang, src, strlen(src), &c, msg, sizeof(msg));
