@@ -8,8 +8,8 @@
  * accept) are removed first; a line ends at \n, \r\n or a lone \r; a directive may begin at the
  * start of every physical line and after every comment's end, and spaces, comments (across lines),
  * control bytes, a byte-order mark and any non-ASCII byte may stand before and after its '#' (or
- * '%:'). So `/ * * / # / * * / include` over several lines, `%:include`, `#inc\` newline `lude`,
- * and an include inside an array initialiser are all seen. Trigraphs, `#include` with a macro
+ * '%:'). So a comment between '#' and `include`, `%:include`, `#inc\` newline `lude`, and an
+ * include inside an array initialiser or an `#if 0` are all seen. Trigraphs, `#include` with a macro
  * operand, absolute or `..` paths, `#include_next`, `#import`, `#embed`, `#__include_macros`,
  * `#line` and line markers, and `__has_include` / `__has_embed` anywhere are refused. */
 #include <stdint.h>
