@@ -53,7 +53,7 @@ struct temper_scratch {
 /* A parsed candidate. */
 struct temper_candidate {
     char path[TEMPER_PATH_MAX];        /* where it came from */
-    enum temper_lang lang;             /* from the file's extension */
+    enum temper_lang lang;             /* as given, else from the file's extension */
     char *source;                      /* the whole file; owned */
     size_t source_len;                 /* its length */
     uint64_t source_hash;              /* XXH3 of the source */
@@ -77,8 +77,21 @@ struct temper_knobs {
     char values[TEMPER_MAX_PARAMS][TEMPER_NAME_MAX]; /* their values */
 };
 
-/* Parses a candidate from its source; errors name path:line. The language comes from the
- * path's extension. cand->source is a copy; free with temper_candidate_free. */
+/* "cuda" -> TEMPER_LANG_CUDA, "opencl" -> TEMPER_LANG_OPENCL; -1 for anything else. */
+int temper_lang_parse(const char *name);
+/* "cuda" or "opencl"; a static string. */
+const char *temper_lang_name(enum temper_lang lang);
+
+/* Parses a candidate from len bytes of source (any bytes but NUL; not NUL-terminated) in the
+ * language named by lang ("cuda" or "opencl"), or, with lang NULL, by the path's extension (.cu,
+ * .cl). path names the candidate in messages (NULL: "<source>"). Every error is TEMPER_EPARSE
+ * (the candidate is invalid) but TEMPER_ENOMEM, with a message naming path:line (or the byte
+ * offset of a NUL byte): malformed or over-long directives, a source over TEMPER_SOURCE_MAX, a
+ * disallowed include or compiler option (docs/candidate.md). cand->source is a NUL-terminated
+ * copy; free with temper_candidate_free (also safe after a failure, which frees it already). */
+int temper_candidate_parse_lang(const char *path, const char *lang, const char *source, size_t len,
+                                struct temper_candidate *cand, char *msg, size_t msg_size);
+/* temper_candidate_parse_lang with the language from the path's extension. */
 int temper_candidate_parse(const char *path, const char *source, size_t len, struct temper_candidate *cand,
                            char *msg, size_t msg_size);
 /* Reads and parses a candidate file. */
@@ -96,12 +109,29 @@ int temper_knobs_int(const struct temper_knobs *knobs, const char *name, size_t 
 int temper_candidate_check(const struct temper_candidate *cand, const struct temper_knobs *knobs, char *msg,
                            size_t msg_size);
 /* Compiler options: -DNAME=value for each knob, then the flags (with $NAME replaced by knob
- * values). */
+ * values); options the allow-list refuses (temper_compiler_options_check) are TEMPER_EPARSE. */
 int temper_candidate_options(const struct temper_candidate *cand, const struct temper_knobs *knobs, char *out,
                              size_t out_size, char *msg, size_t msg_size);
 /* Evaluates an expression over a shape's sizes and the knobs. */
 int temper_launch_eval(const struct temper_shape *shape, const struct temper_knobs *knobs, const char *expr,
                        int64_t *value, char *msg, size_t msg_size);
+
+/* ---- what a candidate may reach: the include rule and the compiler-option allow-list ---- */
+
+/* The headers a candidate in lang may include, NULL-terminated; static. None for OpenCL. */
+const char *const *temper_allowed_headers(enum temper_lang lang);
+/* Scans len bytes of source for every preprocessor directive any compiler could see (after
+ * splicing lines, through comments, digraphs) and refuses, with TEMPER_EPARSE and a message naming
+ * path:line, an include of anything but an allowed header (by name, not a macro or path),
+ * #include_next, #import, #embed, #line, trigraphs and __has_include / __has_embed. */
+int temper_candidate_check_includes(enum temper_lang lang, const char *path, const char *source, size_t len,
+                                    char *msg, size_t msg_size);
+/* Checks compiler options (a NUL-terminated string, split at spaces) against the allow-list of
+ * lang: -D/-U, and options that take no file (CUDA: --use_fast_math, --maxrregcount=N, -Xptxas
+ * -dlcm=cg, ...; OpenCL: -cl-*, -w, -Werror, -g, -O0..-O3); quotes, backslashes and non-ASCII bytes are
+ * refused. TEMPER_EPARSE with a message naming the option. For every option string a stranger can
+ * influence, such as a request's extra flags. */
+int temper_compiler_options_check(enum temper_lang lang, const char *options, char *msg, size_t msg_size);
 
 /* ---- the build cache ---- */
 

@@ -113,7 +113,11 @@
     X(INT, local_mem_bytes, none, "Shared (local) memory per block without opt-in.")                          \
     X(INT, local_mem_optin_bytes, none, "Shared memory per block with opt-in.")                               \
     X(INT, cache_bytes, none, "Last-level cache, 0 if unknown.")                                              \
-    X(INT, max_work_group, none, "Threads per block at most.")
+    X(INT, max_work_group, none, "Threads per block at most.")                                             \
+    X(STR, language, none, "The source language its compiler takes: `cuda` or `opencl`.")                   \
+    X(JSON, caps, none, "What the backend can do, a list of names: `offline_compile` (NVRTC, without a device), `in_process` (kernels run in the worker's address space), `expert` (vendor-library experts).") \
+    X(STR, uuid, none, "The device's UUID where the driver tells it, else empty.")                           \
+    X(STR, pci_bus_id, none, "Its PCI bus id (`0000:1b:00.0`) where known, else empty.")
 
 /* One evaluation. */
 #define TEMPER_RESULT_FIELDS(X)                                                                               \

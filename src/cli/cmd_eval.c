@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "temper/option.h"
 
 static void help(FILE *out)
 {
@@ -150,8 +151,10 @@ int cmd_eval(int argc, char **argv)
     const char *sets[65] = {0};
     int nsets = 0, json = 0, store_it = 1, jobs = 0, sanitize = 0, profile = 0, c;
     req.seed = 1;
+    char optmsg[256];
+    int64_t seed = 1;
     while ((c = getopt_long(argc, argv, "d:s:h", opts, NULL)) != -1) {
-        char *end = NULL;
+        int bad = 0;
         switch (c) {
         case 'd':
             device = optarg;
@@ -173,19 +176,22 @@ int cmd_eval(int argc, char **argv)
             req.tasks_dir = optarg;
             break;
         case 'S':
-            req.seed = strtoull(optarg, &end, 0);
+            bad = temper_parse_i64_option("--seed", optarg, 0, INT64_MAX, &seed, optmsg, sizeof(optmsg));
+            req.seed = (uint64_t)seed;
             break;
         case 'L':
-            limits.launch_timeout_s = strtod(optarg, &end);
+            bad = temper_parse_double_option("--launch-timeout", optarg, 0.01, 3600, &limits.launch_timeout_s, optmsg,
+                                             sizeof(optmsg));
             break;
         case 'B':
-            req.time_budget_s = strtod(optarg, &end);
+            bad = temper_parse_double_option("--time-budget", optarg, 0.01, 3600, &req.time_budget_s, optmsg,
+                                             sizeof(optmsg));
             break;
         case 'N':
             store_it = 0;
             break;
         case 'J':
-            jobs = (int)strtol(optarg, &end, 10);
+            bad = temper_parse_int_option("--jobs", optarg, 1, 1024, &jobs, optmsg, sizeof(optmsg));
             break;
         case 'Z':
             sanitize = 1;
@@ -209,19 +215,13 @@ int cmd_eval(int argc, char **argv)
             help(stderr);
             return CLI_USAGE;
         }
-        if (end && (*end || end == optarg)) {
-            fprintf(stderr, "temper: --%s: '%s' is not a number\n",
-                    c == 'S' ? "seed" : c == 'L' ? "launch-timeout" : c == 'J' ? "jobs" : "time-budget",
-                    optarg);
+        if (bad) {
+            fprintf(stderr, "temper: %s\n", optmsg);
             return CLI_USAGE;
         }
     }
     if (optind >= argc) {
         help(stderr);
-        return CLI_USAGE;
-    }
-    if (limits.launch_timeout_s <= 0 || req.time_budget_s < 0) {
-        fprintf(stderr, "temper: time limits must be positive\n");
         return CLI_USAGE;
     }
     int n = argc - optind;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "temper/option.h"
 #include "temper/search.h"
 
 static void help(FILE *out)
@@ -111,8 +112,10 @@ int cmd_tune(int argc, char **argv)
     req.seed = 1;
     const char *device = NULL, *out = NULL;
     int json = 0, c, budget_given = 0;
+    char optmsg[256];
+    int64_t seed = 1;
     while ((c = getopt_long(argc, argv, "s:b:d:o:h", opts, NULL)) != -1) {
-        char *end = NULL;
+        int bad = 0;
         switch (c) {
         case 's':
             req.strategy = optarg;
@@ -122,11 +125,11 @@ int cmd_tune(int argc, char **argv)
             }
             break;
         case 'b':
-            req.budget = (int)strtol(optarg, &end, 10);
+            bad = temper_parse_int_option("--budget", optarg, 1, 1000000, &req.budget, optmsg, sizeof(optmsg));
             budget_given = 1;
             break;
         case 'T':
-            req.time_s = strtod(optarg, &end);
+            bad = temper_parse_double_option("--time", optarg, 0.1, 1e7, &req.time_s, optmsg, sizeof(optmsg));
             break;
         case 'd':
             device = optarg;
@@ -135,7 +138,8 @@ int cmd_tune(int argc, char **argv)
             out = optarg;
             break;
         case 'S':
-            req.seed = strtoull(optarg, &end, 0);
+            bad = temper_parse_i64_option("--seed", optarg, 0, INT64_MAX, &seed, optmsg, sizeof(optmsg));
+            req.seed = (uint64_t)seed;
             break;
         case 'r':
             req.resume = 1;
@@ -147,16 +151,18 @@ int cmd_tune(int argc, char **argv)
             req.compiler_knobs = 1;
             break;
         case 'R':
-            req.retime = (int)strtol(optarg, &end, 10);
+            bad = temper_parse_int_option("--retime", optarg, 1, 32, &req.retime, optmsg, sizeof(optmsg));
             break;
         case 'c':
-            req.screen_budget_s = strtod(optarg, &end);
+            bad = temper_parse_double_option("--screen-budget", optarg, 0.01, 3600, &req.screen_budget_s, optmsg,
+                                             sizeof(optmsg));
             break;
         case 'f':
-            req.full_budget_s = strtod(optarg, &end);
+            bad = temper_parse_double_option("--full-budget", optarg, 0.01, 3600, &req.full_budget_s, optmsg,
+                                             sizeof(optmsg));
             break;
         case 'B':
-            req.batch = (int)strtol(optarg, &end, 10);
+            bad = temper_parse_int_option("--batch", optarg, 2, 32, &req.batch, optmsg, sizeof(optmsg));
             break;
         case 't':
             req.tasks_dir = optarg;
@@ -171,12 +177,12 @@ int cmd_tune(int argc, char **argv)
             help(stderr);
             return CLI_USAGE;
         }
-        if (end && (*end || end == optarg)) {
-            fprintf(stderr, "temper: '%s' is not a number\n", optarg);
+        if (bad) {
+            fprintf(stderr, "temper: %s\n", optmsg);
             return CLI_USAGE;
         }
     }
-    if (optind + 1 != argc || req.budget < 0 || req.time_s < 0) {
+    if (optind + 1 != argc) {
         help(stderr);
         return CLI_USAGE;
     }

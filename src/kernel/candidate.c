@@ -15,14 +15,34 @@ static const char *skip_ws(const char *p)
     return p;
 }
 
-/* Reads a word of letters, digits and '_' into out; returns the position after it. */
-static const char *read_word(const char *p, char *out, size_t out_size)
+static int is_word_char(char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+}
+
+/* Reads a word of letters, digits and '_' into out; returns the position after it. A word that
+ * does not fit leaves out empty and sets *too_long (may be NULL: then it is cut). */
+static const char *read_name(const char *p, char *out, size_t out_size, int *too_long)
 {
     size_t n = 0;
-    while ((isalnum((unsigned char)*p) || *p == '_') && n + 1 < out_size)
-        out[n++] = *p++;
-    out[n] = 0;
+    if (too_long)
+        *too_long = 0;
+    while (is_word_char(*p)) {
+        if (n + 1 < out_size)
+            out[n++] = *p;
+        else if (too_long)
+            *too_long = 1;
+        else
+            break;
+        p++;
+    }
+    out[too_long && *too_long ? 0 : n] = 0;
     return p;
+}
+
+static const char *read_word(const char *p, char *out, size_t out_size)
+{
+    return read_name(p, out, out_size, NULL);
 }
 
 /* Reads a token up to whitespace into out. */
@@ -41,7 +61,8 @@ static const char *read_token(const char *p, char *out, size_t out_size, int *to
     return p;
 }
 
-/* Splits "a, f(b, c), d" at top-level commas into at most max parts of part_size bytes. */
+/* Splits "a, f(b, c), d" at top-level commas into at most max parts of part_size bytes; -1 for an
+ * empty part or too many parts, -2 for a part too long. */
 static int split_list(const char *text, size_t len, char *parts, size_t part_size, int max, int *count)
 {
     int depth = 0, n = 0;
@@ -60,8 +81,10 @@ static int split_list(const char *text, size_t len, char *parts, size_t part_siz
             s++, l--;
         while (l && isspace((unsigned char)s[l - 1]))
             l--;
-        if (!l || n == max || l >= part_size)
+        if (!l || n == max)
             return -1;
+        if (l >= part_size)
+            return -2;
         memcpy(parts + (size_t)n * part_size, s, l);
         parts[(size_t)n * part_size + l] = 0;
         n++;
@@ -73,8 +96,11 @@ static int split_list(const char *text, size_t len, char *parts, size_t part_siz
 
 static int parse_launch(const char *p, struct temper_launch *l, const char *where, char *msg, size_t msg_size)
 {
-    p = skip_ws(p);
-    p = read_word(p, l->kernel, sizeof(l->kernel));
+    int too_long;
+    p = read_name(skip_ws(p), l->kernel, sizeof(l->kernel), &too_long);
+    if (too_long)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: the kernel name is longer than %zu bytes",
+                           where, sizeof(l->kernel) - 1);
     if (!l->kernel[0] || *p == '(' || !strcmp(l->kernel, "grid") || !strcmp(l->kernel, "block"))
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: expected a kernel name first", where);
     l->nargs = -1;
@@ -106,13 +132,22 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
         int n = 0;
         if (!strcmp(clause, "grid") || !strcmp(clause, "block")) {
             int is_grid = clause[0] == 'g';
-            if (split_list(open, len, is_grid ? l->grid[0] : l->block[0], TEMPER_EXPR_MAX, 3, &n) || n < 1)
+            int split = split_list(open, len, is_grid ? l->grid[0] : l->block[0], TEMPER_EXPR_MAX, 3, &n);
+            if (split == -2)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: launch: an expression in %s(...) is longer than %d bytes", where, clause,
+                                   TEMPER_EXPR_MAX - 1);
+            if (split || n < 1)
                 return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s(...) needs 1 to 3 expressions",
                                    where, clause);
             *(is_grid ? &l->grid_n : &l->block_n) = n;
             *(is_grid ? &have_grid : &have_block) = 1;
         } else if (!strcmp(clause, "smem")) {
-            if (len == 0 || len >= TEMPER_EXPR_MAX)
+            if (len >= TEMPER_EXPR_MAX)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: launch: the expression in smem(...) is longer than %d bytes", where,
+                                   TEMPER_EXPR_MAX - 1);
+            if (len == 0)
                 return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: smem(...) needs one expression", where);
             snprintf(l->smem, sizeof(l->smem), "%.*s", (int)len, open);
         } else if (!strcmp(clause, "args")) {
@@ -120,9 +155,23 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
                 l->nargs = 0;
                 continue;
             }
-            if (split_list(open, len, l->args[0], TEMPER_NAME_MAX, TEMPER_MAX_LAUNCH_ARGS, &n))
+            int split = split_list(open, len, l->args[0], TEMPER_NAME_MAX, TEMPER_MAX_LAUNCH_ARGS, &n);
+            if (split == -2)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: a name in args(...) is longer than %d bytes",
+                                   where, TEMPER_NAME_MAX - 1);
+            if (split)
                 return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: args(...) must be up to %d names",
                                    where, TEMPER_MAX_LAUNCH_ARGS);
+            for (int a = 0; a < n; a++) {
+                const char *name = l->args[a];
+                size_t k = 0;
+                while (is_word_char(name[k]))
+                    k++;
+                if (name[k] || (name[0] >= '0' && name[0] <= '9'))
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                       "%s: launch: args(...): '%s' is not a name (letters, digits and '_')", where,
+                                       name);
+            }
             l->nargs = n;
         } else {
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: unknown clause '%s'", where, clause);
@@ -131,6 +180,17 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
     if (!have_grid || !have_block)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: needs both grid(...) and block(...)", where);
     return 0;
+}
+
+/* Checks a flags line's options against the allow-list where it can already: a line that names a
+ * knob ($NAME) is checked once the knob's value is known, by temper_candidate_options. */
+static int flags_check(const struct temper_candidate *c, const char *text, const char *where, char *msg,
+                       size_t msg_size)
+{
+    char why[512];
+    if (strchr(text, '$') || !temper_compiler_options_check(c->lang, text, why, sizeof(why)))
+        return 0;
+    return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: flags: %s", where, why);
 }
 
 static int parse_directive(struct temper_candidate *c, const char *p, int line, char *msg, size_t msg_size)
@@ -143,15 +203,21 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
     if (!strcmp(word, "task")) {
         if (c->task[0])
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: a second task directive", where);
-        p = read_word(rest, c->task, sizeof(c->task));
+        p = read_name(rest, c->task, sizeof(c->task), &too_long);
+        if (too_long)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: task: the name is longer than %d bytes", where,
+                               TEMPER_NAME_MAX - 1);
         if (!c->task[0] || *skip_ws(p))
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: task: expected one task name", where);
     } else if (!strcmp(word, "param")) {
         if (c->nparams == TEMPER_MAX_PARAMS)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d params", where, TEMPER_MAX_PARAMS);
         struct temper_param *prm = &c->params[c->nparams];
-        p = read_word(rest, prm->name, sizeof(prm->name));
-        if (!prm->name[0] || isdigit((unsigned char)prm->name[0]))
+        p = read_name(rest, prm->name, sizeof(prm->name), &too_long);
+        if (too_long)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param: the name is longer than %d bytes", where,
+                               TEMPER_NAME_MAX - 1);
+        if ((*p && *p != ' ' && *p != '\t') || !prm->name[0] || isdigit((unsigned char)prm->name[0]))
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param: expected a name", where);
         for (int i = 0; i < c->nparams; i++)
             if (!strcmp(c->params[i].name, prm->name))
@@ -163,8 +229,12 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
                                    prm->name, TEMPER_MAX_VALUES);
             p = read_token(p, prm->values[prm->nvalues++], TEMPER_NAME_MAX, &too_long);
             if (too_long)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value is too long", where,
-                                   prm->name);
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value is longer than %d bytes",
+                                   where, prm->name, TEMPER_NAME_MAX - 1);
+            const char *bad = strpbrk(prm->values[prm->nvalues - 1], "\"'\\`$");
+            if (bad)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value may not hold '%c'", where,
+                                   prm->name, *bad);
         }
         if (!prm->nvalues)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: needs at least one value", where,
@@ -174,8 +244,11 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
     } else if (!strcmp(word, "require")) {
         if (c->nrequires == TEMPER_MAX_REQUIRES)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d requires", where, TEMPER_MAX_REQUIRES);
-        if (!*rest || strlen(rest) >= TEMPER_EXPR_MAX)
+        if (!*rest)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: require: expected one expression", where);
+        if (strlen(rest) >= TEMPER_EXPR_MAX)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: require: the expression is %zu bytes, over the limit of %d",
+                               where, strlen(rest), TEMPER_EXPR_MAX - 1);
         snprintf(c->requires[c->nrequires], TEMPER_EXPR_MAX, "%s", rest);
         c->require_lines[c->nrequires++] = line;
     } else if (!strcmp(word, "launch")) {
@@ -193,11 +266,17 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
                                TEMPER_MAX_SCRATCH);
         struct temper_scratch *s = &c->scratch[c->nscratch];
         char dtype[32];
-        p = read_word(rest, s->name, sizeof(s->name));
+        p = read_name(rest, s->name, sizeof(s->name), &too_long);
+        if (too_long)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch: the name is longer than %d bytes", where,
+                               TEMPER_NAME_MAX - 1);
         p = read_word(skip_ws(p), dtype, sizeof(dtype));
         p = skip_ws(p);
         int dt = temper_dtype_parse(dtype);
-        if (!s->name[0] || dt < 0 || !*p || strlen(p) >= TEMPER_EXPR_MAX)
+        if (s->name[0] && dt >= 0 && strlen(p) >= TEMPER_EXPR_MAX)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch %s: the count is %zu bytes, over the limit of %d",
+                               where, s->name, strlen(p), TEMPER_EXPR_MAX - 1);
+        if (!s->name[0] || dt < 0 || !*p)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch: expected NAME DTYPE COUNT", where);
         s->dtype = (enum temper_dtype)dt;
         snprintf(s->count, sizeof(s->count), "%s", p);
@@ -206,7 +285,12 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
     } else if (!strcmp(word, "flags")) {
         size_t used = strlen(c->flags);
         if (used + strlen(rest) + 2 >= sizeof(c->flags))
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: flags: too long", where);
+            return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                               "%s: flags: the flags of all lines together are over the limit of %zu bytes", where,
+                               sizeof(c->flags) - 2);
+        int err = flags_check(c, rest, where, msg, msg_size);
+        if (err)
+            return err;
         snprintf(c->flags + used, sizeof(c->flags) - used, "%s%s", used ? " " : "", rest);
     } else {
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
@@ -216,21 +300,112 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
     return 0;
 }
 
-int temper_candidate_parse(const char *path, const char *source, size_t len, struct temper_candidate *c, char *msg,
-                           size_t msg_size)
+int temper_lang_parse(const char *name)
+{
+    if (name && !strcmp(name, "cuda"))
+        return TEMPER_LANG_CUDA;
+    if (name && !strcmp(name, "opencl"))
+        return TEMPER_LANG_OPENCL;
+    return -1;
+}
+
+const char *temper_lang_name(enum temper_lang lang)
+{
+    return lang == TEMPER_LANG_CUDA ? "cuda" : "opencl";
+}
+
+/* The length of the line at p (of the n bytes left) without its end (\n, \r\n or a lone \r, as
+ * compilers count lines); *next is where the following line begins. */
+static size_t line_length(const char *p, size_t n, size_t *next)
+{
+    size_t i = 0;
+    while (i < n && p[i] != '\n' && p[i] != '\r')
+        i++;
+    *next = i + (i < n ? (p[i] == '\r' && i + 1 < n && p[i + 1] == '\n' ? 2 : 1) : 0);
+    return i;
+}
+
+/* Parses the directive on one line of n bytes (not NUL-terminated), if it holds one. */
+static int parse_line(struct temper_candidate *c, const char *text, size_t n, int line, char *msg, size_t msg_size)
+{
+    size_t i = 0;
+    while (i < n && (text[i] == ' ' || text[i] == '\t'))
+        i++;
+    if (!(n - i >= 2 && text[i] == '/' && (text[i + 1] == '/' || text[i + 1] == '*')) && !(i < n && text[i] == '*'))
+        return 0;
+    const char *at = memmem(text + i, n - i, "@temper", 7);
+    if (!at)
+        return 0;
+    size_t from = (size_t)(at - text) + 7;
+    if (from < n && text[from] != ' ' && text[from] != '\t')
+        return 0;
+    size_t to = n;
+    const char *close = memmem(text + from, n - from, "*/", 2);
+    if (close)
+        to = (size_t)(close - text);
+    /* A directive is ASCII: every field ends up in compiler options, JSON and messages. */
+    for (size_t k = from; k < to; k++) {
+        unsigned char ch = (unsigned char)text[k];
+        if ((ch < 0x20 && ch != '\t') || ch >= 0x7f)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                               "%s:%d: column %zu: byte 0x%02x is not allowed in a directive (directives are ASCII "
+                               "text)",
+                               c->path, line, k + 1, ch);
+    }
+    char *copy = malloc(to - from + 1);
+    if (!copy)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "%s:%d: out of memory", c->path, line);
+    while (to > from && (text[to - 1] == ' ' || text[to - 1] == '\t'))
+        to--;
+    memcpy(copy, text + from, to - from);
+    copy[to - from] = 0;
+    int err = parse_directive(c, copy, line, msg, msg_size);
+    free(copy);
+    return err;
+}
+
+int temper_candidate_parse_lang(const char *path, const char *lang, const char *source, size_t len,
+                                struct temper_candidate *c, char *msg, size_t msg_size)
 {
     memset(c, 0, sizeof(*c));
+    if (!path || !*path)
+        path = "<source>";
     snprintf(c->path, sizeof(c->path), "%s", path);
     const char *ext = strrchr(path, '.');
-    if (ext && !strcmp(ext, ".cu"))
+    if (lang) {
+        int l = temper_lang_parse(lang);
+        if (l < 0) {
+            char shown[33];
+            size_t n = 0;
+            for (; lang[n] && n + 1 < sizeof(shown); n++) /* a message carries text only */
+                shown[n] = lang[n] >= 0x20 && lang[n] < 0x7f ? lang[n] : '?';
+            shown[n] = 0;
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: unknown language '%s' (cuda or opencl)", path,
+                               shown);
+        }
+        c->lang = (enum temper_lang)l;
+    } else if (ext && !strcmp(ext, ".cu")) {
         c->lang = TEMPER_LANG_CUDA;
-    else if (ext && !strcmp(ext, ".cl"))
+    } else if (ext && !strcmp(ext, ".cl")) {
         c->lang = TEMPER_LANG_OPENCL;
-    else
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: a candidate is a .cu (CUDA) or .cl (OpenCL) file",
-                           path);
-    if (memchr(source, 0, len))
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: contains a NUL byte; a candidate is text", path);
+    } else {
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: a candidate is a .cu (CUDA) or .cl (OpenCL) file, or its language must be given", path);
+    }
+    if (!source)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: no source", path);
+    if (len > TEMPER_SOURCE_MAX)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: the source is %zu bytes, over the limit of %u", path,
+                           len, TEMPER_SOURCE_MAX);
+    const char *nul = memchr(source, 0, len);
+    if (nul) {
+        int line = 1;
+        for (const char *q = source; q < nul; q++)
+            line += *q == '\n' || (*q == '\r' && q[1] != '\n');
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: contains a NUL byte at byte offset %zu (line %d); a candidate is text", path,
+                           (size_t)(nul - source), line);
+    }
     c->source = malloc(len + 1);
     if (!c->source)
         return TEMPER_ENOMEM;
@@ -239,42 +414,26 @@ int temper_candidate_parse(const char *path, const char *source, size_t len, str
     c->source_len = len;
     c->source_hash = temper_hash64(source, len, 0);
 
-    int line = 1;
-    for (const char *p = c->source; *p; line++) {
-        const char *end = strchr(p, '\n');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char text[2048];
-        if (n >= sizeof(text)) {
-            p += n + (end != NULL);
-            continue;
-        }
-        memcpy(text, p, n);
-        text[n] = 0;
-        if (n && text[n - 1] == '\r')
-            text[n - 1] = 0;
-        p += n + (end != NULL);
-        const char *t = skip_ws(text);
-        if (strncmp(t, "//", 2) && strncmp(t, "/*", 2) && *t != '*')
-            continue;
-        const char *at = strstr(t, "@temper");
-        if (!at || (at[7] && at[7] != ' ' && at[7] != '\t'))
-            continue;
-        char *close = strstr(text, "*/");
-        if (close && close > at)
-            *close = 0;
-        int err = parse_directive(c, at + 7, line, msg, msg_size);
-        if (err) {
-            temper_candidate_free(c);
-            return err;
-        }
+    int err = 0, line = 1;
+    for (size_t pos = 0, next = 0; pos < len && !err; pos += next, line++) {
+        size_t n = line_length(c->source + pos, len - pos, &next);
+        err = parse_line(c, c->source + pos, n, line, msg, msg_size);
     }
-    const char *missing = !c->task[0] ? "no '@temper task NAME' directive" :
-                          !c->nlaunches ? "no '@temper launch' directive" : NULL;
-    if (missing) {
+    const char *missing = err ? NULL : !c->task[0] ? "no '@temper task NAME' directive" :
+                                       !c->nlaunches ? "no '@temper launch' directive" : NULL;
+    if (missing)
+        err = temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s", path, missing);
+    if (!err)
+        err = temper_candidate_check_includes(c->lang, path, c->source, len, msg, msg_size);
+    if (err)
         temper_candidate_free(c);
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s", path, missing);
-    }
-    return 0;
+    return err;
+}
+
+int temper_candidate_parse(const char *path, const char *source, size_t len, struct temper_candidate *c, char *msg,
+                           size_t msg_size)
+{
+    return temper_candidate_parse_lang(path, NULL, source, len, c, msg, msg_size);
 }
 
 int temper_candidate_load(const char *path, struct temper_candidate *c, char *msg, size_t msg_size)
@@ -305,12 +464,17 @@ void temper_knobs_default(const struct temper_candidate *c, struct temper_knobs 
     k->n = c->nparams;
 }
 
+/* A decimal integer that fits 64 bits, written plainly: an optional sign, then digits only (no
+ * spaces, which would split the -D option it becomes). */
 static int is_integer(const char *s)
 {
+    const char *digits = s + (*s == '-' || *s == '+');
+    if (!isdigit((unsigned char)*digits))
+        return 0;
     char *end;
     errno = 0;
     strtoll(s, &end, 10);
-    return *s && !*end && !errno;
+    return !*end && !errno;
 }
 
 int temper_knobs_set(const struct temper_candidate *c, struct temper_knobs *k, const char *assignment, char *msg,
@@ -409,6 +573,9 @@ int temper_candidate_options(const struct temper_candidate *c, const struct temp
     }
     if (err == TEMPER_ERANGE)
         err = temper_fail(msg, msg_size, err, "%s: compiler options longer than %zu characters", c->path, out_size);
+    char why[512];
+    if (!err && temper_compiler_options_check(c->lang, b.data, why, sizeof(why)))
+        err = temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s", c->path, why);
     if (!err)
         snprintf(out, out_size, "%s", b.data);
     temper_buf_free(&b);

@@ -175,6 +175,10 @@ static void test_knobs(void **state)
         {"VEC=abc", TEMPER_EINVALID, "'abc' is not one of VEC's values (4 1 2, line 4) nor an integer", "1024", "-8"},
         {"VEC=4.5", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
         {"VEC=", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
+        {"VEC= 8", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"}, /* no space in a -D value */
+        {"VEC=\t-8", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
+        {"VEC=8 -I/tmp", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
+        {"VEC=99999999999999999999", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
         {"NOPE=1", TEMPER_EINVALID, "no param 'NOPE'", "1024", "-8"},
         {"BLOC=1", TEMPER_EINVALID, "no param 'BLOC'", "1024", "-8"},
         {"BLOCK", TEMPER_EINVALID, "expected NAME=VALUE", "1024", "-8"},
@@ -435,7 +439,406 @@ static void test_malformed(void **state)
     char msg[512] = "";
     assert_int_equal(temper_candidate_parse("nul.cl", with_nul, sizeof(with_nul) - 1, &c, msg, sizeof(msg)),
                      TEMPER_EPARSE);
-    assert_contains(msg, "nul.cl: contains a NUL byte");
+    assert_contains(msg, "nul.cl: contains a NUL byte at byte offset 18 (line 2)");
+}
+
+/* Builds "// @temper task t\n" + middle + "// @temper launch k grid(1) block(1)\n" into a malloc'ed
+ * string. */
+static char *with_directives(const char *middle)
+{
+    size_t n = strlen(middle) + 128;
+    char *s = malloc(n);
+    assert_non_null(s);
+    snprintf(s, n, "// @temper task t\n%s// @temper launch k grid(1) block(1)\n", middle);
+    return s;
+}
+
+/* Directive lines of any length: what fits its fields parses, past a field's limit is an error
+ * naming the line and the limit; nothing is dropped in silence. */
+static void test_long_directives(void **state)
+{
+    (void)state;
+    struct temper_candidate c;
+    char msg[512] = "";
+    /* A launch line of over 2048 bytes: 24 arguments padded with spaces, and padded clauses. */
+    size_t cap = 8192, used = 0;
+    char *line = malloc(cap);
+    assert_non_null(line);
+    used += (size_t)snprintf(line + used, cap - used, "// @temper launch k grid(N)%600s block(64) args(", "");
+    for (int i = 0; i < 24; i++)
+        used += (size_t)snprintf(line + used, cap - used, "%sarg_%02d%100s", i ? ", " : "", i, "");
+    used += (size_t)snprintf(line + used, cap - used, ")\n");
+    assert_true(used > 3000);
+    char *src = malloc(cap + 64);
+    assert_non_null(src);
+    snprintf(src, cap + 64, "// @temper task t\n%s", line);
+    assert_int_equal(temper_candidate_parse("long.cl", src, strlen(src), &c, msg, sizeof(msg)), 0);
+    assert_int_equal(c.nlaunches, 1);
+    assert_int_equal(c.launches[0].nargs, 24);
+    assert_string_equal(c.launches[0].args[23], "arg_23");
+    assert_int_equal(c.launches[0].line, 2);
+    temper_candidate_free(&c);
+
+    /* A require of 3000 bytes: once dropped without a word, now an error naming its line. */
+    char *req = malloc(4096);
+    assert_non_null(req);
+    size_t r = (size_t)snprintf(req, 4096, "// @temper param A 1 2\n// @temper require A");
+    for (int i = 0; i < 1000; i++)
+        r += (size_t)snprintf(req + r, 4096 - r, " +0");
+    snprintf(req + r, 4096 - r, " <= 1\n");
+    free(src);
+    src = with_directives(req);
+    assert_int_equal(temper_candidate_parse("req.cl", src, strlen(src), &c, msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "req.cl:3: require: the expression is 3006 bytes, over the limit of 255");
+    free(src);
+
+    /* A require long in padding only (trailing spaces) still holds. */
+    snprintf(req, 4096, "// @temper param A 1 2\n// @temper require A <= 1%3000s\n", "");
+    src = with_directives(req);
+    assert_int_equal(temper_candidate_parse("pad.cl", src, strlen(src), &c, msg, sizeof(msg)), 0);
+    assert_int_equal(c.nrequires, 1);
+    assert_string_equal(c.requires[0], "A <= 1");
+    temper_candidate_free(&c);
+    free(src);
+
+    /* Each field's limit, named. */
+    static const struct {
+        const char *directive; /* with %s for a long word */
+        const char *reason;    /* part of the message */
+    } cases[] = {
+        {"// @temper param %s 1\n", "param: the name is longer than 63 bytes"},
+        {"// @temper param P %s\n", "param P: a value is longer than 63 bytes"},
+        {"// @temper scratch %s f32 4\n", "scratch: the name is longer than 63 bytes"},
+        {"// @temper launch %s grid(1) block(1)\n", "launch: the kernel name is longer than 127 bytes"},
+        {"// @temper launch k grid(%s) block(1)\n", "an expression in grid(...) is longer than 255 bytes"},
+        {"// @temper launch k grid(1) block(1) smem(%s)\n", "smem(...) is longer than 255 bytes"},
+        {"// @temper launch k grid(1) block(1) args(%s)\n", "a name in args(...) is longer than 63 bytes"},
+        {"// @temper flags -D%s\n", "flags: the flags of all lines together are over the limit of 1022 bytes"},
+    };
+    char word[1500];
+    memset(word, 'a', sizeof(word) - 1);
+    word[sizeof(word) - 1] = 0;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char directive[2048];
+        snprintf(directive, sizeof(directive), cases[i].directive, word);
+        src = with_directives(directive);
+        int err = temper_candidate_parse("f.cl", src, strlen(src), &c, msg, sizeof(msg));
+        if (err != TEMPER_EPARSE)
+            fail_msg("case %zu: returned %d (%s)", i, err, msg);
+        assert_contains(msg, "f.cl:2: ");
+        assert_contains(msg, cases[i].reason);
+        free(src);
+    }
+    /* The task name too. */
+    snprintf(req, 4096, "// @temper task %s\n// @temper launch k grid(1) block(1)\n", word);
+    assert_int_equal(temper_candidate_parse("t.cl", req, strlen(req), &c, msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "t.cl:1: task: the name is longer than 63 bytes");
+    free(req);
+    free(line);
+}
+
+/* Any byte but NUL in a source; a NUL is refused naming its byte offset; directives are ASCII. */
+static void test_bytes(void **state)
+{
+    (void)state;
+    struct temper_candidate c;
+    char msg[512] = "";
+    /* Latin-1 comments and identifiers' neighbours: parsed, kept byte for byte. */
+    static const char latin1[] = "// caf\xe9 cr\xe8me br\xfbl\xe9" "e\n"
+                                 "// @temper task t\n"
+                                 "int x; /* \xff\xfe\x80 */ // @temper launch k grid(2) block(1)\n"
+                                 "// @temper launch k grid(1) block(1)\n"
+                                 "__kernel void k(void) { /* \xe9 */ }\n";
+    assert_int_equal(temper_candidate_parse("l1.cl", latin1, sizeof(latin1) - 1, &c, msg, sizeof(msg)), 0);
+    assert_int_equal(c.source_len, sizeof(latin1) - 1);
+    assert_memory_equal(c.source, latin1, sizeof(latin1));
+    assert_int_equal(c.nlaunches, 1);
+    assert_int_equal(c.launches[0].line, 4);
+    temper_candidate_free(&c);
+
+    /* The length decides, not a terminator: a source may be passed without one. */
+    char *exact = malloc(sizeof(latin1) - 1);
+    assert_non_null(exact);
+    memcpy(exact, latin1, sizeof(latin1) - 1);
+    assert_int_equal(temper_candidate_parse("l1.cl", exact, sizeof(latin1) - 1, &c, msg, sizeof(msg)), 0);
+    assert_int_equal(c.source[c.source_len], 0);
+    temper_candidate_free(&c);
+    free(exact);
+
+    /* A NUL byte: its offset and line. */
+    static const char with_nul[] = "// @temper task t\n// @temper launch k grid(1) block(1)\nint x;\0 int y;\n";
+    assert_int_equal(temper_candidate_parse("nul.cl", with_nul, sizeof(with_nul) - 1, &c, msg, sizeof(msg)),
+                     TEMPER_EPARSE);
+    assert_contains(msg, "nul.cl: contains a NUL byte at byte offset 61 (line 3)");
+    assert_null(c.source);
+
+    /* A non-ASCII byte inside a directive is named by line and column. */
+    static const char in_directive[] = "// @temper task t\n// @temper param MODE caf\xe9\n"
+                                       "// @temper launch k grid(1) block(1)\n";
+    assert_int_equal(temper_candidate_parse("d.cl", in_directive, sizeof(in_directive) - 1, &c, msg, sizeof(msg)),
+                     TEMPER_EPARSE);
+    assert_contains(msg, "d.cl:2: column 26: byte 0xe9 is not allowed in a directive");
+
+    /* Lines end at \n, \r\n or a lone \r, as compilers count them. */
+    static const char cr[] = "// x\r// @temper task t\r\n\r// @temper launch k grid(1) block(1)\r";
+    assert_int_equal(temper_candidate_parse("cr.cl", cr, sizeof(cr) - 1, &c, msg, sizeof(msg)), 0);
+    assert_string_equal(c.task, "t");
+    assert_int_equal(c.launches[0].line, 4);
+    temper_candidate_free(&c);
+
+    /* Over the size limit. */
+    size_t big = TEMPER_SOURCE_MAX + 1;
+    char *huge = malloc(big);
+    assert_non_null(huge);
+    memset(huge, ' ', big);
+    assert_int_equal(temper_candidate_parse("big.cl", huge, big, &c, msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "big.cl: the source is 1048577 bytes, over the limit of 1048576");
+    free(huge);
+}
+
+/* The language given by name; the extension only as the default. */
+static void test_language(void **state)
+{
+    (void)state;
+    struct temper_candidate c;
+    char msg[512] = "";
+    const char *src = TASK_LINE LAUNCH_LINE;
+    assert_int_equal(temper_lang_parse("cuda"), TEMPER_LANG_CUDA);
+    assert_int_equal(temper_lang_parse("opencl"), TEMPER_LANG_OPENCL);
+    assert_int_equal(temper_lang_parse("CUDA"), -1);
+    assert_int_equal(temper_lang_parse(NULL), -1);
+    assert_string_equal(temper_lang_name(TEMPER_LANG_CUDA), "cuda");
+    assert_string_equal(temper_lang_name(TEMPER_LANG_OPENCL), "opencl");
+
+    static const struct {
+        const char *path, *lang; /* arguments */
+        int err;                 /* result */
+        int want;                /* the language when it succeeds; else unused */
+        const char *reason;      /* part of the message when it fails */
+    } cases[] = {
+        {"<stdin>", "cuda", 0, TEMPER_LANG_CUDA, NULL},
+        {"<stdin>", "opencl", 0, TEMPER_LANG_OPENCL, NULL},
+        {"k.cl", "cuda", 0, TEMPER_LANG_CUDA, NULL}, /* named beats the extension */
+        {"k.cu", "opencl", 0, TEMPER_LANG_OPENCL, NULL},
+        {"k.cu", NULL, 0, TEMPER_LANG_CUDA, NULL},
+        {NULL, "opencl", 0, TEMPER_LANG_OPENCL, NULL},
+        {"<stdin>", NULL, TEMPER_EPARSE, 0, "<stdin>: a candidate is a .cu (CUDA) or .cl (OpenCL) file, or its "
+                                            "language must be given"},
+        {"k.cu", "fortran", TEMPER_EPARSE, 0, "k.cu: unknown language 'fortran' (cuda or opencl)"},
+        {"k.cu", "", TEMPER_EPARSE, 0, "k.cu: unknown language '' (cuda or opencl)"},
+        {"k.cu", "c\xe9\n", TEMPER_EPARSE, 0, "k.cu: unknown language 'c?\?' (cuda or opencl)"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int err = temper_candidate_parse_lang(cases[i].path, cases[i].lang, src, strlen(src), &c, msg, sizeof(msg));
+        if (err != cases[i].err)
+            fail_msg("case %zu: returned %d, want %d (%s)", i, err, cases[i].err, msg);
+        if (err) {
+            assert_contains(msg, cases[i].reason);
+            continue;
+        }
+        assert_int_equal(c.lang, cases[i].want);
+        assert_string_equal(c.path, cases[i].path ? cases[i].path : "<source>");
+        temper_candidate_free(&c);
+    }
+}
+
+/* A source and whether the include rule takes it. */
+struct include_case {
+    const char *lang;   /* "cuda" or "opencl" */
+    const char *body;   /* after the task and launch lines (lines 1 and 2) */
+    int line;           /* the line the message must name; 0: the source is taken */
+    const char *reason; /* part of the message */
+};
+
+static void test_include_rule(void **state)
+{
+    (void)state;
+    static const struct include_case cases[] = {
+        /* The issue's case: a host file inside an array initialiser. */
+        {"opencl", "__constant float t[] = {\n#include \"/tmp/x/secret.h\"\n};\n", 4, "#include \"/tmp/x/secret.h\": "
+                                                                                      "a candidate may include only"},
+        {"opencl", "#include <stdio.h>\n", 3, "(OpenCL: none)"},
+        {"opencl", "#include \"cuda_fp16.h\"\n", 3, "only the toolkit's own headers"},
+        {"cuda", "#include \"/etc/passwd\"\n", 3, "only the toolkit's own headers (CUDA: cuda_fp16.h, cuda_bf16.h"},
+        {"cuda", "#include <../../../../etc/passwd>\n", 3, "only the toolkit's own headers"},
+        {"cuda", "#include <cuda/../../../etc/passwd>\n", 3, "only the toolkit's own headers"},
+        {"cuda", "#include </usr/local/cuda/include/cuda_fp16.h>\n", 3, "only the toolkit's own headers"},
+        {"cuda", "#include < cuda_fp16.h>\n", 3, "only the toolkit's own headers"},
+        {"cuda", "   #   include \"x.h\"\n", 3, "#include"},
+        {"cuda", "/* a */ # /* b */ include /* c */ \"x.h\"\n", 3, "only the toolkit's own headers"},
+        {"cuda", "/* a\n b */ #include \"x.h\"\n", 4, "only the toolkit's own headers"},
+        {"cuda", "#inc\\\nlude \"x.h\"\n", 3, "only the toolkit's own headers"},
+        {"cuda", "#include \\\n  \"x.h\"\n", 3, "only the toolkit's own headers"},
+        {"cuda", "#inc\\   \nlude \"x.h\"\n", 3, "only the toolkit's own headers"}, /* spaces after the \ */
+        {"cuda", "#include /* a\n b */ \"x.h\"\n", 3, "only the toolkit's own headers"},
+        {"cuda", "%:include \"x.h\"\n", 3, "only the toolkit's own headers"},
+        {"opencl", "%: include <x.h>\n", 3, "only the toolkit's own headers"},
+        {"opencl", "?\?=include \"x.h\"\n", 3, "the trigraph '?\?=' is not allowed"},
+        {"opencl", "// a comment ?\?/\n#include \"x.h\"\n", 3, "the trigraph '?\?/' is not allowed"},
+        {"cuda", "#define H \"/etc/passwd\"\n#include H\n", 4, "#include H: the operand must be <name> or \"name\""},
+        {"cuda", "#define H(x) #x\n#include H(/etc/passwd)\n", 4, "the operand must be"},
+        {"cuda", "#include \"cuda_fp16.h\n", 3, "the operand must be"},
+        {"cuda", "#include <cuda_fp16.h> \"/etc/passwd\"\n", 3, "text after the header name"},
+        {"cuda", "#include_next <cuda_fp16.h>\n", 3, "#include_next is not allowed"},
+        {"cuda", "#import \"x.h\"\n", 3, "#import is not allowed"},
+        {"opencl", "__constant char d[] = {\n#embed \"/etc/passwd\"\n};\n", 4, "#embed is not allowed"},
+        {"opencl", "#__include_macros \"x.h\"\n", 3, "#__include_macros is not allowed"},
+        {"opencl", "#line 10 \"/etc/passwd\"\n", 3, "#line is not allowed"},
+        {"opencl", "#line 10\n", 3, "#line is not allowed"},
+        {"opencl", "# 10 \"/etc/passwd\"\n", 3, "line markers are not allowed"},
+        {"opencl", "#if __has_include(\"/etc/passwd\")\n#endif\n", 3, "__has_include is not allowed"},
+        {"cuda", "#if defined(__has_include)\n#endif\n", 3, "__has_include is not allowed"},
+        {"cuda", "#if __has_inc\\\nlude(<x>)\n#endif\n", 3, "__has_include is not allowed"},
+        {"opencl", "#if __has_embed(\"/etc/passwd\")\n#endif\n", 3, "__has_embed is not allowed"},
+        {"opencl", "#if 0\n#include \"x.h\"\n#endif\n", 4, "only the toolkit's own headers"}, /* even dead code */
+        {"opencl", "int x; // c\r#include \"x.h\"\n", 4, "only the toolkit's own headers"},  /* a lone \r ends a line */
+        {"opencl", "\xc2\xa0#include \"x.h\"\n", 3, "only the toolkit's own headers"},     /* a Unicode space */
+        {"opencl", "\f\v#include \"x.h\"\n", 3, "only the toolkit's own headers"},
+        {"opencl", "#\\u0069nclude \"x.h\"\n", 3, "a directive name may hold only letters"},
+        {"opencl", "#incl\\u0075de \"x.h\"\n", 3, "a directive name may hold only letters"},
+        {"opencl", "#includ \"x.h\"\n", 3, "unknown preprocessing directive '#includ'"},
+        {"opencl", "int y; /* c */ #includex \"x.h\"\n", 3, "#includex is not allowed"},
+        {"opencl", "#frobnicate\n", 3, "unknown preprocessing directive '#frobnicate'"},
+        {"opencl", "#pragma GCC dependency \"/etc/passwd\"\n", 3, "a pragma that names files is not allowed"},
+        /* A raw string the scan does not follow cannot hide a directive on a later line. */
+        {"cuda", "const char *s = R\"x(\" /* )x\";\n#include \"/etc/passwd\"\n// */\n", 4, "only the toolkit's"},
+        /* Taken. */
+        {"cuda", "#include <cuda_fp16.h>\n#include \"cuda_bf16.h\" // bf16 too\n", 0, NULL},
+        {"cuda", "  #  include /* c */ <cooperative_groups.h> /* c */\n", 0, NULL},
+        {"opencl", "#define X 1\n#if defined(X) && X > 0\n#pragma unroll 4\n#elif 0\n#else\n#endif\n#undef X\n", 0, NULL},
+        {"opencl", "#define STR(x) \\\n    #x\n#define CAT(a, b) a \\\n ## b\n", 0, NULL},
+        {"opencl", "// we include nothing; #include lines are refused\n/* @include */ int x;\n", 0, NULL},
+        {"opencl", "// caf\xe9: a Latin-1 comment\n__kernel void k(void) { /* \xe9\xe8 */ }\n", 0, NULL},
+        {"opencl", "int a = 1 ? 2 : 3; // ? ?\n", 0, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char src[1024];
+        snprintf(src, sizeof(src), TASK_LINE LAUNCH_LINE "%s", cases[i].body);
+        struct temper_candidate c;
+        char msg[1024] = "";
+        int err = temper_candidate_parse_lang("inc.src", cases[i].lang, src, strlen(src), &c, msg, sizeof(msg));
+        if (!cases[i].line) {
+            if (err)
+                fail_msg("case %zu: refused: %s", i, msg);
+            temper_candidate_free(&c);
+            continue;
+        }
+        if (err != TEMPER_EPARSE)
+            fail_msg("case %zu (%s): returned %d, want TEMPER_EPARSE", i, cases[i].reason, err);
+        char where[32];
+        snprintf(where, sizeof(where), "inc.src:%d: ", cases[i].line);
+        if (strncmp(msg, where, strlen(where)))
+            fail_msg("case %zu: '%s' does not start with '%s'", i, msg, where);
+        assert_contains(msg, cases[i].reason);
+        assert_null(c.source);
+    }
+    const char *const *h = temper_allowed_headers(TEMPER_LANG_OPENCL);
+    assert_null(h[0]);
+    assert_string_equal(temper_allowed_headers(TEMPER_LANG_CUDA)[0], "cuda_fp16.h");
+}
+
+/* The include scan stays linear in the source's length whatever the source holds: each of these
+ * 1 MiB sources would take hours to scan if a comment, a line or a directive were read again
+ * from every position that reaches it (the test's time limit catches that). */
+static void test_scan_linear(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *unit, *tail; /* repeated, then once at the end */
+        int err;                 /* the verdict on the whole */
+    } cases[] = {
+        {"/*\n", "*/                                                              x\n", 0},
+        {"/**/", "\n/**/#aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", TEMPER_EPARSE},
+        {"*/#pragma x ", "\n", 0},
+        {"*/#include <", "\n", TEMPER_EPARSE},
+        {"*/#", "\n", 0},
+        {" \\\n", "\n", 0},
+    };
+    char *src = malloc(TEMPER_SOURCE_MAX + 1);
+    assert_non_null(src);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t n = (size_t)snprintf(src, 128, TASK_LINE LAUNCH_LINE), u = strlen(cases[i].unit);
+        while (n + u + 200 < TEMPER_SOURCE_MAX) {
+            memcpy(src + n, cases[i].unit, u);
+            n += u;
+        }
+        n += (size_t)snprintf(src + n, 200, "%s", cases[i].tail);
+        struct temper_candidate c;
+        char msg[512] = "";
+        int err = temper_candidate_parse("big.cl", src, n, &c, msg, sizeof(msg));
+        if (err != cases[i].err)
+            fail_msg("case %zu: returned %d (%s)", i, err, msg);
+        if (!err)
+            temper_candidate_free(&c);
+    }
+    free(src);
+}
+
+/* Compiler options: an allow-list per language; nothing that names a file. */
+static void test_option_rule(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *lang;    /* "cuda" or "opencl" */
+        const char *options; /* as the compiler would get them */
+        int ok;              /* 1: taken */
+    } cases[] = {
+        {"cuda", "-DBLOCK=256 -DMODE=fast --use_fast_math --maxrregcount=64 -Xptxas -dlcm=cg -Xptxas -dscm=cs", 1},
+        {"cuda", "--ptxas-options=-v,-dlcm=ca -arch sm_90a -arch=compute_90 --std=c++17 -lineinfo -UFOO", 1},
+        {"opencl", "-DX=1 -cl-fast-relaxed-math -cl-mad-enable -cl-std=CL1.2 -w -Werror -O2", 1},
+        {"opencl", "", 1},
+        {"cuda", "-I/tmp", 0},
+        {"cuda", "-I /tmp", 0},
+        {"cuda", "--include-path=/tmp", 0},
+        {"cuda", "-include /tmp/x/secret.h", 0},
+        {"cuda", "--pre-include=/tmp/x/secret.h", 0},
+        {"cuda", "--time=/tmp/out.csv", 0},
+        {"cuda", "--create-pch=/tmp/p.pch", 0},
+        {"cuda", "-Xptxas --options-file=/tmp/o", 0},
+        {"cuda", "-Xptxas", 0},
+        {"cuda", "-arch /tmp", 0},
+        {"cuda", "-DX=\"a b\"", 0},
+        {"cuda", "-DX=a\\ -I/tmp", 0},
+        {"cuda", "-cl-fast-relaxed-math", 0}, /* OpenCL's, not CUDA's */
+        {"opencl", "-I/tmp", 0},
+        {"opencl", "-include /tmp/x", 0},
+        {"opencl", "-cl-std=CL1.2 -save-temps", 0},
+        {"opencl", "--use_fast_math", 0},
+        {"opencl", "-cl-x/../y", 0},
+        {"opencl", "-D", 0},
+        {"opencl", "-D1X", 0},
+        {"opencl", "-UX=1", 0},
+        {"opencl", "-DX=\xe9", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char msg[512] = "";
+        int err = temper_compiler_options_check(temper_lang_parse(cases[i].lang), cases[i].options, msg,
+                                                sizeof(msg));
+        if (cases[i].ok ? err != 0 : err != TEMPER_EPARSE)
+            fail_msg("case %zu '%s': returned %d (%s)", i, cases[i].options, err, msg);
+    }
+
+    /* In a candidate: a flags line is checked where it stands; a knob named by the flags when its
+     * value is known. */
+    struct temper_candidate c;
+    struct temper_knobs k;
+    char msg[512] = "", out[512];
+    const char *src = TASK_LINE LAUNCH_LINE "// @temper flags -cl-mad-enable\n// @temper flags -I/tmp/x\n";
+    assert_int_equal(temper_candidate_parse("fl.cl", src, strlen(src), &c, msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "fl.cl:4: flags: compiler option '-I/tmp/x' is not allowed for OpenCL");
+    src = TASK_LINE LAUNCH_LINE "// @temper param INC -cl-mad-enable -I/tmp/x\n// @temper flags $INC\n";
+    assert_int_equal(temper_candidate_parse("fl.cl", src, strlen(src), &c, msg, sizeof(msg)), 0);
+    temper_knobs_default(&c, &k);
+    assert_int_equal(temper_candidate_options(&c, &k, out, sizeof(out), msg, sizeof(msg)), 0);
+    assert_string_equal(out, "-DINC=-cl-mad-enable -cl-mad-enable");
+    assert_int_equal(temper_knobs_set(&c, &k, "INC=-I/tmp/x", msg, sizeof(msg)), 0);
+    assert_int_equal(temper_candidate_options(&c, &k, out, sizeof(out), msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "fl.cl: compiler option '-I/tmp/x' is not allowed");
+    temper_candidate_free(&c);
+    /* A quote in a knob's value is refused where it is declared. */
+    src = TASK_LINE LAUNCH_LINE "// @temper param Q a\"b\n";
+    assert_int_equal(temper_candidate_parse("q.cl", src, strlen(src), &c, msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "q.cl:3: param Q: a value may not hold '\"'");
 }
 
 static void test_load_from_file(void **state)
@@ -499,6 +902,12 @@ int main(void)
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_launch_eval),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_long_directives),
+        cmocka_unit_test(test_bytes),
+        cmocka_unit_test(test_language),
+        cmocka_unit_test(test_include_rule),
+        cmocka_unit_test(test_scan_linear),
+        cmocka_unit_test(test_option_rule),
         cmocka_unit_test_setup_teardown(test_load_from_file, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(test_build_cache, make_tmp, remove_tmp),
     };
