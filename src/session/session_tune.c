@@ -208,6 +208,10 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         struct temper_tune_event ev;
         temper_tune_observe(t->tune, &t->points[i], r, 0, &ev);
         tune_event(t, &ev, r);
+        /* A result the store could not keep ends the tune once what is in flight is done: a run
+         * that goes on without its results could not be resumed. */
+        if (temper_session_result_store_error(r) && !err)
+            err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s", temper_session_result_store_error(r));
         json_decref(r);
     }
     if (err)
