@@ -222,6 +222,9 @@ int cmd_eval(int argc, char **argv)
         req.lang = NULL; /* files name their own */
     }
     req.sets = sets;
+    /* One secret seed for the whole run, drawn now: inputs and references are made once. */
+    req.secret_seed = temper_secret_seed() & 0x7fffffffffffffffull;
+    req.secret_seed = req.secret_seed ? req.secret_seed : 1;
     struct temper_session *session = NULL;
     /* --no-store is per request: the store still gives the device's ceilings */
     int err = cli_session_open(&session, device, &limits, tasks_dir, 0, jobs, msg, sizeof(msg));
