@@ -50,6 +50,24 @@ sed -n 2p "$work/out" | grep -q '"verdict":"invalid"' && sed -n 2p "$work/out" |
     fail "stored $((after - before)) evaluations, expected 2"
 grep -q "missing.cl" "$work/err" && ok "stderr names the missing file" || fail "stderr: $(cat "$work/err")"
 
+# 3b. Deep checks change a verdict inside the library, before it is stored: a compute-sanitizer
+#     (a stand-in here, which no CPU machine has) that reports errors makes a correct kernel
+#     incorrect, and the store records incorrect.
+mkdir -p "$work/bin"
+cat >"$work/bin/compute-sanitizer" <<'TOOL'
+#!/bin/sh
+echo "========= Invalid __global__ write of size 4 bytes"
+echo "========= ERROR SUMMARY: 2 errors"
+TOOL
+chmod +x "$work/bin/compute-sanitizer"
+PATH=$work/bin:$PATH "$temper" eval "$good" --sanitize --no-timing --checks-only --json >"$work/out" 2>"$work/err"
+status=$?
+[ $status -eq 1 ] && ok "sanitizer findings make eval exit 1" || fail "eval --sanitize exit $status"
+grep -q '"verdict": "incorrect"' "$work/out" && grep -q 'compute-sanitizer reported 6 errors' "$work/out" &&
+    ok "the verdict is incorrect, with the findings" || fail "verdict after findings: $(grep verdict "$work/out")"
+[ "$(sqlite3 "$db" "select verdict from evaluations order by id desc limit 1")" = incorrect ] &&
+    ok "the store records incorrect" || fail "the store records $(sqlite3 "$db" "select verdict from evaluations order by id desc limit 1")"
+
 # 4. A timing says when it cannot be trusted as it is: load over the cores, or spread over 10%.
 cores=$(nproc)
 load_before=$(cut -d' ' -f1 /proc/loadavg)

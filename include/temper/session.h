@@ -9,7 +9,8 @@
  * Threads: one dispatcher thread owns the worker. It takes the queued requests in order and
  * hands them to temper_eval_batch in batches (so compilation overlaps device runs), records each
  * result and delivers it. Every function here may be called from any thread, except that a
- * session's callbacks must not call temper_session_close. */
+ * session's callbacks must not call temper_session_close nor wait for a result (they may submit
+ * and cancel). */
 #ifndef TEMPER_SESSION_H
 #define TEMPER_SESSION_H
 
@@ -50,7 +51,7 @@ struct temper_session_config {
     int jobs;                            /* compile processes at a time; 0: one per core */
     int max_batch;                       /* queued requests handed to one temper_eval_batch; 0: 32 */
     const char *deep_exe;                /* the temper binary deep checks run under their tool; NULL:
-                                          * this process's own executable */
+                                          * none, and a request for deep checks gets an error there */
     temper_session_event_cb on_event;    /* notices and warnings; NULL: dropped */
     void *event_user;                    /* passed to on_event */
 };

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "session_impl.h"
 
@@ -369,7 +368,7 @@ static void batch_result(void *user, int index, json_t *result, int err, const c
     if ((p->req.sanitize || p->req.profile) && verdict && !strcmp(verdict, "correct")) {
         if (p->from_text || !s->deep_exe) {
             const char *why = p->from_text ? "deep checks need the candidate as a file"
-                                           : "the temper binary for deep checks is not known";
+                                           : "this session has no temper binary to run deep checks with";
             json_object_set_new(result, p->req.sanitize ? "sanitize" : "profile", json_pack("{s:s}", "error", why));
         } else {
             struct temper_deep_request deep = {s->deep_exe, p->path, s->device, s->tasks_dir,
@@ -485,16 +484,7 @@ int temper_session_open(const struct temper_session_config *config, struct tempe
         s->config = *config;
     s->device = dup_or_null(s->config.device);
     s->tasks_dir = dup_or_null(s->config.tasks_dir);
-    if (s->config.deep_exe) {
-        s->deep_exe = strdup(s->config.deep_exe);
-    } else {
-        char self[4096];
-        ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (len > 0) {
-            self[len] = 0;
-            s->deep_exe = strdup(self);
-        }
-    }
+    s->deep_exe = dup_or_null(s->config.deep_exe);
     s->config.device = s->device;
     s->config.tasks_dir = s->tasks_dir;
     s->config.deep_exe = s->deep_exe;
