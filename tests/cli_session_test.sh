@@ -75,7 +75,9 @@ load_before=$(cut -d' ' -f1 /proc/loadavg)
 status=$?
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 spread=$(grep -o '"spread": [0-9.e+-]*' "$work/out" | head -1 | cut -d' ' -f2)
-[ $status -eq 0 ] && ok "a timed eval exits 0" || fail "timed eval exit $status"
+# (its verdict is not the point: calibrated on a loaded machine, a fast timing may even be judged
+# impossible; a timing must be there)
+grep -q '"median_ms"' "$work/out" && ok "a timed eval has a timing (exit $status)" || fail "no timing (exit $status)"
 if awk "BEGIN { exit !($load_before > $cores && $load_after > $cores) }" ||
     awk "BEGIN { exit !(${spread:-0} > 0.10) }"; then
     grep -q '"warning"' "$work/out" && grep -q '"warnings"' "$work/out" &&
