@@ -73,6 +73,8 @@ static void print_summary(json_t *s)
         if (json_object_get(t, "roofline_share"))
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
+        if (json_object_get(t, "warning"))
+            printf("warning    the timing: %s\n", json_string_value(json_object_get(t, "warning")));
     }
     long long evaluations = (long long)json_integer_value(json_object_get(s, "evaluations"));
     printf("search     %lld evaluation%s (%lld from the store", evaluations, evaluations == 1 ? "" : "s",
