@@ -63,7 +63,8 @@ int temper_session_open(const struct temper_session_config *config, struct tempe
                         size_t msg_size);
 /* Cancels what is still queued (each gets a cancelled result), waits for the running batch,
  * delivers every result not yet delivered, then stops the worker and closes the store. Results
- * not waited for are dropped. */
+ * not waited for are dropped. Called once, when no other call on the session is in progress
+ * (no thread waiting, no tune between begin and finish); NULL is ignored. */
 void temper_session_close(struct temper_session *s);
 
 /* The device's description (borrowed; lives as long as the session). */
