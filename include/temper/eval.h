@@ -91,6 +91,7 @@ struct temper_eval_request {
     int reuse_same_code;      /* 1: if this worker evaluated the same source with the same knobs, asked
                                * the same way, and its compiled code is the same (other compiler options
                                * made no difference), take that result ("same_code_as" names it) */
+    int keep_going;           /* 1: check every shape after a failure and report each */
 };
 
 /* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only
@@ -143,6 +144,11 @@ json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_o
  * they are: per kernel, duration, DRAM throughput, achieved occupancy, registers and local
  * memory traffic. Caller decrefs. */
 int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
+
+/* Runs the deep checks asked for (sanitize: compute-sanitizer; profile: Nsight Compute) on a
+ * correct kernel and adds their findings to its result ("sanitize", "profile"); a sanitizer
+ * finding makes the verdict incorrect. req->path must name the candidate's file. */
+void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile);
 
 /* Prints a result for people. */
 void temper_eval_print(FILE *out, json_t *result);

@@ -82,7 +82,8 @@
     X(STR, bound, none, "`memory` or `compute`: which ceiling sets the floor.")                               \
     X(STR, compute_ceiling, none, "The calibration key of the compute ceiling used (`fma_gflops`, ...).")    \
     X(BOOL, impossible, none, "Faster than half the floor: the work was not done (verdict incorrect).")     \
-    X(JSON, ceilings, none, "The device's measured ceilings used (object, as `temper calibrate --json`).")
+    X(JSON, ceilings, none, "The device's measured ceilings used (object, as `temper calibrate --json`).") \
+    X(STR, warning, none, "Why this timing should not be trusted as it is (spread over 10 %, load over the cores); null when none.")
 
 /* Where the evaluation's time went, in milliseconds; null for phases not reached. */
 #define TEMPER_RESULT_PHASES_FIELDS(X)                                                                        \
@@ -122,7 +123,8 @@
 /* One evaluation. */
 #define TEMPER_RESULT_FIELDS(X)                                                                               \
     X(INT, schema_version, none, "The version of this format; this page describes version 1.")              \
-    X(INT, id, none, "The evaluation's row id in the store; null when it was not stored.")                    \
+    X(INT, store_id, none, "The evaluation's row id in the store; null when it was not stored.")              \
+    X(STR, store_error, none, "Why it could not be stored (the store's file and cause); null when stored or not asked.") \
     X(STR, verdict, none, "`correct`, `incorrect`, `compile_error`, `runtime_error`, `timeout` or `invalid`.") \
     X(STR, message, none, "One sentence for people: what passed, or what failed and where.")                  \
     X(STR, task, none, "The task's name; null when the candidate names none that exists.")                   \
@@ -149,7 +151,13 @@
     X(STR, same_code_path, none, "The candidate path of that earlier build.")                                \
     X(STR, tune_phase, none, "In a tune: the phase that proposed this configuration.")                       \
     X(JSON, sanitize, none, "compute-sanitizer's findings per tool (`eval --sanitize`); null otherwise.")   \
-    X(JSON, profile, none, "Nsight Compute's metrics per kernel (`eval --profile`); null otherwise.")
+    X(JSON, profile, none, "Nsight Compute's metrics per kernel (`eval --profile`); null otherwise.")      \
+    X(JSON, warnings, none, "Why a timing should not be trusted as it is, a list of sentences; null when none.") \
+    X(BOOL, cancelled, none, "true: the request was cancelled before it finished, and nothing was stored.") \
+    X(INT, error_code, none, "Not evaluated at all (a missing file, an unknown knob): temper's error code; null otherwise.") \
+    X(INT, parent_id, none, "Lineage: the store row id of the result this candidate was made from.")      \
+    X(STR, made_by, none, "Lineage: the operator or client that made the candidate (`tune`, a model's name).") \
+    X(STR, batch_id, none, "Lineage: the client's batch (an RL step, an agent's round).")
 
 /* ---- generated types ---- */
 

@@ -1,6 +1,7 @@
 /* search.h: tuning: the parameter space of a candidate (its knobs and the compiler's controls),
  * search strategies behind one interface (propose a batch, observe results), and the driver
- * behind `temper tune`, which evaluates through the verdict pipeline and the store. */
+ * behind `temper tune` (a tune as a state machine: propose points, observe their results), which the
+ * session drives through the verdict pipeline and the store. */
 #ifndef TEMPER_SEARCH_H
 #define TEMPER_SEARCH_H
 
@@ -89,6 +90,7 @@ const struct temper_strategy_ops *temper_strategy(const char *name);
 /* What to tune and how. */
 struct temper_tune_request {
     const char *path;           /* the candidate */
+    const char *source;         /* its text, or NULL to read path */
     const char *tasks_dir;      /* where tasks are, NULL for the default */
     const char *strategy;       /* a strategy name, NULL for the default */
     int budget;                 /* evaluations at most (0: no limit but time) */
@@ -100,14 +102,65 @@ struct temper_tune_request {
     double screen_budget_s;     /* timing budget of a screening evaluation */
     double full_budget_s;       /* timing budget of a re-timing */
     int batch;                  /* points per batch (0: one per compile process) */
-    int quiet;                  /* 1: no progress line */
 };
 
-/* Runs a tune; *summary (caller decrefs) has the best point, its times, speedups, roofline share
- * and the convergence history. Every evaluation is recorded in the store as it completes; a point
- * evaluated before on this device (same source and options) is taken from the store. */
-int temper_tune(struct temper_worker *w, struct temper_store *store, const struct temper_tune_request *req,
-                json_t *calibration, json_t **summary, char *msg, size_t msg_size);
+#define TEMPER_TUNE_MAX_BATCH 32
+
+struct temper_tune; /* opaque: a tune in progress (a space, a strategy and the run's accounting) */
+
+/* One evaluation a tune asks for. req points into the point itself (its knob settings and flags),
+ * so a point must not be copied or moved while req is used. */
+struct temper_tune_point {
+    struct temper_eval_request req;                 /* the evaluation to run */
+    char options[4096];                             /* the compiler options it builds with (the
+                                                     * store's key for it); "" when unknown */
+    char config[512];                               /* the point for people, "BLOCK=256 regcap=64" */
+    int retime;                                     /* 1: a full re-timing of one of the best */
+    struct temper_config c;                         /* the point */
+    char storage[TEMPER_MAX_DIMS_SPACE][128];       /* req.sets' strings */
+    const char *sets[TEMPER_MAX_DIMS_SPACE + 1];    /* req.sets */
+    char flags[512];                                /* req.extra_flags */
+};
+
+/* What one scored point did to the tune: one per evaluation, for progress displays. */
+struct temper_tune_event {
+    int index;            /* 1 for the first evaluation of the run (re-timings continue the count) */
+    const char *config;   /* the point (borrowed from the point) */
+    const char *verdict;  /* its verdict (borrowed from the result) */
+    double time_ms;       /* its median time, NAN if it was not timed or not correct */
+    double best_ms;       /* the best screening time so far, INFINITY if none */
+    int from_store;       /* 1: taken from the store, not run */
+    int same_code;        /* 1: its compiled code was an earlier one's, whose result it took */
+    int retime;           /* 1: a full re-timing of one of the best */
+};
+
+/* Starts a tune of req->path on the device whose results name it device_id ("opencl:0"). To
+ * continue an unfinished run, pass its settings (borrowed) and row id; else NULL and 0. No store,
+ * no device: the driver (the session) looks points up, evaluates and records them. Caller frees
+ * with temper_tune_free. */
+int temper_tune_init(const struct temper_tune_request *req, const char *device_id, json_t *resumed_settings,
+                     int64_t resumed_run, struct temper_tune **t, char *msg, size_t msg_size);
+void temper_tune_free(struct temper_tune *t);
+/* The candidate's source hash (hex; borrowed), its source (borrowed) and task. */
+const char *temper_tune_source_hash(const struct temper_tune *t);
+const char *temper_tune_source(const struct temper_tune *t);
+const char *temper_tune_task(const struct temper_tune *t);
+/* The settings a new run records (caller decrefs); what a resumed run continues with. */
+json_t *temper_tune_settings(const struct temper_tune *t);
+/* Ties the tune to its run's row, as the summary reports it. */
+void temper_tune_set_run(struct temper_tune *t, int64_t run_id);
+/* Fills up to max points (at most TEMPER_TUNE_MAX_BATCH) to score next: screening points while
+ * the budget and time last, then once the re-timings of the best few; returns how many, 0 when
+ * the tune is over. Every point of a proposal must be observed before the next proposal. */
+int temper_tune_propose(struct temper_tune *t, struct temper_tune_point *points, int max);
+/* Scores a proposed point with its result (borrowed); from_store: it was found in the store,
+ * not run. Fills *ev (which borrows from p and result). */
+void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *p, json_t *result, int from_store,
+                         struct temper_tune_event *ev);
+/* The summary (caller decrefs): the best point, its times, speedups, roofline share and the
+ * convergence history. interrupted: the tune was stopped early; the best is then the best
+ * screening result, not re-timed, and "interrupted" is true. */
+json_t *temper_tune_summary(struct temper_tune *t, int interrupted);
 
 /* Writes the candidate with the knobs of a point fixed (one value each, flags spelled out), as a
  * plain candidate that `temper eval` accepts. */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "temper/eval.h"
+#include "temper/session.h"
 #include "temper/store.h"
 
 /* Exit statuses of DESIGN.md. */
@@ -13,6 +14,8 @@ enum cli_exit {
     CLI_NOT_OK = 1,    /* evaluated, but not correct */
     CLI_USAGE = 2,     /* bad usage or input */
     CLI_NODEVICE = 3,  /* no usable device */
+    CLI_STORE = 4,     /* the store failed */
+    CLI_INTERRUPTED = 130, /* stopped by Ctrl-C (SIGINT) */
 };
 
 int cmd_devices(int argc, char **argv);
@@ -24,23 +27,12 @@ int cmd_tune(int argc, char **argv);
 int cmd_best(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
 
-/* What a command that runs kernels holds. */
-struct cli_session {
-    struct temper_store *store;   /* the store */
-    struct temper_worker *worker; /* the device worker */
-    json_t *info;                 /* the device's description, once asked for */
-    json_t *ceilings;             /* its measured ceilings, once asked for */
-};
+/* Opens a session on device (NULL: the default) whose notices and warnings are printed on
+ * stderr; no_store: record nothing. Caller closes with temper_session_close. */
+int cli_session_open(struct temper_session **s, const char *device, const struct temper_limits *limits,
+                     const char *tasks_dir, int no_store, int jobs, char *msg, size_t msg_size);
 
-/* Opens the store and starts a worker for device; with want_ceilings, also gets the device's
- * ceilings (measuring and storing them the first time). Close with cli_session_close. */
-int cli_session_open(struct cli_session *s, const char *device, const struct temper_limits *limits,
-                     int want_ceilings, char *msg, size_t msg_size);
-/* Gets the ceilings from the store, or measures them (always, with measure_again). */
-int cli_session_ceilings(struct cli_session *s, int measure_again, char *msg, size_t msg_size);
-void cli_session_close(struct cli_session *s);
-
-/* Maps a library error to an exit status (no device: 3; anything else: 2). */
+/* Maps a library error to an exit status (no device: 3; the store: 4; anything else: 2). */
 int cli_exit_for(int err);
 /* Prints "temper: <msg>" on stderr and returns the exit status for err. */
 int cli_error(int err, const char *msg);

@@ -36,21 +36,21 @@ int cmd_calibrate(int argc, char **argv)
         }
     }
     char msg[2048];
-    struct cli_session session = {0};
-    int err = cli_session_open(&session, device, NULL, 0, msg, sizeof(msg));
-    if (!err)
-        err = temper_worker_device_info(session.worker, &session.info, msg, sizeof(msg));
+    struct temper_session *session = NULL;
+    json_t *ceil = NULL;
+    int err = cli_session_open(&session, device, NULL, NULL, 0, 0, msg, sizeof(msg));
     if (!err) {
-        fprintf(stderr, "calibrating %s (%s)...\n", json_string_value(json_object_get(session.info, "id")),
-                json_string_value(json_object_get(session.info, "name")));
-        err = cli_session_ceilings(&session, 1, msg, sizeof(msg));
+        json_t *dev = temper_session_device_info(session);
+        fprintf(stderr, "calibrating %s (%s)...\n", json_string_value(json_object_get(dev, "id")),
+                json_string_value(json_object_get(dev, "name")));
+        err = temper_session_ceilings(session, 1, &ceil, msg, sizeof(msg));
     }
+    json_t *info = session ? json_incref(temper_session_device_info(session)) : NULL;
+    temper_session_close(session);
     if (err) {
-        cli_session_close(&session);
+        json_decref(info);
         return cli_error(err, msg);
     }
-    json_t *info = json_incref(session.info), *ceil = json_incref(session.ceilings);
-    cli_session_close(&session);
     if (json) {
         json_object_set(ceil, "device", info);
         json_dumpf(ceil, stdout, JSON_INDENT(2));

@@ -11,7 +11,8 @@
 static void help(FILE *out)
 {
     fprintf(out,
-            "usage: temper eval FILE... [--device D] [--set NAME=VALUE ...] [--no-timing] [--json]\n\n"
+            "usage: temper eval FILE... [--device D] [--set NAME=VALUE ...] [--no-timing] [--json]\n"
+            "       temper eval - --lang cuda|opencl [options]   (the candidate on standard input)\n\n"
             "Checks a candidate kernel (.cu or .cl with @temper directives) against its task's C reference\n"
             "on every check shape with a public and a secret seed, against the task's baseline at the bench\n"
             "shapes, and times it against the baseline. Prints the verdict: correct, incorrect,\n"
@@ -19,6 +20,9 @@ static void help(FILE *out)
             "  --device D            cuda[:N] or opencl[:N] (default: first CUDA device, else OpenCL)\n"
             "  --set NAME=VALUE      set a knob (a param of the candidate); repeatable\n"
             "  --no-timing           correctness only\n"
+            "  --lang L              cuda or opencl: the language of a candidate read from standard input\n"
+            "                        (FILE '-'); a file's extension gives its own\n"
+            "  --keep-going          after a failed check, check every other shape too and report each\n"
             "  --json                print one JSON object\n"
             "  --tasks DIR           where tasks are looked up\n"
             "  --seed N              the public seed (default 1); a secret one is drawn every run\n"
@@ -37,97 +41,55 @@ static void help(FILE *out)
             "                        the first bench shape (duration, DRAM throughput, occupancy, registers,\n"
             "                        local memory)\n\n"
             "Several files are evaluated in one run with one secret seed: one line each (one JSON object per\n"
-            "line with --json), compiling ahead of the device runs where the backend allows.\n\n"
-            "exit status: 0 correct, 1 evaluated but not correct, 2 bad usage or input, 3 no usable device\n");
+            "line with --json), compiling ahead of the device runs where the backend allows. A file that is\n"
+            "missing or cannot be read gets an invalid result and the others are still evaluated. A timing\n"
+            "whose spread is over 10%%, or taken while the load average exceeded the cores, says so.\n\n"
+            "exit status: 0 correct, 1 evaluated but not correct, 2 bad usage or input (or a file that could\n"
+            "not be evaluated at all), 3 no usable device, 4 the store failed\n");
 }
 
-/* Where results go as they come. */
+/* What the run has seen so far. */
 struct eval_output {
-    struct temper_store *store; /* records every result, NULL for --no-store */
-    char **sources;             /* each candidate's source */
-    int json;                   /* 1: JSON (one object per line for several) */
-    int store_it;               /* 1: record */
-    int n;                      /* candidates */
-    int correct;                /* counts by outcome */
+    int json;        /* 1: JSON (one object per line for several) */
+    int n;           /* candidates */
+    int correct;     /* counts by outcome */
     int not_correct;
-    int failed;                 /* not evaluated at all */
-    int failed_err;             /* the error of the last of those */
-    double start_s;             /* when the batch began */
-    struct temper_deep_request *deep; /* deep checks to run on correct kernels, or NULL */
-    int sanitize;               /* 1: compute-sanitizer */
-    int profile;                /* 1: Nsight Compute */
+    int failed;      /* not evaluated at all */
+    int failed_err;  /* the error of the last of those */
+    int store_failed; /* results that could not be recorded */
 };
 
-/* Runs the deep checks asked for on a correct kernel and adds their findings to its result;
- * a sanitizer finding makes the verdict incorrect. */
-static void deep_checks(struct eval_output *o, json_t *result)
+/* Prints one result as it comes, in the order the files were given. */
+static void print_result(struct eval_output *o, json_t *result)
 {
-    char msg[2048];
-    o->deep->path = json_string_value(json_object_get(result, "candidate"));
-    if (o->sanitize) {
-        json_t *found = NULL;
-        if (temper_deep_sanitize(o->deep, &found, msg, sizeof(msg))) {
-            json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
-        } else {
-            json_int_t errors = 0;
-            const char *tool;
-            json_t *r;
-            json_object_foreach(found, tool, r) errors += json_integer_value(json_object_get(r, "errors"));
-            json_object_set_new(result, "sanitize", found);
-            if (errors) {
-                char text[512];
-                snprintf(text, sizeof(text), "compute-sanitizer reported %lld error%s (see sanitize)",
-                         (long long)errors, errors == 1 ? "" : "s");
-                json_object_set_new(result, "verdict", json_string("incorrect"));
-                json_object_set_new(result, "message", json_string(text));
-            }
-        }
-    }
-    if (o->profile) {
-        json_t *prof = NULL;
-        if (temper_deep_profile(o->deep, &prof, msg, sizeof(msg)))
-            prof = json_pack("{s:s}", "error", msg);
-        json_t *t = json_array_get(json_object_get(result, "timings"), 0);
-        json_t *k0 = json_array_get(json_object_get(prof, "kernels"), 0);
-        if (t && k0 && json_array_size(json_object_get(prof, "kernels")) == 1)
-            json_object_set_new(prof, "ncu_over_temper",
-                                json_real(json_number_value(json_object_get(k0, "duration_ms")) /
-                                          json_number_value(json_object_get(t, "median_ms"))));
-        json_object_set_new(result, "profile", prof);
-    }
-}
-
-static void on_result(void *user, int index, json_t *result, int err, const char *error)
-{
-    struct eval_output *o = user;
-    if (!result) {
-        fprintf(stderr, "temper: %s\n", error);
+    const char *verdict = temper_session_result_verdict(result);
+    int err = temper_session_result_error(result);
+    if (err) {
+        fprintf(stderr, "temper: %s\n", json_string_value(json_object_get(result, "message")));
         o->failed++;
         o->failed_err = err;
-        return;
+    } else {
+        int correct = verdict && !strcmp(verdict, "correct");
+        o->correct += correct;
+        o->not_correct += !correct;
     }
-    char msg[1024];
-    const char *v0 = json_string_value(json_object_get(result, "verdict"));
-    if (o->deep && v0 && !strcmp(v0, "correct"))
-        deep_checks(o, result);
-    if (o->store_it && temper_store_record(o->store, result, o->sources[index], NULL, msg, sizeof(msg)))
-        fprintf(stderr, "temper: warning: %s\n", msg);
-    const char *verdict = json_string_value(json_object_get(result, "verdict"));
-    int correct = verdict && !strcmp(verdict, "correct");
-    o->correct += correct;
-    o->not_correct += !correct;
+    o->store_failed += temper_session_result_store_error(result) != NULL;
     if (o->json) {
         json_dumpf(result, stdout, o->n > 1 ? JSON_COMPACT : JSON_INDENT(2));
         printf("\n");
     } else if (o->n == 1) {
-        temper_eval_print(stdout, result);
+        if (!err)
+            temper_eval_print(stdout, result);
     } else {
         json_t *t = json_array_get(json_object_get(result, "timings"), 0);
         printf("%-44s %-13s", json_string_value(json_object_get(result, "candidate")), verdict);
         if (t)
             printf(" %9.4g ms %6.2fx", json_number_value(json_object_get(t, "median_ms")),
                    json_number_value(json_object_get(t, "speedup")));
-        printf("  %s\n", json_string_value(json_object_get(result, "message")));
+        printf("  %s", json_string_value(json_object_get(result, "message")));
+        if (t && json_object_get(t, "warning"))
+            printf(" (timing: %s)", json_string_value(json_object_get(t, "warning")));
+        printf("\n");
     }
     fflush(stdout);
 }
@@ -143,13 +105,14 @@ int cmd_eval(int argc, char **argv)
         {"sanitize", no_argument, 0, 'Z'},       {"profile", no_argument, 0, 'P'},
         {"checks-only", no_argument, 0, 'C'},    {"profile-run", no_argument, 0, 'R'},
         {"reuse-same-code", no_argument, 0, 'U'}, {"help", no_argument, 0, 'h'},
+        {"lang", required_argument, 0, 'l'},     {"keep-going", no_argument, 0, 'K'},
         {0, 0, 0, 0}};
-    struct temper_eval_request req = {0};
+    struct temper_session_request req = {0};
     struct temper_limits limits;
     temper_limits_default(&limits);
-    const char *device = NULL;
+    const char *device = NULL, *tasks_dir = NULL;
     const char *sets[65] = {0};
-    int nsets = 0, json = 0, store_it = 1, jobs = 0, sanitize = 0, profile = 0, c;
+    int nsets = 0, json = 0, jobs = 0, c;
     req.seed = 1;
     char optmsg[256];
     int64_t seed = 1;
@@ -173,7 +136,7 @@ int cmd_eval(int argc, char **argv)
             json = 1;
             break;
         case 't':
-            req.tasks_dir = optarg;
+            tasks_dir = optarg;
             break;
         case 'S':
             bad = temper_parse_i64_option("--seed", optarg, 0, INT64_MAX, &seed, optmsg, sizeof(optmsg));
@@ -188,16 +151,16 @@ int cmd_eval(int argc, char **argv)
                                              sizeof(optmsg));
             break;
         case 'N':
-            store_it = 0;
+            req.no_store = 1;
             break;
         case 'J':
             bad = temper_parse_int_option("--jobs", optarg, 1, 1024, &jobs, optmsg, sizeof(optmsg));
             break;
         case 'Z':
-            sanitize = 1;
+            req.sanitize = 1;
             break;
         case 'P':
-            profile = 1;
+            req.profile = 1;
             break;
         case 'C':
             req.checks_only = 1;
@@ -207,6 +170,16 @@ int cmd_eval(int argc, char **argv)
             break;
         case 'U':
             req.reuse_same_code = 1;
+            break;
+        case 'l':
+            if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl")) {
+                fprintf(stderr, "temper: --lang: '%s' is not a language (cuda or opencl)\n", optarg);
+                return CLI_USAGE;
+            }
+            req.lang = optarg;
+            break;
+        case 'K':
+            req.keep_going = 1;
             break;
         case 'h':
             help(stdout);
@@ -224,50 +197,78 @@ int cmd_eval(int argc, char **argv)
         help(stderr);
         return CLI_USAGE;
     }
-    int n = argc - optind;
-    struct temper_eval_request *reqs = calloc((size_t)n, sizeof(*reqs));
-    char **sources = calloc((size_t)n, sizeof(char *));
-    if (!reqs || !sources)
-        return cli_error(TEMPER_ENOMEM, NULL);
+    int n = argc - optind, stdin_at = -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(argv[optind + i], "-")) {
+            if (stdin_at >= 0) {
+                fprintf(stderr, "temper: standard input ('-') can be given once\n");
+                return CLI_USAGE;
+            }
+            stdin_at = i;
+        }
+    char *stdin_source = NULL;
     char msg[4096];
-    int err = 0;
-    for (int i = 0; i < n && !err; i++) {
-        reqs[i] = req;
-        reqs[i].path = argv[optind + i];
-        reqs[i].sets = sets;
-        err = temper_read_file(reqs[i].path, TEMPER_SOURCE_MAX, &sources[i], NULL, msg, sizeof(msg));
-        reqs[i].source = sources[i];
+    if (stdin_at >= 0) {
+        /* The language of a file comes from its extension; standard input has none. */
+        if (!req.lang) {
+            fprintf(stderr, "temper: eval -: the language of the candidate on standard input is not known: "
+                            "give --lang cuda or --lang opencl\n");
+            return CLI_USAGE;
+        }
+        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_MAX, &stdin_source, NULL, msg, sizeof(msg));
+        if (err)
+            return cli_error(err, msg);
+    } else {
+        req.lang = NULL; /* files name their own */
     }
-    struct cli_session session = {0};
-    if (!err)
-        err = cli_session_open(&session, device, &limits, !req.no_timing, msg, sizeof(msg));
+    req.sets = sets;
+    /* One secret seed for the whole run, drawn now: inputs and references are made once. */
+    req.secret_seed = temper_secret_seed() & 0x7fffffffffffffffull;
+    req.secret_seed = req.secret_seed ? req.secret_seed : 1;
+    struct temper_session *session = NULL;
+    /* --no-store is per request: the store still gives the device's ceilings */
+    int err = cli_session_open(&session, device, &limits, tasks_dir, 0, jobs, msg, sizeof(msg));
+    if (err) {
+        free(stdin_source);
+        return cli_error(err, msg);
+    }
+    int64_t *ids = calloc((size_t)n, sizeof(*ids));
+    if (!ids) {
+        free(stdin_source);
+        temper_session_close(session);
+        return cli_error(TEMPER_ENOMEM, NULL);
+    }
+    struct eval_output out = {json, n, 0, 0, 0, 0, 0};
+    double start_s = temper_now_s();
     temper_progress_start();
-    struct eval_output out = {session.store, sources, json, store_it, n, 0, 0, 0, 0, temper_now_s(), NULL, 0, 0};
-    struct temper_deep_request deep = {NULL, NULL, device, req.tasks_dir, sets, 600};
-    char self[4096];
-    ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (self_len > 0 && (sanitize || profile)) {
-        self[self_len] = 0;
-        deep.self_exe = self;
-        out.deep = &deep;
-        out.sanitize = sanitize;
-        out.profile = profile;
+    temper_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
+    for (int i = 0; i < n && !err; i++) {
+        struct temper_session_request r = req;
+        r.path = i == stdin_at ? "<stdin>" : argv[optind + i];
+        r.source = i == stdin_at ? stdin_source : NULL;
+        r.lang = i == stdin_at ? req.lang : NULL;
+        err = temper_session_submit(session, &r, &ids[i], msg, sizeof(msg));
     }
-    if (!err) {
-        temper_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
-        err = temper_eval_batch(session.worker, reqs, n, session.ceilings, jobs, on_result, &out, msg, sizeof(msg));
+    for (int i = 0; i < n && !err; i++) {
+        json_t *result = NULL;
+        err = temper_session_wait(session, ids[i], &result, msg, sizeof(msg));
+        if (!err) {
+            temper_progress_done();
+            print_result(&out, result);
+            json_decref(result);
+        }
     }
     temper_progress_done();
-    cli_session_close(&session);
-    for (int i = 0; i < n; i++)
-        free(sources[i]);
-    free(sources);
-    free(reqs);
+    temper_session_close(session);
+    free(ids);
+    free(stdin_source);
     if (err)
         return cli_error(err, msg);
     if (n > 1 && !json)
         printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", n, out.correct,
-               out.not_correct, out.failed, temper_now_s() - out.start_s);
+               out.not_correct, out.failed, temper_now_s() - start_s);
+    if (out.store_failed)
+        return CLI_STORE;
     if (out.failed)
         return cli_exit_for(out.failed_err);
     return out.not_correct ? CLI_NOT_OK : CLI_OK;

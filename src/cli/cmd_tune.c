@@ -2,6 +2,8 @@
  * for the fastest correct configuration on a device, and `temper best TASK`. */
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +44,10 @@ static void help(FILE *out)
             "  --batch N             configurations per batch (default: one per core)\n"
             "  --tasks DIR           where tasks are looked up\n"
             "  --json                print the summary as one JSON object\n\n"
+            "Each evaluation prints one progress line on stderr. Ctrl-C stops the tune: it prints what it\n"
+            "has (the best so far, not re-timed) and the command that resumes it.\n\n"
             "exit status: 0 a best configuration found, 1 none passed every check, 2 bad usage or input,\n"
-            "3 no usable device\n");
+            "3 no usable device, 4 the store failed, 130 stopped by Ctrl-C\n");
 }
 
 static void print_summary(json_t *s)
@@ -70,6 +74,8 @@ static void print_summary(json_t *s)
         if (json_is_number(json_object_get(t, "roofline_share")))
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
+        if (json_is_string(json_object_get(t, "warning")))
+            printf("warning    the timing: %s\n", json_string_value(json_object_get(t, "warning")));
     }
     long long evaluations = (long long)json_integer_value(json_object_get(s, "evaluations"));
     printf("search     %lld evaluation%s (%lld from the store", evaluations, evaluations == 1 ? "" : "s",
@@ -93,6 +99,68 @@ static void print_summary(json_t *s)
         printf(json_is_number(x) ? " %.3g" : " -", json_number_value(x));
     }
     printf("\n");
+}
+
+/* One progress line per evaluation, on stderr, whether or not it is a terminal. */
+static void tune_progress(void *user, const struct temper_session_event *ev)
+{
+    (void)user;
+    if (ev->kind != TEMPER_SESSION_TUNE) {
+        fprintf(stderr, "temper: %s%s\n", ev->kind == TEMPER_SESSION_WARNING ? "warning: " : "", ev->message);
+        return;
+    }
+    const struct temper_tune_event *t = ev->tune;
+    char time_text[32] = "", best_text[32] = "none yet";
+    if (!isnan(t->time_ms))
+        snprintf(time_text, sizeof(time_text), " %.4g ms", t->time_ms);
+    if (!isinf(t->best_ms))
+        snprintf(best_text, sizeof(best_text), "%.4g ms", t->best_ms);
+    fprintf(stderr, "tune %3d%s %s: %s%s%s; best %s\n", t->index, t->retime ? " re-time" : "",
+            t->config[0] ? t->config : "(defaults)", t->verdict, time_text,
+            t->from_store ? " (from the store)" : t->same_code ? " (an earlier one's code)" : "", best_text);
+    fflush(stderr);
+}
+
+/* Ctrl-C: a thread waits for SIGINT (blocked in every other thread, so the library never sees
+ * it) and stops the tune, which then ends its step. */
+struct interrupt {
+    pthread_mutex_t lock;           /* what follows */
+    struct temper_session_tune *t;  /* the tune to stop, NULL when none runs */
+    int interrupted;                /* 1 once Ctrl-C came */
+    int done;                       /* 1: the watcher ends without stopping anything */
+};
+
+static void *interrupt_main(void *arg)
+{
+    struct interrupt *in = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    int sig = 0;
+    sigwait(&set, &sig);
+    pthread_mutex_lock(&in->lock);
+    struct temper_session_tune *t = in->done ? NULL : in->t;
+    in->interrupted = !in->done;
+    pthread_mutex_unlock(&in->lock);
+    if (t)
+        temper_session_tune_stop(t);
+    return NULL;
+}
+
+/* Says how the interrupted tune stands and how to resume it. */
+static void print_interrupted(json_t *summary, const char *path, const char *device, const char *tasks_dir)
+{
+    json_t *best = json_object_get(summary, "best");
+    long long evaluations = (long long)json_integer_value(json_object_get(summary, "evaluations"));
+    fprintf(stderr, "temper: tune interrupted after %lld evaluation%s\n", evaluations, evaluations == 1 ? "" : "s");
+    if (best)
+        fprintf(stderr, "temper: best so far (screening, not re-timed): %s, %.4g ms\n",
+                json_string_value(json_object_get(best, "config")),
+                json_number_value(json_object_get(json_object_get(best, "timing"), "median_ms")));
+    else
+        fprintf(stderr, "temper: no configuration has passed every check yet\n");
+    fprintf(stderr, "temper: resume with: temper tune %s --resume%s%s%s%s\n", path, device ? " --device " : "",
+            device ? device : "", tasks_dir ? " --tasks " : "", tasks_dir ? tasks_dir : "");
 }
 
 int cmd_tune(int argc, char **argv)
@@ -189,16 +257,62 @@ int cmd_tune(int argc, char **argv)
     if (!budget_given && req.time_s <= 0)
         req.budget = 40;
     req.path = argv[optind];
-    req.quiet = json;
+    /* SIGINT is blocked before any thread starts, so every thread (and worker) inherits the mask and
+     * only the watcher takes it. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    struct interrupt in = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+    pthread_t watcher;
+    int watching = !pthread_create(&watcher, NULL, interrupt_main, &in);
     char msg[4096];
-    struct cli_session session = {0};
+    struct temper_session *session = NULL;
+    struct temper_session_tune *tune = NULL;
     json_t *summary = NULL;
-    int err = cli_session_open(&session, device, NULL, 1, msg, sizeof(msg));
+    int err = cli_session_open(&session, device, NULL, req.tasks_dir, 0, 0, msg, sizeof(msg));
     if (!err)
-        err = temper_tune(session.worker, session.store, &req, session.ceilings, &summary, msg, sizeof(msg));
-    cli_session_close(&session);
-    if (err)
+        err = temper_session_tune_begin(session, &req, tune_progress, NULL, &tune, msg, sizeof(msg));
+    if (!err) {
+        pthread_mutex_lock(&in.lock);
+        in.t = tune;
+        if (in.interrupted)
+            temper_session_tune_stop(tune);
+        pthread_mutex_unlock(&in.lock);
+        int more;
+        while ((more = temper_session_tune_step(tune, msg, sizeof(msg))) > 0)
+            ;
+        pthread_mutex_lock(&in.lock);
+        in.t = NULL;
+        pthread_mutex_unlock(&in.lock);
+        err = temper_session_tune_finish(tune, &summary, msg, sizeof(msg));
+        if (more < 0 && !err)
+            err = more;
+    }
+    pthread_mutex_lock(&in.lock);
+    int interrupted = in.interrupted;
+    in.done = 1;
+    pthread_mutex_unlock(&in.lock);
+    if (watching) {
+        pthread_kill(watcher, SIGINT);
+        pthread_join(watcher, NULL);
+    }
+    temper_session_close(session);
+    if (err) {
+        json_decref(summary);
         return cli_error(err, msg);
+    }
+    if (interrupted) {
+        if (json) {
+            json_dumpf(summary, stdout, JSON_INDENT(2));
+            printf("\n");
+        } else {
+            print_summary(summary);
+        }
+        print_interrupted(summary, req.path, device, req.tasks_dir);
+        json_decref(summary);
+        return CLI_INTERRUPTED;
+    }
     json_t *best = json_object_get(summary, "best");
     if (out && best) {
         struct temper_candidate cand;

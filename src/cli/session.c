@@ -1,50 +1,36 @@
-/* session.c: what eval, tune and calibrate all begin with: the store, a worker for the device,
- * the device's description, and its measured ceilings (measured once, the first time they are
- * needed, and stored). */
+/* session.c (cli): opening a library session the way every command that runs kernels does:
+ * with the device and limits from the command line, and notices and warnings printed on stderr
+ * (the library prints nothing itself). */
 #include <stdio.h>
+#include <unistd.h>
 
 #include "cli.h"
 
-int cli_session_open(struct cli_session *s, const char *device, const struct temper_limits *limits,
-                     int want_ceilings, char *msg, size_t msg_size)
+static void print_event(void *user, const struct temper_session_event *ev)
 {
-    s->store = NULL;
-    s->worker = NULL;
-    s->info = NULL;
-    s->ceilings = NULL;
-    int err = temper_store_open(NULL, &s->store, msg, msg_size);
-    if (!err)
-        err = temper_worker_start(device, limits, &s->worker, msg, msg_size);
-    if (!err && want_ceilings)
-        err = cli_session_ceilings(s, 0, msg, msg_size);
-    return err;
+    (void)user;
+    if (ev->kind == TEMPER_SESSION_WARNING)
+        fprintf(stderr, "temper: warning: %s\n", ev->message);
+    else if (ev->kind == TEMPER_SESSION_NOTICE)
+        fprintf(stderr, "temper: %s\n", ev->message);
 }
 
-int cli_session_ceilings(struct cli_session *s, int measure_again, char *msg, size_t msg_size)
+int cli_session_open(struct temper_session **s, const char *device, const struct temper_limits *limits,
+                     const char *tasks_dir, int no_store, int jobs, char *msg, size_t msg_size)
 {
-    int err = s->info ? 0 : temper_worker_device_info(s->worker, &s->info, msg, msg_size);
-    if (err)
-        return err;
-    if (!measure_again && (s->ceilings || (s->ceilings = temper_store_calibration(s->store, s->info))))
-        return 0;
-    if (!measure_again)
-        fprintf(stderr, "temper: %s has no measured ceilings yet: calibrating it once...\n",
-                json_string_value(json_object_get(s->info, "id")));
-    json_decref(s->ceilings);
-    s->ceilings = NULL;
-    err = temper_calibrate(s->worker, &s->ceilings, msg, msg_size);
-    if (!err)
-        err = temper_store_put_calibration(s->store, s->info, s->ceilings, msg, msg_size);
-    return err;
-}
-
-void cli_session_close(struct cli_session *s)
-{
-    temper_worker_stop(s->worker);
-    temper_store_close(s->store);
-    json_decref(s->info);
-    json_decref(s->ceilings);
-    s->worker = NULL;
-    s->store = NULL;
-    s->info = s->ceilings = NULL;
+    struct temper_session_config config = {0};
+    config.device = device;
+    config.limits = limits;
+    config.tasks_dir = tasks_dir;
+    config.no_store = no_store;
+    config.jobs = jobs;
+    config.on_event = print_event;
+    /* Deep checks run this binary again under their tool. */
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len > 0) {
+        self[len] = 0;
+        config.deep_exe = self;
+    }
+    return temper_session_open(&config, s, msg, msg_size);
 }

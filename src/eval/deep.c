@@ -259,3 +259,39 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     *out = json_pack("{s:o}", "kernels", kernels);
     return 0;
 }
+
+void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile)
+{
+    char msg[2048];
+    if (sanitize) {
+        json_t *found = NULL;
+        if (temper_deep_sanitize(req, &found, msg, sizeof(msg))) {
+            json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
+        } else {
+            json_int_t errors = 0;
+            const char *tool;
+            json_t *r;
+            json_object_foreach(found, tool, r) errors += json_integer_value(json_object_get(r, "errors"));
+            json_object_set_new(result, "sanitize", found);
+            if (errors) {
+                char text[512];
+                snprintf(text, sizeof(text), "compute-sanitizer reported %lld error%s (see sanitize)",
+                         (long long)errors, errors == 1 ? "" : "s");
+                json_object_set_new(result, "verdict", json_string("incorrect"));
+                json_object_set_new(result, "message", json_string(text));
+            }
+        }
+    }
+    if (profile) {
+        json_t *prof = NULL;
+        if (temper_deep_profile(req, &prof, msg, sizeof(msg)))
+            prof = json_pack("{s:s}", "error", msg);
+        json_t *t = json_array_get(json_object_get(result, "timings"), 0);
+        json_t *k0 = json_array_get(json_object_get(prof, "kernels"), 0);
+        if (t && k0 && json_array_size(json_object_get(prof, "kernels")) == 1)
+            json_object_set_new(prof, "ncu_over_temper",
+                                json_real(json_number_value(json_object_get(k0, "duration_ms")) /
+                                          json_number_value(json_object_get(t, "median_ms"))));
+        json_object_set_new(result, "profile", prof);
+    }
+}

@@ -312,6 +312,42 @@ static void compile_fill(struct job *js, int n, int from, int jobs, const struct
 
 /* ---- the batch ---- */
 
+/* A timing people should not trust as it is says so: a spread over 10 % (the samples disagree),
+ * or a machine whose load average exceeded its cores while it was taken (the kernel shared the
+ * processors). Each such timing gets "warning", and the result a "warnings" list. */
+static void timing_warnings(json_t *result)
+{
+    json_t *timings = json_object_get(result, "timings");
+    if (!json_array_size(timings))
+        return;
+    double load = 0;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int loaded = getloadavg(&load, 1) == 1 && cores > 0 && load > (double)cores;
+    json_t *warnings = json_array();
+    size_t i;
+    json_t *t;
+    json_array_foreach(timings, i, t)
+    {
+        double spread = json_number_value(json_object_get(t, "spread"));
+        char text[256] = "";
+        if (spread > 0.10)
+            snprintf(text, sizeof(text), "spread %.1f%% is over 10%%", spread * 100);
+        if (loaded)
+            snprintf(text + strlen(text), sizeof(text) - strlen(text), "%sthe load average (%.2f) exceeded the %ld cores",
+                     text[0] ? "; " : "", load, cores);
+        if (!text[0])
+            continue;
+        json_object_set_new(t, "warning", json_string(text));
+        char line[400];
+        snprintf(line, sizeof(line), "timing at %s: %s", json_string_value(json_object_get(t, "shape")), text);
+        json_array_append_new(warnings, json_string(line));
+    }
+    if (json_array_size(warnings))
+        json_object_set_new(result, "warnings", warnings);
+    else
+        json_decref(warnings);
+}
+
 /* Completes a result with what the parent knows and writes it in the one form (result.h); NULL,
  * with msg saying why, if a key is not a field of the record. Takes result's reference. */
 static json_t *job_finish(struct job *j, json_t *result, char *msg, size_t msg_size)
@@ -404,6 +440,8 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
             json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
         if (req->reuse_same_code)
             json_object_set_new(job, "reuse_same_code", json_true());
+        if (req->keep_going)
+            json_object_set_new(job, "keep_going", json_true());
         json_t *result = NULL;
         char call_msg[2048];
         err = temper_worker_call(w, job, &result, call_msg, sizeof(call_msg));
@@ -422,6 +460,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
         json_object_set(result, "device_info", info);
         json_object_set_new(result, "secret_seed", json_integer((json_int_t)secret));
         json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
+        timing_warnings(result);
         job_deliver(j, i, result, cb, user);
     }
     for (int i = 0; i < n; i++) {
@@ -540,6 +579,8 @@ void temper_eval_print(FILE *out, json_t *r)
                     (long long)json_integer_value(json_object_get(t, "samples")), num(t, "gbps"), num(t, "tflops"),
                     share_text, num(t, "baseline_median_ms"), num(t, "speedup"),
                     json_is_true(json_object_get(t, "impossible")) ? "  IMPOSSIBLE" : "");
+            if (json_is_string(json_object_get(t, "warning")))
+                fprintf(out, "%-24s warning: %s\n", "", json_string_value(json_object_get(t, "warning")));
             json_t *ceil = json_object_get(t, "ceilings");
             if (json_is_object(ceil) && i == 0)
                 fprintf(out, "%-24s measured ceilings: copy %.1f GB/s, FMA %.1f GFLOP/s; %s-bound\n", "",

@@ -1,8 +1,8 @@
-/* tune.c: the driver behind `temper tune`: proposes batches from a strategy, evaluates them
- * through the verdict pipeline (compiling the next ones while the device runs the current
- * ones), records every result in the store as it comes, takes configurations evaluated before
- * from the store instead of running them again, re-times the best few in full, and reports how
- * the search converged. */
+/* tune.c: the tuning driver as a state machine: proposes batches of points from a strategy
+ * (the author's defaults first), scores each point from its result, re-times the best few in
+ * full, and reports how the search converged. It touches neither a device nor the store: the
+ * session looks points up in the store, evaluates the rest through the verdict pipeline
+ * (compiling the next ones while the device runs the current ones) and records every result. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,30 +11,50 @@
 
 #include "temper/search.h"
 
-#define MAX_BATCH 32
+/* Where a tune stands. */
+enum tune_phase {
+    TUNE_SCREENING, /* proposing new points */
+    TUNE_RETIMING,  /* the best few were proposed for a full re-timing */
+    TUNE_DONE,      /* nothing more to propose */
+};
 
 /* Everything a tune run keeps. */
-struct tune {
-    const struct temper_tune_request *req; /* what was asked */
+struct temper_tune {
+    struct temper_tune_request req;        /* what was asked, with a resumed run's settings */
+    char strategy_name[64];                /* req.strategy's storage */
+    char path[TEMPER_PATH_MAX];            /* req.path's storage */
+    char tasks_dir[TEMPER_PATH_MAX];       /* req.tasks_dir's storage, "" for the default */
+    char device[64];                       /* "cuda:0" */
+    struct temper_candidate cand;          /* the candidate */
     struct temper_space space;             /* the space */
     const struct temper_strategy_ops *ops; /* the strategy */
     void *strategy;                        /* its state */
-    struct temper_store *store;            /* where results go */
     int64_t run_id;                        /* this run's row */
-    const char *device;                    /* "cuda:0" */
+    int64_t resumed;                       /* the run continued, 0 if new */
     char hash[17];                         /* the candidate's source hash */
+    int64_t valid;                         /* valid points in the space (-1: too many to count) */
+    int budget;                            /* evaluations the strategy was told it gets */
+    uint64_t secret;                       /* the run's secret seed */
+    int batch;                             /* points per proposal */
+    double screen_s;                       /* timing budget of a screening evaluation */
+    double full_s;                         /* timing budget of a re-timing */
+    enum tune_phase phase;                 /* where the run stands */
+    int first_batch;                       /* 1 until the author's defaults were proposed */
     int evaluations;                       /* points scored, new and reused */
     int reused;                            /* of which taken from the store */
     int same_code;                         /* of which had the code of an earlier one: not run, and not
                                             * counted against the budget */
+    int retimings;                         /* re-timing results taken */
     json_t *by_verdict;                    /* counts */
     json_t *history;                       /* best score after each evaluation */
     json_t *points;                        /* every scored point: {config, score, result} */
+    json_t *retimed;                       /* re-timing results, in the order of top */
+    struct temper_config top[TEMPER_TUNE_MAX_BATCH]; /* the points re-timed */
+    int ntop;                              /* how many */
     double best;                           /* best screening score so far */
     double best_share;                     /* its share of the roofline, 0 if unknown */
     int best_at;                           /* evaluation that found it */
     double start_s;                        /* when the run began */
-    char last_line[200];                   /* the progress line */
 };
 
 double temper_result_score(json_t *result)
@@ -47,112 +67,138 @@ double temper_result_score(json_t *result)
     return ms > 0 ? ms : INFINITY;
 }
 
-static void progress(struct tune *t, const char *task)
+int temper_tune_init(const struct temper_tune_request *req, const char *device_id, json_t *resumed_settings,
+                     int64_t resumed_run, struct temper_tune **out, char *msg, size_t msg_size)
 {
-    if (t->req->quiet)
+    *out = NULL;
+    struct temper_tune *t = calloc(1, sizeof(*t));
+    if (!t)
+        return TEMPER_ENOMEM;
+    t->req = *req;
+    snprintf(t->path, sizeof(t->path), "%s", req->path ? req->path : "");
+    snprintf(t->tasks_dir, sizeof(t->tasks_dir), "%s", req->tasks_dir ? req->tasks_dir : "");
+    snprintf(t->device, sizeof(t->device), "%s", device_id ? device_id : "");
+    t->req.path = t->path;
+    t->req.tasks_dir = req->tasks_dir ? t->tasks_dir : NULL;
+    t->req.source = NULL;
+    t->best = INFINITY;
+    t->start_s = temper_now_s();
+    t->by_verdict = json_object();
+    t->history = json_array();
+    t->points = json_array();
+    t->retimed = json_array();
+    int err = req->source ? temper_candidate_parse(t->path, req->source, strlen(req->source), &t->cand, msg, msg_size)
+                          : temper_candidate_load(t->path, &t->cand, msg, msg_size);
+    if (err) {
+        memset(&t->cand, 0, sizeof(t->cand));
+        temper_tune_free(t);
+        return err;
+    }
+    temper_hash_hex(t->cand.source_hash, t->hash);
+    const char *strategy = req->strategy;
+    if (resumed_settings && resumed_run) {
+        /* Continue as that run was set up. */
+        strategy = json_string_value(json_object_get(resumed_settings, "strategy"));
+        t->req.budget = (int)json_integer_value(json_object_get(resumed_settings, "budget"));
+        t->req.time_s = json_number_value(json_object_get(resumed_settings, "time_s"));
+        t->req.seed = (uint64_t)json_integer_value(json_object_get(resumed_settings, "seed"));
+        t->req.compiler_knobs = json_is_true(json_object_get(resumed_settings, "compiler_knobs"));
+        t->run_id = t->resumed = resumed_run;
+    }
+    snprintf(t->strategy_name, sizeof(t->strategy_name), "%s", strategy ? strategy : temper_strategies()[0]->name);
+    t->req.strategy = t->strategy_name;
+    t->ops = temper_strategy(t->strategy_name);
+    if (!t->ops) {
+        err = temper_fail(msg, msg_size, TEMPER_EINVALID, "unknown strategy '%s'", t->strategy_name);
+        temper_tune_free(t);
+        return err;
+    }
+    if ((err = temper_space_init(&t->space, &t->cand, t->req.compiler_knobs, msg, msg_size))) {
+        temper_tune_free(t);
+        return err;
+    }
+    t->valid = temper_space_count(&t->space, 0);
+    t->budget = t->req.budget > 0 ? t->req.budget : (int)(t->valid > 0 && t->valid < 100000 ? t->valid : 100000);
+    t->strategy = t->ops->init(&t->space, t->req.seed, t->budget);
+    if (!t->strategy) {
+        temper_tune_free(t);
+        return TEMPER_ENOMEM;
+    }
+    uint64_t secret = temper_secret_seed() & 0x7fffffffffffffffull;
+    t->secret = secret ? secret : 1;
+    int batch = t->req.batch > 0 ? t->req.batch : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    t->batch = batch < 2 ? 2 : batch > TEMPER_TUNE_MAX_BATCH ? TEMPER_TUNE_MAX_BATCH : batch;
+    t->screen_s = t->req.screen_budget_s > 0 ? t->req.screen_budget_s : 0.3;
+    t->full_s = t->req.full_budget_s > 0 ? t->req.full_budget_s : 2.0;
+    /* The author's defaults (every knob's first value, no compiler controls) come first: the
+     * search starts from the configuration the candidate was written for. */
+    struct temper_config start;
+    memset(&start, 0, sizeof(start));
+    t->first_batch = temper_space_valid(&t->space, &start);
+    *out = t;
+    return 0;
+}
+
+void temper_tune_free(struct temper_tune *t)
+{
+    if (!t)
         return;
-    char failures[120] = "";
-    const char *v;
-    json_t *n;
-    size_t used = 0;
-    json_object_foreach(t->by_verdict, v, n) if (strcmp(v, "correct")) used +=
-        (size_t)snprintf(failures + used, used < sizeof(failures) ? sizeof(failures) - used : 0, " %lld %s",
-                         (long long)json_integer_value(n), v);
-    char same[64] = "";
-    if (t->same_code)
-        snprintf(same, sizeof(same), ", %d with an earlier one's code", t->same_code);
-    temper_progress("tune %s: %d evaluation%s (%d from the store%s), best %.4g ms (%.0f%% of the roofline);%s", task,
-                    t->evaluations, t->evaluations == 1 ? "" : "s", t->reused, same, isinf(t->best) ? 0.0 : t->best,
-                    100 * t->best_share,
-                    failures[0] ? failures : " no failures");
+    if (t->strategy)
+        t->ops->free(t->strategy);
+    json_decref(t->by_verdict);
+    json_decref(t->history);
+    json_decref(t->points);
+    json_decref(t->retimed);
+    temper_candidate_free(&t->cand);
+    free(t);
 }
 
-/* Takes one scored point into the run's accounting and the strategy. */
-static void take(struct tune *t, const struct temper_config *c, json_t *result, int reused)
+const char *temper_tune_source_hash(const struct temper_tune *t)
 {
-    double score = temper_result_score(result);
-    t->ops->observe(t->strategy, c, score);
-    t->evaluations++;
-    t->reused += reused;
-    t->same_code += !reused && json_is_string(json_object_get(result, "same_code_as")); /* disjoint from the store's */
-    const char *v = json_string_value(json_object_get(result, "verdict"));
-    json_object_set_new(t->by_verdict, v ? v : "?",
-                        json_integer(json_integer_value(json_object_get(t->by_verdict, v ? v : "?")) + 1));
-    if (score < t->best) {
-        t->best = score;
-        t->best_at = t->evaluations;
-        t->best_share = json_number_value(
-            json_object_get(json_array_get(json_object_get(result, "timings"), 0), "roofline_share"));
-    }
-    json_array_append_new(t->history, isinf(t->best) ? json_null() : json_real(t->best));
-    char text[512];
-    temper_space_format(&t->space, c, text, sizeof(text));
-    json_t *p = json_pack("{s:s, s:O, s:b}", "config", text, "result", result, "reused", reused);
-    json_object_set_new(p, "score_ms", isinf(score) ? json_null() : json_real(score));
-    json_object_set_new(p, "index", json_integer(t->evaluations));
-    /* the point itself, to rebuild it for re-timing */
-    json_t *v_idx = json_array();
-    for (int d = 0; d < t->space.ndims; d++)
-        json_array_append_new(v_idx, json_integer(c->v[d]));
-    json_object_set_new(p, "v", v_idx);
-    json_array_append_new(t->points, p);
+    return t->hash;
 }
 
-/* Where the batch's results go. */
-struct batch_ctx {
-    struct tune *t;                        /* the run */
-    const struct temper_config *configs;   /* the points, by request index */
-    const char *const *sources;            /* their source (the same for all) */
-    const char *task;                      /* for progress */
-    int retiming;                          /* 1: full timings of the best, not new points */
-    json_t *retimed;                       /* where re-timing results go */
-};
-
-static void on_batch_result(void *user, int index, json_t *result, int err, const char *error)
+const char *temper_tune_source(const struct temper_tune *t)
 {
-    struct batch_ctx *b = user;
-    struct tune *t = b->t;
-    char msg[1024];
-    if (!result) {
-        /* a candidate that cannot be evaluated at all: a usage error, counted as a failure */
-        result = json_pack("{s:s, s:s}", "verdict", "invalid", "message", error ? error : "");
-        (void)err;
-    } else if (json_object_set_new(result, "tune_phase", json_string(b->retiming ? "retime" : "screen")),
-               temper_store_record_run(t->store, result, b->sources[0], t->run_id, NULL, msg, sizeof(msg))) {
-        fprintf(stderr, "temper: warning: %s\n", msg);
-    }
-    if (b->retiming)
-        json_array_append(b->retimed, result);
-    else
-        take(t, &b->configs[index], result, 0);
-    json_decref(result);
-    progress(t, b->task);
+    return t->cand.source;
 }
 
-/* Evaluates points through the pipeline: requests share the source and differ in knobs and flags. */
-static int evaluate(struct tune *t, struct temper_worker *w, const struct temper_config *configs, int n,
-                    const char *source, json_t *calib, double budget_s, uint64_t secret, int retiming,
-                    json_t *retimed, const char *task, char *msg, size_t msg_size)
+const char *temper_tune_task(const struct temper_tune *t)
 {
-    struct temper_eval_request reqs[MAX_BATCH];
-    static char storage[MAX_BATCH][TEMPER_MAX_DIMS_SPACE][128];
-    const char *sets[MAX_BATCH][TEMPER_MAX_DIMS_SPACE + 1];
-    char flags[MAX_BATCH][512];
-    for (int i = 0; i < n; i++) {
-        temper_space_render(&t->space, &configs[i], storage[i], sets[i], flags[i], sizeof(flags[i]));
-        memset(&reqs[i], 0, sizeof(reqs[i]));
-        reqs[i].path = t->req->path;
-        reqs[i].source = source;
-        reqs[i].tasks_dir = t->req->tasks_dir;
-        reqs[i].sets = sets[i];
-        reqs[i].extra_flags = flags[i];
-        reqs[i].seed = 1;
-        reqs[i].secret_seed = secret;
-        reqs[i].time_budget_s = budget_s;
-        reqs[i].reuse_same_code = 1;
-    }
-    struct batch_ctx b = {t, configs, &source, task, retiming, retimed};
-    return temper_eval_batch(w, reqs, n, calib, 0, on_batch_result, &b, msg, msg_size);
+    return t->cand.task;
+}
+
+json_t *temper_tune_settings(const struct temper_tune *t)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:b}", "kind", "tune", "source_hash", t->hash, "path",
+                     t->path, "device", t->device, "strategy", t->ops->name, "budget", t->budget, "time_s",
+                     t->req.time_s, "seed", (json_int_t)t->req.seed, "compiler_knobs", t->req.compiler_knobs);
+}
+
+void temper_tune_set_run(struct temper_tune *t, int64_t run_id)
+{
+    t->run_id = run_id;
+}
+
+/* Fills a point's request: the candidate's source with the point's knobs and flags. */
+static void point_init(struct temper_tune *t, struct temper_tune_point *p, const struct temper_config *c, int retime)
+{
+    memset(&p->req, 0, sizeof(p->req));
+    p->c = *c;
+    p->retime = retime;
+    temper_space_render(&t->space, c, p->storage, p->sets, p->flags, sizeof(p->flags));
+    if (temper_space_options(&t->space, c, p->options, sizeof(p->options)))
+        p->options[0] = 0;
+    temper_space_format(&t->space, c, p->config, sizeof(p->config));
+    p->req.path = t->req.path;
+    p->req.source = t->cand.source;
+    p->req.tasks_dir = t->req.tasks_dir;
+    p->req.sets = p->sets;
+    p->req.extra_flags = p->flags;
+    p->req.seed = 1;
+    p->req.secret_seed = t->secret;
+    p->req.time_budget_s = retime ? t->full_s : t->screen_s;
+    p->req.reuse_same_code = 1;
 }
 
 static int cmp_points(const void *a, const void *b)
@@ -166,134 +212,21 @@ static int cmp_points(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int temper_tune(struct temper_worker *w, struct temper_store *store, const struct temper_tune_request *req,
-                json_t *calib, json_t **summary, char *msg, size_t msg_size)
+/* Chooses the distinct best points for a full re-timing: a point whose code was an earlier one's
+ * is that kernel again. */
+static void choose_top(struct temper_tune *t)
 {
-    *summary = NULL;
-    struct temper_candidate cand;
-    int err = temper_candidate_load(req->path, &cand, msg, msg_size);
-    if (err)
-        return err;
-    json_t *info = NULL;
-    if ((err = temper_worker_device_info(w, &info, msg, msg_size))) {
-        temper_candidate_free(&cand);
-        return err;
-    }
-    struct tune *t = calloc(1, sizeof(*t));
-    if (!t) {
-        json_decref(info);
-        temper_candidate_free(&cand);
-        return TEMPER_ENOMEM;
-    }
-    t->req = req;
-    t->store = store;
-    t->device = json_string_value(json_object_get(info, "id"));
-    t->best = INFINITY;
-    t->start_s = temper_now_s();
-    t->by_verdict = json_object();
-    t->history = json_array();
-    t->points = json_array();
-    temper_hash_hex(cand.source_hash, t->hash);
-    struct temper_tune_request eff = *req;
-    json_t *settings = NULL;
-    int64_t resumed = 0;
-    if (req->resume && (resumed = temper_store_run_unfinished(store, t->hash, t->device, &settings))) {
-        /* Continue as that run was set up. */
-        eff.strategy = json_string_value(json_object_get(settings, "strategy"));
-        eff.budget = (int)json_integer_value(json_object_get(settings, "budget"));
-        eff.time_s = json_number_value(json_object_get(settings, "time_s"));
-        eff.seed = (uint64_t)json_integer_value(json_object_get(settings, "seed"));
-        eff.compiler_knobs = json_is_true(json_object_get(settings, "compiler_knobs"));
-        t->run_id = resumed;
-    } else if (req->resume && !req->quiet) {
-        fprintf(stderr, "temper: no unfinished tune of %s on %s to resume: starting a new one\n", req->path, t->device);
-    }
-    t->req = &eff;
-    t->ops = temper_strategy(eff.strategy ? eff.strategy : temper_strategies()[0]->name);
-    if (!t->ops) {
-        err = temper_fail(msg, msg_size, TEMPER_EINVALID, "unknown strategy '%s'", eff.strategy);
-        goto out;
-    }
-    if ((err = temper_space_init(&t->space, &cand, eff.compiler_knobs, msg, msg_size)))
-        goto out;
-    int64_t valid = temper_space_count(&t->space, 0);
-    int budget = eff.budget > 0 ? eff.budget : (int)(valid > 0 && valid < 100000 ? valid : 100000);
-    t->strategy = t->ops->init(&t->space, eff.seed, budget);
-    if (!t->strategy) {
-        err = TEMPER_ENOMEM;
-        goto out;
-    }
-    if (!t->run_id) {
-        json_t *s = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:b}", "kind", "tune", "source_hash", t->hash,
-                              "path", req->path, "device", t->device, "strategy", t->ops->name, "budget", budget,
-                              "time_s", eff.time_s, "seed", (json_int_t)eff.seed, "compiler_knobs",
-                              eff.compiler_knobs);
-        err = temper_store_run_begin(store, s, &t->run_id, msg, msg_size);
-        json_decref(s);
-        if (err)
-            goto out;
-    }
-    uint64_t secret = temper_secret_seed() & 0x7fffffffffffffffull;
-    secret = secret ? secret : 1;
-    int batch = eff.batch > 0 ? eff.batch : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    batch = batch < 2 ? 2 : batch > MAX_BATCH ? MAX_BATCH : batch;
-    double screen = eff.screen_budget_s > 0 ? eff.screen_budget_s : 0.3;
-    double full = eff.full_budget_s > 0 ? eff.full_budget_s : 2.0;
-    temper_progress_start();
-    /* The author's defaults (every knob's first value, no compiler controls) come first: the
-     * search starts from the configuration the candidate was written for. */
-    struct temper_config start;
-    memset(&start, 0, sizeof(start));
-    int first_batch = temper_space_valid(&t->space, &start) && t->evaluations < budget;
-    /* Points whose code matched an earlier one's do not count against the budget; at most as many
-     * of them as the budget are taken, so a space of controls that change nothing still ends. */
-    while ((!eff.budget || (t->evaluations - t->same_code < budget && t->same_code < budget)) &&
-           (eff.time_s <= 0 || temper_now_s() - t->start_s < eff.time_s)) {
-        struct temper_config proposed[MAX_BATCH], fresh[MAX_BATCH];
-        int left = budget - (t->evaluations - t->same_code);
-        int want = left < batch ? left : batch;
-        int n = 0;
-        if (first_batch) {
-            proposed[n++] = start;
-            first_batch = 0;
-        }
-        int from_strategy = t->ops->propose(t->strategy, proposed + n, want - n);
-        for (int i = n; i < n + from_strategy; i++)
-            if (n == 1 && temper_config_equal(&t->space, &proposed[i], &start))
-                proposed[i--] = proposed[n + --from_strategy]; /* the strategy's copy of the start */
-        n += from_strategy;
-        if (n == 0)
-            break;
-        int nfresh = 0;
-        for (int i = 0; i < n; i++) {
-            char options[4096];
-            json_t *old = temper_space_options(&t->space, &proposed[i], options, sizeof(options)) ? NULL :
-                          temper_store_lookup(store, t->hash, t->device, options);
-            if (old) {
-                take(t, &proposed[i], old, 1);
-                json_decref(old);
-            } else {
-                fresh[nfresh++] = proposed[i];
-            }
-        }
-        progress(t, cand.task);
-        if (nfresh && (err = evaluate(t, w, fresh, nfresh, cand.source, calib, screen, secret, 0, NULL, cand.task, msg,
-                                      msg_size)))
-            goto out;
-    }
-    /* Re-time the best few in full before one is declared best. */
     size_t np = json_array_size(t->points);
     json_t **sorted = malloc((np ? np : 1) * sizeof(json_t *));
-    for (size_t i = 0; sorted && i < np; i++)
+    t->ntop = 0;
+    if (!sorted)
+        return;
+    for (size_t i = 0; i < np; i++)
         sorted[i] = json_array_get(t->points, i);
-    if (sorted)
-        qsort(sorted, np, sizeof(json_t *), cmp_points);
-    int retime = eff.retime > 0 ? eff.retime : 3;
-    struct temper_config top[MAX_BATCH];
-    int ntop = 0;
-    /* Distinct kernels: a point whose code was an earlier one's is that kernel again. */
-    const char *top_code[MAX_BATCH];
-    for (size_t i = 0; sorted && i < np && ntop < retime && ntop < MAX_BATCH; i++) {
+    qsort(sorted, np, sizeof(json_t *), cmp_points);
+    int retime = t->req.retime > 0 ? t->req.retime : 3;
+    const char *top_code[TEMPER_TUNE_MAX_BATCH];
+    for (size_t i = 0; i < np && t->ntop < retime && t->ntop < TEMPER_TUNE_MAX_BATCH; i++) {
         if (!json_is_number(json_object_get(sorted[i], "score_ms")))
             break;
         json_t *r = json_object_get(sorted[i], "result");
@@ -305,31 +238,126 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
         for (int d = 0; d < t->space.ndims; d++)
             c.v[d] = (int)json_integer_value(json_array_get(v, (size_t)d));
         int dup = 0;
-        for (int k = 0; k < ntop; k++)
-            dup |= temper_config_equal(&t->space, &top[k], &c) || (code && top_code[k] && !strcmp(code, top_code[k]));
+        for (int k = 0; k < t->ntop; k++)
+            dup |= temper_config_equal(&t->space, &t->top[k], &c) ||
+                   (code && top_code[k] && !strcmp(code, top_code[k]));
         if (!dup) {
-            top_code[ntop] = code;
-            top[ntop++] = c;
+            top_code[t->ntop] = code;
+            t->top[t->ntop++] = c;
         }
     }
     free(sorted);
-    json_t *retimed = json_array();
-    if (ntop)
-        err = evaluate(t, w, top, ntop, cand.source, calib, full, secret, 1, retimed, cand.task, msg, msg_size);
-    temper_progress_done();
-    if (err) {
-        json_decref(retimed);
-        goto out;
+}
+
+int temper_tune_propose(struct temper_tune *t, struct temper_tune_point *points, int max)
+{
+    max = max > TEMPER_TUNE_MAX_BATCH ? TEMPER_TUNE_MAX_BATCH : max;
+    if (max < 1 || t->phase == TUNE_DONE)
+        return 0;
+    if (t->phase == TUNE_RETIMING) {
+        t->phase = TUNE_DONE;
+        return 0;
     }
-    int best_i = -1;
-    double best_full = INFINITY;
-    for (size_t i = 0; i < json_array_size(retimed); i++) {
-        double sc = temper_result_score(json_array_get(retimed, i));
-        if (sc < best_full) {
-            best_full = sc;
-            best_i = (int)i;
+    /* Points whose code matched an earlier one's do not count against the budget; at most as many
+     * of them as the budget are taken, so a space of controls that change nothing still ends. */
+    int budget = t->budget;
+    if ((!t->req.budget || (t->evaluations - t->same_code < budget && t->same_code < budget)) &&
+        (t->req.time_s <= 0 || temper_now_s() - t->start_s < t->req.time_s)) {
+        struct temper_config proposed[TEMPER_TUNE_MAX_BATCH], start;
+        memset(&start, 0, sizeof(start));
+        int left = budget - (t->evaluations - t->same_code);
+        int want = left < t->batch ? left : t->batch;
+        want = want < max ? want : max;
+        int n = 0;
+        if (t->first_batch && want > 0) {
+            proposed[n++] = start;
+            t->first_batch = 0;
         }
+        int from_strategy = want - n > 0 ? t->ops->propose(t->strategy, proposed + n, want - n) : 0;
+        for (int i = n; i < n + from_strategy; i++)
+            if (n == 1 && temper_config_equal(&t->space, &proposed[i], &start))
+                proposed[i--] = proposed[n + --from_strategy]; /* the strategy's copy of the start */
+        n += from_strategy;
+        for (int i = 0; i < n; i++)
+            point_init(t, &points[i], &proposed[i], 0);
+        if (n > 0)
+            return n;
     }
+    /* Screening is over: re-time the best few in full before one is declared best. */
+    choose_top(t);
+    t->phase = t->ntop ? TUNE_RETIMING : TUNE_DONE;
+    int n = t->ntop < max ? t->ntop : max;
+    for (int i = 0; i < n; i++)
+        point_init(t, &points[i], &t->top[i], 1);
+    return n;
+}
+
+void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *p, json_t *result, int from_store,
+                         struct temper_tune_event *ev)
+{
+    double score = temper_result_score(result);
+    const char *v = json_string_value(json_object_get(result, "verdict"));
+    memset(ev, 0, sizeof(*ev));
+    ev->config = p->config;
+    ev->verdict = v ? v : "?";
+    ev->time_ms = isinf(score) ? NAN : score;
+    ev->from_store = from_store;
+    ev->same_code = !from_store && json_is_string(json_object_get(result, "same_code_as"));
+    ev->retime = p->retime;
+    if (p->retime) {
+        /* Re-timings go in the order of top, whatever order they come back in. */
+        for (int k = 0; k < t->ntop; k++)
+            if (temper_config_equal(&t->space, &t->top[k], &p->c)) {
+                while ((int)json_array_size(t->retimed) <= k)
+                    json_array_append_new(t->retimed, json_null());
+                json_array_set(t->retimed, (size_t)k, result);
+            }
+        t->retimings++;
+        ev->index = t->evaluations + t->retimings;
+        ev->best_ms = t->best;
+        return;
+    }
+    t->ops->observe(t->strategy, &p->c, score);
+    t->evaluations++;
+    t->reused += from_store;
+    t->same_code += ev->same_code; /* disjoint from the store's */
+    json_object_set_new(t->by_verdict, ev->verdict,
+                        json_integer(json_integer_value(json_object_get(t->by_verdict, ev->verdict)) + 1));
+    if (score < t->best) {
+        t->best = score;
+        t->best_at = t->evaluations;
+        t->best_share = json_number_value(
+            json_object_get(json_array_get(json_object_get(result, "timings"), 0), "roofline_share"));
+    }
+    json_array_append_new(t->history, isinf(t->best) ? json_null() : json_real(t->best));
+    json_t *pt = json_pack("{s:s, s:O, s:b}", "config", p->config, "result", result, "reused", from_store);
+    json_object_set_new(pt, "score_ms", isinf(score) ? json_null() : json_real(score));
+    json_object_set_new(pt, "index", json_integer(t->evaluations));
+    /* the point itself, to rebuild it for re-timing */
+    json_t *v_idx = json_array();
+    for (int d = 0; d < t->space.ndims; d++)
+        json_array_append_new(v_idx, json_integer(p->c.v[d]));
+    json_object_set_new(pt, "v", v_idx);
+    json_array_append_new(t->points, pt);
+    ev->index = t->evaluations;
+    ev->best_ms = t->best;
+}
+
+/* The best point's entry in the summary. */
+static json_t *best_entry(struct temper_tune *t, const struct temper_config *c, json_t *r)
+{
+    json_t *tm = json_array_get(json_object_get(r, "timings"), 0);
+    char text[512];
+    temper_space_format(&t->space, c, text, sizeof(text));
+    char storage[TEMPER_MAX_DIMS_SPACE][128], flags[512];
+    const char *sets[TEMPER_MAX_DIMS_SPACE + 1];
+    temper_space_render(&t->space, c, storage, sets, flags, sizeof(flags));
+    return json_pack("{s:s, s:O, s:s, s:O, s:O}", "config", text, "knobs", json_object_get(r, "knobs") ?: json_null(),
+                     "flags", flags, "timing", tm ?: json_null(), "result", r);
+}
+
+json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
+{
     /* Convergence: when the best point was first seen, and when the search came within 5 % of
      * the final screening best. */
     int within5 = 0;
@@ -340,41 +368,49 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
             break;
         }
     }
-    *summary = json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:f, s:I, s:i, s:i, s:O, s:O, s:i, s:i, s:f}", "candidate",
-                         req->path, "task", cand.task, "device", t->device, "strategy", t->ops->name, "run_id",
-                         (json_int_t)t->run_id, "dimensions", t->space.ndims, "space_size", t->space.size,
-                         "valid_configurations", (json_int_t)valid, "evaluations", t->evaluations,
-                         "from_store", t->reused, "by_verdict", t->by_verdict, "history", t->history, "best_found_at",
-                         t->best_at, "within_5pct_at", within5, "seconds", temper_now_s() - t->start_s);
-    json_object_set_new(*summary, "same_code", json_integer(t->same_code));
-    if (resumed)
-        json_object_set_new(*summary, "resumed_run", json_integer(resumed));
-    if (best_i >= 0) {
-        json_t *r = json_array_get(retimed, (size_t)best_i);
-        json_t *tm = json_array_get(json_object_get(r, "timings"), 0);
-        char text[512];
-        temper_space_format(&t->space, &top[best_i], text, sizeof(text));
-        char storage[TEMPER_MAX_DIMS_SPACE][128], flags[512];
-        const char *sets[TEMPER_MAX_DIMS_SPACE + 1];
-        temper_space_render(&t->space, &top[best_i], storage, sets, flags, sizeof(flags));
-        json_object_set_new(*summary, "best",
-                            json_pack("{s:s, s:O, s:s, s:O, s:O}", "config", text, "knobs",
-                                      json_object_get(r, "knobs") ?: json_null(), "flags", flags, "timing",
-                                      tm ?: json_null(), "result", r));
+    json_t *s = json_pack("{s:s, s:s, s:s, s:s, s:I, s:i, s:f, s:I, s:i, s:i, s:O, s:O, s:i, s:i, s:f}", "candidate",
+                          t->path, "task", t->cand.task, "device", t->device, "strategy", t->ops->name, "run_id",
+                          (json_int_t)t->run_id, "dimensions", t->space.ndims, "space_size", t->space.size,
+                          "valid_configurations", (json_int_t)t->valid, "evaluations", t->evaluations, "from_store",
+                          t->reused, "by_verdict", t->by_verdict, "history", t->history, "best_found_at", t->best_at,
+                          "within_5pct_at", within5, "seconds", temper_now_s() - t->start_s);
+    json_object_set_new(s, "same_code", json_integer(t->same_code));
+    if (t->resumed)
+        json_object_set_new(s, "resumed_run", json_integer(t->resumed));
+    if (interrupted) {
+        /* What it has: the best screening point, not re-timed. */
+        json_object_set_new(s, "interrupted", json_true());
+        json_t *best = NULL;
+        size_t i;
+        json_t *p;
+        json_array_foreach(t->points, i, p)
+        {
+            json_t *sc = json_object_get(p, "score_ms");
+            if (json_is_number(sc) && json_number_value(sc) <= t->best)
+                best = p;
+        }
+        if (best) {
+            struct temper_config c;
+            memset(&c, 0, sizeof(c));
+            for (int d = 0; d < t->space.ndims; d++)
+                c.v[d] = (int)json_integer_value(json_array_get(json_object_get(best, "v"), (size_t)d));
+            json_object_set_new(s, "best", best_entry(t, &c, json_object_get(best, "result")));
+        }
+        return s;
     }
-    json_object_set_new(*summary, "retimed", retimed);
-    temper_store_run_finish(store, t->run_id, *summary, msg, msg_size);
-out:
-    if (t->strategy)
-        t->ops->free(t->strategy);
-    json_decref(t->by_verdict);
-    json_decref(t->history);
-    json_decref(t->points);
-    json_decref(settings);
-    json_decref(info);
-    free(t);
-    temper_candidate_free(&cand);
-    return err;
+    int best_i = -1;
+    double best_full = INFINITY;
+    for (size_t i = 0; i < json_array_size(t->retimed); i++) {
+        double sc = temper_result_score(json_array_get(t->retimed, i));
+        if (sc < best_full) {
+            best_full = sc;
+            best_i = (int)i;
+        }
+    }
+    if (best_i >= 0 && best_i < t->ntop)
+        json_object_set_new(s, "best", best_entry(t, &t->top[best_i], json_array_get(t->retimed, (size_t)best_i)));
+    json_object_set(s, "retimed", t->retimed);
+    return s;
 }
 
 int temper_tune_write_fixed(const struct temper_candidate *cand, json_t *knobs, const char *extra_flags,

@@ -1,0 +1,571 @@
+/* session.c: a session's life (open, close), the ceilings of its device, and its requests:
+ * submission from any thread, the dispatcher thread that runs them in batches through
+ * temper_eval_batch, recording each result in the store with its lineage, and delivering it
+ * exactly once (callback or wait), or cancelling it while it is queued. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session_impl.h"
+#include "temper/result.h"
+
+#define DEFAULT_MAX_BATCH 32
+
+static char *dup_or_null(const char *text)
+{
+    return text ? strdup(text) : NULL;
+}
+
+void session_notify(struct temper_session *s, enum temper_session_event_kind kind, const char *fmt, ...)
+{
+    if (!s->config.on_event)
+        return;
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    struct temper_session_event ev = {kind, text, NULL, NULL};
+    s->config.on_event(s->config.event_user, &ev);
+}
+
+/* ---- results: every read and write of a result's keys by the session goes through these ---- */
+
+json_t *session_result_unevaluated(const char *path, int err, const char *message, int cancelled)
+{
+    json_t *r = json_pack("{s:s, s:s, s:s, s:s}", "verdict", temper_verdict_name(TEMPER_VERDICT_INVALID), "message",
+                          message ? message : "", "candidate", path ? path : "", "task", "");
+    if (cancelled)
+        json_object_set_new(r, "cancelled", json_true());
+    else
+        json_object_set_new(r, "error_code", json_integer(err ? err : TEMPER_EINVALID));
+    /* In the one form, as every result (result.h): these keys are all fields of the record. */
+    json_t *one = temper_result_normalize(r, NULL, 0);
+    json_decref(r);
+    return one;
+}
+
+const char *temper_session_result_verdict(json_t *result)
+{
+    return json_string_value(json_object_get(result, "verdict"));
+}
+
+int temper_session_result_cancelled(json_t *result)
+{
+    return json_is_true(json_object_get(result, "cancelled"));
+}
+
+int temper_session_result_error(json_t *result)
+{
+    return (int)json_integer_value(json_object_get(result, "error_code"));
+}
+
+int64_t temper_session_result_store_id(json_t *result)
+{
+    return json_integer_value(json_object_get(result, "store_id"));
+}
+
+const char *temper_session_result_store_error(json_t *result)
+{
+    return json_string_value(json_object_get(result, "store_error"));
+}
+
+/* The request's lineage, as the result carries it (null where not given). */
+static void result_set_lineage(json_t *r, const struct pending *p)
+{
+    json_object_set_new(r, "parent_id", p->req.parent_id ? json_integer(p->req.parent_id) : json_null());
+    json_object_set_new(r, "made_by", p->made_by ? json_string(p->made_by) : json_null());
+    json_object_set_new(r, "batch_id", p->batch_id ? json_string(p->batch_id) : json_null());
+}
+
+/* Records an evaluated result with its lineage (and run), and puts the row id in it; a failure
+ * is said in the result ("store_error") and as a warning, and the result is still delivered. */
+static void result_record(struct temper_session *s, struct pending *p, json_t *r)
+{
+    result_set_lineage(r, p);
+    if (p->tune_phase)
+        json_object_set_new(r, "tune_phase", json_string(p->tune_phase));
+    if (!s->store || p->req.no_store || temper_session_result_error(r) || temper_session_result_cancelled(r) ||
+        !p->source)
+        return;
+    char msg[1024];
+    int64_t row = 0;
+    pthread_mutex_lock(&s->store_lock);
+    int err = temper_store_record_run(s->store, r, p->source, p->run_id, &row, msg, sizeof(msg));
+    pthread_mutex_unlock(&s->store_lock);
+    if (err) {
+        json_object_set_new(r, "store_error", json_string(msg));
+        session_notify(s, TEMPER_SESSION_WARNING, "%s was not recorded: %s", p->path, msg);
+        return;
+    }
+    json_object_set_new(r, "store_id", json_integer(row));
+}
+
+/* ---- requests ---- */
+
+static void pending_free(struct pending *p)
+{
+    if (!p)
+        return;
+    free(p->path);
+    free(p->source);
+    for (int i = 0; p->sets && p->sets[i]; i++)
+        free(p->sets[i]);
+    free(p->sets);
+    free(p->extra_flags);
+    free(p->made_by);
+    free(p->batch_id);
+    free(p->early_msg);
+    json_decref(p->result);
+    free(p);
+}
+
+/* Unlinks p from the session's list; lock held. */
+static void pending_unlink(struct temper_session *s, struct pending *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else
+        s->first = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    else
+        s->last = p->prev;
+    p->prev = p->next = NULL;
+}
+
+/* Hands a result to its client: through the callback (p is freed), or kept for wait. Takes the
+ * lock itself; the callback runs without it. */
+static void deliver(struct temper_session *s, struct pending *p, json_t *result)
+{
+    /* The client gets a result that shares nothing with the library's objects (the device's
+     * description, knob objects): jansson's reference counts are not safe across threads. */
+    json_t *own = json_deep_copy(result);
+    if (own) {
+        json_decref(result);
+        result = own;
+    }
+    pthread_mutex_lock(&s->lock);
+    if (p->req.on_result) {
+        pending_unlink(s, p);
+        pthread_mutex_unlock(&s->lock);
+        p->req.on_result(p->req.user, p->id, result);
+        pending_free(p);
+        return;
+    }
+    p->result = result;
+    p->state = PENDING_DONE;
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* The name a candidate goes by, with the extension of its language: today's parser takes the
+ * language from the extension. When it takes a language of its own, this is only the name. */
+static char *candidate_name(const char *path, const char *lang, int *err, char *why, size_t why_size)
+{
+    const char *name = path && *path ? path : "<source>";
+    *err = 0;
+    if (!lang)
+        return strdup(name);
+    const char *ext = !strcmp(lang, "cuda") ? ".cu" : !strcmp(lang, "opencl") ? ".cl" : NULL;
+    if (!ext) {
+        *err = temper_fail(why, why_size, TEMPER_EINVALID, "%s: unknown language '%s' (cuda or opencl)", name, lang);
+        return strdup(name);
+    }
+    size_t n = strlen(name);
+    if (n >= 3 && !strcmp(name + n - 3, ext))
+        return strdup(name);
+    char *out = malloc(n + 4);
+    if (out)
+        snprintf(out, n + 4, "%s%s", name, ext);
+    return out;
+}
+
+int session_submit(struct temper_session *s, const struct temper_session_request *req, int64_t run_id,
+                   const char *tune_phase, int64_t *id, char *msg, size_t msg_size)
+{
+    struct pending *p = calloc(1, sizeof(*p));
+    if (!p)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    p->req = *req;
+    p->run_id = run_id;
+    p->tune_phase = tune_phase;
+    char why[2048] = "";
+    int nsets = 0;
+    while (req->sets && req->sets[nsets])
+        nsets++;
+    p->sets = calloc((size_t)nsets + 1, sizeof(char *));
+    int oom = !p->sets;
+    for (int i = 0; !oom && i < nsets; i++)
+        oom = !(p->sets[i] = strdup(req->sets[i]));
+    p->path = candidate_name(req->path, req->lang, &p->early_err, why, sizeof(why));
+    p->extra_flags = dup_or_null(req->extra_flags);
+    p->made_by = dup_or_null(req->made_by);
+    p->batch_id = dup_or_null(req->batch_id);
+    oom |= !p->path || (req->extra_flags && !p->extra_flags) || (req->made_by && !p->made_by) ||
+           (req->batch_id && !p->batch_id);
+    if (req->source) {
+        p->from_text = 1;
+        oom |= !(p->source = strdup(req->source));
+    } else if (!p->early_err && !oom) {
+        if (!req->path)
+            p->early_err = temper_fail(why, sizeof(why), TEMPER_EINVALID, "a request needs a file or source text");
+        else
+            p->early_err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &p->source, NULL, why, sizeof(why));
+    }
+    if (!oom && p->early_err)
+        oom = !(p->early_msg = strdup(why));
+    if (oom) {
+        pending_free(p);
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    }
+    p->req.path = p->path;
+    p->req.source = p->source;
+    p->req.sets = (const char *const *)p->sets;
+    p->req.extra_flags = p->extra_flags;
+    p->req.made_by = p->made_by;
+    p->req.batch_id = p->batch_id;
+    pthread_mutex_lock(&s->lock);
+    if (s->closing) {
+        pthread_mutex_unlock(&s->lock);
+        pending_free(p);
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "the session is closing");
+    }
+    p->id = s->next_id++;
+    p->state = PENDING_QUEUED;
+    p->prev = s->last;
+    if (s->last)
+        s->last->next = p;
+    else
+        s->first = p;
+    s->last = p;
+    if (id)
+        *id = p->id;
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int temper_session_submit(struct temper_session *s, const struct temper_session_request *req, int64_t *id,
+                          char *msg, size_t msg_size)
+{
+    return session_submit(s, req, 0, NULL, id, msg, msg_size);
+}
+
+static struct pending *find(struct temper_session *s, int64_t id)
+{
+    for (struct pending *p = s->first; p; p = p->next)
+        if (p->id == id)
+            return p;
+    return NULL;
+}
+
+int temper_session_wait(struct temper_session *s, int64_t id, json_t **result, char *msg, size_t msg_size)
+{
+    *result = NULL;
+    pthread_mutex_lock(&s->lock);
+    struct pending *p = find(s, id);
+    if (!p || p->req.on_result) {
+        pthread_mutex_unlock(&s->lock);
+        return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "no request %lld waits to be received",
+                           (long long)id);
+    }
+    while (p->state != PENDING_DONE)
+        pthread_cond_wait(&s->done, &s->lock);
+    pending_unlink(s, p);
+    pthread_mutex_unlock(&s->lock);
+    *result = p->result;
+    p->result = NULL;
+    pending_free(p);
+    return 0;
+}
+
+int temper_session_cancel(struct temper_session *s, int64_t id)
+{
+    pthread_mutex_lock(&s->lock);
+    struct pending *p = find(s, id);
+    if (!p || p->state == PENDING_DONE) {
+        pthread_mutex_unlock(&s->lock);
+        return TEMPER_ENOTFOUND;
+    }
+    if (p->state == PENDING_RUNNING) {
+        /* CANCEL-RUNNING: once the worker can end a job (temper_worker_cancel, thread-safe), a
+         * running request is cancelled here by cancelling the worker's job; until then it runs
+         * to its end and is delivered as usual. */
+        pthread_mutex_unlock(&s->lock);
+        return TEMPER_EUNSUPPORTED;
+    }
+    p->state = PENDING_RUNNING; /* taken off the queue: the dispatcher no longer sees it */
+    pthread_mutex_unlock(&s->lock);
+    json_t *r = session_result_unevaluated(p->path, 0, "cancelled before it ran", 1);
+    result_set_lineage(r, p);
+    deliver(s, p, r);
+    return 0;
+}
+
+/* ---- the device's ceilings ---- */
+
+/* Gets the ceilings from the store or measures them (always, with measure_again); worker_lock
+ * held. */
+static int ceilings_locked(struct temper_session *s, int measure_again, char *msg, size_t msg_size)
+{
+    if (!measure_again && s->ceilings)
+        return 0;
+    if (!measure_again && s->store) {
+        pthread_mutex_lock(&s->store_lock);
+        s->ceilings = temper_store_calibration(s->store, s->info);
+        pthread_mutex_unlock(&s->store_lock);
+        if (s->ceilings)
+            return 0;
+    }
+    if (!measure_again)
+        session_notify(s, TEMPER_SESSION_NOTICE, "%s has no measured ceilings yet: calibrating it once...",
+                       s->device_id);
+    json_t *ceilings = NULL;
+    int err = temper_calibrate(s->worker, &ceilings, msg, msg_size);
+    if (err)
+        return err;
+    json_decref(s->ceilings);
+    s->ceilings = ceilings;
+    if (s->store) {
+        pthread_mutex_lock(&s->store_lock);
+        err = temper_store_put_calibration(s->store, s->info, s->ceilings, msg, msg_size);
+        pthread_mutex_unlock(&s->store_lock);
+    }
+    return err;
+}
+
+int temper_session_ceilings(struct temper_session *s, int measure_again, json_t **ceilings, char *msg,
+                            size_t msg_size)
+{
+    pthread_mutex_lock(&s->worker_lock);
+    int err = ceilings_locked(s, measure_again, msg, msg_size);
+    *ceilings = err ? NULL : json_incref(s->ceilings);
+    pthread_mutex_unlock(&s->worker_lock);
+    return err;
+}
+
+json_t *temper_session_device_info(struct temper_session *s)
+{
+    return s->info;
+}
+
+/* ---- the dispatcher ---- */
+
+/* One batch as the dispatcher runs it. */
+struct batch {
+    struct temper_session *s; /* the session */
+    struct pending **ps;      /* its requests, in order */
+    int *delivered;           /* per request: 1 once its result went out */
+};
+
+/* Deep checks, recording and delivery of one result of a batch (result NULL: not evaluated). */
+static void batch_result(void *user, int index, json_t *result, int err, const char *error)
+{
+    struct batch *b = user;
+    struct temper_session *s = b->s;
+    struct pending *p = b->ps[index];
+    if (!result)
+        result = session_result_unevaluated(p->path, err, error, 0);
+    const char *verdict = temper_session_result_verdict(result);
+    if ((p->req.sanitize || p->req.profile) && verdict && !strcmp(verdict, "correct")) {
+        if (p->from_text || !s->deep_exe) {
+            const char *why = p->from_text ? "deep checks need the candidate as a file"
+                                           : "this session has no temper binary to run deep checks with";
+            json_object_set_new(result, p->req.sanitize ? "sanitize" : "profile", json_pack("{s:s}", "error", why));
+        } else {
+            struct temper_deep_request deep = {s->deep_exe, p->path, s->device, s->tasks_dir,
+                                               p->req.sets, 600};
+            temper_deep_check(&deep, result, p->req.sanitize, p->req.profile);
+        }
+    }
+    result_record(s, p, result);
+    b->delivered[index] = 1;
+    deliver(s, p, result);
+}
+
+/* Takes the next batch off the queue: consecutive queued requests with one secret seed (a batch
+ * draws or takes one for all), at most max. Lock held. Returns how many. */
+static int take_batch(struct temper_session *s, struct pending **ps, int max)
+{
+    int n = 0;
+    for (struct pending *p = s->first; p && n < max; p = p->next) {
+        if (p->state != PENDING_QUEUED)
+            continue;
+        if (n && p->req.secret_seed != ps[0]->req.secret_seed)
+            break;
+        p->state = PENDING_RUNNING;
+        ps[n++] = p;
+    }
+    return n;
+}
+
+static void run_batch(struct temper_session *s, struct pending **ps, int n)
+{
+    struct temper_eval_request reqs[DEFAULT_MAX_BATCH * 4];
+    int delivered[DEFAULT_MAX_BATCH * 4] = {0};
+    struct pending *evals[DEFAULT_MAX_BATCH * 4];
+    int m = 0, timed = 0;
+    for (int i = 0; i < n; i++) {
+        struct pending *p = ps[i];
+        if (p->early_err) {
+            json_t *r = session_result_unevaluated(p->path, p->early_err, p->early_msg, 0);
+            result_set_lineage(r, p);
+            deliver(s, p, r);
+            continue;
+        }
+        struct temper_eval_request *r = &reqs[m];
+        memset(r, 0, sizeof(*r));
+        r->path = p->path;
+        r->source = p->source;
+        r->tasks_dir = s->tasks_dir;
+        r->sets = p->req.sets;
+        r->no_timing = p->req.no_timing;
+        r->seed = p->req.seed ? p->req.seed : 1;
+        r->time_budget_s = p->req.time_budget_s;
+        r->extra_flags = p->extra_flags;
+        r->secret_seed = p->req.secret_seed;
+        r->checks_only = p->req.checks_only;
+        r->profile_run = p->req.profile_run;
+        r->reuse_same_code = p->req.reuse_same_code;
+        r->keep_going = p->req.keep_going;
+        timed |= !r->no_timing && !r->checks_only && !r->profile_run;
+        evals[m++] = p;
+    }
+    if (!m)
+        return;
+    char msg[2048] = "";
+    pthread_mutex_lock(&s->worker_lock);
+    int err = timed ? ceilings_locked(s, 0, msg, sizeof(msg)) : 0;
+    struct batch b = {s, evals, delivered};
+    if (!err)
+        err = temper_eval_batch(s->worker, reqs, m, timed ? s->ceilings : NULL, s->config.jobs, batch_result, &b, msg,
+                                sizeof(msg));
+    pthread_mutex_unlock(&s->worker_lock);
+    /* No device answered (or it could not be calibrated): what was not evaluated says why. */
+    for (int i = 0; err && i < m; i++)
+        if (!delivered[i]) {
+            json_t *r = session_result_unevaluated(evals[i]->path, err, msg, 0);
+            result_set_lineage(r, evals[i]);
+            deliver(s, evals[i], r);
+        }
+}
+
+static void *dispatcher_main(void *arg)
+{
+    struct temper_session *s = arg;
+    struct pending *ps[DEFAULT_MAX_BATCH * 4];
+    int max = s->config.max_batch > 0 ? s->config.max_batch : DEFAULT_MAX_BATCH;
+    max = max > DEFAULT_MAX_BATCH * 4 ? DEFAULT_MAX_BATCH * 4 : max;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        int n = take_batch(s, ps, max);
+        if (!n) {
+            if (s->closing)
+                break;
+            pthread_cond_wait(&s->work, &s->lock);
+            continue;
+        }
+        pthread_mutex_unlock(&s->lock);
+        run_batch(s, ps, n);
+        pthread_mutex_lock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* ---- open and close ---- */
+
+int temper_session_open(const struct temper_session_config *config, struct temper_session **out, char *msg,
+                        size_t msg_size)
+{
+    *out = NULL;
+    struct temper_session *s = calloc(1, sizeof(*s));
+    if (!s)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    if (config)
+        s->config = *config;
+    s->device = dup_or_null(s->config.device);
+    s->tasks_dir = dup_or_null(s->config.tasks_dir);
+    s->deep_exe = dup_or_null(s->config.deep_exe);
+    s->config.device = s->device;
+    s->config.tasks_dir = s->tasks_dir;
+    s->config.deep_exe = s->deep_exe;
+    if (s->config.limits)
+        s->limits = *s->config.limits;
+    else
+        temper_limits_default(&s->limits);
+    s->config.limits = &s->limits;
+    s->next_id = 1;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->worker_lock, NULL);
+    pthread_mutex_init(&s->store_lock, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->done, NULL);
+    int err = 0;
+    if (!s->config.no_store)
+        err = temper_store_open(s->config.store_path, &s->store, msg, msg_size);
+    /* The worker starts here, before any thread of the session does, and tells what it runs on. */
+    if (!err)
+        err = temper_worker_start(s->device, &s->limits, &s->worker, msg, msg_size);
+    if (!err)
+        err = temper_worker_device_info(s->worker, &s->info, msg, msg_size);
+    if (!err) {
+        s->device_id = json_string_value(json_object_get(s->info, "id"));
+        if (pthread_create(&s->dispatcher, NULL, dispatcher_main, s))
+            err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "cannot start the session's dispatcher thread");
+        else
+            s->dispatcher_started = 1;
+    }
+    if (err) {
+        temper_session_close(s);
+        return err;
+    }
+    *out = s;
+    return 0;
+}
+
+void temper_session_close(struct temper_session *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->closing = 1;
+    pthread_mutex_unlock(&s->lock);
+    /* What is still queued is cancelled; what runs finishes and is delivered. */
+    for (;;) {
+        int64_t id = 0;
+        pthread_mutex_lock(&s->lock);
+        for (struct pending *p = s->first; p && !id; p = p->next)
+            if (p->state == PENDING_QUEUED)
+                id = p->id;
+        pthread_mutex_unlock(&s->lock);
+        if (!id)
+            break;
+        temper_session_cancel(s, id);
+    }
+    pthread_mutex_lock(&s->lock);
+    pthread_cond_broadcast(&s->work);
+    pthread_mutex_unlock(&s->lock);
+    if (s->dispatcher_started)
+        pthread_join(s->dispatcher, NULL);
+    while (s->first) {
+        struct pending *p = s->first;
+        pending_unlink(s, p);
+        pending_free(p);
+    }
+    temper_worker_stop(s->worker);
+    temper_store_close(s->store);
+    json_decref(s->info);
+    json_decref(s->ceilings);
+    pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->worker_lock);
+    pthread_mutex_destroy(&s->store_lock);
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->done);
+    free(s->device);
+    free(s->tasks_dir);
+    free(s->deep_exe);
+    free(s);
+}

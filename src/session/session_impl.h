@@ -1,0 +1,73 @@
+/* session_impl.h: what the session's files share: the session itself, its requests, and the
+ * internal ways in that tunes use (a request recorded with a run). */
+#ifndef TEMPER_SESSION_IMPL_H
+#define TEMPER_SESSION_IMPL_H
+
+#include <pthread.h>
+
+#include "temper/session.h"
+#include "temper/store.h"
+
+/* Where a request stands. */
+enum pending_state {
+    PENDING_QUEUED,  /* waiting for the dispatcher */
+    PENDING_RUNNING, /* handed to temper_eval_batch */
+    PENDING_DONE,    /* its result waits for temper_session_wait */
+};
+
+/* One submitted request, from submission until its result is received. Owns copies of every
+ * string the client gave. */
+struct pending {
+    int64_t id;                        /* the request's id */
+    enum pending_state state;          /* where it stands */
+    struct temper_session_request req; /* the request, its strings pointing at the copies below */
+    char *path;                        /* the candidate's name, with the extension its language gives */
+    char *source;                      /* its text (read at submission), NULL if it could not be read */
+    char **sets;                       /* knob settings, NULL-terminated */
+    char *extra_flags;                 /* compiler options, or NULL */
+    char *made_by;                     /* lineage, or NULL */
+    char *batch_id;                    /* lineage, or NULL */
+    int from_text;                     /* 1: the source came as text, not from a file */
+    int early_err;                     /* nonzero: it cannot be evaluated (unreadable file, bad language) */
+    char *early_msg;                   /* why, with early_err */
+    int64_t run_id;                    /* the tune run it is recorded with, 0 if none */
+    const char *tune_phase;            /* "screen" or "retime" for a tune's evaluation, else NULL */
+    json_t *result;                    /* the result, once done and not yet received */
+    struct pending *prev, *next;       /* the session's list, in submission order */
+};
+
+/* A session. Locks are taken in the order worker_lock, lock, store_lock, never the other way. */
+struct temper_session {
+    struct temper_session_config config; /* as opened, strings pointing at the copies below */
+    char *device;                        /* config.device's copy */
+    char *tasks_dir;                     /* config.tasks_dir's copy */
+    char *deep_exe;                      /* the binary deep checks run, or NULL when unknown */
+    struct temper_limits limits;         /* the worker's limits */
+    struct temper_store *store;          /* NULL with no_store */
+    struct temper_worker *worker;        /* owned by the dispatcher (and worker_lock's holder) */
+    json_t *info;                        /* the device's description */
+    const char *device_id;               /* its "id", borrowed from info */
+    json_t *ceilings;                    /* its measured ceilings once known, under worker_lock */
+    pthread_t dispatcher;                /* the thread that runs batches */
+    int dispatcher_started;              /* 1 once it runs */
+    pthread_mutex_t lock;                /* the list, ids, states, closing */
+    pthread_cond_t work;                 /* signalled when a request is queued or the session closes */
+    pthread_cond_t done;                 /* broadcast when a result waits to be received */
+    pthread_mutex_t worker_lock;         /* held while the worker is in use */
+    pthread_mutex_t store_lock;          /* held around every store call */
+    struct pending *first, *last;        /* requests not yet received, in submission order */
+    int64_t next_id;                     /* the next request's id */
+    int closing;                         /* 1: no more submissions; the dispatcher ends when idle */
+};
+
+/* Queues a request recorded with a tune run (run_id, phase "screen" or "retime"). */
+int session_submit(struct temper_session *s, const struct temper_session_request *req, int64_t run_id,
+                   const char *tune_phase, int64_t *id, char *msg, size_t msg_size);
+/* Tells the client something (kind NOTICE or WARNING) through config.on_event. */
+void session_notify(struct temper_session *s, enum temper_session_event_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A result for a request that was never evaluated: verdict invalid, the error and its message,
+ * or cancelled. Caller owns it. */
+json_t *session_result_unevaluated(const char *path, int err, const char *message, int cancelled);
+
+#endif

@@ -1,0 +1,266 @@
+/* session_tune.c: a tune driven through a session: the tune's state machine (src/search)
+ * proposes points; each is taken from the store when it was evaluated before on this device
+ * with the same source and options, else submitted like any other request (so it is batched
+ * with other clients' work and recorded the same way, with its run); each scored point is one
+ * progress event on the caller's thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session_impl.h"
+
+/* A tune in progress in a session. */
+struct temper_session_tune {
+    struct temper_session *s;                             /* the session */
+    struct temper_tune *tune;                             /* the state machine */
+    temper_session_event_cb on_event;                     /* progress, or NULL */
+    void *user;                                           /* passed to on_event */
+    int64_t run_id;                                       /* the run's row, 0 with no store */
+    struct temper_tune_point points[TEMPER_TUNE_MAX_BATCH]; /* the current proposal */
+    int npoints;                                          /* its size */
+    pthread_mutex_t lock;                                 /* what follows */
+    pthread_cond_t arrived;                               /* signalled when a result comes */
+    int64_t ids[TEMPER_TUNE_MAX_BATCH];                   /* request id per point submitted, 0 if none */
+    json_t *results[TEMPER_TUNE_MAX_BATCH];               /* results come in here */
+    int outstanding;                                      /* submitted, result not yet come */
+    int stopped;                                          /* 1 once temper_session_tune_stop was called */
+    int over;                                             /* 1 when the tune proposed nothing more */
+};
+
+static void tune_event(struct temper_session_tune *t, const struct temper_tune_event *te, json_t *result)
+{
+    if (!t->on_event)
+        return;
+    struct temper_session_event ev = {TEMPER_SESSION_TUNE, NULL, te, result};
+    t->on_event(t->user, &ev);
+}
+
+/* The session's callback for a tune's request (dispatcher thread). */
+static void tune_result(void *user, int64_t id, json_t *result)
+{
+    struct temper_session_tune *t = user;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->npoints; i++)
+        if (t->ids[i] == id && !t->results[i]) {
+            t->results[i] = result;
+            result = NULL;
+            break;
+        }
+    t->outstanding--;
+    pthread_cond_broadcast(&t->arrived);
+    pthread_mutex_unlock(&t->lock);
+    json_decref(result); /* not one of this proposal's: cannot happen, but never leak */
+}
+
+int temper_session_tune_begin(struct temper_session *s, const struct temper_tune_request *req,
+                              temper_session_event_cb on_event, void *user, struct temper_session_tune **out,
+                              char *msg, size_t msg_size)
+{
+    *out = NULL;
+    char *source = NULL;
+    size_t len = 0;
+    int err = 0;
+    if (req->source) {
+        source = strdup(req->source);
+        len = source ? strlen(source) : 0;
+        if (!source)
+            return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    } else if ((err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &source, &len, msg, msg_size))) {
+        return err;
+    }
+    struct temper_tune_request r = *req;
+    r.source = source;
+    if (!r.tasks_dir)
+        r.tasks_dir = s->tasks_dir;
+    char hash[17];
+    temper_hash_hex(temper_hash64(source, len, 0), hash);
+    json_t *settings = NULL;
+    int64_t resumed = 0;
+    if (req->resume && s->store) {
+        pthread_mutex_lock(&s->store_lock);
+        resumed = temper_store_run_unfinished(s->store, hash, s->device_id, &settings);
+        pthread_mutex_unlock(&s->store_lock);
+    }
+    if (req->resume && !resumed)
+        session_notify(s, TEMPER_SESSION_NOTICE, "no unfinished tune of %s on %s to resume: starting a new one",
+                       req->path, s->device_id);
+    struct temper_session_tune *t = calloc(1, sizeof(*t));
+    if (!t) {
+        free(source);
+        json_decref(settings);
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    }
+    err = temper_tune_init(&r, s->device_id, settings, resumed, &t->tune, msg, msg_size);
+    free(source);
+    json_decref(settings);
+    if (err) {
+        free(t);
+        return err;
+    }
+    t->s = s;
+    t->on_event = on_event;
+    t->user = user;
+    t->run_id = resumed;
+    if (!resumed && s->store) {
+        json_t *fresh = temper_tune_settings(t->tune);
+        pthread_mutex_lock(&s->store_lock);
+        err = temper_store_run_begin(s->store, fresh, &t->run_id, msg, msg_size);
+        pthread_mutex_unlock(&s->store_lock);
+        json_decref(fresh);
+        if (err) {
+            temper_tune_free(t->tune);
+            free(t);
+            return err;
+        }
+    }
+    temper_tune_set_run(t->tune, t->run_id);
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->arrived, NULL);
+    *out = t;
+    return 0;
+}
+
+/* Takes the points of the current proposal that the store already holds. */
+static void from_store(struct temper_session_tune *t, int *taken)
+{
+    struct temper_session *s = t->s;
+    for (int i = 0; i < t->npoints; i++) {
+        taken[i] = 0;
+        if (!s->store || !t->points[i].options[0] || t->points[i].retime)
+            continue;
+        pthread_mutex_lock(&s->store_lock);
+        json_t *old = temper_store_lookup(s->store, temper_tune_source_hash(t->tune), s->device_id,
+                                          t->points[i].options);
+        pthread_mutex_unlock(&s->store_lock);
+        if (!old)
+            continue;
+        struct temper_tune_event ev;
+        temper_tune_observe(t->tune, &t->points[i], old, 1, &ev);
+        tune_event(t, &ev, old);
+        json_decref(old);
+        taken[i] = 1;
+    }
+}
+
+int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&t->lock);
+    int stop = t->stopped;
+    pthread_mutex_unlock(&t->lock);
+    if (stop || t->over)
+        return 0;
+    int n = temper_tune_propose(t->tune, t->points, TEMPER_TUNE_MAX_BATCH);
+    if (!n) {
+        t->over = 1;
+        return 0;
+    }
+    int taken[TEMPER_TUNE_MAX_BATCH];
+    pthread_mutex_lock(&t->lock);
+    t->npoints = n;
+    for (int i = 0; i < n; i++) {
+        t->ids[i] = 0;
+        t->results[i] = NULL;
+    }
+    pthread_mutex_unlock(&t->lock);
+    from_store(t, taken);
+    int err = 0;
+    for (int i = 0; i < n && !err; i++) {
+        if (taken[i])
+            continue;
+        const struct temper_eval_request *e = &t->points[i].req;
+        struct temper_session_request r = {0};
+        r.path = e->path;
+        r.source = e->source;
+        r.sets = e->sets;
+        r.seed = e->seed;
+        r.secret_seed = e->secret_seed;
+        r.time_budget_s = e->time_budget_s;
+        r.extra_flags = e->extra_flags;
+        r.reuse_same_code = e->reuse_same_code;
+        r.made_by = "tune";
+        r.on_result = tune_result;
+        r.user = t;
+        /* The id is set under the lock before the result can be matched to it. */
+        pthread_mutex_lock(&t->lock);
+        if (!t->stopped) {
+            t->outstanding++;
+            err = session_submit(t->s, &r, t->run_id, t->points[i].retime ? "retime" : "screen", &t->ids[i], msg,
+                                 msg_size);
+            if (err)
+                t->outstanding--;
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+    /* Each result, as it comes, in the order of the proposal. */
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&t->lock);
+        while (t->ids[i] && !t->results[i] && !t->stopped)
+            pthread_cond_wait(&t->arrived, &t->lock);
+        json_t *r = t->results[i];
+        t->results[i] = NULL;
+        pthread_mutex_unlock(&t->lock);
+        if (!r)
+            continue;
+        if (temper_session_result_cancelled(r)) {
+            json_decref(r);
+            continue;
+        }
+        struct temper_tune_event ev;
+        temper_tune_observe(t->tune, &t->points[i], r, 0, &ev);
+        tune_event(t, &ev, r);
+        /* A result the store could not keep ends the tune once what is in flight is done: a run
+         * that goes on without its results could not be resumed. */
+        if (temper_session_result_store_error(r) && !err)
+            err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s", temper_session_result_store_error(r));
+        json_decref(r);
+    }
+    if (err)
+        return err;
+    pthread_mutex_lock(&t->lock);
+    stop = t->stopped;
+    pthread_mutex_unlock(&t->lock);
+    return stop ? 0 : 1;
+}
+
+void temper_session_tune_stop(struct temper_session_tune *t)
+{
+    int64_t ids[TEMPER_TUNE_MAX_BATCH];
+    int n = 0;
+    pthread_mutex_lock(&t->lock);
+    t->stopped = 1;
+    for (int i = 0; i < t->npoints; i++)
+        if (t->ids[i] && !t->results[i])
+            ids[n++] = t->ids[i];
+    pthread_cond_broadcast(&t->arrived);
+    pthread_mutex_unlock(&t->lock);
+    /* Queued evaluations are dropped; one already running finishes and is recorded. */
+    for (int i = 0; i < n; i++)
+        temper_session_cancel(t->s, ids[i]);
+}
+
+int temper_session_tune_finish(struct temper_session_tune *t, json_t **summary, char *msg, size_t msg_size)
+{
+    struct temper_session *s = t->s;
+    /* Results still on their way are recorded by the session; wait for them before t goes. */
+    pthread_mutex_lock(&t->lock);
+    while (t->outstanding > 0)
+        pthread_cond_wait(&t->arrived, &t->lock);
+    for (int i = 0; i < t->npoints; i++) {
+        json_decref(t->results[i]);
+        t->results[i] = NULL;
+    }
+    int interrupted = t->stopped || !t->over;
+    pthread_mutex_unlock(&t->lock);
+    *summary = temper_tune_summary(t->tune, interrupted);
+    int err = 0;
+    if (!interrupted && s->store) {
+        pthread_mutex_lock(&s->store_lock);
+        err = temper_store_run_finish(s->store, t->run_id, *summary, msg, msg_size);
+        pthread_mutex_unlock(&s->store_lock);
+    }
+    temper_tune_free(t->tune);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->arrived);
+    free(t);
+    return err;
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# cli_session_test.sh: the command line as a client of the session: a candidate on standard input
+# (`temper eval - --lang opencl`), a missing language, a missing file among several (an invalid
+# result for it, the others still evaluated), timing warnings, and tune's progress lines and
+# Ctrl-C (what it has, the best so far, the --resume command, and the run resumes).
+# usage: cli_session_test.sh TEMPER_BINARY SOURCE_DIR
+set -u
+temper=$1
+src=$2
+work=$(mktemp -d /tmp/temper-cli-session-XXXXXX)
+export TEMPER_HOME=$work/home TEMPER_TASKS=$src/tasks
+db=$TEMPER_HOME/temper.db
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+ok() { echo "ok   $*"; }
+good=$src/tasks/L1/vector_add/naive.cl
+
+# 1. A candidate on standard input, with its language.
+"$temper" eval - --lang opencl --no-timing --checks-only --json <"$good" >"$work/out" 2>"$work/err"
+status=$?
+[ $status -eq 0 ] && ok "eval - --lang opencl exits 0" || { fail "eval - exit $status"; sed 's/^/     /' "$work/err"; }
+grep -q '"verdict": "correct"' "$work/out" && ok "the candidate on stdin is correct" || fail "no correct verdict"
+grep -q '"candidate": "<stdin>.cl"' "$work/out" && ok "it is named <stdin>" || fail "not named <stdin>"
+stored=$(sqlite3 "$db" "select count(*) from candidates where source = cast(readfile('$good') as text)" 2>/dev/null ||
+    sqlite3 "$db" "select count(*) from candidates")
+[ "$stored" = 1 ] && ok "stdin's source is in the store" || fail "stdin's source stored $stored times"
+
+# 2. Standard input without a language, or with an unknown one: bad usage, said as such.
+"$temper" eval - --no-timing <"$good" >"$work/out" 2>"$work/err"
+status=$?
+[ $status -eq 2 ] && ok "eval - without --lang exits 2" || fail "eval - without --lang exit $status"
+grep -q -- "--lang" "$work/err" && ok "the message names --lang" || fail "no --lang in: $(cat "$work/err")"
+"$temper" eval - --lang fortran <"$good" >"$work/out" 2>"$work/err"
+status=$?
+[ $status -eq 2 ] && grep -q "fortran" "$work/err" && ok "an unknown language is named, exit 2" ||
+    fail "--lang fortran: exit $status, $(cat "$work/err")"
+
+# 3. A missing file among several: it gets an invalid result, the others are evaluated and stored.
+before=$(sqlite3 "$db" "select count(*) from evaluations")
+"$temper" eval "$good" "$work/missing.cl" "$good" --no-timing --checks-only --json >"$work/out" 2>"$work/err"
+status=$?
+after=$(sqlite3 "$db" "select count(*) from evaluations")
+[ $status -eq 2 ] && ok "a missing file among several exits 2" || fail "missing file among several: exit $status"
+[ "$(wc -l <"$work/out")" = 3 ] && ok "three results" || fail "$(wc -l <"$work/out") results, expected 3"
+sed -n 2p "$work/out" | grep -q '"verdict":"invalid"' && sed -n 2p "$work/out" | grep -q 'missing.cl' &&
+    ok "the missing file is invalid, named" || fail "second line: $(sed -n 2p "$work/out" | cut -c1-200)"
+[ "$(grep -c '"verdict":"correct"' "$work/out")" = 2 ] && ok "the other two were evaluated" ||
+    fail "the other files were not both evaluated"
+[ $((after - before)) = 2 ] && ok "the two evaluated are stored, the missing one not" ||
+    fail "stored $((after - before)) evaluations, expected 2"
+grep -q "missing.cl" "$work/err" && ok "stderr names the missing file" || fail "stderr: $(cat "$work/err")"
+
+# 3b. Deep checks change a verdict inside the library, before it is stored: a compute-sanitizer
+#     (a stand-in here, which no CPU machine has) that reports errors makes a correct kernel
+#     incorrect, and the store records incorrect.
+mkdir -p "$work/bin"
+cat >"$work/bin/compute-sanitizer" <<'TOOL'
+#!/bin/sh
+echo "========= Invalid __global__ write of size 4 bytes"
+echo "========= ERROR SUMMARY: 2 errors"
+TOOL
+chmod +x "$work/bin/compute-sanitizer"
+PATH=$work/bin:$PATH "$temper" eval "$good" --sanitize --no-timing --checks-only --json >"$work/out" 2>"$work/err"
+status=$?
+[ $status -eq 1 ] && ok "sanitizer findings make eval exit 1" || fail "eval --sanitize exit $status"
+grep -q '"verdict": "incorrect"' "$work/out" && grep -q 'compute-sanitizer reported 6 errors' "$work/out" &&
+    ok "the verdict is incorrect, with the findings" || fail "verdict after findings: $(grep verdict "$work/out")"
+[ "$(sqlite3 "$db" "select verdict from evaluations order by id desc limit 1")" = incorrect ] &&
+    ok "the store records incorrect" || fail "the store records $(sqlite3 "$db" "select verdict from evaluations order by id desc limit 1")"
+
+# 4. A timing says when it cannot be trusted as it is: load over the cores, or spread over 10%.
+cores=$(nproc)
+load_before=$(cut -d' ' -f1 /proc/loadavg)
+"$temper" eval "$src/tests/cases/opencl/correct_vector_add_float4.cl" --time-budget 0.2 --json >"$work/out" 2>"$work/err"
+status=$?
+load_after=$(cut -d' ' -f1 /proc/loadavg)
+spread=$(grep -o '"spread": [0-9.e+-]*' "$work/out" | head -1 | cut -d' ' -f2)
+# (its verdict is not the point: calibrated on a loaded machine, a fast timing may even be judged
+# impossible; a timing must be there)
+grep -q '"median_ms"' "$work/out" && ok "a timed eval has a timing (exit $status)" || fail "no timing (exit $status)"
+if awk "BEGIN { exit !($load_before > $cores && $load_after > $cores) }" ||
+    awk "BEGIN { exit !(${spread:-0} > 0.10) }"; then
+    grep -q '"warning"' "$work/out" && grep -q '"warnings"' "$work/out" &&
+        ok "the timing warns (load $load_before-$load_after on $cores cores, spread $spread)" ||
+        fail "no timing warning with load $load_before-$load_after on $cores cores, spread $spread"
+elif awk "BEGIN { exit !($load_before < $cores && $load_after < $cores && ${spread:-1} < 0.10) }"; then
+    grep -q '"warning"' "$work/out" && fail "a timing warns with low load and spread $spread" ||
+        ok "a quiet timing does not warn"
+else
+    ok "load crossed the core count during the run: no timing warning expected either way"
+fi
+
+# 5. Tune: one progress line per evaluation on stderr (not a terminal here); Ctrl-C prints what it
+#    has, the best so far and the --resume command, exits 130, and the run resumes.
+candidate=$src/tasks/L1/softmax/rows.cl
+"$temper" tune "$candidate" --budget 6 --batch 2 --retime 1 --strategy random --seed 5 \
+    >"$work/tune.out" 2>"$work/tune.err" &
+pid=$!
+for _ in $(seq 1 1200); do
+    [ "$(grep -c '^tune ' "$work/tune.err")" -ge 2 ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+done
+kill -INT $pid 2>/dev/null
+wait $pid
+status=$?
+lines=$(grep -c '^tune ' "$work/tune.err")
+[ $status -eq 130 ] && ok "Ctrl-C ends tune with 130" || { fail "tune after SIGINT: exit $status"; tail -5 "$work/tune.err"; }
+[ "$lines" -ge 2 ] && ok "$lines progress lines before Ctrl-C" || fail "$lines progress lines"
+grep -q "best so far" "$work/tune.err" && ok "it prints the best so far" || fail "no best so far"
+resume=$(sed -n 's/^temper: resume with: //p' "$work/tune.err")
+[ -n "$resume" ] && ok "it prints the resume command" || fail "no resume command in: $(tail -3 "$work/tune.err")"
+unfinished=$(sqlite3 "$db" "select count(*) from runs where finished_at is null")
+[ "$unfinished" = 1 ] && ok "the run stays unfinished" || fail "unfinished runs: $unfinished"
+# shellcheck disable=SC2086
+eval "\"$temper\"${resume#temper} --json" >"$work/resume.json" 2>"$work/resume.err"
+status=$?
+[ $status -eq 0 ] && ok "the printed command resumes (exit 0)" || { fail "resume exit $status"; tail -5 "$work/resume.err"; }
+grep -q '"resumed_run"' "$work/resume.json" && ok "it continued the interrupted run" || fail "resume started a new run"
+evaluations=$(sed -n 's/^  "evaluations": \([0-9]*\).*/\1/p' "$work/resume.json")
+retimes=$(grep -c '^tune .* re-time ' "$work/resume.err")
+[ "$(grep -c '^tune ' "$work/resume.err")" = $((evaluations + retimes)) ] &&
+    ok "one progress line per evaluation ($evaluations and $retimes re-timing)" ||
+    fail "$(grep -c '^tune ' "$work/resume.err") progress lines for $evaluations evaluations and $retimes re-timings"
+[ "$(sqlite3 "$db" "select count(*) from runs where finished_at is null")" = 0 ] && ok "the run is finished" ||
+    fail "the run is still unfinished"
+
+rm -rf "$work"
+echo "$failures failures"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,244 @@
+/* test_tune.c: the tune state machine (temper_tune_*), without a device or a store: the author's
+ * defaults come first; every screening point carries its knobs, the run's one secret seed and the
+ * screening budget; the budget is kept, points whose code was an earlier one's are not counted
+ * against it; the best few distinct points are re-timed in full; the summary's best is the
+ * fastest re-timing; a stopped tune reports its best screening point. Results are built here
+ * from a known landscape (time = BLOCK / VEC), which is what the machine is tested against. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "temper/search.h"
+
+static const char candidate_src[] =
+    "// @temper task vector_add\n"
+    "// @temper param BLOCK 512 256 128 64\n"
+    "// @temper param VEC 1 2 4\n"
+    "// @temper launch k grid(N) block(BLOCK)\n"
+    "__kernel void k(void) {}\n";
+
+/* The knob's value in a point's settings. */
+static int knob(const struct temper_tune_point *p, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; p->req.sets[i]; i++)
+        if (!strncmp(p->req.sets[i], name, n) && p->req.sets[i][n] == '=')
+            return atoi(p->req.sets[i] + n + 1);
+    fail_msg("no knob %s", name);
+    return 0;
+}
+
+/* A correct, timed result whose time is BLOCK / VEC; same_code: it took an earlier one's code. */
+static json_t *result_for(const struct temper_tune_point *p, int same_code)
+{
+    double ms = (double)knob(p, "BLOCK") / knob(p, "VEC");
+    json_t *r = json_pack("{s:s, s:[{s:f}], s:s}", "verdict", "correct", "timings", "median_ms", ms, "options",
+                          p->options);
+    if (same_code)
+        json_object_set_new(r, "same_code_as", json_string("-DBLOCK=512 -DVEC=1"));
+    return r;
+}
+
+static struct temper_tune *start(int budget, int retime)
+{
+    struct temper_tune_request req = {0};
+    req.path = "t.cl";
+    req.source = candidate_src;
+    req.strategy = "random";
+    req.budget = budget;
+    req.retime = retime;
+    req.batch = 3;
+    req.seed = 1;
+    struct temper_tune *t = NULL;
+    char msg[512];
+    assert_int_equal(temper_tune_init(&req, "opencl:0", NULL, 0, &t, msg, sizeof(msg)), 0);
+    return t;
+}
+
+static void test_screening_then_retiming(void **state)
+{
+    (void)state;
+    struct temper_tune *t = start(5, 2);
+    struct temper_tune_point *pts = calloc(TEMPER_TUNE_MAX_BATCH, sizeof(*pts));
+    assert_non_null(pts);
+    int screened = 0, retimed = 0, first = 1, last_index = 0;
+    uint64_t secret = 0;
+    double best = INFINITY;
+    int n;
+    while ((n = temper_tune_propose(t, pts, TEMPER_TUNE_MAX_BATCH)) > 0) {
+        assert_true(n <= 3);
+        for (int i = 0; i < n; i++) {
+            if (first) {
+                /* the author's defaults first */
+                assert_int_equal(knob(&pts[0], "BLOCK"), 512);
+                assert_int_equal(knob(&pts[0], "VEC"), 1);
+                secret = pts[0].req.secret_seed;
+                first = 0;
+            }
+            assert_true(secret != 0);
+            assert_true(pts[i].req.secret_seed == secret);
+            assert_true(pts[i].req.reuse_same_code);
+            assert_string_equal(pts[i].req.source, candidate_src);
+            assert_true(strstr(pts[i].options, "-DBLOCK=") != NULL);
+            assert_true(pts[i].req.time_budget_s == (pts[i].retime ? 2.0 : 0.3));
+            json_t *r = result_for(&pts[i], 0);
+            struct temper_tune_event ev;
+            temper_tune_observe(t, &pts[i], r, 0, &ev);
+            assert_int_equal(ev.index, last_index + 1);
+            last_index = ev.index;
+            assert_string_equal(ev.verdict, "correct");
+            assert_string_equal(ev.config, pts[i].config);
+            assert_int_equal(ev.retime, pts[i].retime);
+            if (pts[i].retime) {
+                retimed++;
+            } else {
+                screened++;
+                best = fmin(best, ev.time_ms);
+                assert_true(ev.best_ms == best);
+            }
+            json_decref(r);
+        }
+    }
+    assert_int_equal(screened, 5);
+    assert_int_equal(retimed, 2);
+    assert_int_equal(temper_tune_propose(t, pts, TEMPER_TUNE_MAX_BATCH), 0);
+    json_t *s = temper_tune_summary(t, 0);
+    assert_int_equal(json_integer_value(json_object_get(s, "evaluations")), 5);
+    assert_int_equal(json_array_size(json_object_get(s, "history")), 5);
+    assert_int_equal(json_array_size(json_object_get(s, "retimed")), 2);
+    assert_null(json_object_get(s, "interrupted"));
+    json_t *b = json_object_get(s, "best");
+    assert_non_null(b);
+    /* the best is the fastest screened point, re-timed */
+    assert_true(json_number_value(json_object_get(json_object_get(b, "timing"), "median_ms")) == best);
+    json_decref(s);
+    free(pts);
+    temper_tune_free(t);
+}
+
+static void test_same_code_is_not_counted(void **state)
+{
+    (void)state;
+    struct temper_tune *t = start(3, 1);
+    struct temper_tune_point *pts = calloc(TEMPER_TUNE_MAX_BATCH, sizeof(*pts));
+    assert_non_null(pts);
+    int screened = 0, n, k = 0;
+    while ((n = temper_tune_propose(t, pts, 1)) > 0 && !pts[0].retime) {
+        /* every other point had an earlier one's code */
+        json_t *r = result_for(&pts[0], k++ % 2 == 1);
+        struct temper_tune_event ev;
+        temper_tune_observe(t, &pts[0], r, k == 1, &ev);
+        assert_int_equal(ev.from_store, k == 1);
+        json_decref(r);
+        screened++;
+    }
+    /* 3 counted against the budget, and the 2 that reused code on top */
+    assert_int_equal(screened, 5);
+    json_t *s = temper_tune_summary(t, 0);
+    assert_int_equal(json_integer_value(json_object_get(s, "same_code")), 2);
+    assert_int_equal(json_integer_value(json_object_get(s, "from_store")), 1);
+    json_decref(s);
+    free(pts);
+    temper_tune_free(t);
+}
+
+static void test_stopped_tune_reports_its_best_screening_point(void **state)
+{
+    (void)state;
+    struct temper_tune *t = start(8, 2);
+    struct temper_tune_point *pts = calloc(TEMPER_TUNE_MAX_BATCH, sizeof(*pts));
+    assert_non_null(pts);
+    int n = temper_tune_propose(t, pts, 2);
+    assert_int_equal(n, 2);
+    double best = INFINITY;
+    for (int i = 0; i < n; i++) {
+        json_t *r = result_for(&pts[i], 0);
+        struct temper_tune_event ev;
+        temper_tune_observe(t, &pts[i], r, 0, &ev);
+        best = fmin(best, ev.time_ms);
+        json_decref(r);
+    }
+    json_t *s = temper_tune_summary(t, 1);
+    assert_true(json_is_true(json_object_get(s, "interrupted")));
+    assert_int_equal(json_integer_value(json_object_get(s, "evaluations")), 2);
+    json_t *b = json_object_get(s, "best");
+    assert_non_null(b);
+    assert_true(json_number_value(json_object_get(json_object_get(b, "timing"), "median_ms")) == best);
+    json_decref(s);
+    free(pts);
+    temper_tune_free(t);
+}
+
+static void test_settings_and_resume(void **state)
+{
+    (void)state;
+    struct temper_tune *t = start(4, 1);
+    json_t *settings = temper_tune_settings(t);
+    assert_string_equal(json_string_value(json_object_get(settings, "strategy")), "random");
+    assert_int_equal(json_integer_value(json_object_get(settings, "budget")), 4);
+    assert_string_equal(json_string_value(json_object_get(settings, "source_hash")), temper_tune_source_hash(t));
+    assert_string_equal(temper_tune_task(t), "vector_add");
+    temper_tune_free(t);
+    /* a resumed run continues with its own settings, whatever was asked now */
+    json_object_set_new(settings, "budget", json_integer(2));
+    struct temper_tune_request req = {0};
+    req.path = "t.cl";
+    req.source = candidate_src;
+    req.budget = 40;
+    char msg[512];
+    assert_int_equal(temper_tune_init(&req, "opencl:0", settings, 7, &t, msg, sizeof(msg)), 0);
+    struct temper_tune_point *pts = calloc(TEMPER_TUNE_MAX_BATCH, sizeof(*pts));
+    assert_non_null(pts);
+    int screened = 0, n;
+    while ((n = temper_tune_propose(t, pts, TEMPER_TUNE_MAX_BATCH)) > 0 && !pts[0].retime)
+        for (int i = 0; i < n; i++, screened++) {
+            json_t *r = result_for(&pts[i], 0);
+            struct temper_tune_event ev;
+            temper_tune_observe(t, &pts[i], r, 0, &ev);
+            json_decref(r);
+        }
+    assert_int_equal(screened, 2);
+    json_t *s = temper_tune_summary(t, 0);
+    assert_int_equal(json_integer_value(json_object_get(s, "resumed_run")), 7);
+    assert_string_equal(json_string_value(json_object_get(s, "strategy")), "random");
+    json_decref(s);
+    json_decref(settings);
+    free(pts);
+    temper_tune_free(t);
+}
+
+static void test_bad_candidate_and_strategy(void **state)
+{
+    (void)state;
+    struct temper_tune_request req = {0};
+    req.path = "t.cl";
+    req.source = "// @temper task\n";
+    struct temper_tune *t = NULL;
+    char msg[512];
+    assert_int_not_equal(temper_tune_init(&req, "opencl:0", NULL, 0, &t, msg, sizeof(msg)), 0);
+    assert_null(t);
+    req.source = candidate_src;
+    req.strategy = "hillclimb";
+    assert_int_equal(temper_tune_init(&req, "opencl:0", NULL, 0, &t, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_non_null(strstr(msg, "hillclimb"));
+    assert_null(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_screening_then_retiming),
+        cmocka_unit_test(test_same_code_is_not_counted),
+        cmocka_unit_test(test_stopped_tune_reports_its_best_screening_point),
+        cmocka_unit_test(test_settings_and_resume),
+        cmocka_unit_test(test_bad_candidate_and_strategy),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
