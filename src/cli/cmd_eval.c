@@ -129,6 +129,7 @@ static void on_result(void *user, int index, json_t *result, int err, const char
         printf("  %s\n", json_string_value(json_object_get(result, "message")));
     }
     fflush(stdout);
+    json_decref(result);
 }
 
 int cmd_eval(int argc, char **argv)
