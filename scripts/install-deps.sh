@@ -1,13 +1,14 @@
 #!/bin/sh
 # install-deps.sh: installs what temper needs to build and test, from Debian 12's packages.
-# Run as root (or with sudo). Safe to run again: apt-get skips what is installed.
+# Run as root (or with sudo). Safe to run again: apt-get skips what is installed. clang and its
+# runtime libraries (libFuzzer, sanitizers) build the fuzzers of tests/fuzz.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
     exec sudo "$0" "$@"
 fi
 export DEBIAN_FRONTEND=noninteractive
 packages="build-essential cmake pkg-config libjansson-dev libsqlite3-dev sqlite3 libxxhash-dev \
-ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libcmocka-dev"
+ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libcmocka-dev clang libclang-rt-dev"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

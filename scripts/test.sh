@@ -1,8 +1,9 @@
 #!/bin/sh
 # test.sh: the second command of the README, and what CI runs (.ci/run). Installs the
 # dependencies, then builds and runs every test twice: a normal build, and one with
-# AddressSanitizer and UndefinedBehaviorSanitizer. Tests that need a GPU are skipped where none is;
-# their reasons are printed after each run.
+# AddressSanitizer (leak detection on) and UndefinedBehaviorSanitizer; then the fuzzers of
+# tests/fuzz, each for a bounded time. Tests that need a GPU are skipped where none is; their
+# reasons are printed after each run.
 set -eu
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -18,8 +19,10 @@ skips() {
 skips build
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DTEMPER_SANITIZE=ON >/dev/null
 cmake --build build-sanitize -j"$jobs"
-# PoCL's own allocations are not ours to chase: leaks are not checked, every other error is.
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# Every sanitizer error fails a test, leaks included. Only the OpenCL ICD loader's, PoCL's and the
+# GPU drivers' own allocations are suppressed, by library name (tests/lsan.supp).
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 (cd build-sanitize && ctest --output-on-failure --timeout 1200)
 skips build-sanitize
 # One session shared by four threads, under ThreadSanitizer: a build of its own for that test.
@@ -29,3 +32,11 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-fsanitize=thr
 cmake --build build-tsan -j"$jobs" --target session_test
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:die_after_fork=0 ctest -R '^session$' --output-on-failure --timeout 600)
 skips build-tsan
+# The parsers of untrusted input under libFuzzer with both sanitizers and leak detection:
+# each fuzz_<target> runs for TEMPER_FUZZ_SECONDS (20 s: 80 s in all, within CI's time on 2
+# cores) from its seed corpus in tests/fuzz/<target>/; any finding fails the run, and the input
+# that caused it is left in build-fuzz/tests/fuzz/artifacts/.
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTEMPER_FUZZ=ON -DTEMPER_TESTS=OFF \
+    -DTEMPER_FUZZ_SECONDS=20 >/dev/null
+cmake --build build-fuzz -j"$jobs" --target fuzz_directives fuzz_expr fuzz_task fuzz_worker_request
+(cd build-fuzz && ctest --output-on-failure -R '^fuzz_')

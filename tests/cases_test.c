@@ -18,18 +18,40 @@
 #define SKIP 77
 
 
-/* Reads the @expect lines of a case. */
-static int expectation(const char *source, char *verdict, size_t vsize, char *phrase, size_t psize)
+/* Copies the n bytes at src into dst (of size bytes) as a string; -1 if they do not fit. */
+static int copy_field(char *dst, size_t size, const char *src, size_t n)
+{
+    if (n >= size)
+        return -1;
+    memcpy(dst, src, n);
+    dst[n] = 0;
+    return 0;
+}
+
+/* Reads the @expect lines of a case into verdict (vsize bytes) and phrase (psize bytes); -1 with
+ * a reason in why (of why_size bytes) when the verdict is missing or a field does not fit. */
+static int expectation(const char *source, char *verdict, size_t vsize, char *phrase, size_t psize, char *why,
+                       size_t why_size)
 {
     verdict[0] = phrase[0] = 0;
     const char *p = strstr(source, "@expect-message ");
-    if (p)
-        sscanf(p + 16, "%[^\r\n]", phrase);
-    for (p = source; (p = strstr(p, "@expect ")); p++)
-        if (sscanf(p + 8, "%31s", verdict) == 1)
-            break;
-    (void)vsize, (void)psize;
-    return verdict[0] ? 0 : -1;
+    if (p && copy_field(phrase, psize, p + 16, strcspn(p + 16, "\r\n"))) {
+        snprintf(why, why_size, "'@expect-message' text longer than %zu bytes", psize - 1);
+        return -1;
+    }
+    for (p = source; (p = strstr(p, "@expect ")); p++) {
+        const char *v = p + 8 + strspn(p + 8, " \t");
+        size_t n = strcspn(v, " \t\r\n");
+        if (n == 0)
+            continue;
+        if (copy_field(verdict, vsize, v, n)) {
+            snprintf(why, why_size, "'@expect' verdict longer than %zu bytes", vsize - 1);
+            return -1;
+        }
+        return 0;
+    }
+    snprintf(why, why_size, "no '@expect VERDICT' line");
+    return -1;
 }
 
 static int contains_ci(const char *hay, const char *needle)
@@ -90,12 +112,17 @@ int main(int argc, char **argv)
     int failures = 0, recorded = 0;
     const char *first_correct = NULL;
     for (int i = 0; i < n; i++) {
-        char path[4096], verdict[32], phrase[256];
+        char path[4096], verdict[32], phrase[256], why[128];
         snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
         char *source;
-        if (temper_read_file(path, 1 << 20, &source, NULL, msg, sizeof(msg)) ||
-            expectation(source, verdict, sizeof(verdict), phrase, sizeof(phrase))) {
-            printf("FAIL %-36s no '@expect VERDICT' line\n", names[i]);
+        if (temper_read_file(path, 1 << 20, &source, NULL, msg, sizeof(msg))) {
+            printf("FAIL %-36s %s\n", names[i], msg);
+            failures++;
+            continue;
+        }
+        if (expectation(source, verdict, sizeof(verdict), phrase, sizeof(phrase), why, sizeof(why))) {
+            printf("FAIL %-36s %s\n", names[i], why);
+            free(source);
             failures++;
             continue;
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tune_test.sh: `temper tune` on PoCL, end to end: a small tune of the OpenCL softmax finds a
-# correct kernel faster than the baseline and writes it as a plain candidate that `temper eval`
-# passes; a tune killed part way resumes (--resume) without evaluating any configuration twice;
+# correct kernel, reports the fastest it re-timed with a speedup consistent with its timings, and
+# writes it as a plain candidate that `temper eval` passes; a tune killed part way resumes (--resume) without evaluating any configuration twice;
 # `temper best` reports what the store holds.
 # usage: tune_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
@@ -15,13 +15,37 @@ ok() { echo "ok   $*"; }
 db=$TEMPER_HOME/temper.db
 candidate=$src/tasks/L1/softmax/rows.cl
 
-# 1. A small tune finds a correct kernel faster than the baseline.
+# 1. A small tune finds a correct kernel and reports the fastest it timed.
 "$temper" tune "$candidate" --budget 6 --batch 3 --retime 2 --out "$work/best.cl" --json >"$work/tune.json" 2>"$work/tune.err"
 status=$?
 [ $status -eq 0 ] && ok "tune exits 0" || { fail "tune exit $status"; sed 's/^/     /' "$work/tune.err" | tail -5; }
-speedup=$(sed -n 's/.*"speedup": \([0-9.e+-]*\).*/\1/p' "$work/tune.json" | head -1)
-if [ -n "$speedup" ] && awk "BEGIN { exit !($speedup > 1.0) }"; then ok "best is faster than the baseline (${speedup}x)"; else
-    fail "best speedup '$speedup' is not above 1"; fi
+# What the tune reports follows from what it measured (no assertion on the speed itself: timing
+# on a busy machine is not deterministic): the best is the fastest of the re-timed configurations,
+# those are the fastest screened ones, and its speedup is the baseline's median over its own.
+run=$(sqlite3 "$db" "select json_extract(readfile('$work/tune.json'), '\$.run_id')")
+consistent=$(sqlite3 "$db" "with s(j) as (select readfile('$work/tune.json')),
+    r(m) as (select json_extract(value, '\$.timings[0].median_ms') from s, json_each(s.j, '\$.retimed'))
+    select (select count(*) from r) || ' ' ||
+        (json_extract(j, '\$.best.timing.median_ms') = (select min(m) from r)) || ' ' ||
+        (json_extract(j, '\$.best.timing.speedup') > 0 and abs(json_extract(j, '\$.best.timing.speedup') -
+            json_extract(j, '\$.best.timing.baseline_median_ms') / json_extract(j, '\$.best.timing.median_ms'))
+            <= 1e-9 * json_extract(j, '\$.best.timing.speedup')) from s")
+[ "$consistent" = "2 1 1" ] && ok "the best is the fastest of the 2 re-timed, and its speedup is baseline over best" ||
+    fail "summary inconsistent (re-timed, best is fastest, speedup = baseline/best): '$consistent'"
+phase="json_extract(result, '\$.tune_phase')"
+slower=$(sqlite3 "$db" "with screen(o, m) as (select options, median_ms from evaluations
+        where run_id = $run and $phase = 'screen' and verdict = 'correct'),
+    retimed(o) as (select options from evaluations where run_id = $run and $phase = 'retime')
+    select (select count(*) from screen) || ' ' || count(*) from screen where o not in retimed and
+        m < (select max(m) from screen where o in retimed)")
+same_code=$(sqlite3 "$db" "select json_extract(readfile('$work/tune.json'), '\$.same_code')")
+if [ "$same_code" != 0 ]; then
+    ok "(re-timed against screened not checked: $same_code configurations shared code)"
+elif [ "$slower" = "6 0" ]; then
+    ok "the re-timed configurations are the fastest of the 6 screened"
+else
+    fail "screened, and faster than a re-timed configuration but not re-timed: '$slower'"
+fi
 grep -q '"verdict": "correct"' "$work/tune.json" && ok "best is correct" || fail "no correct best in the summary"
 "$temper" eval "$work/best.cl" --no-timing >"$work/eval.out" 2>&1 && ok "the written kernel passes temper eval" ||
     { fail "temper eval of the written kernel"; tail -5 "$work/eval.out"; }

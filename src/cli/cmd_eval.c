@@ -92,6 +92,7 @@ static void print_result(struct eval_output *o, json_t *result)
         printf("\n");
     }
     fflush(stdout);
+    json_decref(result);
 }
 
 int cmd_eval(int argc, char **argv)

@@ -16,9 +16,14 @@ struct expr_parser {
     char *msg;                 /* where errors go */
     size_t msg_size;           /* size of msg */
     int err;                   /* first error, 0 if none */
+    int depth;                 /* operators and parentheses open around the next operand */
 };
 
+/* Nesting deeper than this is an error, not a stack overflow (a require line may be long). */
+#define EXPR_MAX_DEPTH 200
+
 static int64_t parse_or(struct expr_parser *e);
+static int64_t parse_unary(struct expr_parser *e);
 
 static void skip_space(struct expr_parser *e)
 {
@@ -28,9 +33,10 @@ static void skip_space(struct expr_parser *e)
 
 static int64_t expr_error(struct expr_parser *e, const char *what)
 {
+    /* A long expression is quoted in part, so that the reason still fits the message. */
     if (!e->err)
-        e->err = temper_fail(e->msg, e->msg_size, TEMPER_EPARSE, "column %d of '%s': %s",
-                             (int)(e->p - e->src) + 1, e->src, what);
+        e->err = temper_fail(e->msg, e->msg_size, TEMPER_EPARSE, "column %d of '%.100s%s': %s",
+                             (int)(e->p - e->src) + 1, e->src, strlen(e->src) > 100 ? "..." : "", what);
     return 0;
 }
 
@@ -81,9 +87,11 @@ static int64_t parse_primary(struct expr_parser *e)
     if (isdigit((unsigned char)*e->p)) {
         int64_t v = 0;
         while (isdigit((unsigned char)*e->p)) {
-            if (v > (INT64_MAX - 9) / 10)
+            int digit = *e->p - '0';
+            if (v > (INT64_MAX - digit) / 10)
                 return expr_error(e, "number too large");
-            v = v * 10 + (*e->p++ - '0');
+            v = v * 10 + digit;
+            e->p++;
         }
         if (isalpha((unsigned char)*e->p) || *e->p == '.' || *e->p == '_')
             return expr_error(e, "not an integer");
@@ -123,17 +131,35 @@ static int64_t checked(struct expr_parser *e, int overflowed, int64_t v)
     return overflowed ? expr_error(e, "integer overflow") : v;
 }
 
-static int64_t parse_unary(struct expr_parser *e)
+static int64_t parse_unary_at_depth(struct expr_parser *e)
 {
     if (accept(e, "-")) {
         int64_t v = parse_unary(e);
-        return checked(e, v == INT64_MIN, -v);
+        /* -INT64_MIN is not representable: test before negating */
+        return v == INT64_MIN ? expr_error(e, "integer overflow") : -v;
     }
     if (accept(e, "+"))
         return parse_unary(e);
     if (accept(e, "!"))
         return !parse_unary(e);
     return parse_primary(e);
+}
+
+/* Every nested operand (in parentheses, a function's arguments, after a unary operator) passes
+ * through here, so this is where the depth is counted. */
+static int64_t parse_unary(struct expr_parser *e)
+{
+    if (e->err)
+        return 0;
+    if (e->depth >= EXPR_MAX_DEPTH) {
+        char what[64];
+        snprintf(what, sizeof(what), "nested more than %d deep", EXPR_MAX_DEPTH);
+        return expr_error(e, what);
+    }
+    e->depth++;
+    int64_t v = parse_unary_at_depth(e);
+    e->depth--;
+    return v;
 }
 
 static int64_t parse_mul(struct expr_parser *e)
@@ -233,7 +259,7 @@ static int64_t parse_or(struct expr_parser *e)
 int temper_expr_eval(const char *expr, temper_expr_lookup lookup, void *user, int64_t *value, char *msg,
                      size_t msg_size)
 {
-    struct expr_parser e = {expr, expr, lookup, user, msg, msg_size, 0};
+    struct expr_parser e = {expr, expr, lookup, user, msg, msg_size, 0, 0};
     int64_t v = parse_or(&e);
     skip_space(&e);
     if (!e.err && *e.p)

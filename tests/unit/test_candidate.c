@@ -865,7 +865,9 @@ static void test_build_cache(void **state)
     const char *dir = *state;
     /* Each part of the key changes it. */
     uint64_t key = temper_build_key("src", 3, "-O3", "nvrtc 13.0", "sm_90");
-    assert_true(key == temper_build_key("src", 3, "-O3", "nvrtc 13.0", "sm_90"));
+    /* The key depends on the first len bytes of the source and the strings' contents only. */
+    char src_copy[] = "srcXYZ", opt_copy[] = "-O3";
+    assert_true(key == temper_build_key(src_copy, 3, opt_copy, "nvrtc 13.0", "sm_90"));
     assert_true(key != temper_build_key("srd", 3, "-O3", "nvrtc 13.0", "sm_90"));
     assert_true(key != temper_build_key("src", 3, "-O2", "nvrtc 13.0", "sm_90"));
     assert_true(key != temper_build_key("src", 3, "-O3", "nvrtc 12.0", "sm_90"));

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "temper/util.h"
+#include "unit.h"
 
 #define assert_dbl_equal(got, want)                                                              \
     do {                                                                                         \
@@ -332,18 +333,6 @@ static void bug_i64_store_saturation(void **state)
     assert_int_equal(v[1], INT64_MIN);
 }
 
-/* Runs one known-bug test by name; an unknown name exits 0 so that WILL_FAIL reports it. */
-static int run_known_bug(const char *group, const struct CMUnitTest *tests, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(tests[i].name, name)) {
-            const struct CMUnitTest one[] = {tests[i]};
-            return cmocka_run_group_tests_name(group, one, NULL, NULL);
-        }
-    fprintf(stderr, "no known-bug test named %s\n", name);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +347,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(bug_i64_store_saturation),
     };
     if (argc == 3 && !strcmp(argv[1], "--known-bug"))
-        return run_known_bug("dtype known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]), argv[2]);
+        return unit_run_known_bug("dtype known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]),
+                                  argv[2]);
     return cmocka_run_group_tests_name("dtype", tests, NULL, NULL);
 }

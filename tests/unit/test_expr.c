@@ -234,16 +234,57 @@ static void bug_multiplication_overflow_wraps(void **state)
     }
 }
 
-/* Runs one known-bug test by name; an unknown name exits 0 so that WILL_FAIL reports it. */
-static int run_known_bug(const char *group, const struct CMUnitTest *tests, size_t n, const char *name)
+/* -INT64_MIN is not representable: an error, and no undefined negation on the way (found by
+ * fuzz_expr; the sanitizer build catches the negation). */
+static void bug_negate_int64_min(void **state)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(tests[i].name, name)) {
-            const struct CMUnitTest one[] = {tests[i]};
-            return cmocka_run_group_tests_name(group, one, NULL, NULL);
-        }
-    fprintf(stderr, "no known-bug test named %s\n", name);
-    return 0;
+    (void)state;
+    static const char *const exprs[] = {"-(-9223372036854775807 - 1)", "--(-9223372036854775807 - 1) + 0"};
+    for (size_t i = 0; i < sizeof(exprs) / sizeof(exprs[0]); i++) {
+        int64_t v = 0;
+        char msg[256] = "";
+        int err = temper_expr_eval(exprs[i], NULL, NULL, &v, msg, sizeof(msg));
+        if (err != TEMPER_EPARSE)
+            fail_msg("'%s': returned %d (value %lld), want an overflow error", exprs[i], err, (long long)v);
+        assert_contains(msg, "integer overflow");
+    }
+}
+
+/* Nesting is bounded: a long require line of parentheses or minus signs is an error, not a stack
+ * overflow (found by fuzz_expr); nesting as deep as real expressions get still evaluates. */
+static void bug_deep_nesting_overflows_stack(void **state)
+{
+    (void)state;
+    const size_t deep = 200000;
+    char *expr = malloc(2 * deep + 2);
+    assert_non_null(expr);
+    static const char *const opens[] = {"(", "-", "!"};
+    for (size_t k = 0; k < sizeof(opens) / sizeof(opens[0]); k++) {
+        memset(expr, opens[k][0], deep);
+        expr[deep] = '1';
+        memset(expr + deep + 1, k == 0 ? ')' : ' ', deep);
+        expr[2 * deep + 1] = 0;
+        int64_t v = 0;
+        char msg[256] = "";
+        int err = temper_expr_eval(expr, NULL, NULL, &v, msg, sizeof(msg));
+        if (err != TEMPER_EPARSE)
+            fail_msg("%zu nested '%s': returned %d, want an error", deep, opens[k], err);
+        assert_contains(msg, "nested more than");
+    }
+    /* 150 levels of each still evaluate */
+    const size_t fine = 150;
+    for (size_t k = 0; k < sizeof(opens) / sizeof(opens[0]); k++) {
+        memset(expr, opens[k][0], fine);
+        expr[fine] = '5';
+        memset(expr + fine + 1, k == 0 ? ')' : ' ', fine);
+        expr[2 * fine + 1] = 0;
+        int64_t v = 0;
+        char msg[256] = "";
+        if (temper_expr_eval(expr, NULL, NULL, &v, msg, sizeof(msg)))
+            fail_msg("%zu nested '%s': %s", fine, opens[k], msg);
+        assert_int_equal(v, k == 2 ? 5 != 0 : 5); /* an even number of '-'; '!!' gives 1 */
+    }
+    free(expr);
 }
 
 int main(int argc, char **argv)
@@ -260,8 +301,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(bug_ceil_div_negative_divisor),
         cmocka_unit_test(bug_division_overflow_crashes),
         cmocka_unit_test(bug_multiplication_overflow_wraps),
+        cmocka_unit_test(bug_negate_int64_min),
+        cmocka_unit_test(bug_deep_nesting_overflows_stack),
     };
     if (argc == 3 && !strcmp(argv[1], "--known-bug"))
-        return run_known_bug("expr known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]), argv[2]);
+        return unit_run_known_bug("expr known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]),
+                                  argv[2]);
     return cmocka_run_group_tests_name("expr", tests, NULL, NULL);
 }

@@ -441,18 +441,6 @@ static void bug_record_leaks_default_json(void **state)
                  without_fields - with_fields);
 }
 
-/* Runs one known-bug test by name; an unknown name exits 0 so that WILL_FAIL reports it. */
-static int run_known_bug(const char *group, const struct CMUnitTest *tests, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(tests[i].name, name)) {
-            const struct CMUnitTest one[] = {tests[i]};
-            return cmocka_run_group_tests_name(group, one, NULL, NULL);
-        }
-    fprintf(stderr, "no known-bug test named %s\n", name);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     json_set_alloc_funcs(counting_malloc, counting_free);
@@ -467,6 +455,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(bug_record_leaks_default_json, store_setup, store_teardown),
     };
     if (argc == 3 && !strcmp(argv[1], "--known-bug"))
-        return run_known_bug("store known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]), argv[2]);
+        return unit_run_known_bug("store known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]),
+                                  argv[2]);
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

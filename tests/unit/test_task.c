@@ -526,18 +526,6 @@ static void bug_uniform_reaches_hi_in_bf16(void **state)
         fail_msg("uniform(0,1) in bf16 gave 1.0 %d times in %d", at_hi, N);
 }
 
-/* Runs one known-bug test by name; an unknown name exits 0 so that WILL_FAIL reports it. */
-static int run_known_bug(const char *group, const struct CMUnitTest *tests, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(tests[i].name, name)) {
-            const struct CMUnitTest one[] = {tests[i]};
-            return cmocka_run_group_tests_name(group, one, NULL, NULL);
-        }
-    fprintf(stderr, "no known-bug test named %s\n", name);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -554,6 +542,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(bug_uniform_reaches_hi_in_bf16, make_tmp, remove_tmp),
     };
     if (argc == 3 && !strcmp(argv[1], "--known-bug"))
-        return run_known_bug("task known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]), argv[2]);
+        return unit_run_known_bug("task known bugs", known_bugs, sizeof(known_bugs) / sizeof(known_bugs[0]),
+                                  argv[2]);
     return cmocka_run_group_tests_name("task", tests, NULL, NULL);
 }
