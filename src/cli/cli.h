@@ -13,6 +13,7 @@ enum cli_exit {
     CLI_NOT_OK = 1,    /* evaluated, but not correct */
     CLI_USAGE = 2,     /* bad usage or input */
     CLI_NODEVICE = 3,  /* no usable device */
+    CLI_STORE = 4,     /* the store failed: a write failed, or the store is damaged */
 };
 
 int cmd_devices(int argc, char **argv);
@@ -39,7 +40,7 @@ int cli_session_open(struct cli_session *s, const char *device, const struct tem
 int cli_session_ceilings(struct cli_session *s, int measure_again, char *msg, size_t msg_size);
 void cli_session_close(struct cli_session *s);
 
-/* Maps a library error to an exit status (no device: 3; anything else: 2). */
+/* Maps a library error to an exit status (no device: 3; the store: 4; anything else: 2). */
 int cli_exit_for(int err);
 /* Prints "temper: <msg>" on stderr and returns the exit status for err. */
 int cli_error(int err, const char *msg);

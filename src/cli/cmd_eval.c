@@ -37,7 +37,8 @@ static void help(FILE *out)
             "                        local memory)\n\n"
             "Several files are evaluated in one run with one secret seed: one line each (one JSON object per\n"
             "line with --json), compiling ahead of the device runs where the backend allows.\n\n"
-            "exit status: 0 correct, 1 evaluated but not correct, 2 bad usage or input, 3 no usable device\n");
+            "exit status: 0 correct, 1 evaluated but not correct, 2 bad usage or input, 3 no usable device,\n"
+            "4 the store failed (a write failed, or the store is damaged; the message names the file)\n");
 }
 
 /* Where results go as they come. */
@@ -55,6 +56,8 @@ struct eval_output {
     struct temper_deep_request *deep; /* deep checks to run on correct kernels, or NULL */
     int sanitize;               /* 1: compute-sanitizer */
     int profile;                /* 1: Nsight Compute */
+    int store_err;              /* the first failed store write, 0 if none */
+    char store_msg[1024];       /* its message */
 };
 
 /* Runs the deep checks asked for on a correct kernel and adds their findings to its result;
@@ -109,8 +112,9 @@ static void on_result(void *user, int index, json_t *result, int err, const char
     const char *v0 = json_string_value(json_object_get(result, "verdict"));
     if (o->deep && v0 && !strcmp(v0, "correct"))
         deep_checks(o, result);
-    if (o->store_it && temper_store_record(o->store, result, o->sources[index], NULL, msg, sizeof(msg)))
-        fprintf(stderr, "temper: warning: %s\n", msg);
+    if (o->store_it && !o->store_err &&
+        (o->store_err = temper_store_record(o->store, result, o->sources[index], NULL, msg, sizeof(msg))))
+        snprintf(o->store_msg, sizeof(o->store_msg), "%s", msg);
     const char *verdict = json_string_value(json_object_get(result, "verdict"));
     int correct = verdict && !strcmp(verdict, "correct");
     o->correct += correct;
@@ -242,7 +246,7 @@ int cmd_eval(int argc, char **argv)
     if (!err)
         err = cli_session_open(&session, device, &limits, !req.no_timing, msg, sizeof(msg));
     temper_progress_start();
-    struct eval_output out = {session.store, sources, json, store_it, n, 0, 0, 0, 0, temper_now_s(), NULL, 0, 0};
+    struct eval_output out = {session.store, sources, json, store_it, n, 0, 0, 0, 0, temper_now_s(), NULL, 0, 0, 0, ""};
     struct temper_deep_request deep = {NULL, NULL, device, req.tasks_dir, sets, 600};
     char self[4096];
     ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -268,6 +272,8 @@ int cmd_eval(int argc, char **argv)
     if (n > 1 && !json)
         printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", n, out.correct,
                out.not_correct, out.failed, temper_now_s() - out.start_s);
+    if (out.store_err) /* the results are printed, but not kept: said last, and as its own status */
+        return cli_error(out.store_err, out.store_msg);
     if (out.failed)
         return cli_exit_for(out.failed_err);
     return out.not_correct ? CLI_NOT_OK : CLI_OK;

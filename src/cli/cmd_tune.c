@@ -42,7 +42,8 @@ static void help(FILE *out)
             "  --tasks DIR           where tasks are looked up\n"
             "  --json                print the summary as one JSON object\n\n"
             "exit status: 0 a best configuration found, 1 none passed every check, 2 bad usage or input,\n"
-            "3 no usable device\n");
+            "3 no usable device, 4 the store failed (a write failed, or the store is damaged; the message\n"
+            "names the file; what was stored is kept, and --resume continues the run)\n");
 }
 
 static void print_summary(json_t *s)
@@ -240,8 +241,10 @@ int cmd_best(int argc, char **argv)
                        "Prints the fastest correct kernel known for a task on a device (cuda:0, opencl:0; default:\n"
                        "any), from the store, with its knobs, time and speedups; --out writes its source with the\n"
                        "knobs fixed.\n\n"
+                       "Only results judged against the task's current content (task.json, reference and\n"
+                       "baselines) count.\n\n"
                        "exit status: 0 found, 1 no correct timed kernel for the task in the store, 2 bad usage or\n"
-                       "an unknown task\n");
+                       "an unknown task, 3 no such device, 4 the store is damaged\n");
             return c == 'h' ? CLI_OK : CLI_USAGE;
         }
     }
@@ -249,26 +252,40 @@ int cmd_best(int argc, char **argv)
         fprintf(stderr, "usage: temper best TASK [--device D] [--out FILE] [--json]\n");
         return CLI_USAGE;
     }
-    char msg[2048];
-    struct temper_store *store;
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    char msg[2048], dir[4096], task_hash[17], device_key[1024];
+    struct temper_task task;
+    /* Results count under the task's current content and the device's identity. */
+    int err = temper_task_find(temper_tasks_root(NULL), argv[optind], dir, sizeof(dir), msg, sizeof(msg));
+    if (!err)
+        err = temper_task_load(dir, &task, msg, sizeof(msg));
+    if (!err)
+        err = temper_task_content_hash(&task, task_hash, msg, sizeof(msg));
     if (err)
         return cli_error(err, msg);
+    struct cli_session session = {0};
+    if (device) { /* "cuda:0" names a device here; its identity is asked of it */
+        struct temper_limits limits;
+        temper_limits_default(&limits);
+        err = cli_session_open(&session, device, &limits, 0, msg, sizeof(msg));
+        if (!err)
+            err = temper_worker_device_info(session.worker, &session.info, msg, sizeof(msg));
+        if (!err)
+            temper_store_device_key(session.info, device_key, sizeof(device_key));
+    } else {
+        err = temper_store_open(NULL, &session.store, msg, sizeof(msg));
+    }
     char *source = NULL;
-    json_t *r = temper_store_best(store, argv[optind], device, &source);
-    temper_store_close(store);
-    if (!r) {
-        /* Nothing stored: a name that is not a task at all is a usage error, said as such. */
-        char dir[4096];
-        if (temper_task_find(temper_tasks_root(NULL), argv[optind], dir, sizeof(dir), msg, sizeof(msg)) ==
-            TEMPER_ENOTFOUND) {
-            fprintf(stderr, "temper: %s\n", msg);
-            return CLI_USAGE;
-        }
-        fprintf(stderr, "temper: no correct, timed kernel for task '%s'%s%s in the store\n", argv[optind],
-                device ? " on " : "", device ? device : "");
+    json_t *r = NULL;
+    if (!err)
+        err = temper_store_best(session.store, argv[optind], task_hash, device ? device_key : NULL, &r, &source, msg,
+                                sizeof(msg));
+    cli_session_close(&session);
+    if (err == TEMPER_ENOTFOUND) {
+        fprintf(stderr, "temper: %s\n", msg);
         return CLI_NOT_OK;
     }
+    if (err)
+        return cli_error(err, msg);
     if (out && source) {
         struct temper_candidate cand;
         const char *path = json_string_value(json_object_get(r, "candidate"));

@@ -30,7 +30,7 @@ static void usage(FILE *out)
 
 int cli_exit_for(int err)
 {
-    return err == TEMPER_ENODEVICE ? CLI_NODEVICE : CLI_USAGE;
+    return err == TEMPER_ENODEVICE ? CLI_NODEVICE : err == TEMPER_ESTORE ? CLI_STORE : CLI_USAGE;
 }
 
 int cli_error(int err, const char *msg)

@@ -23,6 +23,11 @@ struct tune {
     int64_t run_id;                        /* this run's row */
     const char *device;                    /* "cuda:0" */
     char hash[17];                         /* the candidate's source hash */
+    char task_hash[17];                    /* its task's content hash: results judged against
+                                            * another content are never reused */
+    char device_key[1024];                 /* the device's stable identity, for the store */
+    int store_err;                         /* the first failed store write, 0 if none */
+    char store_msg[1024];                  /* its message */
     int evaluations;                       /* points scored, new and reused */
     int reused;                            /* of which taken from the store */
     int same_code;                         /* of which had the code of an earlier one: not run, and not
@@ -118,8 +123,11 @@ static void on_batch_result(void *user, int index, json_t *result, int err, cons
         result = json_pack("{s:s, s:s}", "verdict", "invalid", "message", error ? error : "");
         (void)err;
     } else if (json_object_set_new(result, "tune_phase", json_string(b->retiming ? "retime" : "screen")),
-               temper_store_record_run(t->store, result, b->sources[0], t->run_id, NULL, msg, sizeof(msg))) {
-        fprintf(stderr, "temper: warning: %s\n", msg);
+               !t->store_err &&
+                   (t->store_err = temper_store_record_run(t->store, result, b->sources[0], t->run_id, NULL, msg,
+                                                           sizeof(msg)))) {
+        /* The batch in flight finishes; the run stops after it (see evaluate's callers). */
+        snprintf(t->store_msg, sizeof(t->store_msg), "%s", msg);
     }
     if (b->retiming)
         json_array_append(b->retimed, result);
@@ -152,7 +160,10 @@ static int evaluate(struct tune *t, struct temper_worker *w, const struct temper
         reqs[i].reuse_same_code = 1;
     }
     struct batch_ctx b = {t, configs, &source, task, retiming, retimed};
-    return temper_eval_batch(w, reqs, n, calib, 0, on_batch_result, &b, msg, msg_size);
+    int err = temper_eval_batch(w, reqs, n, calib, 0, on_batch_result, &b, msg, msg_size);
+    if (!err && t->store_err) /* a result that could not be stored ends the run: nothing lost in silence */
+        err = temper_fail(msg, msg_size, t->store_err, "%s", t->store_msg);
+    return err;
 }
 
 static int cmp_points(const void *a, const void *b)
@@ -194,10 +205,26 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
     t->history = json_array();
     t->points = json_array();
     temper_hash_hex(cand.source_hash, t->hash);
+    temper_store_device_key(info, t->device_key, sizeof(t->device_key));
+    {
+        char dir[TEMPER_PATH_MAX];
+        struct temper_task task;
+        if ((err = temper_task_find(temper_tasks_root(req->tasks_dir), cand.task, dir, sizeof(dir), msg, msg_size)) ||
+            (err = temper_task_load(dir, &task, msg, msg_size)) ||
+            (err = temper_task_content_hash(&task, t->task_hash, msg, msg_size))) {
+            json_decref(t->by_verdict);
+            json_decref(t->history);
+            json_decref(t->points);
+            json_decref(info);
+            free(t);
+            temper_candidate_free(&cand);
+            return err;
+        }
+    }
     struct temper_tune_request eff = *req;
     json_t *settings = NULL;
     int64_t resumed = 0;
-    if (req->resume && (resumed = temper_store_run_unfinished(store, t->hash, t->device, &settings))) {
+    if (req->resume && (resumed = temper_store_run_unfinished(store, t->hash, t->task_hash, t->device_key, &settings))) {
         /* Continue as that run was set up. */
         eff.strategy = json_string_value(json_object_get(settings, "strategy"));
         eff.budget = (int)json_integer_value(json_object_get(settings, "budget"));
@@ -224,10 +251,11 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
         goto out;
     }
     if (!t->run_id) {
-        json_t *s = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:b}", "kind", "tune", "source_hash", t->hash,
-                              "path", req->path, "device", t->device, "strategy", t->ops->name, "budget", budget,
-                              "time_s", eff.time_s, "seed", (json_int_t)eff.seed, "compiler_knobs",
-                              eff.compiler_knobs);
+        json_t *s = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:f, s:I, s:b, s:s, s:s}", "kind", "tune",
+                              "source_hash", t->hash, "path", req->path, "device", t->device, "strategy",
+                              t->ops->name, "budget", budget, "time_s", eff.time_s, "seed", (json_int_t)eff.seed,
+                              "compiler_knobs", eff.compiler_knobs, "task_hash", t->task_hash, "device_key",
+                              t->device_key);
         err = temper_store_run_begin(store, s, &t->run_id, msg, msg_size);
         json_decref(s);
         if (err)
@@ -268,7 +296,7 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
         for (int i = 0; i < n; i++) {
             char options[4096];
             json_t *old = temper_space_options(&t->space, &proposed[i], options, sizeof(options)) ? NULL :
-                          temper_store_lookup(store, t->hash, t->device, options);
+                          temper_store_lookup(store, t->hash, t->task_hash, t->device_key, options);
             if (old) {
                 take(t, &proposed[i], old, 1);
                 json_decref(old);
@@ -278,8 +306,10 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
         }
         progress(t, cand.task);
         if (nfresh && (err = evaluate(t, w, fresh, nfresh, cand.source, calib, screen, secret, 0, NULL, cand.task, msg,
-                                      msg_size)))
+                                      msg_size))) {
+            temper_progress_done();
             goto out;
+        }
     }
     /* Re-time the best few in full before one is declared best. */
     size_t np = json_array_size(t->points);
@@ -363,7 +393,10 @@ int temper_tune(struct temper_worker *w, struct temper_store *store, const struc
                                       tm ?: json_null(), "result", r));
     }
     json_object_set_new(*summary, "retimed", retimed);
-    temper_store_run_finish(store, t->run_id, *summary, msg, msg_size);
+    if ((err = temper_store_run_finish(store, t->run_id, *summary, msg, msg_size))) {
+        json_decref(*summary);
+        *summary = NULL;
+    }
 out:
     if (t->strategy)
         t->ops->free(t->strategy);
