@@ -56,8 +56,8 @@ struct eval_output {
     struct temper_deep_request *deep; /* deep checks to run on correct kernels, or NULL */
     int sanitize;               /* 1: compute-sanitizer */
     int profile;                /* 1: Nsight Compute */
-    int store_err;              /* the first failed store write, 0 if none */
-    char store_msg[1024];       /* its message */
+    int store_err;              /* results that could not be stored */
+    char store_msg[1024];       /* the first one's message */
 };
 
 /* Runs the deep checks asked for on a correct kernel and adds their findings to its result;
@@ -112,8 +112,8 @@ static void on_result(void *user, int index, json_t *result, int err, const char
     const char *v0 = json_string_value(json_object_get(result, "verdict"));
     if (o->deep && v0 && !strcmp(v0, "correct"))
         deep_checks(o, result);
-    if (o->store_it && !o->store_err &&
-        (o->store_err = temper_store_record(o->store, result, o->sources[index], NULL, msg, sizeof(msg))))
+    int store_err = o->store_it ? temper_store_record(o->store, result, o->sources[index], NULL, msg, sizeof(msg)) : 0;
+    if (store_err && !o->store_err++) /* every result is tried; the first failure is reported */
         snprintf(o->store_msg, sizeof(o->store_msg), "%s", msg);
     const char *verdict = json_string_value(json_object_get(result, "verdict"));
     int correct = verdict && !strcmp(verdict, "correct");
@@ -272,8 +272,10 @@ int cmd_eval(int argc, char **argv)
     if (n > 1 && !json)
         printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", n, out.correct,
                out.not_correct, out.failed, temper_now_s() - out.start_s);
-    if (out.store_err) /* the results are printed, but not kept: said last, and as its own status */
-        return cli_error(out.store_err, out.store_msg);
+    if (out.store_err) { /* the results are printed, but not all kept: said last, with its own status */
+        fprintf(stderr, "temper: %s (%d of %d results not stored)\n", out.store_msg, out.store_err, n);
+        return CLI_STORE;
+    }
     if (out.failed)
         return cli_exit_for(out.failed_err);
     return out.not_correct ? CLI_NOT_OK : CLI_OK;

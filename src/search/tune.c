@@ -122,12 +122,14 @@ static void on_batch_result(void *user, int index, json_t *result, int err, cons
         /* a candidate that cannot be evaluated at all: a usage error, counted as a failure */
         result = json_pack("{s:s, s:s}", "verdict", "invalid", "message", error ? error : "");
         (void)err;
-    } else if (json_object_set_new(result, "tune_phase", json_string(b->retiming ? "retime" : "screen")),
-               !t->store_err &&
-                   (t->store_err = temper_store_record_run(t->store, result, b->sources[0], t->run_id, NULL, msg,
-                                                           sizeof(msg)))) {
-        /* The batch in flight finishes; the run stops after it (see evaluate's callers). */
-        snprintf(t->store_msg, sizeof(t->store_msg), "%s", msg);
+    } else {
+        json_object_set_new(result, "tune_phase", json_string(b->retiming ? "retime" : "screen"));
+        int stored = temper_store_record_run(t->store, result, b->sources[0], t->run_id, NULL, msg, sizeof(msg));
+        /* The batch in flight finishes, each of its results tried; the run stops after it. */
+        if (stored && !t->store_err) {
+            t->store_err = stored;
+            snprintf(t->store_msg, sizeof(t->store_msg), "%s", msg);
+        }
     }
     if (b->retiming)
         json_array_append(b->retimed, result);

@@ -136,7 +136,9 @@ int store_fail(struct temper_store *s, char *msg, size_t msg_size, const char *w
 int temper_store_check(struct temper_store *s, char *msg, size_t msg_size)
 {
     char words[1024];
+    pthread_mutex_lock(&s->lock);
     integrity_words(s->db, words, sizeof(words));
+    pthread_mutex_unlock(&s->lock);
     if (!strcmp(words, "ok"))
         return 0;
     return temper_fail(msg, msg_size, TEMPER_ESTORE, "the store %s is damaged; PRAGMA integrity_check says: %s",
@@ -241,12 +243,12 @@ int temper_store_open(const char *path, struct temper_store **out, char *msg, si
         free(s);
         return TEMPER_ENOMEM;
     }
+    pthread_mutex_init(&s->lock, NULL);
     const char *limit = getenv("TEMPER_STORE_FAIL_AFTER");
     char *end = NULL;
     s->fail_after = limit && *limit ? strtol(limit, &end, 10) : -1;
     if (limit && *limit && (*end || s->fail_after < 0)) {
-        free(s->path);
-        free(s);
+        temper_store_close(s);
         return temper_fail(msg, msg_size, TEMPER_EINVALID,
                            "TEMPER_STORE_FAIL_AFTER: '%s' is not a count of writes (0 or more)", limit);
     }
@@ -275,6 +277,7 @@ void temper_store_close(struct temper_store *s)
     if (!s)
         return;
     sqlite3_close(s->db);
+    pthread_mutex_destroy(&s->lock);
     free(s->path);
     free(s);
 }

@@ -1,6 +1,7 @@
 /* store.c: the store's records and queries. One file in WAL mode so readers never block the
  * writer; every write is one transaction, so an interrupted run loses nothing already recorded,
  * and every failed write is an error naming the file (schema.c opens and migrates it). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ void temper_store_device_key(json_t *info, char *out, size_t size)
              unique && *unique ? unique : "");
 }
 
-json_t *temper_store_calibration(struct temper_store *s, json_t *info)
+static json_t *locked_calibration(struct temper_store *s, json_t *info)
 {
     char key[1024];
     temper_store_device_key(info, key, sizeof(key));
@@ -38,7 +39,7 @@ json_t *temper_store_calibration(struct temper_store *s, json_t *info)
     return r;
 }
 
-int temper_store_put_calibration(struct temper_store *s, json_t *info, json_t *ceilings, char *msg, size_t msg_size)
+static int locked_put_calibration(struct temper_store *s, json_t *info, json_t *ceilings, char *msg, size_t msg_size)
 {
     static const char what[] = "storing the calibration";
     char key[1024], when[32];
@@ -95,7 +96,7 @@ static void bind_text(sqlite3_stmt *st, int at, const char *text)
         sqlite3_bind_null(st, at);
 }
 
-int temper_store_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id,
+static int locked_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id,
                                 const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size)
 {
     static const char what[] = "recording the evaluation";
@@ -194,7 +195,7 @@ int temper_store_record_lineage(struct temper_store *s, json_t *r, const char *s
     return 0;
 }
 
-int64_t temper_store_count(struct temper_store *s, const char *verdict)
+static int64_t locked_count(struct temper_store *s, const char *verdict)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
@@ -223,7 +224,7 @@ static json_t *json_rows(sqlite3_stmt *st)
     return rows;
 }
 
-json_t *temper_store_lookup(struct temper_store *s, const char *source_hash, const char *task_hash,
+static json_t *locked_lookup(struct temper_store *s, const char *source_hash, const char *task_hash,
                             const char *device_key, const char *options)
 {
     sqlite3_stmt *st;
@@ -265,7 +266,7 @@ static int64_t count_other_contents(struct temper_store *s, const char *task, co
     return n;
 }
 
-int temper_store_best(struct temper_store *s, const char *task, const char *task_hash, const char *device_key,
+static int locked_best(struct temper_store *s, const char *task, const char *task_hash, const char *device_key,
                       json_t **result, char **source, char *msg, size_t msg_size)
 {
     static const char what[] = "reading the best kernel";
@@ -320,7 +321,7 @@ int temper_store_best(struct temper_store *s, const char *task, const char *task
                        task, device_key ? " on " : "", device_key ? device_key : "", task_hash, more);
 }
 
-int temper_store_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)
+static int locked_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)
 {
     static const char what[] = "recording the run";
     char when[32];
@@ -356,7 +357,7 @@ int temper_store_run_begin(struct temper_store *s, json_t *settings, int64_t *ru
     return 0;
 }
 
-int64_t temper_store_run_unfinished(struct temper_store *s, const char *source_hash, const char *task_hash,
+static int64_t locked_run_unfinished(struct temper_store *s, const char *source_hash, const char *task_hash,
                                     const char *device_key, json_t **settings)
 {
     sqlite3_stmt *st;
@@ -378,7 +379,7 @@ int64_t temper_store_run_unfinished(struct temper_store *s, const char *source_h
     return id;
 }
 
-json_t *temper_store_run_results(struct temper_store *s, int64_t run_id)
+static json_t *locked_run_results(struct temper_store *s, int64_t run_id)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT result FROM evaluations WHERE run_id = ? ORDER BY id", -1, &st, NULL) !=
@@ -388,7 +389,7 @@ json_t *temper_store_run_results(struct temper_store *s, int64_t run_id)
     return json_rows(st);
 }
 
-int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summary, char *msg, size_t msg_size)
+static int locked_run_finish(struct temper_store *s, int64_t run_id, json_t *summary, char *msg, size_t msg_size)
 {
     static const char what[] = "finishing the run";
     char when[32];
@@ -411,7 +412,7 @@ int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summ
     return ok ? store_write_commit(s, what, msg, msg_size) : store_write_abort(s, what, msg, msg_size);
 }
 
-json_t *temper_store_results(struct temper_store *s, const char *source_hash, const char *device, char **source)
+static json_t *locked_results(struct temper_store *s, const char *source_hash, const char *device, char **source)
 {
     sqlite3_stmt *st;
     *source = NULL;
@@ -430,4 +431,95 @@ json_t *temper_store_results(struct temper_store *s, const char *source_hash, co
     sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 3, device, -1, SQLITE_TRANSIENT);
     return json_rows(st);
+}
+
+/* ---- the public functions: each holds the store's lock, so that threads sharing a store never
+ * interleave inside one transaction ---- */
+
+json_t *temper_store_calibration(struct temper_store *s, json_t *info)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_calibration(s, info);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_put_calibration(struct temper_store *s, json_t *info, json_t *ceilings, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_put_calibration(s, info, ceilings, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_record_lineage(s, r, source, run_id, lineage, id, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int64_t temper_store_count(struct temper_store *s, const char *verdict)
+{
+    pthread_mutex_lock(&s->lock);
+    int64_t out = locked_count(s, verdict);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+json_t *temper_store_lookup(struct temper_store *s, const char *source_hash, const char *task_hash, const char *device_key, const char *options)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_lookup(s, source_hash, task_hash, device_key, options);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_best(struct temper_store *s, const char *task, const char *task_hash, const char *device_key, json_t **result, char **source, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_best(s, task, task_hash, device_key, result, source, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_run_begin(s, settings, run_id, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int64_t temper_store_run_unfinished(struct temper_store *s, const char *source_hash, const char *task_hash, const char *device_key, json_t **settings)
+{
+    pthread_mutex_lock(&s->lock);
+    int64_t out = locked_run_unfinished(s, source_hash, task_hash, device_key, settings);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+json_t *temper_store_run_results(struct temper_store *s, int64_t run_id)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_run_results(s, run_id);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summary, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_run_finish(s, run_id, summary, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+json_t *temper_store_results(struct temper_store *s, const char *source_hash, const char *device, char **source)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_results(s, source_hash, device, source);
+    pthread_mutex_unlock(&s->lock);
+    return out;
 }

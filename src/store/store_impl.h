@@ -3,6 +3,7 @@
 #ifndef TEMPER_STORE_IMPL_H
 #define TEMPER_STORE_IMPL_H
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stddef.h>
 
@@ -14,6 +15,7 @@ struct temper_store {
     char *path;       /* the file, for messages */
     long fail_after;  /* $TEMPER_STORE_FAIL_AFTER at open: writes allowed, -1 for no limit */
     long writes;      /* writes begun so far */
+    pthread_mutex_t lock; /* held by every public function: one transaction at a time */
 };
 
 /* Fills msg with "<file>: <what>: <SQLite's message>" for the connection's last error, adding

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <ftw.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -906,6 +907,58 @@ static void test_task_content_hash(void **state)
     assert_contains(msg, "reference.c");
 }
 
+/* ---- threads ---- */
+
+/* What one recording thread does. */
+struct recorder {
+    struct temper_store *store; /* shared by every thread */
+    int index;                  /* which thread */
+    int failures;               /* records that failed */
+    char msg[512];              /* the first failure's message */
+};
+
+static void *record_many(void *arg)
+{
+    struct recorder *r = arg;
+    for (int i = 0; i < 50; i++) {
+        char hash[17];
+        snprintf(hash, sizeof(hash), "%08x%08x", r->index, i);
+        json_t *res = make_result(hash, i % 2 ? "correct" : "incorrect", "t.cl", 1.0 + i);
+        char msg[512];
+        if (temper_store_record(r->store, res, "src", NULL, msg, sizeof(msg)) && !r->failures++)
+            snprintf(r->msg, sizeof(r->msg), "%s", msg);
+        json_t *got = temper_store_lookup(r->store, hash, TASK_HASH, DEVICE_KEY, "-DBLOCK=256 -DVEC=4");
+        if (!got && !r->failures++)
+            snprintf(r->msg, sizeof(r->msg), "%s: not found after recording it", hash);
+        json_decref(got);
+        json_decref(res);
+    }
+    return NULL;
+}
+
+/* Four threads recording and reading through one store: every write is its own transaction. */
+static void test_threads_share_a_store(void **state)
+{
+    (void)state;
+    char msg[512] = "";
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(NULL, &s, msg, sizeof(msg)), 0);
+    pthread_t threads[4];
+    struct recorder recorders[4];
+    for (int i = 0; i < 4; i++) {
+        recorders[i] = (struct recorder){s, i, 0, ""};
+        assert_int_equal(pthread_create(&threads[i], NULL, record_many, &recorders[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        if (recorders[i].failures)
+            fail_msg("thread %d: %d failures, the first: %s", i, recorders[i].failures, recorders[i].msg);
+    }
+    assert_int_equal(temper_store_count(s, NULL), 200);
+    assert_int_equal(temper_store_count(s, "correct"), 100);
+    temper_store_close(s);
+}
+
 /* ---- known bugs: each checks the correct behaviour (see CMakeLists.txt) ---- */
 
 /* temper_store_record dumps `json_object_get(r, "knobs") ?: json_object()` (and the same for
@@ -968,6 +1021,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_damaged_store, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_injected_write_failure, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_task_content_hash, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_threads_share_a_store, store_setup, store_teardown),
     };
     const struct CMUnitTest known_bugs[] = {
         cmocka_unit_test_setup_teardown(bug_record_leaks_default_json, store_setup, store_teardown),
