@@ -86,43 +86,67 @@ dups=$(q "select count(*) from (select options from evaluations where run_id = $
     ok "the resumed run took the 3 stored results, ran the other 5, screened nothing twice" ||
     fail "resumed run: from_store $from, evaluations $evals, $dups screened twice"
 
-# 4. A real full disk: the store on a small tmpfs in a private mount namespace.
-if [ "${1:-}" != --inner ] && unshare -m true 2>/dev/null; then
+# 4. A real full disk: the store on a small tmpfs in a private mount namespace. eval finds it
+#    full; a tune finds it full part way (the disk is filled once it has stored two results),
+#    then, with space back, resumes with nothing lost or repeated.
+if unshare -m true 2>/dev/null; then
+    full=$work/full
     cat >"$work/full.sh" <<INNER
 set -u
-mkdir -p "$work/full"
-mount -t tmpfs -o size=32m tmpfs "$work/full" || exit 77
-mkdir -p "$work/full/home"
-cp "$db" "$work/full/home/temper.db"
-export TEMPER_HOME=$work/full/home
-dd if=/dev/zero of="$work/full/filler" bs=64k 2>/dev/null
+mkdir -p "$full"
+mount -t tmpfs -o size=32m tmpfs "$full" || exit 77
+mkdir -p "$full/home"
+cp "$db" "$full/home/temper.db"
+export TEMPER_HOME=$full/home
+fdb=$full/home/temper.db
+dd if=/dev/zero of="$full/filler" bs=64k 2>/dev/null
 "$temper" eval "$cand" >"$work/full-eval.out" 2>"$work/full-eval.err"; echo \$? >"$work/full-eval.rc"
-"$temper" tune "$cand" --budget 4 --batch 2 --retime 1 --strategy random --seed 9 >/dev/null 2>"$work/full-tune.err"
-echo \$? >"$work/full-tune.rc"
-rm -f "$work/full/filler"
-"$temper" tune "$cand" --resume --budget 4 --batch 2 --retime 1 --strategy random --seed 9 --json \
-    >"$work/full-resume.json" 2>"$work/full-resume.err"
+rm -f "$full/filler"
+sed -i 's/"atol": 3e-12/"atol": 4e-12/' "$work/tasks/L1/softmax/task.json" # nothing to reuse
+prev=\$(sqlite3 "\$fdb" "select coalesce(max(id), 0) from runs")
+echo \$prev >"$work/full-prev"
+"$temper" tune "$cand" --budget 8 --batch 2 --retime 1 --strategy random --seed 9 >/dev/null 2>"$work/full-tune.err" &
+pid=\$!
+for _ in \$(seq 1 1200); do
+    n=\$(sqlite3 "\$fdb" "select count(*) from evaluations where run_id > \$prev" 2>/dev/null)
+    [ "\${n:-0}" -ge 2 ] && break
+    sleep 0.1
+done
+dd if=/dev/zero of="$full/filler" bs=64k 2>/dev/null
+wait \$pid; echo \$? >"$work/full-tune.rc"
+sqlite3 "\$fdb" "select max(id) from runs" >"$work/full-run"
+sqlite3 "\$fdb" "select count(*) from evaluations where run_id = (select max(id) from runs)" >"$work/full-stored"
+rm -f "$full/filler"
+"$temper" tune "$cand" --resume --retime 1 --json >"$work/full-resume.json" 2>"$work/full-resume.err"
 echo \$? >"$work/full-resume.rc"
-sqlite3 "$work/full/home/temper.db" "pragma integrity_check" >"$work/full-check.out"
+sqlite3 "\$fdb" "select count(*) from (select options from evaluations where run_id = \$(cat "$work/full-run")
+    and result like '%\\"tune_phase\\":\\"screen\\"%' group by options having count(*) > 1)" >"$work/full-dups"
+sqlite3 "\$fdb" "pragma integrity_check" >"$work/full-check.out"
 INNER
     unshare -m --propagation private bash "$work/full.sh"
     inner=$?
     if [ $inner -eq 77 ]; then
-        echo "skip full disk on tmpfs: mounting a tmpfs is not allowed here (the injected failure above stands in)"
+        echo "SKIP full disk on tmpfs: mounting a tmpfs is not allowed here (the injected failure above stands in)"
     else
         [ "$(cat "$work/full-eval.rc")" = 4 ] && grep -q "temper.db" "$work/full-eval.err" &&
             ok "eval on a full disk exits 4: $(head -1 "$work/full-eval.err")" ||
             { fail "eval on a full disk: exit $(cat "$work/full-eval.rc")"; show "$work/full-eval.err"; }
-        [ "$(cat "$work/full-tune.rc")" = 4 ] && grep -q "temper.db" "$work/full-tune.err" &&
-            ok "tune on a full disk exits 4" || { fail "tune on a full disk: exit $(cat "$work/full-tune.rc")"; show "$work/full-tune.err"; }
-        [ "$(cat "$work/full-resume.rc")" = 0 ] && grep -q '"evaluations": 4' "$work/full-resume.json" &&
-            ok "with space back, tune --resume finishes its 4 evaluations" ||
-            { fail "tune --resume after the disk filled: exit $(cat "$work/full-resume.rc")"; show "$work/full-resume.err"; }
+        run=$(cat "$work/full-run")
+        stored=$(cat "$work/full-stored")
+        [ "$run" -gt "$(cat "$work/full-prev")" ] && [ "$stored" -ge 2 ] && [ "$(cat "$work/full-tune.rc")" = 4 ] && grep -q "temper.db" "$work/full-tune.err" &&
+            ok "tune whose disk fills part way exits 4 ($stored results stored): $(tail -1 "$work/full-tune.err")" ||
+            { fail "tune on a filling disk: exit $(cat "$work/full-tune.rc")"; show "$work/full-tune.err"; }
+        from=$(sed -n 's/.*"from_store": \([0-9]*\).*/\1/p' "$work/full-resume.json" | head -1)
+        [ "$(cat "$work/full-resume.rc")" = 0 ] && grep -q "\"resumed_run\": $run" "$work/full-resume.json" &&
+            grep -q '"evaluations": 8' "$work/full-resume.json" && [ "$from" = "$stored" ] &&
+            [ "$(cat "$work/full-dups")" = 0 ] &&
+            ok "with space back, tune --resume continues run $run: $stored from the store, 8 in all, none screened twice" ||
+            { fail "tune --resume after the disk filled: exit $(cat "$work/full-resume.rc"), from_store '$from' of $stored, dups $(cat "$work/full-dups")"; show "$work/full-resume.err"; }
         [ "$(cat "$work/full-check.out")" = ok ] && ok "the store on the filled disk is intact" ||
             fail "integrity check after the full disk: $(cat "$work/full-check.out")"
     fi
 else
-    echo "skip full disk on tmpfs: unshare -m is not available (the injected failure above stands in)"
+    echo "SKIP full disk on tmpfs: unshare -m is not available (the injected failure above stands in)"
 fi
 
 # 5. A damaged store is named as such, by best and by eval, with exit status 4.
