@@ -22,7 +22,7 @@
  * open, a newer one is refused. */
 #define TEMPER_STORE_SCHEMA_VERSION 2
 
-struct temper_store; /* opaque: an open database */
+struct temper_store; /* opaque: an open database; threads may share one (each call holds its lock) */
 
 /* Where a result came from, stored with it. Every member is optional. */
 struct temper_lineage {
