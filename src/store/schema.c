@@ -93,26 +93,41 @@ void store_now_text(char *out, size_t size)
     strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Appends text to out (used bytes so far, size in all, always NUL-terminated), after "; " when
+ * out is not empty, with each newline written as "; " so that the words fit on one line. */
+static void append_words(char *out, size_t size, size_t *used, const char *text)
+{
+    const char *sep = *used ? "; " : "";
+    for (int pass = 0; pass < 2; pass++)
+        for (const char *p = pass ? text : sep; *p && *used + 1 < size; p++) {
+            if (*p == '\n' && *used + 3 < size) {
+                out[(*used)++] = ';';
+                out[(*used)++] = ' ';
+            } else if (*p != '\n') {
+                out[(*used)++] = *p;
+            }
+        }
+    out[*used] = 0;
+}
+
 /* The integrity check's findings (at most 10), joined by "; ", or why it could not run. */
 static void integrity_words(sqlite3 *db, char *out, size_t size)
 {
     sqlite3_stmt *st;
+    size_t used = 0;
     out[0] = 0;
     if (sqlite3_prepare_v2(db, "PRAGMA integrity_check(10)", -1, &st, NULL) != SQLITE_OK) {
-        snprintf(out, size, "%s", sqlite3_errmsg(db));
+        append_words(out, size, &used, sqlite3_errmsg(db));
         return;
     }
-    size_t used = 0;
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && used + 1 < size) {
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const char *row = (const char *)sqlite3_column_text(st, 0);
-        used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "; " : "", row ? row : "");
+        append_words(out, size, &used, row ? row : "");
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE && used + 1 < size)
-        snprintf(out + used, size - used, "%s%s", used ? "; " : "", sqlite3_errmsg(db));
+    if (rc != SQLITE_DONE)
+        append_words(out, size, &used, sqlite3_errmsg(db));
     sqlite3_finalize(st);
-    for (char *p = out; (p = strchr(p, '\n'));) /* one line: a row may hold several */
-        *p = ' ';
 }
 
 int store_fail(struct temper_store *s, char *msg, size_t msg_size, const char *what)

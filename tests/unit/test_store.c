@@ -705,6 +705,36 @@ static void test_migrates_previous_schema(void **state)
     }
 }
 
+/* A migration that fails is an error that stops the open, and leaves the store as it was: here
+ * a version 1 store where someone already added a task_hash column by hand. */
+static void test_failed_migration_changes_nothing(void **state)
+{
+    struct fixture *f = *state;
+    char msg[512] = "", db[600];
+    snprintf(db, sizeof(db), "%s/v1.db", f->dir);
+    sqlite3 *conn;
+    assert_int_equal(sqlite3_open(db, &conn), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(conn, schema_head, NULL, NULL, NULL), SQLITE_OK);
+    char rows[4096];
+    snprintf(rows, sizeof(rows), rows_head, ", run_id", ", 1", ", 1");
+    assert_int_equal(sqlite3_exec(conn, rows, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(conn, "ALTER TABLE evaluations ADD COLUMN task_hash TEXT; PRAGMA user_version = 1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(conn);
+    struct temper_store *s = (struct temper_store *)1;
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), TEMPER_ESTORE);
+    assert_null(s);
+    assert_contains(msg, db);
+    assert_contains(msg, "migrating to schema version 2");
+    assert_contains(msg, "duplicate column name: task_hash");
+    /* Nothing of the step stayed: the version, the columns and the rows are as they were. */
+    assert_int_equal(query_int(db, "PRAGMA user_version"), 1);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM pragma_table_info('evaluations') WHERE name = 'device_key'"),
+                     0);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM evaluations"), 2);
+}
+
 /* A store written by a newer temper is refused, untouched, with a message saying so. */
 static void test_refuses_newer_schema(void **state)
 {
@@ -784,7 +814,6 @@ static void test_damaged_store(void **state)
         assert_contains(check, "is damaged; PRAGMA integrity_check says: ");
         temper_store_close(s);
     }
-    print_message("damaged pages: %s\n", msg);
     assert_int_equal(err, TEMPER_ESTORE);
     assert_contains(msg, "is damaged");
     assert_contains(msg, "PRAGMA integrity_check says: ");
@@ -1018,6 +1047,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_lineage, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_previous_schema, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_migration_changes_nothing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_damaged_store, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_injected_write_failure, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_task_content_hash, store_setup, store_teardown),
