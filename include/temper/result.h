@@ -128,6 +128,7 @@
     X(STR, verdict, none, "`correct`, `incorrect`, `compile_error`, `runtime_error`, `timeout` or `invalid`.") \
     X(STR, message, none, "One sentence for people: what passed, or what failed and where.")                  \
     X(STR, task, none, "The task's name; null when the candidate names none that exists.")                   \
+    X(STR, task_hash, none, "xxHash of the task's content (task.json, reference, baselines): results are kept under it.") \
     X(STR, candidate, none, "The candidate's path as given (`-` for standard input).")                       \
     X(STR, source_hash, none, "xxHash of the candidate's source, 16 hex digits.")                              \
     X(STR, options, none, "The compiler options used (knobs as -D, flags, extra flags).")                     \

@@ -87,6 +87,11 @@ int temper_task_load(const char *dir, struct temper_task *task, char *msg, size_
  * folder installed or beside the binary; static or borrowed. */
 const char *temper_tasks_root(const char *tasks_dir);
 
+/* The hash of the task's content: task.json, the reference and the baselines, as 16 hex
+ * digits in hex. Results are stored under it, so that a task changed in any of these never
+ * reuses a result judged against the old one. Fails naming a file that cannot be read. */
+int temper_task_content_hash(const struct temper_task *task, char hex[17], char *msg, size_t msg_size);
+
 /* Finds a task by name under root (root/L<level>/<name>/task.json); writes its folder to out. */
 int temper_task_find(const char *root, const char *name, char *out, size_t out_size, char *msg, size_t msg_size);
 

@@ -14,7 +14,7 @@ enum cli_exit {
     CLI_NOT_OK = 1,    /* evaluated, but not correct */
     CLI_USAGE = 2,     /* bad usage or input */
     CLI_NODEVICE = 3,  /* no usable device */
-    CLI_STORE = 4,     /* the store failed */
+    CLI_STORE = 4,     /* the store failed: a write failed, or the store is damaged */
     CLI_INTERRUPTED = 130, /* stopped by Ctrl-C (SIGINT) */
 };
 

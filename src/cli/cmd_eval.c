@@ -45,7 +45,8 @@ static void help(FILE *out)
             "missing or cannot be read gets an invalid result and the others are still evaluated. A timing\n"
             "whose spread is over 10%%, or taken while the load average exceeded the cores, says so.\n\n"
             "exit status: 0 correct, 1 evaluated but not correct, 2 bad usage or input (or a file that could\n"
-            "not be evaluated at all), 3 no usable device, 4 the store failed\n");
+            "not be evaluated at all), 3 no usable device, 4 the store failed (a write failed, or the store is damaged; the\n"
+            "message names the file)\n");
 }
 
 /* What the run has seen so far. */
@@ -268,8 +269,10 @@ int cmd_eval(int argc, char **argv)
     if (n > 1 && !json)
         printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", n, out.correct,
                out.not_correct, out.failed, temper_now_s() - start_s);
-    if (out.store_failed)
+    if (out.store_failed) { /* the results are printed, but not all kept: said last, with its own status */
+        fprintf(stderr, "temper: %d of %d results not stored (the store's message is above)\n", out.store_failed, n);
         return CLI_STORE;
+    }
     if (out.failed)
         return cli_exit_for(out.failed_err);
     return out.not_correct ? CLI_NOT_OK : CLI_OK;

@@ -47,7 +47,8 @@ static void help(FILE *out)
             "Each evaluation prints one progress line on stderr. Ctrl-C stops the tune: it prints what it\n"
             "has (the best so far, not re-timed) and the command that resumes it.\n\n"
             "exit status: 0 a best configuration found, 1 none passed every check, 2 bad usage or input,\n"
-            "3 no usable device, 4 the store failed, 130 stopped by Ctrl-C\n");
+            "3 no usable device, 4 the store failed (a write failed, or the store is damaged; the message\n"
+            "names the file; what was stored is kept, and --resume continues the run), 130 stopped by Ctrl-C\n");
 }
 
 static void print_summary(json_t *s)
@@ -360,8 +361,10 @@ int cmd_best(int argc, char **argv)
                        "Prints the fastest correct kernel known for a task on a device (cuda:0, opencl:0; default:\n"
                        "any), from the store, with its knobs, time and speedups; --out writes its source with the\n"
                        "knobs fixed.\n\n"
+                       "Only results judged against the task's current content (task.json, reference and\n"
+                       "baselines) count.\n\n"
                        "exit status: 0 found, 1 no correct timed kernel for the task in the store, 2 bad usage or\n"
-                       "an unknown task\n");
+                       "an unknown task, 3 no such device, 4 the store is damaged\n");
             return c == 'h' ? CLI_OK : CLI_USAGE;
         }
     }
@@ -369,26 +372,39 @@ int cmd_best(int argc, char **argv)
         fprintf(stderr, "usage: temper best TASK [--device D] [--out FILE] [--json]\n");
         return CLI_USAGE;
     }
-    char msg[2048];
-    struct temper_store *store;
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    char msg[2048], dir[4096], task_hash[17], device_key[1024];
+    struct temper_task task;
+    /* Results count under the task's current content and the device's identity. */
+    int err = temper_task_find(temper_tasks_root(NULL), argv[optind], dir, sizeof(dir), msg, sizeof(msg));
+    if (!err)
+        err = temper_task_load(dir, &task, msg, sizeof(msg));
+    if (!err)
+        err = temper_task_content_hash(&task, task_hash, msg, sizeof(msg));
     if (err)
         return cli_error(err, msg);
+    if (device) { /* "cuda:0" names a device here; its identity is asked of it */
+        struct temper_session *session = NULL;
+        err = cli_session_open(&session, device, NULL, NULL, 1, 0, msg, sizeof(msg));
+        if (!err)
+            temper_store_device_key(temper_session_device_info(session), device_key, sizeof(device_key));
+        temper_session_close(session);
+        if (err)
+            return cli_error(err, msg);
+    }
+    struct temper_store *store = NULL;
     char *source = NULL;
-    json_t *r = temper_store_best(store, argv[optind], device, &source);
+    json_t *r = NULL;
+    err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (!err)
+        err = temper_store_best(store, argv[optind], task_hash, device ? device_key : NULL, &r, &source, msg,
+                                sizeof(msg));
     temper_store_close(store);
-    if (!r) {
-        /* Nothing stored: a name that is not a task at all is a usage error, said as such. */
-        char dir[4096];
-        if (temper_task_find(temper_tasks_root(NULL), argv[optind], dir, sizeof(dir), msg, sizeof(msg)) ==
-            TEMPER_ENOTFOUND) {
-            fprintf(stderr, "temper: %s\n", msg);
-            return CLI_USAGE;
-        }
-        fprintf(stderr, "temper: no correct, timed kernel for task '%s'%s%s in the store\n", argv[optind],
-                device ? " on " : "", device ? device : "");
+    if (err == TEMPER_ENOTFOUND) {
+        fprintf(stderr, "temper: %s\n", msg);
         return CLI_NOT_OK;
     }
+    if (err)
+        return cli_error(err, msg);
     if (out && source) {
         struct temper_candidate cand;
         const char *path = json_string_value(json_object_get(r, "candidate"));

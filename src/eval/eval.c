@@ -111,6 +111,7 @@ struct job {
     struct temper_candidate cand;          /* the candidate */
     char hex[17];                          /* its source hash */
     char task_dir[TEMPER_PATH_MAX];        /* its task's folder */
+    char task_hash[17];                    /* its task's content hash, "" before it is known */
     json_t *knobs;                         /* knob values, an object */
     char options[2048];                    /* compiler options */
     pid_t compile_pid;                     /* its compile process, 0 if none runs */
@@ -151,7 +152,8 @@ static void job_prepare(struct job *j, const char *device_id, int is_cuda)
         j->early = simple_result(TEMPER_VERDICT_INVALID, why);
         return;
     }
-    if ((j->err = temper_task_load(j->task_dir, &task, j->msg, sizeof(j->msg))))
+    if ((j->err = temper_task_load(j->task_dir, &task, j->msg, sizeof(j->msg))) ||
+        (j->err = temper_task_content_hash(&task, j->task_hash, j->msg, sizeof(j->msg))))
         return;
     struct temper_knobs knobs;
     temper_knobs_default(&j->cand, &knobs);
@@ -356,6 +358,8 @@ static json_t *job_finish(struct job *j, json_t *result, char *msg, size_t msg_s
         json_object_set_new(result, "task", json_string(j->have_cand ? j->cand.task : ""));
     json_object_set_new(result, "candidate", json_string(j->req->path));
     json_object_set_new(result, "source_hash", json_string(j->hex));
+    if (j->task_hash[0]) /* what the store keys the result on */
+        json_object_set_new(result, "task_hash", json_string(j->task_hash));
     json_object_set_new(result, "elapsed_ms", json_real((temper_now_s() - j->start_s) * 1e3));
     json_t *one = temper_result_normalize(result, msg, msg_size);
     json_decref(result);

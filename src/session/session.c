@@ -92,7 +92,8 @@ static void result_record(struct temper_session *s, struct pending *p, json_t *r
     char msg[1024];
     int64_t row = 0;
     pthread_mutex_lock(&s->store_lock);
-    int err = temper_store_record_run(s->store, r, p->source, p->run_id, &row, msg, sizeof(msg));
+    struct temper_lineage lineage = {p->req.parent_id, p->made_by, NULL, p->batch_id};
+    int err = temper_store_record_lineage(s->store, r, p->source, p->run_id, &lineage, &row, msg, sizeof(msg));
     pthread_mutex_unlock(&s->store_lock);
     if (err) {
         json_object_set_new(r, "store_error", json_string(msg));
@@ -513,6 +514,7 @@ int temper_session_open(const struct temper_session_config *config, struct tempe
         err = temper_worker_device_info(s->worker, &s->info, msg, msg_size);
     if (!err) {
         s->device_id = json_string_value(json_object_get(s->info, "id"));
+        temper_store_device_key(s->info, s->device_key, sizeof(s->device_key));
         if (pthread_create(&s->dispatcher, NULL, dispatcher_main, s))
             err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "cannot start the session's dispatcher thread");
         else

@@ -47,6 +47,7 @@ struct temper_session {
     struct temper_worker *worker;        /* owned by the dispatcher (and worker_lock's holder) */
     json_t *info;                        /* the device's description */
     const char *device_id;               /* its "id", borrowed from info */
+    char device_key[1024];               /* its stable identity in the store (temper_store_device_key) */
     json_t *ceilings;                    /* its measured ceilings once known, under worker_lock */
     pthread_t dispatcher;                /* the thread that runs batches */
     int dispatcher_started;              /* 1 once it runs */

@@ -16,6 +16,8 @@ struct temper_session_tune {
     temper_session_event_cb on_event;                     /* progress, or NULL */
     void *user;                                           /* passed to on_event */
     int64_t run_id;                                       /* the run's row, 0 with no store */
+    char task_hash[17];                                   /* its task's content hash: results judged
+                                                           * against another content are never reused */
     struct temper_tune_point points[TEMPER_TUNE_MAX_BATCH]; /* the current proposal */
     int npoints;                                          /* its size */
     pthread_mutex_t lock;                                 /* what follows */
@@ -52,6 +54,29 @@ static void tune_result(void *user, int64_t id, json_t *result)
     json_decref(result); /* not one of this proposal's: cannot happen, but never leak */
 }
 
+/* The content hash of the task the candidate names (temper_task_content_hash). */
+static int tune_task_hash(const char *tasks_dir, const char *path, const char *source, size_t len, char out[17],
+                          char *msg, size_t msg_size)
+{
+    struct temper_candidate cand;
+    int err = temper_candidate_parse(path, source, len, &cand, msg, msg_size);
+    if (err)
+        return err;
+    char dir[TEMPER_PATH_MAX];
+    struct temper_task *task = calloc(1, sizeof(*task));
+    if (!task)
+        err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    if (!err)
+        err = temper_task_find(temper_tasks_root(tasks_dir), cand.task, dir, sizeof(dir), msg, msg_size);
+    if (!err)
+        err = temper_task_load(dir, task, msg, msg_size);
+    if (!err)
+        err = temper_task_content_hash(task, out, msg, msg_size);
+    free(task);
+    temper_candidate_free(&cand);
+    return err;
+}
+
 int temper_session_tune_begin(struct temper_session *s, const struct temper_tune_request *req,
                               temper_session_event_cb on_event, void *user, struct temper_session_tune **out,
                               char *msg, size_t msg_size)
@@ -72,13 +97,17 @@ int temper_session_tune_begin(struct temper_session *s, const struct temper_tune
     r.source = source;
     if (!r.tasks_dir)
         r.tasks_dir = s->tasks_dir;
-    char hash[17];
+    char hash[17], task_hash[17] = "";
     temper_hash_hex(temper_hash64(source, len, 0), hash);
+    if ((err = tune_task_hash(r.tasks_dir, req->path, source, len, task_hash, msg, msg_size))) {
+        free(source);
+        return err;
+    }
     json_t *settings = NULL;
     int64_t resumed = 0;
     if (req->resume && s->store) {
         pthread_mutex_lock(&s->store_lock);
-        resumed = temper_store_run_unfinished(s->store, hash, s->device_id, &settings);
+        resumed = temper_store_run_unfinished(s->store, hash, task_hash, s->device_key, &settings);
         pthread_mutex_unlock(&s->store_lock);
     }
     if (req->resume && !resumed)
@@ -101,8 +130,12 @@ int temper_session_tune_begin(struct temper_session *s, const struct temper_tune
     t->on_event = on_event;
     t->user = user;
     t->run_id = resumed;
+    snprintf(t->task_hash, sizeof(t->task_hash), "%s", task_hash);
     if (!resumed && s->store) {
         json_t *fresh = temper_tune_settings(t->tune);
+        /* What a resume must match: the task's content and the device's identity. */
+        json_object_set_new(fresh, "task_hash", json_string(task_hash));
+        json_object_set_new(fresh, "device_key", json_string(s->device_key));
         pthread_mutex_lock(&s->store_lock);
         err = temper_store_run_begin(s->store, fresh, &t->run_id, msg, msg_size);
         pthread_mutex_unlock(&s->store_lock);
@@ -129,7 +162,7 @@ static void from_store(struct temper_session_tune *t, int *taken)
         if (!s->store || !t->points[i].options[0] || t->points[i].retime)
             continue;
         pthread_mutex_lock(&s->store_lock);
-        json_t *old = temper_store_lookup(s->store, temper_tune_source_hash(t->tune), s->device_id,
+        json_t *old = temper_store_lookup(s->store, temper_tune_source_hash(t->tune), t->task_hash, s->device_key,
                                           t->points[i].options);
         pthread_mutex_unlock(&s->store_lock);
         if (!old)

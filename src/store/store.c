@@ -1,104 +1,32 @@
-/* store.c: the SQLite store. One file in WAL mode so readers never block the writer; every write
- * is one transaction, so an interrupted run loses nothing already recorded. */
-#include <sqlite3.h>
+/* store.c: the store's records and queries. One file in WAL mode so readers never block the
+ * writer; every write is one transaction, so an interrupted run loses nothing already recorded,
+ * and every failed write is an error naming the file (schema.c opens and migrates it). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "temper/store.h"
+#include "store_impl.h"
 #include "temper/util.h"
 
-/* An open store. */
-struct temper_store {
-    sqlite3 *db; /* the connection */
-};
-
-static const char schema[] =
-    "PRAGMA journal_mode=WAL;"
-    "PRAGMA synchronous=NORMAL;"
-    "PRAGMA busy_timeout=10000;"
-    "CREATE TABLE IF NOT EXISTS devices ("
-    "  key TEXT PRIMARY KEY,"          /* backend|name|driver */
-    "  backend TEXT NOT NULL, name TEXT NOT NULL, info TEXT NOT NULL,"
-    "  copy_gbs REAL, fma_gflops REAL, ceilings TEXT, calibrated_at TEXT);"
-    "CREATE TABLE IF NOT EXISTS candidates ("
-    "  hash TEXT PRIMARY KEY, task TEXT NOT NULL, path TEXT, source TEXT NOT NULL,"
-    "  parent TEXT, operator TEXT, created_at TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS evaluations ("
-    "  id INTEGER PRIMARY KEY, candidate TEXT NOT NULL REFERENCES candidates(hash),"
-    "  task TEXT NOT NULL, device TEXT, knobs TEXT, options TEXT, verdict TEXT NOT NULL, message TEXT,"
-    "  median_ms REAL, speedup REAL, roofline_share REAL, checks TEXT, timings TEXT,"
-    "  seed INTEGER, secret_seed INTEGER, result TEXT NOT NULL, created_at TEXT NOT NULL, run_id INTEGER);"
-    "CREATE INDEX IF NOT EXISTS evaluations_task ON evaluations(task, device, verdict);"
-    "CREATE INDEX IF NOT EXISTS evaluations_candidate ON evaluations(candidate, device, options);"
-    "CREATE TABLE IF NOT EXISTS runs ("
-    "  id INTEGER PRIMARY KEY, kind TEXT NOT NULL, candidate TEXT NOT NULL, device TEXT NOT NULL,"
-    "  settings TEXT NOT NULL, summary TEXT, started_at TEXT NOT NULL, finished_at TEXT);";
-
-int temper_store_open(const char *path, struct temper_store **out, char *msg, size_t msg_size)
-{
-    char def[4200];
-    if (!path) {
-        const char *home = temper_home_dir();
-        if (temper_mkdirs(home))
-            return temper_fail(msg, msg_size, TEMPER_ESTORE, "cannot create %s", home);
-        snprintf(def, sizeof(def), "%s/temper.db", home);
-        path = def;
-    }
-    struct temper_store *s = calloc(1, sizeof(*s));
-    if (!s)
-        return TEMPER_ENOMEM;
-    if (sqlite3_open(path, &s->db) != SQLITE_OK) {
-        int err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: %s", path, sqlite3_errmsg(s->db));
-        sqlite3_close(s->db);
-        free(s);
-        return err;
-    }
-    char *e = NULL;
-    /* Stores made before evaluations had a run: add the column (an error means it is there). */
-    sqlite3_exec(s->db, "ALTER TABLE evaluations ADD COLUMN run_id INTEGER", NULL, NULL, NULL);
-    if (sqlite3_exec(s->db, schema, NULL, NULL, &e) != SQLITE_OK) {
-        int err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: %s", path, e ? e : "schema failed");
-        sqlite3_free(e);
-        sqlite3_close(s->db);
-        free(s);
-        return err;
-    }
-    *out = s;
-    return 0;
-}
-
-void temper_store_close(struct temper_store *s)
-{
-    if (!s)
-        return;
-    sqlite3_close(s->db);
-    free(s);
-}
-
-static void device_key(json_t *info, char *out, size_t size)
+void temper_store_device_key(json_t *info, char *out, size_t size)
 {
     const char *id = json_string_value(json_object_get(info, "id"));
-    char backend[16] = "";
-    if (id)
-        snprintf(backend, sizeof(backend), "%.*s", (int)strcspn(id, ":"), id);
-    snprintf(out, size, "%s|%s|%s", backend, json_string_value(json_object_get(info, "name")) ?: "",
-             json_string_value(json_object_get(info, "driver")) ?: "");
+    const char *backend = json_string_value(json_object_get(info, "backend"));
+    int backend_len = backend ? (int)strlen(backend) : id ? (int)strcspn(id, ":") : 0;
+    const char *unique = json_string_value(json_object_get(info, "uuid"));
+    if (!unique || !*unique)
+        unique = json_string_value(json_object_get(info, "pci_bus_id"));
+    snprintf(out, size, "%.*s|%s|%s%s%s", backend_len, backend ? backend : id ? id : "",
+             json_string_value(json_object_get(info, "name")) ?: "",
+             json_string_value(json_object_get(info, "driver")) ?: "", unique && *unique ? "|" : "",
+             unique && *unique ? unique : "");
 }
 
-static void now_text(char *out, size_t size)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-json_t *temper_store_calibration(struct temper_store *s, json_t *info)
+static json_t *locked_calibration(struct temper_store *s, json_t *info)
 {
     char key[1024];
-    device_key(info, key, sizeof(key));
+    temper_store_device_key(info, key, sizeof(key));
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT ceilings FROM devices WHERE key = ? AND ceilings IS NOT NULL", -1, &st,
                            NULL) != SQLITE_OK)
@@ -111,20 +39,24 @@ json_t *temper_store_calibration(struct temper_store *s, json_t *info)
     return r;
 }
 
-int temper_store_put_calibration(struct temper_store *s, json_t *info, json_t *ceilings, char *msg, size_t msg_size)
+static int locked_put_calibration(struct temper_store *s, json_t *info, json_t *ceilings, char *msg, size_t msg_size)
 {
+    static const char what[] = "storing the calibration";
     char key[1024], when[32];
-    device_key(info, key, sizeof(key));
-    now_text(when, sizeof(when));
+    temper_store_device_key(info, key, sizeof(key));
+    store_now_text(when, sizeof(when));
+    int err = store_write_begin(s, what, msg, msg_size);
+    if (err)
+        return err;
     char *info_text = json_dumps(info, JSON_COMPACT), *ceil_text = json_dumps(ceilings, JSON_COMPACT);
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(s->db,
+    int ok = sqlite3_prepare_v2(s->db,
                                 "INSERT INTO devices(key, backend, name, info, copy_gbs, fma_gflops, ceilings, "
                                 "calibrated_at) VALUES(?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
                                 "info=excluded.info, copy_gbs=excluded.copy_gbs, fma_gflops=excluded.fma_gflops, "
                                 "ceilings=excluded.ceilings, calibrated_at=excluded.calibrated_at",
-                                -1, &st, NULL);
-    if (rc == SQLITE_OK) {
+                                -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
         char backend[16];
         snprintf(backend, sizeof(backend), "%.*s", (int)strcspn(key, "|"), key);
         sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
@@ -135,47 +67,73 @@ int temper_store_put_calibration(struct temper_store *s, json_t *info, json_t *c
         sqlite3_bind_double(st, 6, json_number_value(json_object_get(ceilings, "fma_gflops")));
         sqlite3_bind_text(st, 7, ceil_text, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 8, when, -1, SQLITE_TRANSIENT);
-        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-        sqlite3_finalize(st);
+        ok = sqlite3_step(st) == SQLITE_DONE;
     }
+    sqlite3_finalize(st);
     free(info_text);
     free(ceil_text);
-    if (rc != SQLITE_OK)
-        return temper_fail(msg, msg_size, TEMPER_ESTORE, "storing the calibration: %s", sqlite3_errmsg(s->db));
-    return 0;
+    return ok ? store_write_commit(s, what, msg, msg_size) : store_write_abort(s, what, msg, msg_size);
 }
 
 int temper_store_record(struct temper_store *s, json_t *r, const char *source, int64_t *id, char *msg,
                         size_t msg_size)
 {
-    return temper_store_record_run(s, r, source, 0, id, msg, msg_size);
+    return temper_store_record_lineage(s, r, source, 0, NULL, id, msg, msg_size);
 }
 
 int temper_store_record_run(struct temper_store *s, json_t *r, const char *source, int64_t run_id, int64_t *id,
                             char *msg, size_t msg_size)
 {
-    char when[32];
-    now_text(when, sizeof(when));
+    return temper_store_record_lineage(s, r, source, run_id, NULL, id, msg, msg_size);
+}
+
+/* Binds text, or NULL for a missing value. */
+static void bind_text(sqlite3_stmt *st, int at, const char *text)
+{
+    if (text)
+        sqlite3_bind_text(st, at, text, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, at);
+}
+
+static int locked_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id,
+                                const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size)
+{
+    static const char what[] = "recording the evaluation";
+    static const struct temper_lineage none = {0, NULL, NULL, NULL};
+    const struct temper_lineage *ln = lineage ? lineage : &none;
+    char when[32], device_key[1024];
+    store_now_text(when, sizeof(when));
     const char *hash = json_string_value(json_object_get(r, "source_hash"));
     const char *task = json_string_value(json_object_get(r, "task"));
     if (!hash || !task || !source)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "a result needs source_hash, task and source");
-    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return temper_fail(msg, msg_size, TEMPER_ESTORE, "store busy: %s", sqlite3_errmsg(s->db));
+    json_t *info = json_object_get(r, "device_info");
+    const char *device = json_string_value(json_object_get(r, "device"));
+    if (json_is_object(info))
+        temper_store_device_key(info, device_key, sizeof(device_key));
+    else
+        snprintf(device_key, sizeof(device_key), "%s", device ? device : "");
+    int err = store_write_begin(s, what, msg, msg_size);
+    if (err)
+        return err;
     sqlite3_stmt *st = NULL;
     int ok = sqlite3_prepare_v2(s->db,
-                                "INSERT OR IGNORE INTO candidates(hash, task, path, source, created_at) "
-                                "VALUES(?,?,?,?,?)",
+                                "INSERT OR IGNORE INTO candidates(hash, task, path, source, parent, operator, "
+                                "created_at) VALUES(?,?,?,?,(SELECT candidate FROM evaluations WHERE id = ?),?,?)",
                                 -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, task, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 3, json_string_value(json_object_get(r, "candidate")), -1, SQLITE_TRANSIENT);
+        bind_text(st, 3, json_string_value(json_object_get(r, "candidate")));
         sqlite3_bind_text(st, 4, source, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 5, when, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 5, ln->parent_id);
+        bind_text(st, 6, ln->op);
+        sqlite3_bind_text(st, 7, when, -1, SQLITE_TRANSIENT);
         ok = sqlite3_step(st) == SQLITE_DONE;
     }
     sqlite3_finalize(st);
+    st = NULL;
     json_t *empty_obj = json_object(), *empty_arr = json_array();
     /* A result in the one form has every key, null where it does not apply. */
     json_t *rk = json_object_get(r, "knobs"), *rc = json_object_get(r, "checks"), *rt = json_object_get(r, "timings");
@@ -189,17 +147,18 @@ int temper_store_record_run(struct temper_store *s, json_t *r, const char *sourc
         ok = sqlite3_prepare_v2(s->db,
                                 "INSERT INTO evaluations(candidate, task, device, knobs, options, verdict, message, "
                                 "median_ms, speedup, roofline_share, checks, timings, seed, secret_seed, result, "
-                                "created_at, run_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                "created_at, run_id, task_hash, device_key, parent_id, operator, client, batch_id) "
+                                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                 -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         json_t *t0 = json_array_get(json_object_get(r, "timings"), 0);
         sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, task, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 3, json_string_value(json_object_get(r, "device")), -1, SQLITE_TRANSIENT);
+        bind_text(st, 3, device);
         sqlite3_bind_text(st, 4, knobs, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 5, json_string_value(json_object_get(r, "options")), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 6, json_string_value(json_object_get(r, "verdict")), -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 7, json_string_value(json_object_get(r, "message")), -1, SQLITE_TRANSIENT);
+        bind_text(st, 5, json_string_value(json_object_get(r, "options")));
+        bind_text(st, 6, json_string_value(json_object_get(r, "verdict")));
+        bind_text(st, 7, json_string_value(json_object_get(r, "message")));
         if (t0) {
             sqlite3_bind_double(st, 8, json_number_value(json_object_get(t0, "median_ms")));
             sqlite3_bind_double(st, 9, json_number_value(json_object_get(t0, "speedup")));
@@ -214,29 +173,31 @@ int temper_store_record_run(struct temper_store *s, json_t *r, const char *sourc
         sqlite3_bind_text(st, 16, when, -1, SQLITE_TRANSIENT);
         if (run_id)
             sqlite3_bind_int64(st, 17, run_id);
+        bind_text(st, 18, json_string_value(json_object_get(r, "task_hash")));
+        bind_text(st, 19, device_key[0] ? device_key : NULL);
+        if (ln->parent_id)
+            sqlite3_bind_int64(st, 20, ln->parent_id);
+        bind_text(st, 21, ln->op);
+        bind_text(st, 22, ln->client);
+        bind_text(st, 23, ln->batch_id);
         ok = sqlite3_step(st) == SQLITE_DONE;
-        sqlite3_finalize(st);
     }
+    sqlite3_finalize(st);
     free(knobs);
     free(checks);
     free(timings);
     free(all);
-    if (!ok) {
-        int err = temper_fail(msg, msg_size, TEMPER_ESTORE, "recording the evaluation: %s", sqlite3_errmsg(s->db));
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    if (!ok)
+        return store_write_abort(s, what, msg, msg_size);
+    int64_t row = sqlite3_last_insert_rowid(s->db);
+    if ((err = store_write_commit(s, what, msg, msg_size)))
         return err;
-    }
     if (id)
-        *id = sqlite3_last_insert_rowid(s->db);
-    if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        int err = temper_fail(msg, msg_size, TEMPER_ESTORE, "commit: %s", sqlite3_errmsg(s->db));
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-        return err;
-    }
+        *id = row;
     return 0;
 }
 
-int64_t temper_store_count(struct temper_store *s, const char *verdict)
+static int64_t locked_count(struct temper_store *s, const char *verdict)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
@@ -252,7 +213,7 @@ int64_t temper_store_count(struct temper_store *s, const char *verdict)
 }
 
 /* Runs a query returning one text column per row; returns the rows' JSON values in an array. */
-static json_t *json_rows(struct temper_store *s, sqlite3_stmt *st)
+static json_t *json_rows(sqlite3_stmt *st)
 {
     json_t *rows = json_array();
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -261,60 +222,120 @@ static json_t *json_rows(struct temper_store *s, sqlite3_stmt *st)
         if (v)
             json_array_append_new(rows, v);
     }
-    (void)s;
     sqlite3_finalize(st);
     return rows;
 }
 
-json_t *temper_store_lookup(struct temper_store *s, const char *source_hash, const char *device, const char *options)
+static json_t *locked_lookup(struct temper_store *s, const char *source_hash, const char *task_hash,
+                            const char *device_key, const char *options)
 {
     sqlite3_stmt *st;
+    if (!task_hash || !device_key)
+        return NULL;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT result FROM evaluations WHERE candidate = ? AND device = ? AND options = ? "
-                           "AND (verdict != 'correct' OR median_ms > 0) ORDER BY id DESC LIMIT 1",
+                           "SELECT result FROM evaluations WHERE candidate = ? AND task_hash = ? AND device_key = ? "
+                           "AND options = ? AND (verdict != 'correct' OR median_ms > 0) ORDER BY id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return NULL;
     sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, options, -1, SQLITE_TRANSIENT);
-    json_t *rows = json_rows(s, st);
+    sqlite3_bind_text(st, 2, task_hash, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 3, device_key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, options, -1, SQLITE_TRANSIENT);
+    json_t *rows = json_rows(st);
     json_t *r = json_array_get(rows, 0);
     json_incref(r);
     json_decref(rows);
     return r;
 }
 
-json_t *temper_store_best(struct temper_store *s, const char *task, const char *device, char **source)
+/* Correct, timed results of a task on a device (NULL: any) judged against another content than
+ * task_hash (or an unknown one); -1 on failure. */
+static int64_t count_other_contents(struct temper_store *s, const char *task, const char *task_hash,
+                                    const char *device_key)
 {
     sqlite3_stmt *st;
-    *source = NULL;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT e.result, c.source FROM evaluations e JOIN candidates c ON c.hash = e.candidate "
-                           "WHERE e.task = ? AND (? IS NULL OR e.device = ?) AND e.verdict = 'correct' "
-                           "AND e.median_ms > 0 ORDER BY e.median_ms ASC LIMIT 1",
+                           "SELECT count(*) FROM evaluations WHERE task = ? AND (? IS NULL OR device_key = ?) "
+                           "AND verdict = 'correct' AND median_ms > 0 AND (task_hash IS NULL OR task_hash != ?)",
                            -1, &st, NULL) != SQLITE_OK)
-        return NULL;
+        return -1;
     sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 3, device, -1, SQLITE_TRANSIENT);
-    json_t *r = NULL;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        r = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-        const char *src = (const char *)sqlite3_column_text(st, 1);
-        *source = src ? strdup(src) : NULL;
-    }
+    bind_text(st, 2, device_key);
+    bind_text(st, 3, device_key);
+    sqlite3_bind_text(st, 4, task_hash, -1, SQLITE_TRANSIENT);
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
     sqlite3_finalize(st);
-    return r;
+    return n;
 }
 
-int temper_store_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)
+static int locked_best(struct temper_store *s, const char *task, const char *task_hash, const char *device_key,
+                      json_t **result, char **source, char *msg, size_t msg_size)
 {
+    static const char what[] = "reading the best kernel";
+    sqlite3_stmt *st;
+    *result = NULL;
+    *source = NULL;
+    if (!task || !task_hash)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "the best kernel needs a task and its content hash");
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT e.result, c.source FROM evaluations e JOIN candidates c ON c.hash = e.candidate "
+                           "WHERE e.task = ? AND e.task_hash = ? AND (? IS NULL OR e.device_key = ?) "
+                           "AND e.verdict = 'correct' AND e.median_ms > 0 ORDER BY e.median_ms ASC, e.id ASC LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return store_fail(s, msg, msg_size, what);
+    sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, task_hash, -1, SQLITE_TRANSIENT);
+    bind_text(st, 3, device_key);
+    bind_text(st, 4, device_key);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        const char *src = (const char *)sqlite3_column_text(st, 1);
+        *result = text ? json_loads(text, 0, NULL) : NULL;
+        *source = src ? strdup(src) : NULL;
+        if (!*result || (src && !*source)) {
+            sqlite3_finalize(st);
+            json_decref(*result);
+            free(*source);
+            *result = NULL;
+            *source = NULL;
+            return temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: %s: a stored result is not JSON", s->path, what);
+        }
+        sqlite3_finalize(st);
+        return 0;
+    }
+    if (rc != SQLITE_DONE) {
+        int err = store_fail(s, msg, msg_size, what);
+        sqlite3_finalize(st);
+        return err;
+    }
+    sqlite3_finalize(st);
+    int64_t others = count_other_contents(s, task, task_hash, device_key);
+    if (others < 0)
+        return store_fail(s, msg, msg_size, what);
+    char more[200] = "";
+    if (others)
+        snprintf(more, sizeof(more), " (%lld correct result%s judged against another version of the task %s left out)",
+                 (long long)others, others == 1 ? "" : "s", others == 1 ? "is" : "are");
+    return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
+                       "no correct, timed kernel for task '%s'%s%s in the store, judged against the task's current "
+                       "content (%s)%s",
+                       task, device_key ? " on " : "", device_key ? device_key : "", task_hash, more);
+}
+
+static int locked_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)
+{
+    static const char what[] = "recording the run";
     char when[32];
-    now_text(when, sizeof(when));
+    store_now_text(when, sizeof(when));
+    int err = store_write_begin(s, what, msg, msg_size);
+    if (err)
+        return err;
     char *text = json_dumps(settings, JSON_COMPACT | JSON_SORT_KEYS);
     sqlite3_stmt *st;
     int ok = sqlite3_prepare_v2(s->db,
-                                "INSERT INTO runs(kind, candidate, device, settings, started_at) VALUES(?,?,?,?,?)",
+                                "INSERT INTO runs(kind, candidate, device, settings, started_at, task_hash, device_key) "
+                                "VALUES(?,?,?,?,?,?,?)",
                                 -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         sqlite3_bind_text(st, 1, json_string_value(json_object_get(settings, "kind")) ?: "tune", -1, SQLITE_TRANSIENT);
@@ -323,28 +344,34 @@ int temper_store_run_begin(struct temper_store *s, json_t *settings, int64_t *ru
         sqlite3_bind_text(st, 3, json_string_value(json_object_get(settings, "device")) ?: "", -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 4, text, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 5, when, -1, SQLITE_TRANSIENT);
+        bind_text(st, 6, json_string_value(json_object_get(settings, "task_hash")));
+        bind_text(st, 7, json_string_value(json_object_get(settings, "device_key")));
         ok = sqlite3_step(st) == SQLITE_DONE;
-        sqlite3_finalize(st);
     }
+    sqlite3_finalize(st);
     free(text);
     if (!ok)
-        return temper_fail(msg, msg_size, TEMPER_ESTORE, "recording the run: %s", sqlite3_errmsg(s->db));
-    *run_id = sqlite3_last_insert_rowid(s->db);
+        return store_write_abort(s, what, msg, msg_size);
+    int64_t row = sqlite3_last_insert_rowid(s->db);
+    if ((err = store_write_commit(s, what, msg, msg_size)))
+        return err;
+    *run_id = row;
     return 0;
 }
 
-int64_t temper_store_run_unfinished(struct temper_store *s, const char *source_hash, const char *device,
-                                    json_t **settings)
+static int64_t locked_run_unfinished(struct temper_store *s, const char *source_hash, const char *task_hash,
+                                    const char *device_key, json_t **settings)
 {
     sqlite3_stmt *st;
     *settings = NULL;
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, settings FROM runs WHERE candidate = ? AND device = ? AND finished_at IS NULL "
-                           "ORDER BY id DESC LIMIT 1",
+                           "SELECT id, settings FROM runs WHERE candidate = ? AND task_hash = ? AND device_key = ? "
+                           "AND finished_at IS NULL ORDER BY id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return 0;
     sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
+    bind_text(st, 2, task_hash);
+    bind_text(st, 3, device_key);
     int64_t id = 0;
     if (sqlite3_step(st) == SQLITE_ROW) {
         id = sqlite3_column_int64(st, 0);
@@ -354,20 +381,24 @@ int64_t temper_store_run_unfinished(struct temper_store *s, const char *source_h
     return id;
 }
 
-json_t *temper_store_run_results(struct temper_store *s, int64_t run_id)
+static json_t *locked_run_results(struct temper_store *s, int64_t run_id)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT result FROM evaluations WHERE run_id = ? ORDER BY id", -1, &st, NULL) !=
         SQLITE_OK)
         return json_array();
     sqlite3_bind_int64(st, 1, run_id);
-    return json_rows(s, st);
+    return json_rows(st);
 }
 
-int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summary, char *msg, size_t msg_size)
+static int locked_run_finish(struct temper_store *s, int64_t run_id, json_t *summary, char *msg, size_t msg_size)
 {
+    static const char what[] = "finishing the run";
     char when[32];
-    now_text(when, sizeof(when));
+    store_now_text(when, sizeof(when));
+    int err = store_write_begin(s, what, msg, msg_size);
+    if (err)
+        return err;
     char *text = json_dumps(summary, JSON_COMPACT);
     sqlite3_stmt *st;
     int ok = sqlite3_prepare_v2(s->db, "UPDATE runs SET summary = ?, finished_at = ? WHERE id = ?", -1, &st, NULL) ==
@@ -377,15 +408,13 @@ int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summ
         sqlite3_bind_text(st, 2, when, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(st, 3, run_id);
         ok = sqlite3_step(st) == SQLITE_DONE;
-        sqlite3_finalize(st);
     }
+    sqlite3_finalize(st);
     free(text);
-    if (!ok)
-        return temper_fail(msg, msg_size, TEMPER_ESTORE, "finishing the run: %s", sqlite3_errmsg(s->db));
-    return 0;
+    return ok ? store_write_commit(s, what, msg, msg_size) : store_write_abort(s, what, msg, msg_size);
 }
 
-json_t *temper_store_results(struct temper_store *s, const char *source_hash, const char *device, char **source)
+static json_t *locked_results(struct temper_store *s, const char *source_hash, const char *device, char **source)
 {
     sqlite3_stmt *st;
     *source = NULL;
@@ -395,10 +424,104 @@ json_t *temper_store_results(struct temper_store *s, const char *source_hash, co
             *source = strdup((const char *)sqlite3_column_text(st, 0));
         sqlite3_finalize(st);
     }
-    if (sqlite3_prepare_v2(s->db, "SELECT result FROM evaluations WHERE candidate = ? AND device = ? ORDER BY id", -1,
-                           &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT result FROM evaluations WHERE candidate = ? AND (device_key = ? OR device = ?) "
+                           "ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK)
         return json_array();
     sqlite3_bind_text(st, 1, source_hash, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, device, -1, SQLITE_TRANSIENT);
-    return json_rows(s, st);
+    sqlite3_bind_text(st, 3, device, -1, SQLITE_TRANSIENT);
+    return json_rows(st);
+}
+
+/* ---- the public functions: each holds the store's lock, so that threads sharing a store never
+ * interleave inside one transaction ---- */
+
+json_t *temper_store_calibration(struct temper_store *s, json_t *info)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_calibration(s, info);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_put_calibration(struct temper_store *s, json_t *info, json_t *ceilings, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_put_calibration(s, info, ceilings, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_record_lineage(s, r, source, run_id, lineage, id, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int64_t temper_store_count(struct temper_store *s, const char *verdict)
+{
+    pthread_mutex_lock(&s->lock);
+    int64_t out = locked_count(s, verdict);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+json_t *temper_store_lookup(struct temper_store *s, const char *source_hash, const char *task_hash, const char *device_key, const char *options)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_lookup(s, source_hash, task_hash, device_key, options);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_best(struct temper_store *s, const char *task, const char *task_hash, const char *device_key, json_t **result, char **source, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_best(s, task, task_hash, device_key, result, source, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_run_begin(s, settings, run_id, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int64_t temper_store_run_unfinished(struct temper_store *s, const char *source_hash, const char *task_hash, const char *device_key, json_t **settings)
+{
+    pthread_mutex_lock(&s->lock);
+    int64_t out = locked_run_unfinished(s, source_hash, task_hash, device_key, settings);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+json_t *temper_store_run_results(struct temper_store *s, int64_t run_id)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_run_results(s, run_id);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+int temper_store_run_finish(struct temper_store *s, int64_t run_id, json_t *summary, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_run_finish(s, run_id, summary, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
+json_t *temper_store_results(struct temper_store *s, const char *source_hash, const char *device, char **source)
+{
+    pthread_mutex_lock(&s->lock);
+    json_t *out = locked_results(s, source_hash, device, source);
+    pthread_mutex_unlock(&s->lock);
+    return out;
 }
