@@ -318,7 +318,11 @@ int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply,
             close(w->to_fd);
             close(w->from_fd);
             w->pid = 0;
-            const char *how = WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited";
+            char how[64]; /* the signal, or the exit status (a sanitizer reports a crash and exits 1) */
+            if (WIFSIGNALED(status))
+                snprintf(how, sizeof(how), "%s", strsignal(WTERMSIG(status)));
+            else
+                snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
             if (phase == WORKER_REFERENCE)
                 *reply = task_error_reply(TEMPER_ECRASH, "task error: the reference crashed (%s) while %s", how,
                                           doing);
