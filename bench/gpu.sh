@@ -8,6 +8,7 @@
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
 cd "$(dirname "$0")/.."
+export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks} # tasks of this checkout (docs/task.md)
 case "${1:-}" in
 prepare)
     set -e

@@ -6,6 +6,7 @@
 # usage: bench/pocl_check_only.sh [RUNS] [BINARY...]
 set -eu
 cd "$(dirname "$0")/.."
+export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks} # tasks of this checkout (docs/task.md)
 runs=${1:-15}
 shift || true
 binaries=("$@")

@@ -5,6 +5,7 @@
 # usage: bench/search_pocl.sh [STORE_DIR]   (reuses the store there if it holds the landscapes)
 set -eu
 cd "$(dirname "$0")/.."
+export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks} # tasks of this checkout (docs/task.md)
 export TEMPER_HOME=${1:-/tmp/temper-search-pocl}
 files="tasks/L1/vector_add/fast.cl tasks/L1/gelu/fast.cl tasks/L1/cumsum/fast.cl"
 for f in $files; do

@@ -5,6 +5,7 @@
 # LBO and SBO swapped (right only if the PTX rule was read wrongly). Prints their paths.
 set -eu
 cd "$(dirname "$0")/.."
+export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks} # tasks of this checkout (docs/task.md)
 dir=$1
 mkdir -p "$dir"
 w=tasks/L1/hgemm/wgmma.cu

@@ -5,6 +5,7 @@
 # best kernel found, written out and evaluated again, with its verdict and speedup.
 set -eu
 cd "$(dirname "$0")/.."
+export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks} # tasks of this checkout (docs/task.md)
 ./scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)"

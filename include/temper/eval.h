@@ -53,6 +53,8 @@ struct temper_limits {
     double launch_timeout_s;  /* a launch (or a wait for one) running longer is killed: timeout */
     double compile_timeout_s; /* a build running longer is killed: compile_error */
     double job_timeout_s;     /* a whole job running longer is killed: timeout */
+    double reference_timeout_s; /* the task's C reference at one shape running longer is killed: the
+                                 * task's error, not a verdict */
     uint64_t mem_limit_bytes; /* worker resident memory above this is killed: runtime_error */
 };
 

@@ -39,6 +39,10 @@ struct temper_task_arg {
     enum temper_init_kind init;              /* how inputs are drawn */
     double init_a;                           /* mean, or low bound */
     double init_b;                           /* standard deviation, or high bound */
+    int64_t max;                             /* scalars: the largest value a shape may give it (its
+                                              * dtype's maximum unless task.json says less) */
+    char large_exempt[256];                  /* scalars: why no check shape takes it past 65,536,
+                                              * "" when one does (see docs/task.md) */
 };
 
 /* Values for the task's size parameters, e.g. {R: 7, C: 1000}, and optionally inputs drawn
@@ -79,12 +83,22 @@ struct temper_task {
                                        * (default), "tensor_bf16_gflops" or "tensor_int8" */
 };
 
-/* Loads dir/task.json (dir may also be the task.json path itself); every error names the file
- * and the field. */
+/* The check-shape value every size parameter must pass in some check shape (docs/task.md): past
+ * CUDA's grid limit in y and z (65,535), and past any small-shape shortcut. */
+#define TEMPER_LARGE_SIZE 65536
+
+/* Loads dir/task.json (dir may also be the task.json path itself) and validates it: the name is
+ * [a-z0-9_]+ and is its folder's name, every file it names is a plain name in its folder, every
+ * expression evaluates at every shape, and every scalar's value fits its dtype and its max.
+ * Every error names the file and the field. */
 int temper_task_load(const char *dir, struct temper_task *task, char *msg, size_t msg_size);
 
-/* The folder tasks are looked up in: tasks_dir if given, else $TEMPER_TASKS, else the tasks/
- * folder installed or beside the binary; static or borrowed. */
+/* 1 if name is a valid task name: 1 to TEMPER_NAME_MAX - 1 characters of [a-z0-9_]. */
+int temper_task_name_ok(const char *name);
+
+/* The task search path: tasks_dir if given and not empty, else $TEMPER_TASKS, else the installed
+ * data folder (TEMPER_TASKS_DATADIR, set at build time). A search path is one folder or several
+ * separated by ':'. Borrowed: tasks_dir itself, the environment's string or a constant. */
 const char *temper_tasks_root(const char *tasks_dir);
 
 /* The hash of the task's content: task.json, the reference and the baselines, as 16 hex
@@ -92,10 +106,13 @@ const char *temper_tasks_root(const char *tasks_dir);
  * reuses a result judged against the old one. Fails naming a file that cannot be read. */
 int temper_task_content_hash(const struct temper_task *task, char hex[17], char *msg, size_t msg_size);
 
-/* Finds a task by name under root (root/L<level>/<name>/task.json); writes its folder to out. */
+/* Finds a task by name in a search path (the first folder F of it holding F/L<level>/<name>/
+ * task.json wins); writes its folder to out. */
 int temper_task_find(const char *root, const char *name, char *out, size_t out_size, char *msg, size_t msg_size);
 
-/* Calls fn with each task folder under root, sorted by level then name; stops on nonzero. */
+/* Calls fn with each task folder in a search path: folder by folder in the path's order, within
+ * one sorted by level then name; stops on nonzero and returns it. TEMPER_ENOTFOUND if no folder of
+ * the path can be read. */
 int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user);
 
 /* Evaluates an expression over a shape's sizes. */

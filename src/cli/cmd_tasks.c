@@ -67,8 +67,8 @@ int cmd_tasks(int argc, char **argv)
         else {
             FILE *out = c == 'h' ? stdout : stderr;
             fprintf(out, "usage: temper tasks [--tasks DIR]\n\nLists the tasks by level with their summaries and FLOP "
-                         "and byte models.\nTasks are looked up in --tasks DIR, then $TEMPER_TASKS, then the tasks/ "
-                         "folder.\n");
+                         "and byte models.\nTasks are looked up in --tasks DIR, then $TEMPER_TASKS (folders separated "
+                         "by ':'), then the installed suite.\n");
             return c == 'h' ? CLI_OK : CLI_USAGE;
         }
     }

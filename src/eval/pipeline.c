@@ -860,8 +860,10 @@ struct phases {
     double timing_ms;    /* the timing protocol */
 };
 
-/* Runs the C reference on the arena's variant-0 inputs into a->want. */
-static int run_reference(struct arena *a, temper_reference_fn ref, struct failure *f)
+/* Runs the C reference on the arena's variant-0 inputs into a->want. The worker says it is in the
+ * reference phase while it runs, so that the parent makes a crash or a hang there the task's
+ * error, not the candidate's verdict. */
+static int run_reference(struct worker_shared *shared, struct arena *a, temper_reference_fn ref, struct failure *f)
 {
     const struct temper_task *t = a->task;
     double *in_d[TEMPER_MAX_ARGS] = {0}, *out_d[TEMPER_MAX_ARGS] = {0};
@@ -889,8 +891,14 @@ static int run_reference(struct arena *a, temper_reference_fn ref, struct failur
             a->want[i] = d;
         }
     }
-    if (!rc)
+    if (!rc) {
+        char doing[sizeof(shared->doing)];
+        snprintf(doing, sizeof(doing), "%s", shared ? shared->doing : "");
+        worker_doing(shared, WORKER_REFERENCE, "running the reference of task %s at shape %s", t->name,
+                     a->shape_text);
         ref(out_d, (const double **)in_d, scalars);
+        worker_doing(shared, WORKER_RUNNING, "%s", doing);
+    }
     for (int i = 0; i < nin; i++)
         free(in_d[i]);
     return rc;
@@ -963,7 +971,7 @@ static int check_shape(struct worker_state *ws, struct plan *p, int shape_index,
         *slot = arena_new(ws, t, &t->check[shape_index], 1, 1, &seed, s->secret, f);
         double t1 = temper_now_s();
         ph->inputs_ms += (t1 - t0) * 1e3;
-        if (!*slot || run_reference(*slot, s->ref, f)) {
+        if (!*slot || run_reference(ws->shared, *slot, s->ref, f)) {
             session_drop(ws, slot);
             return -1;
         }

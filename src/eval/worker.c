@@ -35,6 +35,7 @@ void temper_limits_default(struct temper_limits *l)
     l->launch_timeout_s = 5.0;
     l->compile_timeout_s = 120.0;
     l->job_timeout_s = 1800.0;
+    l->reference_timeout_s = 120.0;
     l->mem_limit_bytes = 0; /* 0: three quarters of the machine's memory */
 }
 
@@ -260,6 +261,20 @@ static json_t *failed_reply(enum temper_verdict v, const char *fmt, ...)
     return json_pack("{s:s, s:s, s:b}", "verdict", temper_verdict_name(v), "message", text, "worker_restarted", 1);
 }
 
+/* The reply for a failure of the task itself (its reference crashed or hung): an error with its
+ * code, never a verdict, so nothing is recorded as the candidate's. */
+static json_t *task_error_reply(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static json_t *task_error_reply(int code, const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    return json_pack("{s:s, s:i}", "error", text, "code", code);
+}
+
 int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply, char *msg, size_t msg_size)
 {
     *reply = NULL;
@@ -303,8 +318,15 @@ int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply,
             close(w->to_fd);
             close(w->from_fd);
             w->pid = 0;
-            const char *how = WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited";
-            if (phase == WORKER_BUILDING)
+            char how[64]; /* the signal, or the exit status (a sanitizer reports a crash and exits 1) */
+            if (WIFSIGNALED(status))
+                snprintf(how, sizeof(how), "%s", strsignal(WTERMSIG(status)));
+            else
+                snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
+            if (phase == WORKER_REFERENCE)
+                *reply = task_error_reply(TEMPER_ECRASH, "task error: the reference crashed (%s) while %s", how,
+                                          doing);
+            else if (phase == WORKER_BUILDING)
                 *reply = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
             else
                 *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how,
@@ -327,6 +349,13 @@ int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply,
             worker_kill(w);
             *reply = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "compilation ran longer than the %.3g s limit while %s",
                                   w->limits.compile_timeout_s, doing);
+            return 0;
+        }
+        if (phase == WORKER_REFERENCE && now > since &&
+            (double)(now - since) * 1e-9 > w->limits.reference_timeout_s) {
+            worker_kill(w);
+            *reply = task_error_reply(TEMPER_ETIMEOUT, "task error: the reference ran past the %.3g s limit while %s",
+                                      w->limits.reference_timeout_s, doing);
             return 0;
         }
         if (temper_now_s() - start > w->limits.job_timeout_s) {

@@ -13,6 +13,7 @@ enum worker_phase {
     WORKER_OPENING,   /* opening the device */
     WORKER_BUILDING,  /* compiling a kernel */
     WORKER_RUNNING,   /* running checks or timing */
+    WORKER_REFERENCE, /* running the task's C reference: a crash or a hang here is the task's error */
 };
 
 /* Shared between the parent and one worker (an anonymous shared mapping made before fork). */

@@ -13,6 +13,10 @@
 
 int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size)
 {
+    /* The name becomes part of a path in the cache: only a validated name may (no '/', no '..'). */
+    if (!temper_task_name_ok(task->name))
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "'%s' is not a valid task name (a-z, 0-9 and _)",
+                           task->name);
     char *src;
     size_t len;
     int err = temper_read_file(task->reference, REFERENCE_SOURCE_MAX, &src, &len, msg, msg_size);

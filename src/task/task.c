@@ -166,7 +166,18 @@ static int parse_arg(json_t *v, struct temper_task_arg *a, const char *file, int
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %sdtype: scalars are i32 or i64", file, where);
         if (json_object_get(v, "shape"))
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %sshape: a scalar has no shape", file, where);
-        return 0;
+        int64_t type_max = a->dtype == TEMPER_DTYPE_I32 ? INT32_MAX : INT64_MAX;
+        json_t *max = json_object_get(v, "max");
+        a->max = type_max;
+        if (max) {
+            if (!json_is_integer(max) || json_integer_value(max) < 0 || json_integer_value(max) > type_max)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: %smax: must be an integer from 0 to %lld (the largest %s)", file, where,
+                                   (long long)type_max, temper_dtype_name(a->dtype));
+            a->max = json_integer_value(max);
+        }
+        return get_string(v, "large_exempt", 0, a->large_exempt, sizeof(a->large_exempt), file, where, msg,
+                          msg_size);
     }
     json_t *shape = json_object_get(v, "shape");
     if (!json_is_array(shape) || json_array_size(shape) == 0 || json_array_size(shape) > TEMPER_MAX_DIMS)
@@ -204,6 +215,10 @@ static int task_file(const struct temper_task *task, const char *name, char *out
         out[0] = 0;
         return 0;
     }
+    if (strchr(name, '/') || name[0] == '.')
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: %s: '%s' must be the name of a file in the task's folder (no '/', no leading '.')",
+                           file, field, name);
     if (snprintf(out, out_size, "%s/%s", task->dir, name) >= (int)out_size)
         return temper_fail(msg, msg_size, TEMPER_ERANGE, "%s: %s: path too long", file, field);
     if (access(out, R_OK))
@@ -237,6 +252,14 @@ static int validate_shapes(const struct temper_task *task, const struct temper_s
                 if (temper_shape_eval(&shapes[s], arg->name, &v, err_msg, sizeof(err_msg)))
                     return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s[%d]: no size for scalar '%s'", file,
                                        where, s, arg->name);
+                int64_t type_max = arg->dtype == TEMPER_DTYPE_I32 ? INT32_MAX : INT64_MAX;
+                if (v > arg->max)
+                    return temper_fail(msg, msg_size, TEMPER_ERANGE,
+                                       "%s: %s[%d].%s: %lld is past %s (%lld)", file, where, s, arg->name,
+                                       (long long)v,
+                                       arg->max < type_max ? "the scalar's max" :
+                                       arg->dtype == TEMPER_DTYPE_I32 ? "the largest i32" : "the largest i64",
+                                       (long long)arg->max);
                 continue;
             }
             for (int d = 0; d < arg->ndim; d++) {
@@ -259,11 +282,51 @@ static int validate_shapes(const struct temper_task *task, const struct temper_s
     return 0;
 }
 
+int temper_task_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (!n || n >= TEMPER_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* Checks that the task's name is the name of its folder (resolved, where the folder is given as
+ * "." or ".."), so a task is always found under the name it gives. */
+static int folder_matches(const struct temper_task *task, const char *file, char *msg, size_t msg_size)
+{
+    char dir[TEMPER_PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", task->dir[0] ? task->dir : ".");
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        dir[--len] = 0;
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    if (!strcmp(base, ".") || !strcmp(base, "..")) {
+        if (!realpath(dir, real))
+            return temper_fail(msg, msg_size, TEMPER_EIO, "%s: cannot resolve the task's folder", file);
+        base = strrchr(real, '/');
+        base = base ? base + 1 : real;
+    }
+    if (strcmp(base, task->name))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: name: '%s' is not the name of its folder ('%s')", file,
+                           task->name, base);
+    return 0;
+}
+
 static int load_json(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
 {
     if (!json_is_object(root))
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: the top level must be an object", file);
     int err = get_string(root, "name", 1, task->name, sizeof(task->name), file, "", msg, msg_size);
+    if (err)
+        return err;
+    if (!temper_task_name_ok(task->name))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: name: '%s' must be 1 to %d characters of a-z, 0-9 and _",
+                           file, task->name, TEMPER_NAME_MAX - 1);
+    err = folder_matches(task, file, msg, msg_size);
     if (!err)
         err = get_string(root, "summary", 0, task->summary, sizeof(task->summary), file, "", msg, msg_size);
     if (!err)
@@ -411,27 +474,8 @@ const char *temper_tasks_root(const char *tasks_dir)
     const char *env = getenv("TEMPER_TASKS");
     if (env && *env)
         return env;
-    static char found[TEMPER_PATH_MAX];
-    char exe[TEMPER_PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char dir[TEMPER_PATH_MAX];
-        temper_dirname(exe, dir, sizeof(dir));
-        const char *rel[] = {"../tasks", "../share/temper/tasks", "../../tasks"};
-        for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-            snprintf(found, sizeof(found), "%.3000s/%s", dir, rel[i]);
-            struct stat st;
-            char real[TEMPER_PATH_MAX];
-            if (!stat(found, &st) && S_ISDIR(st.st_mode)) {
-                if (realpath(found, real))
-                    snprintf(found, sizeof(found), "%s", real);
-                return found;
-            }
-        }
-    }
-#ifdef TEMPER_SOURCE_TASKS_DIR
-    return TEMPER_SOURCE_TASKS_DIR;
+#ifdef TEMPER_TASKS_DATADIR
+    return TEMPER_TASKS_DATADIR;
 #else
     return "tasks";
 #endif
@@ -475,7 +519,8 @@ static int list_dirs(const char *dir, char ***names, int *count)
     return 0;
 }
 
-int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user)
+/* Calls fn with each task folder under one tasks folder; stops on nonzero. */
+static int each_in(const char *root, int (*fn)(void *user, const char *dir), void *user)
 {
     char **levels;
     int nlevels, stop = 0;
@@ -501,6 +546,28 @@ int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), v
     }
     free(levels);
     return stop;
+}
+
+int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user)
+{
+    int found = 0;
+    for (const char *p = root; *p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char folder[TEMPER_PATH_MAX];
+        if (len && len < sizeof(folder)) {
+            memcpy(folder, p, len);
+            folder[len] = 0;
+            int r = each_in(folder, fn, user);
+            if (r != TEMPER_ENOTFOUND) {
+                found = 1;
+                if (r)
+                    return r;
+            }
+        }
+        p += len + (end != NULL);
+    }
+    return found ? 0 : TEMPER_ENOTFOUND;
 }
 
 /* State for temper_task_find's walk. */
@@ -529,7 +596,7 @@ int temper_task_find(const char *root, const char *name, char *out, size_t out_s
         return 0;
     if (r == TEMPER_ENOTFOUND)
         return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
-                           "no tasks folder at '%s' (set --tasks DIR or TEMPER_TASKS)", root);
+                           "no tasks folder at '%s' (set --tasks DIR or TEMPER_TASKS, folders separated by ':')", root);
     return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "no task named '%s' under %s", name, root);
 }
 

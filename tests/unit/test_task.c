@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -143,6 +144,10 @@ static void test_load_every_field(void **state)
     assert_string_equal(t.baseline_opencl, want);
     assert_string_equal(t.baseline_cuda, "");
     assert_string_equal(t.expert_cuda, "cublas_sgemm");
+    /* A scalar's max is its dtype's unless task.json says less. */
+    assert_true(t.args[4].max == INT32_MAX);
+    assert_true(t.args[5].max == INT64_MAX);
+    assert_string_equal(t.args[4].large_exempt, "");
 
     /* The path of task.json itself loads the same task. */
     static struct temper_task t2;
@@ -237,6 +242,31 @@ static void test_broken_task_json(void **state)
         {"shape not a list", "\"shape\": [16, 2]", "\"shape\": \"16\"", TEMPER_EPARSE, "args[3].shape", "array"},
         {"top level not an object", NULL, "[1, 2]", TEMPER_EPARSE, "the top level must be an object", ""},
         {"empty file", NULL, "", TEMPER_EPARSE, "task.json:1:", ""},
+        {"name not its folder's", "\"name\": \"scale\"", "\"name\": \"scales\"", TEMPER_EPARSE, "name: 'scales'",
+         "is not the name of its folder ('scale')"},
+        {"name with ../", "\"name\": \"scale\"", "\"name\": \"../../scale\"", TEMPER_EPARSE, "name: '../../scale'",
+         "a-z, 0-9 and _"},
+        {"name with upper case", "\"name\": \"scale\"", "\"name\": \"Scale\"", TEMPER_EPARSE, "name: 'Scale'",
+         "a-z, 0-9 and _"},
+        {"empty name", "\"name\": \"scale\"", "\"name\": \"\"", TEMPER_EPARSE, "name: ''", "a-z, 0-9 and _"},
+        {"i32 scalar past INT32_MAX", "{\"R\": 7, \"C\": 1000}", "{\"R\": 2147483648, \"C\": 1000}",
+         TEMPER_ERANGE, "shapes.check[1].R: 2147483648", "past the largest i32 (2147483647)"},
+        {"i32 scalar past INT32_MAX in a bench shape", "{\"R\": 4096, \"C\": 4096}",
+         "{\"R\": 4096, \"C\": 4096}, {\"R\": 9000000000, \"C\": 1}", TEMPER_ERANGE,
+         "shapes.bench.gpu[1].R: 9000000000", "past the largest i32"},
+        {"scalar past its max", "{\"name\": \"R\", \"role\": \"scalar\", \"dtype\": \"i32\"}",
+         "{\"name\": \"R\", \"role\": \"scalar\", \"dtype\": \"i32\", \"max\": 5}", TEMPER_ERANGE,
+         "shapes.check[1].R: 7", "past the scalar's max (5)"},
+        {"max past the dtype", "{\"name\": \"R\", \"role\": \"scalar\", \"dtype\": \"i32\"}",
+         "{\"name\": \"R\", \"role\": \"scalar\", \"dtype\": \"i32\", \"max\": 2147483648}", TEMPER_EPARSE,
+         "args[4].max", "0 to 2147483647"},
+        {"negative max", "{\"name\": \"R\", \"role\": \"scalar\", \"dtype\": \"i32\"}",
+         "{\"name\": \"R\", \"role\": \"scalar\", \"dtype\": \"i32\", \"max\": -1}", TEMPER_EPARSE,
+         "args[4].max", "integer"},
+        {"reference outside the folder", "\"reference\": \"reference.c\"", "\"reference\": \"../scale/reference.c\"",
+         TEMPER_EPARSE, "reference: '../scale/reference.c'", "a file in the task's folder"},
+        {"hidden baseline", "\"opencl\": \"naive.cl\"", "\"opencl\": \".naive.cl\"", TEMPER_EPARSE,
+         "baseline.opencl", "no leading '.'"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         const struct broken_case *c = &cases[i];
@@ -446,11 +476,64 @@ static void test_find_and_each(void **state)
     assert_int_equal(temper_task_find(path, "c", found, sizeof(found), msg, sizeof(msg)), TEMPER_ENOTFOUND);
     assert_contains(msg, "no tasks folder");
 
+    /* A search path of several folders: each folder in order, the first holding a name wins, and
+     * a folder of the path that does not exist is passed over. */
+    char mine[4096], search[12400];
+    snprintf(mine, sizeof(mine), "%s/mine", dir);
+    const char *own[] = {"L1/c", "L2/mytask"};
+    for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", mine, own[i]);
+        put_file(path, "task.json", "{}");
+    }
+    snprintf(search, sizeof(search), "%s/missing:%s:%s", dir, mine, root);
+    seen[0] = 0;
+    assert_int_equal(temper_task_each(search, collect, seen), 0);
+    assert_string_equal(seen, "/L1/c;/L2/mytask;/L1/a;/L1/c;/L2/b;/L3/d;");
+    assert_int_equal(temper_task_find(search, "c", found, sizeof(found), msg, sizeof(msg)), 0);
+    snprintf(path, sizeof(path), "%s/L1/c", mine);
+    assert_string_equal(found, path);
+    assert_int_equal(temper_task_find(search, "d", found, sizeof(found), msg, sizeof(msg)), 0);
+    snprintf(path, sizeof(path), "%s/L3/d", root);
+    assert_string_equal(found, path);
+    assert_int_equal(temper_task_find(search, "mytask", found, sizeof(found), msg, sizeof(msg)), 0);
+    snprintf(search, sizeof(search), "%s:%s", root, mine); /* the other order: the suite's c wins */
+    assert_int_equal(temper_task_find(search, "c", found, sizeof(found), msg, sizeof(msg)), 0);
+    snprintf(path, sizeof(path), "%s/L1/c", root);
+    assert_string_equal(found, path);
+    snprintf(search, sizeof(search), "%s/missing:%s/gone:", dir, dir);
+    assert_int_equal(temper_task_each(search, collect, seen), TEMPER_ENOTFOUND);
+    assert_int_equal(temper_task_find(search, "c", found, sizeof(found), msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    assert_contains(msg, "no tasks folder");
+
+    /* The search path: --tasks, then $TEMPER_TASKS, then the installed suite (never the source tree). */
     assert_string_equal(temper_tasks_root("/given"), "/given");
-    setenv("TEMPER_TASKS", root, 1);
-    assert_string_equal(temper_tasks_root(NULL), root);
-    assert_string_equal(temper_tasks_root(""), root);
+    setenv("TEMPER_TASKS", search, 1);
+    assert_string_equal(temper_tasks_root(NULL), search);
+    assert_string_equal(temper_tasks_root(""), search);
+    assert_string_equal(temper_tasks_root("/given"), "/given");
     unsetenv("TEMPER_TASKS");
+    const char *installed = temper_tasks_root(NULL);
+    size_t len = strlen(installed);
+    assert_true(installed[0] == '/' && len > 13 && !strcmp(installed + len - 13, "/temper/tasks"));
+    setenv("TEMPER_TASKS", "", 1);
+    assert_string_equal(temper_tasks_root(NULL), installed);
+    unsetenv("TEMPER_TASKS");
+}
+
+/* A task loaded through "." (from inside its folder) is named after the folder it resolves to. */
+static void test_load_from_inside(void **state)
+{
+    const char *dir = *state;
+    char task_dir[4096], cwd[4096], msg[1024] = "";
+    make_task(dir, good_json, task_dir, sizeof(task_dir));
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(task_dir), 0);
+    static struct temper_task t;
+    int err = temper_task_load(".", &t, msg, sizeof(msg));
+    int err2 = temper_task_load("./task.json", &t, msg, sizeof(msg));
+    assert_int_equal(chdir(cwd), 0);
+    if (err || err2)
+        fail_msg("loading from inside the task's folder: %s", msg);
 }
 
 static void test_reference(void **state)
@@ -483,6 +566,18 @@ static void test_reference(void **state)
     assert_int_equal(temper_task_reference(&t, &fn, msg, sizeof(msg)), TEMPER_ECOMPILE);
     assert_contains(msg, t.reference);
     assert_contains(msg, "does not compile");
+
+    /* A name that is not a task name never becomes a path: nothing is built. */
+    put_file(task_dir, "reference.c", reference_c);
+    snprintf(t.name, sizeof(t.name), "../../escaped");
+    assert_int_equal(temper_task_reference(&t, &fn, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "'../../escaped' is not a valid task name");
+    snprintf(ref_dir, sizeof(ref_dir), "%s/escaped", dir);
+    assert_int_not_equal(stat(ref_dir, &st), 0);
+    assert_true(temper_task_name_ok("flash_attention2"));
+    assert_false(temper_task_name_ok("a.b"));
+    assert_false(temper_task_name_ok("a/b"));
+    assert_false(temper_task_name_ok(""));
 }
 
 /* ---- known bugs: each checks the correct behaviour (see CMakeLists.txt) ---- */
@@ -535,6 +630,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_shapes_and_elems, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(test_fill_input, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(test_find_and_each, make_tmp, remove_tmp),
+        cmocka_unit_test_setup_teardown(test_load_from_inside, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(test_reference, make_tmp, remove_tmp),
     };
     const struct CMUnitTest known_bugs[] = {

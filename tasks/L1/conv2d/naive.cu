@@ -1,14 +1,16 @@
-// Naive baseline: direct convolution, one thread per output pixel y[n,k,h,w]. The grid is
-// (pixels of one image rounded up to 256, K, N), so the 256 threads of a block share n and k (the
+// Naive baseline: direct convolution, one thread per output pixel y[n,k,h,w]. The blocks cover
+// (pixels of one image rounded up to 256) x K x N in one grid dimension, pixels fastest (grid y
+// and z stop at 65535, and K or N may pass it), so the 256 threads of a block share n and k (the
 // weights they read are the same) and read neighbouring pixels of x; a bounds check covers the
 // tail. Each thread sums x * w over c, r, s in fp32, skipping taps that fall in the zero padding.
 // @temper task conv2d
-// @temper launch conv2d grid(ceil_div(H*W, 256), K, N) block(256) args(y, x, w, N, C, H, W, K)
+// @temper launch conv2d grid(ceil_div(H*W, 256) * K * N) block(256) args(y, x, w, N, C, H, W, K)
 extern "C" __global__ void conv2d(float *y, const float *x, const float *w, int N, int C, int H, int W, int K)
 {
-    int p = blockIdx.x * blockDim.x + threadIdx.x;
-    int k = blockIdx.y;
-    int n = blockIdx.z;
+    unsigned tiles = (unsigned)(H * W + 255) / 256, b = blockIdx.x;
+    int p = (int)(b % tiles) * blockDim.x + threadIdx.x;
+    int k = (int)(b / tiles % (unsigned)K);
+    int n = (int)(b / tiles / (unsigned)K);
     if (p >= H * W)
         return;
     int h = p / W, col = p % W;

@@ -4,13 +4,14 @@
 //     the max and the sum of exp(s - max));
 // (3) one thread per (head, d) sums p * v over the cached tokens.
 // All arithmetic in fp32; bf16 travels as raw unsigned short bits; the output is rounded once.
+// Heads share grid x with the blocks of one head (grid y stops at 65535, and H may pass it).
 // @temper task attention_decode
 // @temper param BLOCK 256
 // @temper scratch p f32 H*S
 // @temper require 1024 % BLOCK == 0
-// @temper launch scores grid(ceil_div(S, BLOCK), H) block(BLOCK) args(p, q, k, H, S, D)
+// @temper launch scores grid(ceil_div(S, BLOCK) * H) block(BLOCK) args(p, q, k, H, S, D)
 // @temper launch probs grid(H) block(BLOCK) args(p, H, S)
-// @temper launch weighted_sum grid(ceil_div(D, 64), H) block(64) args(out, p, v, H, S, D)
+// @temper launch weighted_sum grid(ceil_div(D, 64) * H) block(64) args(out, p, v, H, S, D)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)
 {
@@ -28,8 +29,9 @@ __device__ __forceinline__ unsigned short f32_to_bf16(float f)
 
 extern "C" __global__ void scores(float *p, const unsigned short *q, const unsigned short *k, int H, int S, int D)
 {
-    int j = blockIdx.x * blockDim.x + threadIdx.x;
-    size_t h = blockIdx.y;
+    unsigned per_head = ((unsigned)S + blockDim.x - 1) / blockDim.x;
+    int j = (int)(blockIdx.x % per_head) * blockDim.x + threadIdx.x;
+    size_t h = blockIdx.x / per_head;
     if (j >= S)
         return;
     const unsigned short *qh = q + h * D, *kj = k + (h * S + j) * D;
@@ -79,8 +81,9 @@ extern "C" __global__ void probs(float *p, int H, int S)
 extern "C" __global__ void weighted_sum(unsigned short *out, const float *p, const unsigned short *v, int H, int S,
                                         int D)
 {
-    int d = blockIdx.x * blockDim.x + threadIdx.x;
-    size_t h = blockIdx.y;
+    unsigned per_head = ((unsigned)D + blockDim.x - 1) / blockDim.x;
+    int d = (int)(blockIdx.x % per_head) * blockDim.x + threadIdx.x;
+    size_t h = blockIdx.x / per_head;
     if (d >= D)
         return;
     const float *ph = p + h * S;

@@ -1,4 +1,5 @@
-// Naive baseline: one block of BLOCK threads per (token, head) vector of D elements. Each
+// Naive baseline: one block of BLOCK threads per (token, head) vector of D elements, in one grid
+// dimension (grid y stops at 65535, and H may pass it). Each
 // thread strides over the vector summing q^2 (in fp32), a shared-memory tree reduction gives
 // the mean square; then each thread takes pairs (i, i + D/2), normalizes both, rotates them by
 // pos * 500000^(-2i/D) (accurate powf and sincosf, no fast math: the angles reach 16383 radians)
@@ -6,7 +7,7 @@
 // @temper task rmsnorm_rope
 // @temper param BLOCK 64
 // @temper require 1024 % BLOCK == 0
-// @temper launch rmsnorm_rope grid(T, H) block(BLOCK) args(out, q, w, pos, T, H, D)
+// @temper launch rmsnorm_rope grid(T * H) block(BLOCK) args(out, q, w, pos, T, H, D)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)
 {
@@ -27,8 +28,8 @@ extern "C" __global__ void rmsnorm_rope(unsigned short *out, const unsigned shor
 {
     __shared__ float buf[BLOCK];
     int t = threadIdx.x;
-    int token = blockIdx.x;
-    size_t off = ((size_t)token * H + blockIdx.y) * D;
+    int token = blockIdx.x / H;
+    size_t off = (size_t)blockIdx.x * D; /* (token * H + head) * D */
     int hd = D / 2;
 
     float ss = 0.0f;

@@ -4,11 +4,12 @@
 // the chunk max, rescales its running sum and accumulators by exp(m_old - m_new) (an online
 // softmax), and adds exp(s - m_new) * v for the output dims it owns (t, t + BLOCK, ..., below
 // DMAX: the spec allows D <= 256). The output acc / l is rounded to bf16 once. bf16 travels as
-// raw unsigned short bits. BLOCK divides DMAX.
+// raw unsigned short bits. BLOCK divides DMAX. Rows of every (batch, head) share grid x, queries
+// fastest (grid y and z stop at 65535, and B or H may pass it).
 // @temper task flash_attention
 // @temper param BLOCK 64
 // @temper param DMAX 256
-// @temper launch attention grid(S, H, B) block(BLOCK) args(out, q, k, v, B, H, S, D, causal)
+// @temper launch attention grid(S * H * B) block(BLOCK) args(out, q, k, v, B, H, S, D, causal)
 
 __device__ __forceinline__ float bf16_to_f32(unsigned short b)
 {
@@ -29,8 +30,8 @@ extern "C" __global__ void attention(unsigned short *out, const unsigned short *
 {
     __shared__ float qs[DMAX], ps[BLOCK];
     int t = threadIdx.x;
-    int i = blockIdx.x;
-    size_t base = ((size_t)blockIdx.z * H + blockIdx.y) * S * D; /* this (batch, head) */
+    int i = (int)(blockIdx.x % (unsigned)S);
+    size_t base = (size_t)(blockIdx.x / (unsigned)S) * S * D; /* this (batch, head) */
     const unsigned short *kb = k + base, *vb = v + base;
     for (int d = t; d < D; d += BLOCK)
         qs[d] = bf16_to_f32(q[base + (size_t)i * D + d]);

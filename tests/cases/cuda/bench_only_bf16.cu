@@ -1,7 +1,7 @@
-// Incorrect only at the bench shape, in a 16-bit output: rmsnorm whose rows from 1024 on come
-// out 3 % too large (rtol is 1e-2). Every check shape has at most 257 rows, so only the
-// bench-shape comparison with the baseline's bf16 output (R = 16384) sees it; that comparison
-// runs on the device and must read bf16 as bf16.
+// Incorrect only at the bench shape, in a 16-bit output: rmsnorm whose rows from 1024 on, in rows
+// of 1024 elements or more, come out 3 % too large (rtol is 1e-2). No check shape has both (the one
+// with 65537 rows has 3 columns), so only the bench-shape comparison with the baseline's bf16
+// output (R = 16384) sees it; that comparison runs on the device and must read bf16 as bf16.
 // @expect incorrect
 // @expect-message baseline
 // @temper task rmsnorm
@@ -38,7 +38,7 @@ extern "C" __global__ void rmsnorm_rows(unsigned short *y, const unsigned short 
             buf[t] += buf[t + s];
         __syncthreads();
     }
-    float rstd = rsqrtf(buf[0] / C + 1e-6f) * (blockIdx.x >= 1024 ? 1.03f : 1.0f);
+    float rstd = rsqrtf(buf[0] / C + 1e-6f) * (blockIdx.x >= 1024 && C >= 1024 ? 1.03f : 1.0f);
     for (int j = t; j < C; j += 256)
         yr[j] = f32_to_bf16(bf16_to_f32(xr[j]) * rstd * bf16_to_f32(w[j]));
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# task_cli_test.sh: a broken task, as the command line meets it. Tasks in a temporary folder: a
+# name that is not its folder's, a name with '../', an i32 size past 2^31 - 1, and a reference
+# that crashes at the shape N=7. Each `temper eval` of a candidate for them exits 2 with a
+# message naming the task (and the field, or the shape and the signal), and the store records
+# nothing for the candidate.
+# usage: task_cli_test.sh TEMPER_BINARY SOURCE_DIR
+set -u
+temper=$1
+src=$2
+work=$(mktemp -d /tmp/temper-task-cli-XXXXXX)
+export TEMPER_HOME=$work/home TEMPER_CACHE=$work/cache
+failures=0
+
+# make_task FOLDER NAME: a copy of vector_add in tasks/L1/FOLDER naming itself NAME, and a
+# candidate for it in $work/FOLDER.cl.
+make_task() {
+    local dir=$work/tasks/L1/$1
+    mkdir -p "$dir"
+    cp "$src/tasks/L1/vector_add/reference.c" "$src/tasks/L1/vector_add/naive.cl" \
+        "$src/tasks/L1/vector_add/naive.cu" "$dir/"
+    sed "s|\"name\": \"vector_add\"|\"name\": \"$2\"|" "$src/tasks/L1/vector_add/task.json" >"$dir/task.json"
+    sed "s/@temper task vector_add/@temper task $1/" "$src/tasks/L1/vector_add/naive.cl" >"$work/$1.cl"
+}
+
+# expect_task_error FOLDER DESCRIPTION TEXT...: eval exits 2 and stderr holds every TEXT.
+expect_task_error() {
+    local folder=$1 what=$2
+    shift 2
+    "$temper" eval "$work/$folder.cl" --tasks "$work/tasks" --no-timing >"$work/out" 2>"$work/err"
+    local got=$?
+    if [ "$got" -ne 2 ]; then
+        echo "FAIL $what: exit $got, expected 2"
+        sed 's/^/     /' "$work/out" "$work/err" | head -20
+        failures=$((failures + 1))
+        return
+    fi
+    for text in "$@"; do
+        if ! grep -qF -- "$text" "$work/err"; then
+            echo "FAIL $what: '$text' not in the message:"
+            sed 's/^/     /' "$work/err" | head -5
+            failures=$((failures + 1))
+            return
+        fi
+    done
+    echo "ok   $what: $(head -1 "$work/err")"
+}
+
+make_task mismatch other
+expect_task_error mismatch "a name that is not its folder's" "mismatch/task.json" "name: 'other'" \
+    "not the name of its folder"
+
+make_task evil "../../evil"
+expect_task_error evil "a name with ../" "evil/task.json" "name: '../../evil'" "a-z, 0-9 and _"
+
+make_task huge huge
+sed -i 's/{"N": 1000003}\]/{"N": 1000003}, {"N": 3000000000}]/' "$work/tasks/L1/huge/task.json"
+expect_task_error huge "an i32 size past 2^31 - 1" "huge/task.json" "shapes.check[7].N: 3000000000" \
+    "past the largest i32"
+
+make_task crashing crashing
+cat >"$work/tasks/L1/crashing/reference.c" <<'C'
+void reference(double **out, const double **in, const long long *s);
+void reference(double **out, const double **in, const long long *s)
+{
+    if (s[0] == 7)
+        *(volatile int *)0 = 1;
+    for (long long i = 0; i < s[0]; i++)
+        out[0][i] = in[0][i] + in[1][i];
+}
+C
+# The signal names the crash; under AddressSanitizer, which reports a SIGSEGV itself and exits 1,
+# the exit status does.
+crash_words="Segmentation fault"
+if ldd "$temper" 2>/dev/null | grep -q libasan; then crash_words="exited with status 1"; fi
+expect_task_error crashing "a reference that crashes" "task error" "task crashing" "shape N=7" "$crash_words"
+
+# Nothing was recorded for any of these candidates, and nothing was built outside the cache.
+if command -v sqlite3 >/dev/null && [ -f "$TEMPER_HOME/temper.db" ]; then
+    n=$(sqlite3 "$TEMPER_HOME/temper.db" "select count(*) from evaluations")
+    if [ "$n" = 0 ]; then echo "ok   the store holds no evaluation"; else
+        echo "FAIL the store holds $n evaluations, expected none"; failures=$((failures + 1)); fi
+else
+    echo "ok   no store was written"
+fi
+if [ -e "$work/evil" ] || [ -e "$work/cache/evil" ] || ls "$work"/cache/ref/*evil* >/dev/null 2>&1; then
+    echo "FAIL something was built for the task named ../../evil"; failures=$((failures + 1))
+else
+    echo "ok   nothing was built for the task named ../../evil"
+fi
+
+if [ "$failures" = 0 ]; then
+    rm -rf "$work"
+    echo "all passed"
+else
+    echo "$failures failures (files in $work)"
+fi
+[ "$failures" = 0 ]
