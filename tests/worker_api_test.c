@@ -10,6 +10,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -94,6 +96,54 @@ static void test_frames(void)
     json_decref(msg);
 }
 
+/* ---- compile mode ---- */
+
+/* Runs temper-worker compile on the frame (or raw bytes) given; returns its exit status and
+ * fills log with what it wrote. */
+static int run_compile(const char *bytes, size_t n, char *log, size_t log_size)
+{
+    char exe[4096], msg[512];
+    if (temper_worker_path(exe, sizeof(exe), msg, sizeof(msg))) {
+        snprintf(log, log_size, "%s", msg);
+        return -1;
+    }
+    int req_fd = memfd_create("test-request", 0), log_fd = memfd_create("test-log", 0);
+    if (write(req_fd, bytes, n) != (ssize_t)n || lseek(req_fd, 0, SEEK_SET))
+        return -1;
+    char *argv[] = {exe, "compile", NULL};
+    int fds[2] = {req_fd, log_fd};
+    pid_t pid;
+    if (worker_spawn_exe(exe, argv, fds, 2, &pid, msg, sizeof(msg)))
+        return -1;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ssize_t got = pread(log_fd, log, log_size - 1, 0);
+    log[got > 0 ? got : 0] = 0;
+    close(req_fd);
+    close(log_fd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_compile_mode(void)
+{
+    /* PoCL has no offline compiler (NVRTC is CUDA's, which cannot run here): the compile process
+     * must say so and exit 2, "could not try", so the worker compiles instead. */
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "backend", "opencl", "name", "x", "arch", "", "compiler",
+                            "", "options", "", "mem_limit_bytes", (json_int_t)(1 << 30));
+    json_object_set_new(req, "source", json_stringn_nocheck("// caf\xe9\n", 9));
+    char *frame;
+    size_t len;
+    char log[4096];
+    CHECK(!worker_encode(req, &frame, &len), "a compile request encodes");
+    int status = run_compile(frame, len, log, sizeof(log));
+    CHECK(status == 2 && strstr(log, "no offline compiler for backend opencl"),
+          "compile mode without an offline compiler: exit %d, log '%s'", status, log);
+    free(frame);
+    json_decref(req);
+    status = run_compile("\3\0\0\0{}x", 8, log, sizeof(log));
+    CHECK(status == 2 && strstr(log, "malformed"), "a malformed compile request: exit %d, log '%s'", status, log);
+}
+
 /* ---- a device ---- */
 
 struct canceller {
@@ -132,6 +182,7 @@ int main(int argc, char **argv)
         return 2;
     }
     test_frames();
+    test_compile_mode();
 
     struct temper_limits limits;
     temper_limits_default(&limits);

@@ -594,8 +594,11 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
         }
         w->out_done += (size_t)r;
     }
-    int eof = dead ? 1 : read_available(w);
+    /* A worker that stopped reading may still have replied (an error about the request). */
+    int eof = read_available(w);
     size_t want = worker_frame_size(w->in, w->in_len);
+    if (dead && !eof && !(want && w->in_len >= want))
+        eof = 1;
     if (eof >= 0 && want && w->in_len >= want) {
         json_t *m = NULL;
         if (w->in_len > want || worker_decode_reply(w->in, want, &m)) {

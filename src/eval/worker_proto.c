@@ -276,6 +276,8 @@ int worker_decode_reply(const void *data, size_t len, json_t **reply)
 
 json_t *worker_sandbox_json(const struct worker_shared *s)
 {
+    if (!s)
+        return json_null();
     const struct temper_sandbox_status *st = &s->sandbox;
     return json_pack("{s:b, s:b, s:b, s:b, s:b, s:i, s:s}", "no_new_privs", st->no_new_privs, "rlimits", st->rlimits,
                      "seccomp", st->seccomp, "exec_blocked", st->exec_blocked, "landlock", st->landlock != 0,
