@@ -117,7 +117,12 @@ static int serve(int argc, char **argv)
     for (int i = 5; i < argc && nr < 39; i++)
         reads[nr++] = argv[i];
     reads[nr] = NULL;
-    const char *writes[] = {scratch, cache, pocl, NULL};
+    /* The CUDA driver's JIT cache, where it exists (the driver runs without it otherwise). */
+    char nv[4096];
+    const char *nv_env = getenv("CUDA_CACHE_PATH"), *home = getenv("HOME");
+    snprintf(nv, sizeof(nv), "%s%s", nv_env && *nv_env ? nv_env : home && *home ? home : "/nonexistent",
+             nv_env && *nv_env ? "" : "/.nv");
+    const char *writes[] = {scratch, cache, pocl, nv, NULL};
     struct temper_sandbox_config cfg = {reads, writes, 0, FILE_SIZE_MAX, OPEN_FILES_MAX};
     /* PoCL links each kernel with the system linker and the worker builds task references with
      * the C compiler: the process keeps exec where the runtime needs it. */

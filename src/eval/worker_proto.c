@@ -255,7 +255,11 @@ static int decode_frame(const void *data, size_t len, int raw, json_t **out)
             free(clean);
         }
         free(bytes);
-        if (!s || json_object_get(msg, name) || json_object_set_new(msg, name, s) || json_object_del(msg, key)) {
+        if (s && json_object_get(msg, name)) {
+            json_decref(s); /* the same key both plain and in base64 */
+            s = NULL;
+        }
+        if (!s || json_object_set_new(msg, name, s) || json_object_del(msg, key)) {
             json_decref(msg);
             return -1;
         }
