@@ -14,7 +14,7 @@ prepare)
     cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build build-gpu -j"$(nproc)" >/dev/null
     mkdir -p .gpu
-    cp build-gpu/temper build-gpu/tests/cases_test build-gpu/tests/baselines_test build-gpu/tests/cuda_smoke \
+    cp build-gpu/temper build-gpu/temper-worker build-gpu/tests/cases_test build-gpu/tests/baselines_test build-gpu/tests/cuda_smoke \
         build-gpu/tests/cublas_smoke .gpu/
     grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
     ls -la .gpu
