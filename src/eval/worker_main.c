@@ -64,6 +64,30 @@ static void toolkit_dir(char *out, size_t size)
     snprintf(out, size, "%s", up);
 }
 
+/* Folders the runtimes load from that may lie outside the system's: CUDA_HOME, CUDA_PATH and
+ * LD_LIBRARY_PATH (a CUDA toolkit or a driver in a home folder or an environment). Appends them
+ * to reads (up to max entries, NULL-terminated), copying into store. */
+static void runtime_dirs(const char **reads, int *nr, int max, char *store, size_t store_size)
+{
+    const char *vars[] = {"CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"};
+    size_t used = 0;
+    for (int v = 0; v < 3; v++) {
+        const char *p = getenv(vars[v]);
+        while (p && *p && *nr < max - 1) {
+            const char *colon = strchr(p, ':');
+            size_t len = colon ? (size_t)(colon - p) : strlen(p);
+            if (len && used + len + 1 <= store_size) {
+                memcpy(store + used, p, len);
+                store[used + len] = 0;
+                reads[(*nr)++] = store + used;
+                used += len + 1;
+            }
+            p = colon ? colon + 1 : p + len;
+        }
+    }
+    reads[*nr] = NULL;
+}
+
 /* Ends the worker when the parent's end of the socket closes, even in the middle of a job (a
  * parent that dies would otherwise leave a worker holding the device). A thread watching the
  * socket, not PR_SET_PDEATHSIG, which fires when the thread that started the worker ends. */
@@ -108,15 +132,16 @@ static int serve(int argc, char **argv)
     toolkit_dir(toolkit, sizeof(toolkit));
     temper_mkdirs(cache);
     temper_mkdirs(pocl);
-    const char *reads[40];
+    const char *reads[64];
+    char store[8192];
     int nr = 0;
     reads[nr++] = toolkit;
 #ifdef TEMPER_SOURCE_TASKS_DIR
     reads[nr++] = TEMPER_SOURCE_TASKS_DIR;
 #endif
-    for (int i = 5; i < argc && nr < 39; i++)
+    for (int i = 5; i < argc && nr < 40; i++)
         reads[nr++] = argv[i];
-    reads[nr] = NULL;
+    runtime_dirs(reads, &nr, 64, store, sizeof(store));
     /* The CUDA driver's JIT cache, where it exists (the driver runs without it otherwise). */
     char nv[4096];
     const char *nv_env = getenv("CUDA_CACHE_PATH"), *home = getenv("HOME");
@@ -139,7 +164,10 @@ static int compile(void)
     temper_cache_dir(cache, sizeof(cache));
     temper_mkdirs(cache);
     toolkit_dir(toolkit, sizeof(toolkit));
-    const char *reads[] = {toolkit, NULL};
+    const char *reads[32] = {toolkit};
+    char store[8192];
+    int nr = 1;
+    runtime_dirs(reads, &nr, 32, store, sizeof(store));
     const char *writes[] = {cache, NULL};
     /* NVRTC compiles in this process: no program is ever run. */
     struct temper_sandbox_config cfg = {reads, writes, 0, FILE_SIZE_MAX, OPEN_FILES_MAX};
