@@ -18,6 +18,7 @@ struct temper_sandbox_config {
     const char *const *write_dirs; /* folders writable (the scratch folder, the cache) */
     int allow_exec;                /* 1: the process may still run the system's programs (PoCL runs
                                     * the linker, task references are built with the C compiler) */
+    const char *why_exec;          /* with allow_exec: why, for the status's reason; NULL: none given */
     uint64_t file_size_bytes;      /* largest file it may write (RLIMIT_FSIZE); 0: no limit */
     uint64_t open_files;           /* descriptors it may hold (RLIMIT_NOFILE); 0: no limit */
 };

@@ -148,10 +148,11 @@ static int serve(int argc, char **argv)
     snprintf(nv, sizeof(nv), "%s%s", nv_env && *nv_env ? nv_env : home && *home ? home : "/nonexistent",
              nv_env && *nv_env ? "" : "/.nv");
     const char *writes[] = {scratch, cache, pocl, nv, NULL};
-    struct temper_sandbox_config cfg = {reads, writes, 0, FILE_SIZE_MAX, OPEN_FILES_MAX};
     /* PoCL links each kernel with the system linker and the worker builds task references with
-     * the C compiler: the process keeps exec where the runtime needs it. */
-    cfg.allow_exec = 1;
+     * the C compiler: the process keeps exec, of the system's programs only where Landlock holds. */
+    struct temper_sandbox_config cfg = {reads, writes, 1,
+                                        "for the system's programs: PoCL runs the linker, task references build with cc",
+                                        FILE_SIZE_MAX, OPEN_FILES_MAX};
     temper_sandbox_apply(&cfg, &shared->sandbox);
     temper_worker_main(3, 3, argv[2], shared);
     return 0;
@@ -170,7 +171,7 @@ static int compile(void)
     runtime_dirs(reads, &nr, 32, store, sizeof(store));
     const char *writes[] = {cache, NULL};
     /* NVRTC compiles in this process: no program is ever run. */
-    struct temper_sandbox_config cfg = {reads, writes, 0, FILE_SIZE_MAX, OPEN_FILES_MAX};
+    struct temper_sandbox_config cfg = {reads, writes, 0, NULL, FILE_SIZE_MAX, OPEN_FILES_MAX};
     temper_sandbox_apply(&cfg, &sst);
     struct temper_buf in;
     temper_buf_init(&in, COMPILE_REQUEST_MAX);

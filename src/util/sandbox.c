@@ -266,8 +266,12 @@ int temper_sandbox_apply(const struct temper_sandbox_config *cfg, struct temper_
     }
     st->seccomp = 1;
     st->exec_blocked = !cfg->allow_exec;
-    if (cfg->allow_exec)
-        add_reason(st, "exec stays allowed: this backend's compiler runs the system linker");
+    if (cfg->allow_exec) {
+        char text[200];
+        snprintf(text, sizeof(text), "exec stays allowed%s%s%s", cfg->why_exec ? " (" : "",
+                 cfg->why_exec ? cfg->why_exec : "", cfg->why_exec ? ")" : "");
+        add_reason(st, text);
+    }
 #else
     add_reason(st, "no seccomp filter for this processor architecture");
     return TEMPER_EUNSUPPORTED;
