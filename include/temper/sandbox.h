@@ -21,6 +21,8 @@ struct temper_sandbox_config {
     const char *why_exec;          /* with allow_exec: why, for the status's reason; NULL: none given */
     uint64_t file_size_bytes;      /* largest file it may write (RLIMIT_FSIZE); 0: no limit */
     uint64_t open_files;           /* descriptors it may hold (RLIMIT_NOFILE); 0: no limit */
+    int allow_network;             /* 1: network sockets stay allowed (a profiler's injected library
+                                    * may talk to its front end over TCP); 0 normally */
 };
 
 /* What holds after temper_sandbox_apply. */
@@ -29,6 +31,7 @@ struct temper_sandbox_status {
     int rlimits;       /* 1: core 0, file size, open files and processes are limited */
     int seccomp;       /* 1: the seccomp filter is installed */
     int exec_blocked;  /* 1: the filter refuses execve */
+    int network_blocked; /* 1: the filter refuses network sockets */
     int landlock;      /* the Landlock ABI version enforced, 0 if none */
     char reason[256];  /* what does not hold and why; "" when everything does */
 };

@@ -67,8 +67,8 @@ json_t *worker_recv(int fd);
 int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, pid_t *pid, char *msg,
                      size_t msg_size);
 
-/* The sandbox a worker runs in, as JSON: {"no_new_privs", "seccomp", "landlock", "rlimits",
- * "reason"}. Caller decrefs. */
+/* The sandbox a worker runs in, as JSON: {"no_new_privs", "rlimits", "seccomp",
+ * "network_blocked", "exec_blocked", "landlock", "landlock_abi", "reason"}. Caller decrefs. */
 json_t *worker_sandbox_json(const struct worker_shared *s);
 
 /* ---- inside the worker ---- */

@@ -152,7 +152,10 @@ static int serve(int argc, char **argv)
      * the C compiler: the process keeps exec, of the system's programs only where Landlock holds. */
     struct temper_sandbox_config cfg = {reads, writes, 1,
                                         "for the system's programs: PoCL runs the linker, task references build with cc",
-                                        FILE_SIZE_MAX, OPEN_FILES_MAX};
+                                        FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
+    /* Profilers (Nsight Compute) whose injected library talks to its front end over TCP. */
+    const char *net = getenv("TEMPER_SANDBOX_NETWORK");
+    cfg.allow_network = net && !strcmp(net, "1");
     temper_sandbox_apply(&cfg, &shared->sandbox);
     temper_worker_main(3, 3, argv[2], shared);
     return 0;
@@ -171,7 +174,7 @@ static int compile(void)
     runtime_dirs(reads, &nr, 32, store, sizeof(store));
     const char *writes[] = {cache, NULL};
     /* NVRTC compiles in this process: no program is ever run. */
-    struct temper_sandbox_config cfg = {reads, writes, 0, NULL, FILE_SIZE_MAX, OPEN_FILES_MAX};
+    struct temper_sandbox_config cfg = {reads, writes, 0, NULL, FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
     temper_sandbox_apply(&cfg, &sst);
     struct temper_buf in;
     temper_buf_init(&in, COMPILE_REQUEST_MAX);

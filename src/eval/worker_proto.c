@@ -283,9 +283,10 @@ json_t *worker_sandbox_json(const struct worker_shared *s)
     if (!s)
         return json_null();
     const struct temper_sandbox_status *st = &s->sandbox;
-    return json_pack("{s:b, s:b, s:b, s:b, s:b, s:i, s:s}", "no_new_privs", st->no_new_privs, "rlimits", st->rlimits,
-                     "seccomp", st->seccomp, "exec_blocked", st->exec_blocked, "landlock", st->landlock != 0,
-                     "landlock_abi", st->landlock, "reason", st->reason);
+    return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:i, s:s}", "no_new_privs", st->no_new_privs, "rlimits",
+                     st->rlimits, "seccomp", st->seccomp, "network_blocked", st->network_blocked, "exec_blocked",
+                     st->exec_blocked, "landlock", st->landlock != 0, "landlock_abi", st->landlock, "reason",
+                     st->reason);
 }
 
 int worker_send(int fd, json_t *msg)

@@ -51,7 +51,7 @@ static void add_reason(struct temper_sandbox_status *st, const char *text)
 #define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 #define DENY(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
 
-static int install_seccomp(int allow_exec)
+static int install_seccomp(int allow_exec, int allow_network)
 {
     /* Instructions are appended in order; jumps are relative, so each test is written as "if nr
      * is not this, skip the next k instructions". */
@@ -68,16 +68,18 @@ static int install_seccomp(int allow_exec)
     PUT(DENY(EPERM));
 #endif
     /* Sockets: only local (AF_UNIX) ones; no network of any kind. */
-    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
-    PUT(LOAD_ARG0);
-    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
-    PUT(ALLOW);
-    PUT(DENY(EACCES));
-    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 4));
-    PUT(LOAD_ARG0);
-    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
-    PUT(ALLOW);
-    PUT(DENY(EACCES));
+    if (!allow_network) {
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
+        PUT(LOAD_ARG0);
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
+        PUT(ALLOW);
+        PUT(DENY(EACCES));
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 4));
+        PUT(LOAD_ARG0);
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
+        PUT(ALLOW);
+        PUT(DENY(EACCES));
+    }
     /* io_uring can open sockets and files past these checks; tracing other processes is never
      * needed. */
     PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1));
@@ -260,12 +262,15 @@ int temper_sandbox_apply(const struct temper_sandbox_config *cfg, struct temper_
     add_reason(st, "built without Landlock headers");
 #endif
 #ifdef SANDBOX_AUDIT_ARCH
-    if (install_seccomp(cfg->allow_exec)) {
+    if (install_seccomp(cfg->allow_exec, cfg->allow_network)) {
         add_reason(st, "the seccomp filter was refused by the kernel");
         return TEMPER_EUNSUPPORTED;
     }
     st->seccomp = 1;
     st->exec_blocked = !cfg->allow_exec;
+    st->network_blocked = !cfg->allow_network;
+    if (cfg->allow_network)
+        add_reason(st, "network sockets stay allowed (TEMPER_SANDBOX_NETWORK=1, for a profiler)");
     if (cfg->allow_exec) {
         char text[200];
         snprintf(text, sizeof(text), "exec stays allowed%s%s%s", cfg->why_exec ? " (" : "",

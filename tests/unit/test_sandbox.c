@@ -79,7 +79,7 @@ static int can_socket(int domain)
 }
 
 /* Runs the probes in a child under cfg; root holds scratch/ and secret.txt. */
-static void probe(const char *root, int allow_exec, struct outcome *o)
+static void probe(const char *root, int allow_exec, int allow_network, struct outcome *o)
 {
     int fds[2];
     assert_int_equal(pipe(fds), 0);
@@ -94,7 +94,8 @@ static void probe(const char *root, int allow_exec, struct outcome *o)
         snprintf(outside, sizeof(outside), "%s/outside.txt", root);
         snprintf(secret, sizeof(secret), "%s/secret.txt", root);
         const char *writes[] = {scratch, NULL};
-        struct temper_sandbox_config cfg = {NULL, writes, allow_exec, allow_exec ? "for a test" : NULL, 1 << 20, 256};
+        struct temper_sandbox_config cfg = {NULL,    writes, allow_exec, allow_exec ? "for a test" : NULL,
+                                            1 << 20, 256,    allow_network};
         r.applied = temper_sandbox_apply(&cfg, &r.st) == 0;
         r.inet_socket = can_socket(AF_INET);
         r.inet6_socket = can_socket(AF_INET6);
@@ -176,9 +177,9 @@ static void test_no_exec(void **state)
     char root[64];
     make_root(root, sizeof(root));
     struct outcome o;
-    probe(root, 0, &o);
+    probe(root, 0, 0, &o);
     assert_true(o.applied);
-    assert_true(o.st.no_new_privs && o.st.seccomp && o.st.rlimits && o.st.exec_blocked);
+    assert_true(o.st.no_new_privs && o.st.seccomp && o.st.rlimits && o.st.exec_blocked && o.st.network_blocked);
     assert_false(o.inet_socket);
     assert_false(o.inet6_socket);
     assert_true(o.unix_socket);
@@ -208,7 +209,7 @@ static void test_exec_allowed(void **state)
     char root[64];
     make_root(root, sizeof(root));
     struct outcome o;
-    probe(root, 1, &o);
+    probe(root, 1, 0, &o);
     assert_true(o.applied);
     assert_true(o.st.seccomp && !o.st.exec_blocked);
     assert_non_null(strstr(o.st.reason, "exec stays allowed (for a test)"));
@@ -225,11 +226,30 @@ static void test_exec_allowed(void **state)
     nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A profiler's run keeps network sockets, and the status says so; the rest still holds. */
+static void test_network_allowed(void **state)
+{
+    (void)state;
+    char root[64];
+    make_root(root, sizeof(root));
+    struct outcome o;
+    probe(root, 0, 1, &o);
+    assert_true(o.applied);
+    assert_false(o.st.network_blocked);
+    assert_non_null(strstr(o.st.reason, "network sockets stay allowed"));
+    assert_true(o.inet_socket);
+    assert_false(o.exec);
+    if (temper_landlock_abi())
+        assert_false(o.read_outside);
+    nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_exec),
         cmocka_unit_test(test_exec_allowed),
+        cmocka_unit_test(test_network_allowed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
