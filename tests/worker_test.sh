@@ -2,7 +2,8 @@
 # worker_test.sh: the worker process as the command line meets it on PoCL: a candidate whose
 # source holds a byte that is not UTF-8 (a Latin-1 comment) reaches the worker intact and is
 # judged correct alone, in a batch of several and in a short tune; `temper devices --json`
-# says what confines the worker; a missing worker executable is a clear error.
+# says what confines the worker; a missing worker executable is a clear error; an installed tree
+# moved elsewhere finds its worker.
 # usage: worker_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -65,6 +66,16 @@ TEMPER_WORKER=$work/no-such-worker "$temper" eval --no-timing "$latin" >"$work/m
 status=$?
 [ $status -ne 0 ] && grep -q "no-such-worker" "$work/missing.err" && ok "a missing worker is named (exit $status)" ||
     { fail "missing worker: exit $status"; cat "$work/missing.err"; }
+
+# 6. An installed tree (PREFIX/bin/temper, PREFIX/libexec/temper/temper-worker) moved elsewhere
+#    finds its worker.
+mkdir -p "$work/prefix/bin" "$work/prefix/libexec/temper"
+cp "$temper" "$work/prefix/bin/temper"
+cp "$(dirname "$temper")/temper-worker" "$work/prefix/libexec/temper/temper-worker"
+env -u TEMPER_WORKER "$work/prefix/bin/temper" devices >"$work/moved.out" 2>&1
+status=$?
+[ $status -eq 0 ] && grep -q "opencl:0" "$work/moved.out" && ok "a moved install finds its worker in libexec" ||
+    { fail "moved install: exit $status"; cat "$work/moved.out"; }
 
 rm -rf "$work"
 [ $failures -eq 0 ] && echo "all worker tests passed" || echo "$failures worker test(s) failed"

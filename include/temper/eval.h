@@ -61,7 +61,8 @@ void temper_limits_default(struct temper_limits *l);
 struct temper_worker; /* opaque: a worker process (temper-worker), its socket and watched page */
 
 /* Finds the worker executable: $TEMPER_WORKER, else temper-worker beside the running program
- * (/proc/self/exe), else the installed one (libexec/temper/temper-worker under the prefix). */
+ * (/proc/self/exe), else in ../libexec/temper from it (an install moved as a whole), else where
+ * the build installs it (libexec/temper/temper-worker under CMAKE_INSTALL_PREFIX). */
 int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size);
 
 /* Makes a worker handle that will start temper-worker (posix_spawn, never fork alone) to open

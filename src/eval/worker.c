@@ -94,6 +94,10 @@ int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size)
             *slash = 0;
             if (snprintf(out, out_size, "%s/temper-worker", self) < (int)out_size && !access(out, X_OK))
                 return 0;
+            /* An installed tree moved as a whole: PREFIX/bin/temper beside PREFIX/libexec. */
+            if (snprintf(out, out_size, "%s/../libexec/temper/temper-worker", self) < (int)out_size &&
+                !access(out, X_OK))
+                return 0;
         }
     }
 #ifdef TEMPER_WORKER_INSTALL_PATH
@@ -107,7 +111,7 @@ int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size)
 #endif
     return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
                        "cannot find the worker executable temper-worker: TEMPER_WORKER is not set, and it is not "
-                       "beside the running program%s",
+                       "beside the running program, nor in ../libexec/temper from it%s",
                        WORKER_INSTALLED_AT);
 }
 
