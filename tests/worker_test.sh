@@ -3,7 +3,7 @@
 # source holds a byte that is not UTF-8 (a Latin-1 comment) reaches the worker intact and is
 # judged correct alone, in a batch of several and in a short tune; `temper devices --json`
 # says what confines the worker; a missing worker executable is a clear error; an installed tree
-# moved elsewhere finds its worker.
+# moved elsewhere finds its worker; scratch folders do not pile up.
 # usage: worker_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -76,6 +76,17 @@ env -u TEMPER_WORKER "$work/prefix/bin/temper" devices >"$work/moved.out" 2>&1
 status=$?
 [ $status -eq 0 ] && grep -q "opencl:0" "$work/moved.out" && ok "a moved install finds its worker in libexec" ||
     { fail "moved install: exit $status"; cat "$work/moved.out"; }
+
+# 7. Scratch folders: a worker's is removed when it ends; one left by a parent that was killed
+#    (its process gone) is removed by the next worker's start; a running process's is kept.
+mkdir -p "$work/tmp"
+dead=$(sh -c 'echo $$')
+mkdir -p "$work/tmp/temper-worker-$dead-stale" "$work/tmp/temper-worker-$$-live"
+touch "$work/tmp/temper-worker-$dead-stale/left"
+TMPDIR=$work/tmp "$temper" devices >/dev/null 2>&1
+left=$(ls "$work/tmp")
+[ "$left" = "temper-worker-$$-live" ] && ok "stale scratch removed, live kept, own removed" ||
+    fail "scratch folders left: $left"
 
 rm -rf "$work"
 [ $failures -eq 0 ] && echo "all worker tests passed" || echo "$failures worker test(s) failed"

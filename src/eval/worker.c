@@ -5,6 +5,7 @@
  * saying what happened; the next request starts a fresh worker. Everything here is non-blocking
  * underneath (send, service, a descriptor and a deadline for an event loop); temper_worker_call
  * is the blocking form built on them. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -220,6 +221,31 @@ static int add_readable(struct temper_worker *w, const char *path)
     return 1;
 }
 
+/* Removes scratch folders of workers whose parent died without cleaning up (killed): named
+ * temper-worker-PID-*, owned by this user, PID no longer running. */
+static void remove_stale_scratch(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        if (strncmp(e->d_name, "temper-worker-", 14))
+            continue;
+        long pid = strtol(e->d_name + 14, &end, 10);
+        if (end == e->d_name + 14 || *end != '-' || pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) < (int)sizeof(path) && !lstat(path, &st) &&
+            S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+            nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(d);
+}
+
 static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
 {
     char exe[PATH_MAX];
@@ -231,7 +257,9 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
         return temper_fail(msg, n, TEMPER_EIO, "socketpair: %s", strerror(errno));
     memset(w->shared, 0, sizeof(*w->shared));
     const char *tmp = getenv("TMPDIR");
-    snprintf(w->scratch, sizeof(w->scratch), "%s/temper-worker-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    remove_stale_scratch(tmp);
+    snprintf(w->scratch, sizeof(w->scratch), "%s/temper-worker-%d-XXXXXX", tmp, (int)getpid());
     if (!mkdtemp(w->scratch)) {
         err = temper_fail(msg, n, TEMPER_EIO, "%s: %s", w->scratch, strerror(errno));
         w->scratch[0] = 0;
