@@ -15,7 +15,7 @@ prepare)
     cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release >/dev/null
     cmake --build build-gpu -j"$(nproc)" >/dev/null
     mkdir -p .gpu
-    cp build-gpu/temper build-gpu/tests/cases_test build-gpu/tests/baselines_test build-gpu/tests/cuda_smoke \
+    cp build-gpu/temper build-gpu/temper-worker build-gpu/tests/cases_test build-gpu/tests/baselines_test build-gpu/tests/cuda_smoke \
         build-gpu/tests/cublas_smoke .gpu/
     [ ! -f build-gpu/temper-worker ] || cp build-gpu/temper-worker .gpu/
     # BASE_BUILD=DIR: the build of an earlier commit, timed against this one in the throughput

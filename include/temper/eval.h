@@ -60,19 +60,49 @@ struct temper_limits {
 
 void temper_limits_default(struct temper_limits *l);
 
-struct temper_worker; /* opaque: a worker process and its pipes */
+struct temper_worker; /* opaque: a worker process (temper-worker), its socket and watched page */
 
-/* Starts a worker process that will open device_spec (NULL: the default device) on its first
- * job. Caller stops it with temper_worker_stop. */
+/* Finds the worker executable: $TEMPER_WORKER, else temper-worker beside the running program
+ * (/proc/self/exe), else in ../libexec/temper from it (an install moved as a whole), else where
+ * the build installs it (libexec/temper/temper-worker under CMAKE_INSTALL_PREFIX). */
+int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size);
+
+/* Makes a worker handle that will start temper-worker (posix_spawn, never fork alone) to open
+ * device_spec (NULL: the default device) on its first job. No signal disposition of the caller
+ * changes. Caller stops it with temper_worker_stop, which ends the process. */
 int temper_worker_start(const char *device_spec, const struct temper_limits *limits, struct temper_worker **w,
                         char *msg, size_t msg_size);
 void temper_worker_stop(struct temper_worker *w);
-/* Sends one request and waits for its reply, watching the limits. If the worker crashes, hangs or
- * runs out of memory, *reply is a result object with verdict runtime_error or timeout and a
- * message saying what it was doing, and the next call starts a fresh worker. Caller decrefs. */
+/* Sends one request and waits for its reply, watching the limits (blocking form of
+ * temper_worker_send and temper_worker_service: it sleeps in poll until the reply or the next
+ * deadline). If the worker crashes, hangs or runs out of memory, *reply is a result object with
+ * verdict runtime_error, compile_error or timeout and a message saying what it was doing, and the
+ * next call starts a fresh worker. If the job was cancelled, *reply is {"cancelled": true,
+ * "message": ...} with no verdict: a caller must not store it. Caller decrefs *reply. */
 int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply, char *msg, size_t msg_size);
 
-/* The body of a worker process: serves requests on in_fd, replies on out_fd; never returns. */
+/* Non-blocking use, for an event loop. One job at a time per worker:
+ *   temper_worker_send(w, req)      starts the job (starts the worker if none runs);
+ *   watch temper_worker_fd(w) for temper_worker_events(w), at most temper_worker_timeout_ms(w);
+ *   temper_worker_service(w, &reply) on any wake-up: *reply stays NULL until the job is done,
+ *   then is what temper_worker_call would return. The descriptor changes when a worker is
+ *   replaced: read it again after each job. */
+int temper_worker_send(struct temper_worker *w, json_t *request, char *msg, size_t msg_size);
+int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, size_t msg_size);
+/* The socket to the worker process, -1 when none runs. */
+int temper_worker_fd(const struct temper_worker *w);
+/* The poll events to wait for: POLLIN, with POLLOUT while the request is still being written. */
+short temper_worker_events(const struct temper_worker *w);
+/* Milliseconds until a watchdog deadline (launch, build, job or memory sample) is due, -1 when no
+ * job is in flight. */
+int temper_worker_timeout_ms(const struct temper_worker *w);
+/* Cancels the job in flight: kills the worker process, so the waiting call (or the next
+ * temper_worker_service) returns {"cancelled": true}; the next job starts a fresh worker. Safe to
+ * call from another thread. Returns 1 if a job was cancelled, 0 if none was in flight. */
+int temper_worker_cancel(struct temper_worker *w);
+
+/* The body of a worker process: serves requests on in_fd, replies on out_fd (the same socket in
+ * temper-worker); never returns. shared is the page the parent watches. */
 void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *shared);
 
 /* ---- evaluation ---- */

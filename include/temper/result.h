@@ -118,14 +118,15 @@
     X(STR, language, none, "The source language its compiler takes: `cuda` or `opencl`.")                   \
     X(JSON, caps, none, "What the backend can do, a list of names: `offline_compile` (NVRTC, without a device), `in_process` (kernels run in the worker's address space), `expert` (vendor-library experts).") \
     X(STR, uuid, none, "The device's UUID where the driver tells it, else empty.")                           \
-    X(STR, pci_bus_id, none, "Its PCI bus id (`0000:1b:00.0`) where known, else empty.")
+    X(STR, pci_bus_id, none, "Its PCI bus id (`0000:1b:00.0`) where known, else empty.")                    \
+    X(JSON, sandbox, none, "What confines the worker that ran it: an object of `no_new_privs`, `rlimits`, `seccomp`, `network_blocked`, `exec_blocked`, `landlock` (booleans), `landlock_abi` and `reason` (what is not enforced, and why).")
 
 /* One evaluation. */
 #define TEMPER_RESULT_FIELDS(X)                                                                               \
     X(INT, schema_version, none, "The version of this format; this page describes version 1.")              \
     X(INT, store_id, none, "The evaluation's row id in the store; null when it was not stored.")              \
     X(STR, store_error, none, "Why it could not be stored (the store's file and cause); null when stored or not asked.") \
-    X(STR, verdict, none, "`correct`, `incorrect`, `compile_error`, `runtime_error`, `timeout` or `invalid`.") \
+    X(STR, verdict, none, "`correct`, `incorrect`, `compile_error`, `runtime_error`, `timeout` or `invalid`; null only when cancelled while it ran.") \
     X(STR, message, none, "One sentence for people: what passed, or what failed and where.")                  \
     X(STR, task, none, "The task's name; null when the candidate names none that exists.")                   \
     X(STR, task_hash, none, "xxHash of the task's content (task.json, reference, baselines): results are kept under it.") \

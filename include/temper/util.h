@@ -32,10 +32,12 @@ int temper_read_file(const char *path, size_t max_bytes, char **out, size_t *len
 int temper_write_file_atomic(const char *path, const void *data, size_t n, char *msg, size_t msg_size);
 /* mkdir -p. */
 int temper_mkdirs(const char *path);
-/* The folder temper keeps its store in ($TEMPER_HOME, else ~/.local/share/temper); static. */
-const char *temper_home_dir(void);
-/* The build cache folder ($XDG_CACHE_HOME/temper, else ~/.cache/temper); static. */
-const char *temper_cache_dir(void);
+/* Writes the folder temper keeps its store in ($TEMPER_HOME, else $XDG_DATA_HOME/temper, else
+ * ~/.local/share/temper) into out and returns out (4096 bytes are enough). */
+const char *temper_home_dir(char *out, size_t out_size);
+/* Writes the build cache folder ($TEMPER_CACHE, else $XDG_CACHE_HOME/temper, else
+ * ~/.cache/temper) into out and returns out. */
+const char *temper_cache_dir(char *out, size_t out_size);
 /* Copies the folder part of path (without the trailing slash) into out; "." if none. */
 void temper_dirname(const char *path, char *out, size_t out_size);
 

@@ -64,7 +64,8 @@ int cmd_calibrate(int argc, char **argv)
         if (json_object_get(ceil, "tensor_bf16_gflops"))
             printf("bf16 gemm  %.1f GFLOP/s (tensor cores, through cuBLAS)\n",
                    json_number_value(json_object_get(ceil, "tensor_bf16_gflops")));
-        printf("stored in  %s/temper.db\n", temper_home_dir());
+        char home[4096];
+        printf("stored in  %s/temper.db\n", temper_home_dir(home, sizeof(home)));
     }
     json_decref(info);
     json_decref(ceil);

@@ -82,6 +82,16 @@ int cmd_devices(int argc, char **argv)
         json_t *why;
         json_object_foreach(json_object_get(r, "unavailable"), kind, why)
             printf("%-10s none: %s\n", kind, json_string_value(why));
+        json_t *sb = json_object_get(r, "sandbox");
+        if (sb) {
+            int landlock = json_is_true(json_object_get(sb, "landlock"));
+            const char *reason = json_string_value(json_object_get(sb, "reason"));
+            printf("sandbox    workers: seccomp %s, Landlock %s, no_new_privs %s, limits %s%s%s\n",
+                   json_is_true(json_object_get(sb, "seccomp")) ? "on" : "off", landlock ? "on" : "off",
+                   json_is_true(json_object_get(sb, "no_new_privs")) ? "on" : "off",
+                   json_is_true(json_object_get(sb, "rlimits")) ? "on" : "off", reason && *reason ? "; " : "",
+                   reason ? reason : "");
+        }
     }
     int n = (int)json_array_size(list);
     json_decref(r);

@@ -81,6 +81,9 @@ int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, ch
     for (size_t t = 0; t < sizeof(tools) / sizeof(tools[0]); t++) {
         char *argv[MAX_TOOL_ARGS];
         int argc = 0;
+        /* The tool's library in the worker may talk to the tool over TCP: keep network sockets. */
+        argv[argc++] = "env";
+        argv[argc++] = "TEMPER_SANDBOX_NETWORK=1";
         argv[argc++] = "compute-sanitizer";
         argv[argc++] = "--tool";
         argv[argc++] = (char *)tools[t];
@@ -164,6 +167,8 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     temper_candidate_free(&cand);
     char *argv[MAX_TOOL_ARGS];
     int argc = 0;
+    argv[argc++] = "env"; /* as for compute-sanitizer: the tool may talk to its library over TCP */
+    argv[argc++] = "TEMPER_SANDBOX_NETWORK=1";
     argv[argc++] = "ncu";
     argv[argc++] = "--clock-control";
     argv[argc++] = "none";

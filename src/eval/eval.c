@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <errno.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 
 #include "temper/eval.h"
 #include "temper/result.h"
+#include "worker_impl.h"
 
 static json_t *simple_result(enum temper_verdict v, const char *message)
 {
@@ -116,7 +118,7 @@ struct job {
     char options[2048];                    /* compiler options */
     pid_t compile_pid;                     /* its compile process, 0 if none runs */
     double compile_start_s;                /* when that started */
-    char log_path[64];                     /* where the compile process writes its log */
+    int log_fd;                            /* the memfd its compile process writes its log into */
     int compiled;                          /* 1 when its build is in the cache (or not needed) */
 };
 
@@ -197,35 +199,6 @@ struct compile_target {
     uint64_t mem_limit_bytes;            /* address space of a compile process */
 };
 
-/* The body of a compile process: compiles, stores the binary in the build cache, writes the
- * compiler's log; exit status 0 built, 1 did not, 2 could not try. */
-static void compile_child(const struct compile_target *t, const char *source, size_t len, const char *options,
-                          const char *log_path)
-{
-    struct rlimit rl = {t->mem_limit_bytes, t->mem_limit_bytes};
-    setrlimit(RLIMIT_AS, &rl);
-    struct temper_buf log;
-    temper_buf_init(&log, 64u << 10);
-    temper_buf_append(&log, "", 0);
-    void *bin = NULL;
-    size_t size = 0;
-    char msg[1024];
-    int err = temper_device_compile_offline(t->ops, &t->info, source, options, &log, &bin, &size, msg, sizeof(msg));
-    FILE *f = fopen(log_path, "w");
-    if (f) {
-        if (err)
-            fprintf(f, "%s\n", msg);
-        fputs(log.data ? log.data : "", f);
-        fclose(f);
-    }
-    if (!err) {
-        uint64_t key = temper_build_key(source, len, options, t->info.compiler_version,
-                                        t->info.arch[0] ? t->info.arch : t->info.name);
-        err = temper_build_cache_put(key, bin, size) ? 2 : 0;
-    }
-    _exit(err == TEMPER_ECOMPILE ? 1 : err ? 2 : 0);
-}
-
 static void compile_start(struct job *j, const struct compile_target *t)
 {
     uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, j->options, t->info.compiler_version,
@@ -234,20 +207,54 @@ static void compile_start(struct job *j, const struct compile_target *t)
         j->compiled = 1;
         return;
     }
-    snprintf(j->log_path, sizeof(j->log_path), "/tmp/temper-compile-XXXXXX");
-    int fd = mkstemp(j->log_path);
-    if (fd >= 0)
-        close(fd);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0)
-        compile_child(t, j->cand.source, j->cand.source_len, j->options, j->log_path);
-    if (pid < 0) {
-        j->compiled = 1; /* the worker will compile it itself */
+    /* A compile process is the worker executable in compile mode: it reads its request from a
+     * memfd (descriptor 0) and writes its log into another (descriptor 1). Anything that goes
+     * wrong here leaves the job to the worker, which compiles it itself. */
+    j->compiled = 1;
+    char exe[4096], msg[256];
+    if (temper_worker_path(exe, sizeof(exe), msg, sizeof(msg)))
         return;
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "backend", t->ops->name, "name", t->info.name, "arch",
+                            t->info.arch, "compiler", t->info.compiler_version, "options", j->options,
+                            "mem_limit_bytes", (json_int_t)t->mem_limit_bytes);
+    char *frame = NULL;
+    size_t len = 0;
+    int req_fd = memfd_create("temper-compile-request", MFD_CLOEXEC);
+    int log_fd = memfd_create("temper-compile-log", MFD_CLOEXEC);
+    int ok = req && req_fd >= 0 && log_fd >= 0 &&
+             !json_object_set_new(req, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len)) &&
+             !worker_encode(req, &frame, &len) && write(req_fd, frame, len) == (ssize_t)len &&
+             lseek(req_fd, 0, SEEK_SET) == 0;
+    json_decref(req);
+    free(frame);
+    pid_t pid = 0;
+    char *argv[] = {exe, "compile", NULL};
+    int fds[2] = {req_fd, log_fd};
+    if (ok && !worker_spawn_exe(exe, argv, fds, 2, &pid, msg, sizeof(msg))) {
+        j->compile_pid = pid;
+        j->log_fd = log_fd;
+        j->compiled = 0;
+        j->compile_start_s = temper_now_s();
+        log_fd = -1;
     }
-    j->compile_pid = pid;
-    j->compile_start_s = temper_now_s();
+    if (req_fd >= 0)
+        close(req_fd);
+    if (log_fd >= 0)
+        close(log_fd);
+}
+
+/* The log a compile process wrote, up to 64 KiB; caller frees. */
+static char *compile_log(int fd)
+{
+    size_t cap = 64u << 10, n = 0;
+    char *log = malloc(cap + 1);
+    if (!log)
+        return NULL;
+    ssize_t r;
+    while (n < cap && ((r = pread(fd, log + n, cap - n, (off_t)n)) > 0 || (r < 0 && errno == EINTR)))
+        n += r > 0 ? (size_t)r : 0;
+    log[n] = 0;
+    return log;
 }
 
 /* Collects a finished (or overdue) compile process; returns 1 if the job is now compiled or has
@@ -273,9 +280,9 @@ static int compile_reap(struct job *j, const struct compile_target *t, int block
     }
     j->compile_pid = 0;
     j->compiled = 1;
-    char *log = NULL;
-    temper_read_file(j->log_path, 64u << 10, &log, NULL, NULL, 0);
-    unlink(j->log_path);
+    char *log = compile_log(j->log_fd);
+    close(j->log_fd);
+    j->log_fd = -1;
     const char *why = NULL;
     char text[256];
     if (status == -1) {
@@ -434,12 +441,16 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
             continue;
         }
         const struct temper_eval_request *req = j->req;
-        json_t *job = json_pack("{s:s, s:s, s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O, s:b, s:b}", "op", "eval",
-                                "task_dir", j->task_dir, "path", req->path, "source", j->cand.source, "knobs", j->knobs,
+        json_t *job = json_pack("{s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O, s:b, s:b}", "op", "eval",
+                                "task_dir", j->task_dir, "knobs", j->knobs,
                                 "seed", (json_int_t)(req->seed & 0x7fffffffffffffffull), "secret_seed",
                                 (json_int_t)secret, "no_timing", req->no_timing, "time_budget_s", req->time_budget_s,
                                 "calibration", calibration ? calibration : json_null(), "checks_only",
                                 req->checks_only, "profile_run", req->profile_run);
+        /* The path and the source go byte for byte: they need not be UTF-8 (the frame carries
+         * such strings in base64). */
+        json_object_set_new(job, "path", json_stringn_nocheck(req->path, strlen(req->path)));
+        json_object_set_new(job, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len));
         if (req->extra_flags && *req->extra_flags)
             json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
         if (req->reuse_same_code)
@@ -471,7 +482,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
         if (js[i].compile_pid) {
             kill(js[i].compile_pid, SIGKILL);
             waitpid(js[i].compile_pid, NULL, 0);
-            unlink(js[i].log_path);
+            close(js[i].log_fd);
         }
         if (js[i].have_cand)
             temper_candidate_free(&js[i].cand);

@@ -403,8 +403,11 @@ int temper_result_validate(json_t *obj, char *msg, size_t msg_size)
     if (!json_is_integer(version) || json_integer_value(version) != TEMPER_RESULT_SCHEMA_VERSION)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "result schema_version: %d was expected",
                            TEMPER_RESULT_SCHEMA_VERSION);
-    if (!json_is_string(json_object_get(obj, "verdict")) || !json_is_string(json_object_get(obj, "message")))
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "result: verdict and message are never null");
+    /* A job cancelled while it ran has no verdict; every other result has one, and a message. */
+    int cancelled = json_is_true(json_object_get(obj, "cancelled"));
+    if ((!cancelled && !json_is_string(json_object_get(obj, "verdict"))) ||
+        !json_is_string(json_object_get(obj, "message")))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "result: verdict (unless cancelled) and message are never null");
     return 0;
 }
 

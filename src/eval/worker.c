@@ -1,33 +1,60 @@
-/* worker.c: the worker process. The parent forks it before any device is opened, sends it
- * requests over a pipe, and watches it through a shared page: a launch that runs past its limit,
- * a build that runs too long, or a worker that grows past its memory limit is killed, and the
- * request gets a verdict saying what happened; the next request starts a fresh worker. */
+/* worker.c: the parent's side of a worker process. The worker is its own executable
+ * (temper-worker), started with posix_spawn; the parent sends it requests over a socket and
+ * watches it through a shared page (a memfd): a launch that runs past its limit, a build that runs
+ * too long, or a worker that grows past its memory limit is killed, and the request gets a verdict
+ * saying what happened; the next request starts a fresh worker. Everything here is non-blocking
+ * underneath (send, service, a descriptor and a deadline for an event loop); temper_worker_call
+ * is the blocking form built on them. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <ftw.h>
 #include <unistd.h>
 
 #include "temper/eval.h"
 #include "worker_impl.h"
 
-#define MESSAGE_MAX (256u << 20)
+#define MEM_CHECK_NS 100000000ull /* resident memory is sampled this often while a job runs */
+#define READ_DIRS_MAX 24           /* folders a worker may read besides the system's */
 
-/* A worker process as the parent sees it. */
+/* A worker process as the parent sees it. The lock guards pid, busy and cancelled, which
+ * temper_worker_cancel reads and writes from another thread; everything else belongs to the
+ * thread that sends and services. A pid is reaped only under the lock, so a cancel never signals
+ * a recycled pid. */
 struct temper_worker {
+    pthread_mutex_t lock;          /* guards pid, busy, cancelled */
     pid_t pid;                     /* the process, 0 when none runs */
-    int to_fd;                     /* requests go here */
-    int from_fd;                   /* replies come from here */
+    int busy;                      /* 1 from a send until its reply is returned */
+    int cancelled;                 /* 1 once the job in flight was cancelled */
+    int fd;                        /* the parent's end of the socket (non-blocking), -1 if none */
+    int shared_fd;                 /* the memfd behind shared */
     struct worker_shared *shared;  /* the watched page */
     char device_spec[64];          /* what the worker opens */
     struct temper_limits limits;   /* what is enforced */
+    char *out;                     /* the request frame being sent, NULL when none */
+    size_t out_len;                /* its size */
+    size_t out_done;               /* bytes of it sent so far */
+    char *in;                      /* reply bytes received so far */
+    size_t in_len;                 /* how many */
+    size_t in_cap;                 /* bytes allocated for in */
+    double job_start_s;            /* when the job in flight was sent */
+    uint64_t mem_checked_ns;       /* when resident memory was last sampled */
+    char scratch[PATH_MAX];        /* the running worker's scratch folder, "" if none */
+    char *read_dirs[READ_DIRS_MAX]; /* folders its sandbox lets it read (tasks, the toolkit); owned */
+    int nread;                     /* how many */
 };
 
 void temper_limits_default(struct temper_limits *l)
@@ -51,151 +78,261 @@ void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...)
     s->phase = phase;
 }
 
-static int write_all(int fd, const void *data, size_t n)
+int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size)
 {
-    const char *p = data;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
+    const char *env = getenv("TEMPER_WORKER");
+    if (env && *env) {
+        if (access(env, X_OK))
+            return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "TEMPER_WORKER=%s: %s", env, strerror(errno));
+        snprintf(out, out_size, "%s", env);
+        return 0;
+    }
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+            if (snprintf(out, out_size, "%s/temper-worker", self) < (int)out_size && !access(out, X_OK))
+                return 0;
+            /* An installed tree moved as a whole: PREFIX/bin/temper beside PREFIX/libexec. */
+            if (snprintf(out, out_size, "%s/../libexec/temper/temper-worker", self) < (int)out_size &&
+                !access(out, X_OK))
+                return 0;
+        }
+    }
+#ifdef TEMPER_WORKER_INSTALL_PATH
+    if (!access(TEMPER_WORKER_INSTALL_PATH, X_OK)) {
+        snprintf(out, out_size, "%s", TEMPER_WORKER_INSTALL_PATH);
+        return 0;
+    }
+#define WORKER_INSTALLED_AT ", nor at " TEMPER_WORKER_INSTALL_PATH
+#else
+#define WORKER_INSTALLED_AT ""
+#endif
+    return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
+                       "cannot find the worker executable temper-worker: TEMPER_WORKER is not set, and it is not "
+                       "beside the running program, nor in ../libexec/temper from it%s",
+                       WORKER_INSTALLED_AT);
+}
+
+int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, pid_t *pid, char *msg,
+                     size_t msg_size)
+{
+    /* Each descriptor is first copied above the ones it will take, so that no copy lands on a
+     * descriptor still to be placed; copies are close-on-exec, and dup2 in the child clears it
+     * on the ones placed. */
+    int high[8];
+    if (nfds > 8)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "too many descriptors for a worker");
+    for (int i = 0; i < nfds; i++) {
+        high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16);
+        if (high[i] < 0) {
+            int e = errno;
+            while (i--)
+                close(high[i]);
+            return temper_fail(msg, msg_size, TEMPER_EIO, "dup: %s", strerror(e));
+        }
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    for (int i = 0; i < nfds; i++)
+        posix_spawn_file_actions_adddup2(&fa, high[i], i);
+    /* What runtimes print (PoCL's "1 error generated.") is not for the user: the build log and
+     * the verdict carry it. TEMPER_WORKER_STDERR=1 keeps it, for debugging. */
+    const char *keep = getenv("TEMPER_WORKER_STDERR");
+    for (int i = nfds; i < 3; i++)
+        if (i < 2 || !keep || strcmp(keep, "1"))
+            posix_spawn_file_actions_addopen(&fa, i, "/dev/null", i ? O_WRONLY : O_RDONLY, 0);
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    int err = posix_spawn(pid, exe, &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    for (int i = 0; i < nfds; i++)
+        close(high[i]);
+    if (err)
+        return temper_fail(msg, msg_size, TEMPER_EIO, "cannot start %s: %s", exe, strerror(err));
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Closes the socket, kills (if kill_it) and reaps the process, and removes its scratch folder. */
+static void worker_reap(struct temper_worker *w, int kill_it, int *status)
+{
+    pthread_mutex_lock(&w->lock);
+    if (w->pid) {
+        if (kill_it)
+            kill(w->pid, SIGKILL);
+        int st = 0;
+        while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        if (status)
+            *status = st;
+        w->pid = 0;
+    }
+    pthread_mutex_unlock(&w->lock);
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    if (w->scratch[0])
+        nftw(w->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    w->scratch[0] = 0;
+}
+
+/* Whether path lies in a folder the worker may read. */
+static int readable(const struct temper_worker *w, const char *path)
+{
+    for (int i = 0; i < w->nread; i++) {
+        size_t n = strlen(w->read_dirs[i]);
+        if (!strncmp(path, w->read_dirs[i], n) && (path[n] == '/' || !path[n] || (n && path[n - 1] == '/')))
+            return 1;
     }
     return 0;
 }
 
-static int read_all(int fd, void *data, size_t n)
+/* Lets the worker read path (a folder); 1 if that is new. */
+static int add_readable(struct temper_worker *w, const char *path)
 {
-    char *p = data;
-    while (n) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
+    if (!path || !*path || readable(w, path))
+        return 0;
+    if (w->nread == READ_DIRS_MAX) {
+        free(w->read_dirs[0]);
+        memmove(w->read_dirs, w->read_dirs + 1, sizeof(w->read_dirs[0]) * (READ_DIRS_MAX - 1));
+        w->nread--;
     }
-    return 0;
+    char *copy = strdup(path);
+    if (!copy)
+        return 0;
+    w->read_dirs[w->nread++] = copy;
+    return 1;
 }
 
-int worker_send(int fd, json_t *msg)
+/* Removes scratch folders of workers whose parent died without cleaning up (killed): named
+ * temper-worker-PID-*, owned by this user, PID no longer running. */
+static void remove_stale_scratch(const char *tmp)
 {
-    char *text = json_dumps(msg, JSON_COMPACT);
-    if (!text)
-        return -1;
-    uint32_t len = (uint32_t)strlen(text);
-    int rc = write_all(fd, &len, 4) || write_all(fd, text, len) ? -1 : 0;
-    free(text);
-    return rc;
-}
-
-json_t *worker_recv(int fd)
-{
-    uint32_t len;
-    if (read_all(fd, &len, 4) || len > MESSAGE_MAX)
-        return NULL;
-    char *text = malloc((size_t)len + 1);
-    if (!text)
-        return NULL;
-    if (read_all(fd, text, len)) {
-        free(text);
-        return NULL;
-    }
-    text[len] = 0;
-    json_t *msg = json_loads(text, 0, NULL);
-    free(text);
-    return msg;
-}
-
-void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *shared)
-{
-    struct worker_state *ws = worker_state_new(device_spec, shared);
-    if (!ws)
-        _exit(1);
-    for (;;) {
-        json_t *req = worker_recv(in_fd);
-        if (!req)
-            _exit(0);
-        int fatal = 0;
-        json_t *reply = worker_handle(ws, req, &fatal);
-        json_decref(req);
-        if (fatal)
-            json_object_set_new(reply, "worker_restarted", json_true());
-        int rc = worker_send(out_fd, reply);
-        json_decref(reply);
-        /* After a device fault the context may be unusable (CUDA errors are sticky): start over. */
-        if (rc || fatal)
-            _exit(0);
-    }
-}
-
-static void worker_kill(struct temper_worker *w)
-{
-    if (!w->pid)
+    DIR *d = opendir(tmp);
+    if (!d)
         return;
-    kill(w->pid, SIGKILL);
-    while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    close(w->to_fd);
-    close(w->from_fd);
-    w->pid = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        if (strncmp(e->d_name, "temper-worker-", 14))
+            continue;
+        long pid = strtol(e->d_name + 14, &end, 10);
+        if (end == e->d_name + 14 || *end != '-' || pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) < (int)sizeof(path) && !lstat(path, &st) &&
+            S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+            nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(d);
 }
 
 static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
 {
-    int to[2], from[2];
-    if (pipe2(to, O_CLOEXEC))
-        return temper_fail(msg, n, TEMPER_EIO, "pipe: %s", strerror(errno));
-    if (pipe2(from, O_CLOEXEC)) {
-        close(to[0]);
-        close(to[1]);
-        return temper_fail(msg, n, TEMPER_EIO, "pipe: %s", strerror(errno));
-    }
+    char exe[PATH_MAX];
+    int err = temper_worker_path(exe, sizeof(exe), msg, n);
+    if (err)
+        return err;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        return temper_fail(msg, n, TEMPER_EIO, "socketpair: %s", strerror(errno));
     memset(w->shared, 0, sizeof(*w->shared));
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return temper_fail(msg, n, TEMPER_EIO, "fork: %s", strerror(errno));
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        /* What runtimes print (PoCL's "1 error generated.") is not for the user: the build log
-         * and the verdict carry it. TEMPER_WORKER_STDERR=1 keeps it, for debugging. */
-        const char *keep = getenv("TEMPER_WORKER_STDERR");
-        if (!keep || strcmp(keep, "1")) {
-            int devnull = open("/dev/null", O_WRONLY);
-            if (devnull >= 0) {
-                dup2(devnull, 2);
-                close(devnull);
-            }
-        }
-        close(to[1]);
-        close(from[0]);
-        signal(SIGPIPE, SIG_IGN);
-        temper_worker_main(to[0], from[1], w->device_spec, w->shared);
-        _exit(0);
+    const char *tmp = getenv("TMPDIR");
+    tmp = tmp && *tmp ? tmp : "/tmp";
+    remove_stale_scratch(tmp);
+    snprintf(w->scratch, sizeof(w->scratch), "%s/temper-worker-%d-XXXXXX", tmp, (int)getpid());
+    if (!mkdtemp(w->scratch)) {
+        err = temper_fail(msg, n, TEMPER_EIO, "%s: %s", w->scratch, strerror(errno));
+        w->scratch[0] = 0;
+        close(sv[0]);
+        close(sv[1]);
+        return err;
     }
-    close(to[0]);
-    close(from[1]);
+    char parent[24];
+    snprintf(parent, sizeof(parent), "%d", (int)getpid());
+    char *argv[6 + READ_DIRS_MAX] = {exe, "serve", w->device_spec, parent, w->scratch};
+    for (int i = 0; i < w->nread; i++)
+        argv[5 + i] = w->read_dirs[i];
+    /* Descriptors 0, 1, 2 of the worker are /dev/null (2: unless kept for debugging), 3 is its
+     * end of the socket, 4 the shared page. */
+    int fds[5] = {-1, -1, -1, sv[1], w->shared_fd};
+    int devnull_r = open("/dev/null", O_RDONLY | O_CLOEXEC), devnull_w = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    const char *keep = getenv("TEMPER_WORKER_STDERR");
+    fds[0] = devnull_r;
+    fds[1] = devnull_w;
+    fds[2] = keep && !strcmp(keep, "1") ? 2 : devnull_w;
+    pid_t pid = 0;
+    if (devnull_r < 0 || devnull_w < 0)
+        err = temper_fail(msg, n, TEMPER_EIO, "/dev/null: %s", strerror(errno));
+    else
+        err = worker_spawn_exe(exe, argv, fds, 5, &pid, msg, n);
+    if (devnull_r >= 0)
+        close(devnull_r);
+    if (devnull_w >= 0)
+        close(devnull_w);
+    close(sv[1]);
+    if (err) {
+        close(sv[0]);
+        nftw(w->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        w->scratch[0] = 0;
+        return err;
+    }
+    int fl = fcntl(sv[0], F_GETFL);
+    fcntl(sv[0], F_SETFL, fl | O_NONBLOCK);
+    pthread_mutex_lock(&w->lock);
     w->pid = pid;
-    w->to_fd = to[1];
-    w->from_fd = from[0];
+    pthread_mutex_unlock(&w->lock);
+    w->fd = sv[0];
     return 0;
 }
 
 int temper_worker_start(const char *device_spec, const struct temper_limits *limits, struct temper_worker **out,
                         char *msg, size_t msg_size)
 {
+    *out = NULL;
+    char exe[PATH_MAX];
+    int err = temper_worker_path(exe, sizeof(exe), msg, msg_size);
+    if (err)
+        return err;
     struct temper_worker *w = calloc(1, sizeof(*w));
     if (!w)
         return TEMPER_ENOMEM;
-    w->shared = mmap(NULL, sizeof(struct worker_shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    w->fd = -1;
+    w->shared_fd = memfd_create("temper-worker-page", MFD_CLOEXEC);
+    if (w->shared_fd < 0 || ftruncate(w->shared_fd, sizeof(struct worker_shared))) {
+        err = temper_fail(msg, msg_size, TEMPER_EIO, "memfd: %s", strerror(errno));
+        if (w->shared_fd >= 0)
+            close(w->shared_fd);
+        free(w);
+        return err;
+    }
+    w->shared = mmap(NULL, sizeof(struct worker_shared), PROT_READ | PROT_WRITE, MAP_SHARED, w->shared_fd, 0);
     if (w->shared == MAP_FAILED) {
+        close(w->shared_fd);
         free(w);
         return temper_fail(msg, msg_size, TEMPER_ENOMEM, "mmap: %s", strerror(errno));
     }
+    pthread_mutex_init(&w->lock, NULL);
     snprintf(w->device_spec, sizeof(w->device_spec), "%s", device_spec ? device_spec : "");
     if (limits)
         w->limits = *limits;
@@ -205,9 +342,44 @@ int temper_worker_start(const char *device_spec, const struct temper_limits *lim
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
         w->limits.mem_limit_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 * 3 : (16ull << 30);
     }
-    signal(SIGPIPE, SIG_IGN);
+    /* What a worker reads besides the system: the toolkit (the folder above the worker's), the
+     * source tree's tasks, $TEMPER_TASKS, the current folder; task folders of requests are added
+     * as they come. */
+    char toolkit[PATH_MAX], up[PATH_MAX], cwd[PATH_MAX];
+    temper_dirname(exe, up, sizeof(up));
+    temper_dirname(up, toolkit, sizeof(toolkit));
+    add_readable(w, toolkit);
+#ifdef TEMPER_SOURCE_TASKS_DIR
+    add_readable(w, TEMPER_SOURCE_TASKS_DIR);
+#endif
+    const char *tasks = getenv("TEMPER_TASKS");
+    for (const char *p = tasks; p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        char dir[PATH_MAX];
+        if (len && len < sizeof(dir)) {
+            memcpy(dir, p, len);
+            dir[len] = 0;
+            add_readable(w, dir);
+        }
+        p = colon ? colon + 1 : p + len;
+    }
+    if (getcwd(cwd, sizeof(cwd)))
+        add_readable(w, cwd);
     *out = w;
     return 0;
+}
+
+static void job_clear(struct temper_worker *w)
+{
+    free(w->out);
+    w->out = NULL;
+    w->out_len = w->out_done = 0;
+    w->in_len = 0;
+    pthread_mutex_lock(&w->lock);
+    w->busy = 0;
+    w->cancelled = 0;
+    pthread_mutex_unlock(&w->lock);
 }
 
 void temper_worker_stop(struct temper_worker *w)
@@ -215,24 +387,23 @@ void temper_worker_stop(struct temper_worker *w)
     if (!w)
         return;
     if (w->pid) {
-        close(w->to_fd);
-        /* Give it a moment to exit cleanly, then make sure. */
-        for (int i = 0; i < 50; i++) {
-            if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
-                close(w->from_fd);
-                w->pid = 0;
-                break;
-            }
-            usleep(10000);
-        }
-        if (w->pid) {
-            kill(w->pid, SIGKILL);
-            waitpid(w->pid, NULL, 0);
-            close(w->from_fd);
-            w->pid = 0;
-        }
+        /* An idle worker exits when its socket closes: give it a moment, then make sure. */
+        shutdown(w->fd, SHUT_RDWR);
+        pid_t pid = w->pid;
+        struct pollfd pfd = {w->fd, POLLIN, 0};
+        for (int i = 0; i < 50 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+            poll(&pfd, 1, 10);
+        worker_reap(w, 1, NULL);
     }
+    if (w->fd >= 0)
+        close(w->fd);
+    job_clear(w);
+    free(w->in);
+    for (int i = 0; i < w->nread; i++)
+        free(w->read_dirs[i]);
     munmap(w->shared, sizeof(*w->shared));
+    close(w->shared_fd);
+    pthread_mutex_destroy(&w->lock);
     free(w);
 }
 
@@ -275,105 +446,269 @@ static json_t *task_error_reply(int code, const char *fmt, ...)
     return json_pack("{s:s, s:i}", "error", text, "code", code);
 }
 
+int temper_worker_send(struct temper_worker *w, json_t *request, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&w->lock);
+    int busy = w->busy;
+    w->busy = 1;
+    w->cancelled = 0;
+    pthread_mutex_unlock(&w->lock);
+    if (busy)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "the worker already has a job in flight");
+    if (!request || worker_encode(request, &w->out, &w->out_len)) {
+        job_clear(w);
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "cannot encode a request for the worker");
+    }
+    w->out_done = 0;
+    w->in_len = 0;
+    w->job_start_s = temper_now_s();
+    w->mem_checked_ns = 0;
+    /* A task folder the running worker's sandbox does not cover: start one that covers it. */
+    char task_dir[PATH_MAX];
+    const char *td = json_string_value(json_object_get(request, "task_dir"));
+    if (td && *td && (realpath(td, task_dir) || snprintf(task_dir, sizeof(task_dir), "%s", td) < (int)sizeof(task_dir))) {
+        char parent[PATH_MAX];
+        temper_dirname(task_dir, parent, sizeof(parent)); /* the folder of tasks, so its neighbours too */
+        if (!readable(w, task_dir) && add_readable(w, parent) && w->pid)
+            worker_reap(w, 1, NULL);
+    }
+    /* An idle worker may have died since its last job (a signal, the OOM killer): if its socket
+     * is closed, start another before anything of this job is sent. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!w->pid) {
+            int err = worker_spawn(w, msg, msg_size);
+            if (err) {
+                job_clear(w);
+                return err;
+            }
+        }
+        ssize_t r = send(w->fd, w->out, w->out_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r >= 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+            w->out_done = r > 0 ? (size_t)r : 0;
+            return 0;
+        }
+        worker_reap(w, 1, NULL);
+    }
+    job_clear(w);
+    return temper_fail(msg, msg_size, TEMPER_EIO, "cannot send a request to the worker");
+}
+
+int temper_worker_fd(const struct temper_worker *w)
+{
+    return w->fd;
+}
+
+short temper_worker_events(const struct temper_worker *w)
+{
+    return (short)(POLLIN | (w->out && w->out_done < w->out_len ? POLLOUT : 0));
+}
+
+int temper_worker_timeout_ms(const struct temper_worker *w)
+{
+    if (!w->busy)
+        return -1;
+    uint64_t now = temper_now_ns();
+    double left_s = w->job_start_s + w->limits.job_timeout_s - temper_now_s();
+    /* A launch or a build that has not begun cannot pass its limit before now plus the limit. */
+    uint64_t busy = w->shared->busy_since_ns, since = w->shared->phase_since_ns;
+    double launch_s = w->limits.launch_timeout_s + (busy ? w->shared->busy_grace_s : 0);
+    double launch_left = busy ? launch_s - (double)(now > busy ? now - busy : 0) * 1e-9 : launch_s;
+    double build_left = w->shared->phase == WORKER_BUILDING
+                            ? w->limits.compile_timeout_s - (double)(now > since ? now - since : 0) * 1e-9
+                            : w->limits.compile_timeout_s;
+    if (w->shared->phase == WORKER_REFERENCE) {
+        double ref_left = w->limits.reference_timeout_s - (double)(now > since ? now - since : 0) * 1e-9;
+        if (ref_left < build_left)
+            build_left = ref_left;
+    }
+    double mem_left = (double)(w->mem_checked_ns + MEM_CHECK_NS > now ? w->mem_checked_ns + MEM_CHECK_NS - now : 0) * 1e-9;
+    double m = left_s;
+    if (launch_left < m)
+        m = launch_left;
+    if (build_left < m)
+        m = build_left;
+    if (mem_left < m)
+        m = mem_left;
+    if (m <= 0)
+        return 0;
+    return m > 3600 ? 3600000 : (int)(m * 1e3) + 1;
+}
+
+int temper_worker_cancel(struct temper_worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    int was_busy = w->busy && !w->cancelled;
+    if (was_busy) {
+        w->cancelled = 1;
+        if (w->pid)
+            kill(w->pid, SIGKILL); /* its socket closes: a thread polling it wakes */
+    }
+    pthread_mutex_unlock(&w->lock);
+    return was_busy;
+}
+
+/* The job ended without a reply: says why, from the process's status and the shared page. */
+static json_t *death_reply(struct temper_worker *w)
+{
+    char doing[sizeof(w->shared->doing)];
+    snprintf(doing, sizeof(doing), "%s", w->shared->doing);
+    int phase = w->shared->phase, status = 0;
+    worker_reap(w, 0, &status);
+    char how[64]; /* the signal, or the exit status (a sanitizer reports a crash and exits 1) */
+    if (WIFSIGNALED(status))
+        snprintf(how, sizeof(how), "%s", strsignal(WTERMSIG(status)));
+    else
+        snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
+    if (phase == WORKER_REFERENCE)
+        return task_error_reply(TEMPER_ECRASH, "task error: the reference crashed (%s) while %s", how, doing);
+    if (phase == WORKER_BUILDING)
+        return failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
+    return failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how, doing);
+}
+
+/* Ends the job in flight with a watchdog's verdict: kills the worker. */
+static json_t *watchdog(struct temper_worker *w)
+{
+    uint64_t now = temper_now_ns();
+    uint64_t busy = w->shared->busy_since_ns, since = w->shared->phase_since_ns;
+    int phase = w->shared->phase;
+    char doing[sizeof(w->shared->doing)];
+    snprintf(doing, sizeof(doing), "%s", w->shared->doing);
+    double limit_s = w->limits.launch_timeout_s + w->shared->busy_grace_s;
+    json_t *r = NULL;
+    if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s)
+        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s", limit_s, doing);
+    else if (phase == WORKER_BUILDING && now > since && (double)(now - since) * 1e-9 > w->limits.compile_timeout_s)
+        r = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "compilation ran longer than the %.3g s limit while %s",
+                         w->limits.compile_timeout_s, doing);
+    else if (phase == WORKER_REFERENCE && now > since &&
+             (double)(now - since) * 1e-9 > w->limits.reference_timeout_s)
+        r = task_error_reply(TEMPER_ETIMEOUT, "task error: the reference ran past the %.3g s limit while %s",
+                             w->limits.reference_timeout_s, doing);
+    else if (temper_now_s() - w->job_start_s > w->limits.job_timeout_s)
+        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "the evaluation ran longer than %.3g s while %s",
+                         w->limits.job_timeout_s, doing);
+    else if (w->pid && now - w->mem_checked_ns >= MEM_CHECK_NS) {
+        w->mem_checked_ns = now;
+        uint64_t rss = resident_bytes(w->pid);
+        if (rss > w->limits.mem_limit_bytes)
+            r = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR,
+                             "the worker used %.1f GiB of host memory, over the %.1f GiB limit, while %s",
+                             (double)rss / (1 << 30), (double)w->limits.mem_limit_bytes / (1 << 30), doing);
+    }
+    if (r)
+        worker_reap(w, 1, NULL);
+    return r;
+}
+
+/* Reads what the socket holds; 1 at end of file, -1 on a frame too large, else 0. */
+static int read_available(struct temper_worker *w)
+{
+    for (;;) {
+        if (w->in_cap - w->in_len < 65536) {
+            size_t cap = w->in_cap ? w->in_cap * 2 : 1 << 16;
+            char *p = realloc(w->in, cap);
+            if (!p)
+                return -1;
+            w->in = p;
+            w->in_cap = cap;
+        }
+        ssize_t r = recv(w->fd, w->in + w->in_len, w->in_cap - w->in_len, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
+        if (r == 0)
+            return 1;
+        w->in_len += (size_t)r;
+        size_t want = worker_frame_size(w->in, w->in_len);
+        if (want && want - 4 > WORKER_FRAME_MAX)
+            return -1;
+        if (want && w->in_len >= want)
+            return 0;
+    }
+}
+
+int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, size_t msg_size)
+{
+    (void)msg;
+    (void)msg_size;
+    *reply = NULL;
+    if (!w->busy)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    int cancelled = w->cancelled;
+    pthread_mutex_unlock(&w->lock);
+    if (cancelled) {
+        worker_reap(w, 1, NULL);
+        *reply = json_pack("{s:b, s:s, s:b}", "cancelled", 1, "message", "the job was cancelled", "worker_restarted", 1);
+        job_clear(w);
+        return 0;
+    }
+    int dead = 0;
+    while (w->out_done < w->out_len) {
+        ssize_t r = send(w->fd, w->out + w->out_done, w->out_len - w->out_done, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            dead = errno != EAGAIN && errno != EWOULDBLOCK;
+            break;
+        }
+        w->out_done += (size_t)r;
+    }
+    /* A worker that stopped reading may still have replied (an error about the request). */
+    int eof = read_available(w);
+    size_t want = worker_frame_size(w->in, w->in_len);
+    if (dead && !eof && !(want && w->in_len >= want))
+        eof = 1;
+    if (eof >= 0 && want && w->in_len >= want) {
+        json_t *m = NULL;
+        if (w->in_len > want || worker_decode_reply(w->in, want, &m)) {
+            worker_reap(w, 1, NULL);
+            *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a malformed reply while %s",
+                                  w->shared->doing);
+        } else {
+            *reply = m;
+            if (json_is_true(json_object_get(m, "worker_restarted")))
+                worker_reap(w, 0, NULL); /* it exits after such a reply */
+        }
+        job_clear(w);
+        return 0;
+    }
+    if (eof < 0) {
+        worker_reap(w, 1, NULL);
+        *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a reply over %u bytes while %s",
+                              WORKER_FRAME_MAX, w->shared->doing);
+    } else if (eof) {
+        pthread_mutex_lock(&w->lock);
+        cancelled = w->cancelled;
+        pthread_mutex_unlock(&w->lock);
+        if (cancelled) {
+            worker_reap(w, 1, NULL);
+            *reply = json_pack("{s:b, s:s, s:b}", "cancelled", 1, "message", "the job was cancelled",
+                               "worker_restarted", 1);
+        } else {
+            *reply = death_reply(w);
+        }
+    } else {
+        *reply = watchdog(w);
+    }
+    if (*reply)
+        job_clear(w);
+    return 0;
+}
+
 int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply, char *msg, size_t msg_size)
 {
     *reply = NULL;
-    if (!w->pid) {
-        int err = worker_spawn(w, msg, msg_size);
-        if (err)
-            return err;
-    }
-    if (worker_send(w->to_fd, request)) {
-        worker_kill(w);
-        int err = worker_spawn(w, msg, msg_size);
-        if (err)
-            return err;
-        if (worker_send(w->to_fd, request))
-            return temper_fail(msg, msg_size, TEMPER_EIO, "cannot send a request to the worker");
-    }
-    double start = temper_now_s();
-    uint64_t mem_checked = 0;
+    int err = temper_worker_send(w, request, msg, msg_size);
+    if (err)
+        return err;
     for (;;) {
-        struct pollfd pfd = {w->from_fd, POLLIN, 0};
-        int r = poll(&pfd, 1, 20);
-        if (r > 0) {
-            json_t *m = worker_recv(w->from_fd);
-            if (m) {
-                *reply = m;
-                if (json_is_true(json_object_get(m, "worker_restarted"))) {
-                    while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
-                    close(w->to_fd);
-                    close(w->from_fd);
-                    w->pid = 0;
-                }
-                return 0;
-            }
-            /* The pipe closed: the worker died. */
-            char doing[sizeof(w->shared->doing)];
-            snprintf(doing, sizeof(doing), "%s", w->shared->doing);
-            int phase = w->shared->phase, status = 0;
-            while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
-                ;
-            close(w->to_fd);
-            close(w->from_fd);
-            w->pid = 0;
-            char how[64]; /* the signal, or the exit status (a sanitizer reports a crash and exits 1) */
-            if (WIFSIGNALED(status))
-                snprintf(how, sizeof(how), "%s", strsignal(WTERMSIG(status)));
-            else
-                snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
-            if (phase == WORKER_REFERENCE)
-                *reply = task_error_reply(TEMPER_ECRASH, "task error: the reference crashed (%s) while %s", how,
-                                          doing);
-            else if (phase == WORKER_BUILDING)
-                *reply = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
-            else
-                *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how,
-                                      doing);
-            return 0;
-        }
-        uint64_t now = temper_now_ns();
-        uint64_t busy = w->shared->busy_since_ns, since = w->shared->phase_since_ns;
-        int phase = w->shared->phase;
-        char doing[sizeof(w->shared->doing)];
-        snprintf(doing, sizeof(doing), "%s", w->shared->doing);
-        double limit_s = w->limits.launch_timeout_s + w->shared->busy_grace_s;
-        if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s) {
-            worker_kill(w);
-            *reply = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s",
-                                  limit_s, doing);
-            return 0;
-        }
-        if (phase == WORKER_BUILDING && now > since && (double)(now - since) * 1e-9 > w->limits.compile_timeout_s) {
-            worker_kill(w);
-            *reply = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "compilation ran longer than the %.3g s limit while %s",
-                                  w->limits.compile_timeout_s, doing);
-            return 0;
-        }
-        if (phase == WORKER_REFERENCE && now > since &&
-            (double)(now - since) * 1e-9 > w->limits.reference_timeout_s) {
-            worker_kill(w);
-            *reply = task_error_reply(TEMPER_ETIMEOUT, "task error: the reference ran past the %.3g s limit while %s",
-                                      w->limits.reference_timeout_s, doing);
-            return 0;
-        }
-        if (temper_now_s() - start > w->limits.job_timeout_s) {
-            worker_kill(w);
-            *reply = failed_reply(TEMPER_VERDICT_TIMEOUT, "the evaluation ran longer than %.3g s while %s",
-                                  w->limits.job_timeout_s, doing);
-            return 0;
-        }
-        if (now - mem_checked > 100000000ull) {
-            mem_checked = now;
-            uint64_t rss = resident_bytes(w->pid);
-            if (rss > w->limits.mem_limit_bytes) {
-                worker_kill(w);
-                *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR,
-                                      "the worker used %.1f GiB of host memory, over the %.1f GiB limit, while %s",
-                                      (double)rss / (1 << 30), (double)w->limits.mem_limit_bytes / (1 << 30), doing);
-                return 0;
-            }
-        }
+        err = temper_worker_service(w, reply, msg, msg_size);
+        if (err || *reply)
+            return err;
+        struct pollfd pfd = {temper_worker_fd(w), temper_worker_events(w), 0};
+        poll(&pfd, 1, temper_worker_timeout_ms(w));
     }
 }

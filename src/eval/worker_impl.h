@@ -1,11 +1,14 @@
-/* worker_impl.h: what the parent and the worker process share: the page in which the worker says
- * what it is doing (so the parent can kill a hung launch and say where it hung), and the framing
- * of messages on the pipes. */
+/* worker_impl.h: what the parent and the worker process (temper-worker) share: the page in which
+ * the worker says what it is doing (so the parent can kill a hung launch and say where it hung),
+ * the framing of messages on their socket, and starting the executable. */
 #ifndef TEMPER_WORKER_IMPL_H
 #define TEMPER_WORKER_IMPL_H
 
 #include <jansson.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "temper/sandbox.h"
 
 /* Phases the worker reports. */
 enum worker_phase {
@@ -16,7 +19,8 @@ enum worker_phase {
     WORKER_REFERENCE, /* running the task's C reference: a crash or a hang here is the task's error */
 };
 
-/* Shared between the parent and one worker (an anonymous shared mapping made before fork). */
+/* Shared between the parent and one worker: a memfd the parent maps, passed to the worker as
+ * descriptor 4, which maps it too. */
 struct worker_shared {
     volatile uint64_t busy_since_ns; /* when the device began work that may hang, 0 when idle */
     volatile double busy_grace_s;    /* extra seconds allowed for the current wait (first launches
@@ -24,15 +28,49 @@ struct worker_shared {
     volatile uint64_t phase_since_ns; /* when the current phase began */
     volatile int phase;              /* enum worker_phase */
     char doing[512];                 /* a sentence: what the worker is doing now */
+    struct temper_sandbox_status sandbox; /* what confines the worker, written once at its start */
 };
 
 /* Sets the phase and the sentence (the worker side). */
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Writes a message: a 4-byte length, then the JSON text. */
+/* The largest frame either side accepts, in bytes of JSON. */
+#define WORKER_FRAME_MAX (256u << 20)
+
+/* Whether n bytes of s are valid UTF-8 without a NUL byte. */
+int worker_utf8_valid(const char *s, size_t n);
+/* Encodes msg as one frame: 4 bytes of length (little-endian), then compact JSON. A top-level
+ * string that is not valid UTF-8 or holds a NUL (made with json_stringn_nocheck) travels as
+ * base64 under its key plus "_b64". *frame: caller frees. Returns 0, or -1 on failure. */
+int worker_encode(json_t *msg, char **frame, size_t *frame_len);
+/* The size of the frame that data begins with (length prefix included), or 0 if fewer than
+ * 4 bytes are there. */
+size_t worker_frame_size(const void *data, size_t len);
+/* Decodes a request frame: data must be exactly one frame. Keys "K_b64" become "K" holding the
+ * decoded bytes exactly (json_string_length gives their count; they may hold any byte). Returns
+ * 0 and *req (caller decrefs), or -1 with *req NULL on anything malformed. This is the decoder a
+ * fuzz harness calls. */
+int worker_decode_request(const void *data, size_t len, json_t **req);
+/* Decodes a reply frame as worker_decode_request does, except that decoded bytes that are not
+ * valid UTF-8 become U+FFFD, so a reply can be printed and stored as JSON. */
+int worker_decode_reply(const void *data, size_t len, json_t **reply);
+
+/* Writes a message as one frame (blocking; MSG_NOSIGNAL, so a closed peer is an error, not a
+ * signal). */
 int worker_send(int fd, json_t *msg);
-/* Reads a message; returns NULL at end of file or on a malformed frame. Caller decrefs. */
+/* Reads one request frame (blocking); NULL at end of file or on a malformed frame. Caller
+ * decrefs. */
 json_t *worker_recv(int fd);
+
+/* Starts exe with argv; the child's descriptor i is fds[i] for i < nfds (at most 8), and
+ * descriptors 0-2 not given are /dev/null (2 stays the parent's with TEMPER_WORKER_STDERR=1).
+ * No signal disposition of the caller changes; SIGPIPE is default in the child. */
+int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, pid_t *pid, char *msg,
+                     size_t msg_size);
+
+/* The sandbox a worker runs in, as JSON: {"no_new_privs", "rlimits", "seccomp",
+ * "network_blocked", "exec_blocked", "landlock", "landlock_abi", "reason"}. Caller decrefs. */
+json_t *worker_sandbox_json(const struct worker_shared *s);
 
 /* ---- inside the worker ---- */
 

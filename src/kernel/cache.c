@@ -21,9 +21,9 @@ uint64_t temper_build_key(const char *source, size_t len, const char *options, c
 
 static void cache_path(uint64_t key, char *out, size_t out_size)
 {
-    char hex[17];
+    char hex[17], cache[4096];
     temper_hash_hex(key, hex);
-    snprintf(out, out_size, "%.3000s/build/%.2s/%s.bin", temper_cache_dir(), hex, hex + 2);
+    snprintf(out, out_size, "%.3000s/build/%.2s/%s.bin", temper_cache_dir(cache, sizeof(cache)), hex, hex + 2);
 }
 
 int temper_build_cache_get(uint64_t key, void **data, size_t *size)

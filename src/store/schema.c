@@ -244,10 +244,10 @@ static int migrate(struct temper_store *s, char *msg, size_t msg_size)
 
 int temper_store_open(const char *path, struct temper_store **out, char *msg, size_t msg_size)
 {
-    char def[4200];
+    char def[4200], home_buf[4096];
     *out = NULL;
     if (!path) {
-        const char *home = temper_home_dir();
+        const char *home = temper_home_dir(home_buf, sizeof(home_buf));
         if (temper_mkdirs(home))
             return temper_fail(msg, msg_size, TEMPER_ESTORE, "cannot create %s", home);
         snprintf(def, sizeof(def), "%s/temper.db", home);

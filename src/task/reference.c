@@ -27,9 +27,9 @@ int temper_task_reference(const struct temper_task *task, temper_reference_fn *f
         cc = "cc";
     uint64_t h = temper_hash64(src, len, temper_hash64(cc, strlen(cc), 1));
     free(src);
-    char hex[17], so[TEMPER_PATH_MAX], tmp[TEMPER_PATH_MAX + 64];
+    char hex[17], so[TEMPER_PATH_MAX], tmp[TEMPER_PATH_MAX + 64], cache[TEMPER_PATH_MAX];
     temper_hash_hex(h, hex);
-    snprintf(so, sizeof(so), "%.3000s/ref/%s-%s.so", temper_cache_dir(), task->name, hex);
+    snprintf(so, sizeof(so), "%.3000s/ref/%s-%s.so", temper_cache_dir(cache, sizeof(cache)), task->name, hex);
     if (access(so, R_OK)) {
         char dir[TEMPER_PATH_MAX];
         temper_dirname(so, dir, sizeof(dir));

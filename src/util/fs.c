@@ -119,18 +119,16 @@ static void data_dir(char *out, size_t size, const char *env, const char *xdg, c
     snprintf(out, size, "%s/%s", home && *home ? home : "/tmp", fallback);
 }
 
-const char *temper_home_dir(void)
+const char *temper_home_dir(char *out, size_t out_size)
 {
-    static char dir[4096];
-    data_dir(dir, sizeof(dir), "TEMPER_HOME", "XDG_DATA_HOME", ".local/share/temper");
-    return dir;
+    data_dir(out, out_size, "TEMPER_HOME", "XDG_DATA_HOME", ".local/share/temper");
+    return out;
 }
 
-const char *temper_cache_dir(void)
+const char *temper_cache_dir(char *out, size_t out_size)
 {
-    static char dir[4096];
-    data_dir(dir, sizeof(dir), "TEMPER_CACHE", "XDG_CACHE_HOME", ".cache/temper");
-    return dir;
+    data_dir(out, out_size, "TEMPER_CACHE", "XDG_CACHE_HOME", ".cache/temper");
+    return out;
 }
 
 uint64_t temper_now_ns(void)

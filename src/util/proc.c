@@ -1,8 +1,10 @@
-/* proc.c: running a child command with a time limit and a bounded capture of its output. */
+/* proc.c: running a child command (posix_spawn, never a bare fork) with a time limit and a bounded
+ * capture of its output. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,25 +20,39 @@ int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, str
     int fds[2];
     if (pipe2(fds, O_CLOEXEC))
         return temper_fail(msg, msg_size, TEMPER_EIO, "pipe: %s", strerror(errno));
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return temper_fail(msg, msg_size, TEMPER_EIO, "fork: %s", strerror(errno));
-    }
-    if (pid == 0) {
-        setpgid(0, 0);
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        execvp(argv[0], argv);
-        dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid);
+    /* posix_spawn, not fork: a threaded caller's other threads and locks stay out of the child.
+     * The child gets its own process group, so a time limit kills what it started too. */
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    sigset_t none, pipe_only;
+    sigemptyset(&none);
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &pipe_only);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    int spawn_err = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     close(fds[1]);
+    if (spawn_err) {
+        /* As a shell says it: the command could not run, exit status 127. */
+        close(fds[0]);
+        char text[1200];
+        snprintf(text, sizeof(text), "cannot run %.1000s: %s\n", argv[0], strerror(spawn_err));
+        result->output = strdup(text);
+        if (!result->output)
+            return TEMPER_ENOMEM;
+        result->exit_code = 127;
+        return 0;
+    }
     struct temper_buf out;
     temper_buf_init(&out, max_output);
     temper_buf_append(&out, "", 0);

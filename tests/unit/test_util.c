@@ -244,8 +244,9 @@ static void test_data_folders(void **state)
                                 cases[i].home};
         for (int v = 0; v < 5; v++)
             values[v] ? setenv(names[v], values[v], 1) : unsetenv(names[v]);
-        assert_string_equal(temper_home_dir(), cases[i].want_home);
-        assert_string_equal(temper_cache_dir(), cases[i].want_cache);
+        char home[4096], cache[4096];
+        assert_string_equal(temper_home_dir(home, sizeof(home)), cases[i].want_home);
+        assert_string_equal(temper_cache_dir(cache, sizeof(cache)), cases[i].want_cache);
     }
     for (int v = 0; v < 5; v++) {
         saved[v] ? setenv(names[v], saved[v], 1) : unsetenv(names[v]);

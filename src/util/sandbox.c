@@ -1,0 +1,285 @@
+/* sandbox.c: confines the calling process (a worker or a compile process) with no_new_privs,
+ * resource limits, a seccomp filter and, where the kernel offers it, a Landlock ruleset. See
+ * sandbox.h for what each part allows. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "temper/error.h"
+#include "temper/sandbox.h"
+
+#if defined(__x86_64__)
+#define SANDBOX_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SANDBOX_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+int temper_landlock_abi(void)
+{
+#ifdef SYS_landlock_create_ruleset
+    long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    return v > 0 ? (int)v : 0;
+#else
+    return 0;
+#endif
+}
+
+static void add_reason(struct temper_sandbox_status *st, const char *text)
+{
+    size_t used = strlen(st->reason);
+    snprintf(st->reason + used, sizeof(st->reason) - used, "%s%s", used ? "; " : "", text);
+}
+
+/* ---- seccomp ---- */
+
+#ifdef SANDBOX_AUDIT_ARCH
+#define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
+#define LOAD_ARG0 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]))
+#define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define DENY(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
+
+static int install_seccomp(int allow_exec, int allow_network)
+{
+    /* Instructions are appended in order; jumps are relative, so each test is written as "if nr
+     * is not this, skip the next k instructions". */
+    struct sock_filter f[64];
+    int n = 0;
+#define PUT(x) (f[n++] = (struct sock_filter)x)
+    PUT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SANDBOX_AUDIT_ARCH, 1, 0));
+    PUT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+    PUT(LOAD_NR);
+#if defined(__x86_64__)
+    /* x32 system calls are another table: refuse them all. */
+    PUT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1));
+    PUT(DENY(EPERM));
+#endif
+    /* Sockets: only local (AF_UNIX) ones; no network of any kind. */
+    if (!allow_network) {
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
+        PUT(LOAD_ARG0);
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
+        PUT(ALLOW);
+        PUT(DENY(EACCES));
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 4));
+        PUT(LOAD_ARG0);
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
+        PUT(ALLOW);
+        PUT(DENY(EACCES));
+    }
+    /* io_uring can open sockets and files past these checks; tracing other processes is never
+     * needed. */
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1));
+    PUT(DENY(EPERM));
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1));
+    PUT(DENY(EPERM));
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 0, 1));
+    PUT(DENY(EPERM));
+    if (!allow_exec) {
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 0, 1));
+        PUT(DENY(EPERM));
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1));
+        PUT(DENY(EPERM));
+#ifdef SYS_fork
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 0, 1));
+        PUT(DENY(EPERM));
+#endif
+#ifdef SYS_vfork
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 0, 1));
+        PUT(DENY(EPERM));
+#endif
+        /* clone3 passes its flags in memory the filter cannot read: ENOSYS makes the C library
+         * fall back to clone, whose flags it can. Threads are allowed, new processes not. */
+#ifdef SYS_clone3
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1));
+        PUT(DENY(ENOSYS));
+#endif
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4));
+        PUT(LOAD_ARG0);
+        PUT(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
+        PUT(ALLOW);
+        PUT(DENY(EPERM));
+    }
+    PUT(ALLOW);
+#undef PUT
+    struct sock_fprog prog = {(unsigned short)n, f};
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
+}
+#endif
+
+/* ---- Landlock ---- */
+
+#ifdef SYS_landlock_create_ruleset
+/* Rights newer than some system headers. */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+
+/* File-system rights each ABI version knows. */
+static uint64_t landlock_fs_rights(int abi)
+{
+    uint64_t r = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;
+    if (abi >= 2)
+        r |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3)
+        r |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    if (abi >= 5)
+        r |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+    return r;
+}
+
+#define READ_RIGHTS (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FILE_RIGHTS                                                                                                  \
+    (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_EXECUTE |                     \
+     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* Allows rights under path (a folder) or on it (a file); a path that does not exist is skipped. */
+static int landlock_allow(int ruleset, const char *path, uint64_t rights, uint64_t handled)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int is_dir = 0;
+    int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        is_dir = 1;
+        close(dfd);
+    }
+    uint64_t allowed = rights & handled;
+    if (!is_dir)
+        allowed &= FILE_RIGHTS;
+    struct landlock_path_beneath_attr pb = {allowed, fd};
+    int rc = allowed ? (int)syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) : 0;
+    close(fd);
+    return rc;
+}
+
+/* The system's programs and libraries: readable, and where exec is allowed the only programs that
+ * may run (a compiler, a linker), never one written by the process itself. */
+static const char *const system_programs[] = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt", NULL};
+/* The system's other read-only parts: configuration, process and device descriptions. */
+static const char *const system_read[] = {"/etc", "/proc", "/sys", "/dev", "/run", NULL};
+/* Device files a runtime opens for writing: the null device, and the NVIDIA driver's nodes
+ * (added by prefix below). */
+static const char *const device_write[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/shm", "/dev/dri",
+                                           "/dev/nvidia-caps", "/dev/nvidia-uvm", NULL};
+
+static int install_landlock(int abi, const struct temper_sandbox_config *cfg)
+{
+    uint64_t handled = landlock_fs_rights(abi);
+    struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
+    int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+    if (rs < 0)
+        return -1;
+    int err = 0;
+    for (int i = 0; system_programs[i] && !err; i++)
+        err = landlock_allow(rs, system_programs[i], READ_RIGHTS | LANDLOCK_ACCESS_FS_EXECUTE, handled);
+    for (int i = 0; system_read[i] && !err; i++)
+        err = landlock_allow(rs, system_read[i], READ_RIGHTS, handled);
+    for (int i = 0; device_write[i] && !err; i++)
+        err = landlock_allow(rs, device_write[i], handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE, handled);
+    DIR *dev = opendir("/dev");
+    for (struct dirent *e; dev && !err && (e = readdir(dev));) {
+        if (strncmp(e->d_name, "nvidia", 6))
+            continue;
+        char path[300];
+        snprintf(path, sizeof(path), "/dev/%s", e->d_name);
+        err = landlock_allow(rs, path, FILE_RIGHTS & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE, handled);
+    }
+    if (dev)
+        closedir(dev);
+    for (int i = 0; cfg->read_dirs && cfg->read_dirs[i] && !err; i++)
+        err = landlock_allow(rs, cfg->read_dirs[i], READ_RIGHTS, handled);
+    for (int i = 0; cfg->write_dirs && cfg->write_dirs[i] && !err; i++)
+        err = landlock_allow(rs, cfg->write_dirs[i], handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE, handled);
+    if (!err)
+        err = (int)syscall(SYS_landlock_restrict_self, rs, 0);
+    close(rs);
+    return err ? -1 : 0;
+}
+#endif
+
+int temper_sandbox_apply(const struct temper_sandbox_config *cfg, struct temper_sandbox_status *st)
+{
+    memset(st, 0, sizeof(*st));
+    int err = 0;
+    /* Resource limits: no core files (a crash's memory may hold another task's inputs), bounded
+     * files and descriptors. Processes: new ones are refused by the filter where exec is; the
+     * count limit is the backstop where the runtime must start its linker. */
+    struct rlimit core = {0, 0};
+    int rl_ok = !setrlimit(RLIMIT_CORE, &core);
+    if (cfg->file_size_bytes) {
+        struct rlimit fs = {cfg->file_size_bytes, cfg->file_size_bytes};
+        rl_ok &= !setrlimit(RLIMIT_FSIZE, &fs);
+    }
+    if (cfg->open_files) {
+        struct rlimit nf = {cfg->open_files, cfg->open_files};
+        rl_ok &= !setrlimit(RLIMIT_NOFILE, &nf);
+    }
+    struct rlimit np;
+    if (!getrlimit(RLIMIT_NPROC, &np) && (np.rlim_cur == RLIM_INFINITY || np.rlim_cur > 65536)) {
+        np.rlim_cur = np.rlim_max = 65536;
+        rl_ok &= !setrlimit(RLIMIT_NPROC, &np);
+    }
+    st->rlimits = rl_ok;
+    if (!rl_ok) {
+        add_reason(st, "a resource limit could not be set");
+        err = TEMPER_EIO;
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+        add_reason(st, "no_new_privs refused by the kernel");
+        return TEMPER_EUNSUPPORTED;
+    }
+    st->no_new_privs = 1;
+#ifdef SYS_landlock_create_ruleset
+    int abi = temper_landlock_abi();
+    if (!abi) {
+        add_reason(st, "Landlock is not enabled in this kernel");
+    } else if (install_landlock(abi, cfg)) {
+        char text[128];
+        snprintf(text, sizeof(text), "the Landlock ruleset could not be applied: %s", strerror(errno));
+        add_reason(st, text);
+    } else {
+        st->landlock = abi;
+    }
+#else
+    add_reason(st, "built without Landlock headers");
+#endif
+#ifdef SANDBOX_AUDIT_ARCH
+    if (install_seccomp(cfg->allow_exec, cfg->allow_network)) {
+        add_reason(st, "the seccomp filter was refused by the kernel");
+        return TEMPER_EUNSUPPORTED;
+    }
+    st->seccomp = 1;
+    st->exec_blocked = !cfg->allow_exec;
+    st->network_blocked = !cfg->allow_network;
+    if (cfg->allow_network)
+        add_reason(st, "network sockets stay allowed (TEMPER_SANDBOX_NETWORK=1, for a profiler)");
+    if (cfg->allow_exec) {
+        char text[200];
+        snprintf(text, sizeof(text), "exec stays allowed%s%s%s", cfg->why_exec ? " (" : "",
+                 cfg->why_exec ? cfg->why_exec : "", cfg->why_exec ? ")" : "");
+        add_reason(st, text);
+    }
+#else
+    add_reason(st, "no seccomp filter for this processor architecture");
+    return TEMPER_EUNSUPPORTED;
+#endif
+    return err;
+}

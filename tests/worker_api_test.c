@@ -1,0 +1,262 @@
+/* worker_api_test.c: the worker process through the library's interface, on a real device
+ * (PoCL here): the frame codec keeps every byte of a request, refuses malformed frames and
+ * cleans replies; the non-blocking interface (send, a descriptor to poll, a deadline, service)
+ * gets a reply; temper_worker_cancel, from another thread, ends a hung job with a "cancelled"
+ * reply long before any limit and the next job gets a fresh worker; nothing changes the
+ * process's SIGPIPE disposition.
+ * usage: worker_api_test BACKEND TASKS_DIR HANG_CANDIDATE GOOD_CANDIDATE (exit 77: no device) */
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "temper/eval.h"
+#include "temper/util.h"
+#include "worker_impl.h"
+
+#define SKIP 77
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                                             \
+    do {                                                                                                             \
+        if (cond) {                                                                                                  \
+            printf("ok   ");                                                                                         \
+        } else {                                                                                                     \
+            printf("FAIL ");                                                                                         \
+            failures++;                                                                                              \
+        }                                                                                                            \
+        printf(__VA_ARGS__);                                                                                         \
+        printf("\n");                                                                                                \
+    } while (0)
+
+/* ---- frames ---- */
+
+static void test_frames(void)
+{
+    static const char bytes[] = "// caf\xe9\n__kernel void k() {}\0tail after a NUL";
+    size_t n = sizeof(bytes) - 1;
+    json_t *msg = json_pack("{s:s}", "op", "eval");
+    json_object_set_new(msg, "source", json_stringn_nocheck(bytes, n));
+    json_object_set_new(msg, "path", json_string("plain.cl"));
+    char *frame = NULL;
+    size_t len = 0;
+    CHECK(!worker_encode(msg, &frame, &len), "a request with a Latin-1 byte and a NUL encodes");
+    CHECK(frame && len > 4 && memchr(frame + 4, 0xe9, len - 4) == NULL, "the frame itself is plain JSON");
+    json_t *req = NULL;
+    CHECK(!worker_decode_request(frame, len, &req), "the request decodes");
+    json_t *src = json_object_get(req, "source");
+    CHECK(json_string_length(src) == n && !memcmp(json_string_value(src), bytes, n),
+          "the source arrives byte for byte (%zu bytes)", n);
+    CHECK(!json_object_get(req, "source_b64"), "no _b64 key is left");
+    CHECK(!strcmp(json_string_value(json_object_get(req, "path")), "plain.cl"), "plain strings are untouched");
+    json_decref(req);
+
+    json_t *reply = NULL;
+    CHECK(!worker_decode_reply(frame, len, &reply), "the same frame decodes as a reply");
+    const char *clean = json_string_value(json_object_get(reply, "source"));
+    CHECK(clean && strstr(clean, "caf\xef\xbf\xbd") && worker_utf8_valid(clean, strlen(clean)),
+          "a reply's bytes that are not UTF-8 become U+FFFD");
+    json_decref(reply);
+
+    /* Malformed frames: each refused, none crashes. */
+    req = (json_t *)1;
+    CHECK(worker_decode_request(frame, len - 1, &req) && !req, "a truncated frame is refused");
+    char *longer = malloc(len + 1);
+    memcpy(longer, frame, len);
+    longer[len] = '{';
+    CHECK(worker_decode_request(longer, len + 1, &req) && !req, "a frame with bytes after it is refused");
+    free(longer);
+    static const struct {
+        const char *json; /* the frame's JSON */
+        const char *why;  /* what is wrong with it */
+    } bad[] = {
+        {"[1,2]", "not an object"},
+        {"{\"source_b64\":\"abc\"}", "base64 not a multiple of 4"},
+        {"{\"source_b64\":\"ab!d\"}", "a byte outside base64"},
+        {"{\"source_b64\":7}", "base64 that is not a string"},
+        {"{\"source\":\"x\",\"source_b64\":\"eA==\"}", "a key both plain and in base64"},
+        {"{\"a\":1,\"a\":2}", "a key twice"},
+        {"{\"a\":", "JSON cut short"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        size_t m = strlen(bad[i].json);
+        char buf[256];
+        for (int k = 0; k < 4; k++)
+            buf[k] = (char)(m >> (8 * k));
+        memcpy(buf + 4, bad[i].json, m);
+        CHECK(worker_decode_request(buf, m + 4, &req) && !req, "refused: %s", bad[i].why);
+    }
+    free(frame);
+    json_decref(msg);
+}
+
+/* ---- compile mode ---- */
+
+/* Runs temper-worker compile on the frame (or raw bytes) given; returns its exit status and
+ * fills log with what it wrote. */
+static int run_compile(const char *bytes, size_t n, char *log, size_t log_size)
+{
+    char exe[4096], msg[512];
+    if (temper_worker_path(exe, sizeof(exe), msg, sizeof(msg))) {
+        snprintf(log, log_size, "%s", msg);
+        return -1;
+    }
+    int req_fd = memfd_create("test-request", 0), log_fd = memfd_create("test-log", 0);
+    if (write(req_fd, bytes, n) != (ssize_t)n || lseek(req_fd, 0, SEEK_SET))
+        return -1;
+    char *argv[] = {exe, "compile", NULL};
+    int fds[2] = {req_fd, log_fd};
+    pid_t pid;
+    if (worker_spawn_exe(exe, argv, fds, 2, &pid, msg, sizeof(msg)))
+        return -1;
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ssize_t got = pread(log_fd, log, log_size - 1, 0);
+    log[got > 0 ? got : 0] = 0;
+    close(req_fd);
+    close(log_fd);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_compile_mode(void)
+{
+    /* PoCL has no offline compiler (NVRTC is CUDA's, which cannot run here): the compile process
+     * must say so and exit 2, "could not try", so the worker compiles instead. */
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "backend", "opencl", "name", "x", "arch", "", "compiler",
+                            "", "options", "", "mem_limit_bytes", (json_int_t)(1 << 30));
+    json_object_set_new(req, "source", json_stringn_nocheck("// caf\xe9\n", 9));
+    char *frame;
+    size_t len;
+    char log[4096];
+    CHECK(!worker_encode(req, &frame, &len), "a compile request encodes");
+    int status = run_compile(frame, len, log, sizeof(log));
+    CHECK(status == 2 && strstr(log, "no offline compiler for backend opencl"),
+          "compile mode without an offline compiler: exit %d, log '%s'", status, log);
+    free(frame);
+    json_decref(req);
+    status = run_compile("\3\0\0\0{}x", 8, log, sizeof(log));
+    CHECK(status == 2 && strstr(log, "malformed"), "a malformed compile request: exit %d, log '%s'", status, log);
+}
+
+/* ---- a device ---- */
+
+struct canceller {
+    struct temper_worker *w; /* the worker to cancel */
+    double after_s;          /* when, after starting */
+    int cancelled;           /* what temper_worker_cancel returned */
+};
+
+static void *cancel_later(void *arg)
+{
+    struct canceller *c = arg;
+    usleep((useconds_t)(c->after_s * 1e6));
+    c->cancelled = temper_worker_cancel(c->w);
+    return NULL;
+}
+
+/* What one evaluation of a batch got. */
+struct got {
+    json_t *result; /* the result, owned */
+    int err;        /* or the error */
+};
+
+static void on_result(void *user, int index, json_t *result, int err, const char *error)
+{
+    (void)index;
+    (void)error;
+    struct got *g = user;
+    g->result = result;
+    g->err = err;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: worker_api_test BACKEND TASKS_DIR HANG_CANDIDATE GOOD_CANDIDATE\n");
+        return 2;
+    }
+    test_frames();
+    test_compile_mode();
+
+    struct temper_limits limits;
+    temper_limits_default(&limits);
+    limits.launch_timeout_s = 600; /* far past the test: only a cancel can end the hang */
+    struct temper_worker *w;
+    char msg[4096];
+    if (temper_worker_start(argv[1], &limits, &w, msg, sizeof(msg))) {
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    CHECK(temper_worker_timeout_ms(w) == -1, "no deadline while idle");
+
+    /* The non-blocking interface, as an event loop uses it. */
+    json_t *req = json_pack("{s:s}", "op", "info");
+    int err = temper_worker_send(w, req, msg, sizeof(msg));
+    json_decref(req);
+    CHECK(!err, "send starts the worker and the job");
+    CHECK(temper_worker_fd(w) >= 0 && temper_worker_timeout_ms(w) >= 0, "a descriptor and a deadline while busy");
+    json_t *info = NULL;
+    int wakeups = 0;
+    while (!err && !info) {
+        struct pollfd pfd = {temper_worker_fd(w), temper_worker_events(w), 0};
+        poll(&pfd, 1, temper_worker_timeout_ms(w));
+        wakeups++;
+        err = temper_worker_service(w, &info, msg, sizeof(msg));
+    }
+    if (!info || !json_object_get(info, "id")) {
+        printf("SKIP: no %s device here: %s\n", argv[1], info ? json_string_value(json_object_get(info, "error")) : msg);
+        json_decref(info);
+        temper_worker_stop(w);
+        return failures ? 1 : SKIP;
+    }
+    CHECK(1, "the reply came through poll and service (%d wake-ups): %s", wakeups,
+          json_string_value(json_object_get(info, "name")));
+    CHECK(json_is_object(json_object_get(info, "sandbox")), "the device description says what confines the worker");
+    json_decref(info);
+
+    /* Cancel a hung job from another thread. */
+    struct temper_eval_request r;
+    memset(&r, 0, sizeof(r));
+    r.path = argv[3];
+    r.tasks_dir = argv[2];
+    r.no_timing = 1;
+    r.seed = 1;
+    struct canceller c = {w, 2.0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, cancel_later, &c);
+    struct got g = {NULL, 0};
+    double start = temper_now_s();
+    err = temper_eval_batch(w, &r, 1, NULL, 1, on_result, &g, msg, sizeof(msg));
+    double took = temper_now_s() - start;
+    pthread_join(t, NULL);
+    CHECK(!err && c.cancelled == 1, "the cancel found a job in flight");
+    CHECK(g.result && json_is_true(json_object_get(g.result, "cancelled")) &&
+              json_is_null(json_object_get(g.result, "verdict")),
+          "the hung job's result says cancelled and has no verdict");
+    CHECK(took < 120, "it ended %.1f s after it began, long before the 600 s limit", took);
+    json_decref(g.result);
+    CHECK(temper_worker_cancel(w) == 0, "a cancel with nothing in flight does nothing");
+
+    /* The next job gets a fresh worker. */
+    r.path = argv[4];
+    g.result = NULL;
+    err = temper_eval_batch(w, &r, 1, NULL, 1, on_result, &g, msg, sizeof(msg));
+    const char *verdict = g.result ? json_string_value(json_object_get(g.result, "verdict")) : NULL;
+    CHECK(!err && verdict && !strcmp(verdict, "correct"), "the next candidate is judged by a fresh worker: %s",
+          verdict ? verdict : msg);
+    json_decref(g.result);
+    temper_worker_stop(w);
+
+    struct sigaction sa;
+    sigaction(SIGPIPE, NULL, &sa);
+    CHECK(sa.sa_handler == SIG_DFL, "SIGPIPE is left as it was (default)");
+
+    printf("%s\n", failures ? "worker_api_test FAILED" : "all worker api tests passed");
+    return failures ? 1 : 0;
+}
