@@ -12,9 +12,16 @@
 
 #define TEMPER_DEVICE_OPS_VERSION 1
 
+/* Capabilities of a device (struct temper_device_info's caps), asked instead of a backend's name. */
+#define TEMPER_DEVICE_CAP_OFFLINE_COMPILE (1u << 0) /* compiles without a device context (NVRTC) */
+#define TEMPER_DEVICE_CAP_IN_PROCESS (1u << 1)      /* kernels run in the worker's own address space (PoCL on a CPU) */
+#define TEMPER_DEVICE_CAP_EXPERT (1u << 2)          /* vendor-library experts (expert()) */
+
 /* What a device is and what it can do; filled by the backend's info(). */
 struct temper_device_info {
     char backend[16];               /* "cuda" or "opencl" */
+    char language[16];              /* "cuda" or "opencl": the source language its compiler takes */
+    unsigned caps;                  /* TEMPER_DEVICE_CAP_* flags */
     int index;                      /* index within its backend */
     char name[256];                 /* the device's own name */
     char vendor[128];               /* vendor string */

@@ -53,23 +53,6 @@ enum {
     OUT_SETS = OUT_EXPECT + MAX_VARIANTS,
 };
 
-/* A candidate built and ready to launch. */
-struct plan {
-    struct temper_candidate cand;                        /* the parsed source */
-    struct temper_knobs knobs;                           /* its knob values */
-    char options[2048];                                  /* compiler options */
-    struct temper_dmodule *mod;                          /* the built program */
-    struct temper_dkernel *kernels[TEMPER_MAX_LAUNCHES]; /* one per launch line */
-    struct temper_dbuf *scratch[TEMPER_MAX_SCRATCH];     /* scratch buffers at the current shape */
-    size_t scratch_bytes[TEMPER_MAX_SCRATCH];            /* their sizes */
-    int cache_hit;                                       /* 1 if the binary came from the build cache */
-    uint64_t code;                                       /* temper_code_hash of its binary, 0 if unknown */
-    size_t knob_len;                                     /* options[0, knob_len) come from its knobs */
-    int nseen;                                           /* work-group shapes launched so far */
-    size_t seen[16][3];                                  /* them: a new one may compile at launch */
-    const char *expert;                                  /* set: a vendor routine instead of launches */
-};
-
 /* A device buffer with guard zones on both sides; kernels see only the view. */
 struct slot {
     struct temper_dbuf *whole; /* guard + data + guard */
@@ -77,6 +60,22 @@ struct slot {
     size_t bytes;              /* bytes of data */
     unsigned char canary;      /* the byte its guard zones are filled with */
     uint64_t sum;              /* keyed checksum of the data when it must not change, else 0 */
+};
+
+/* A candidate built and ready to launch. */
+struct plan {
+    struct temper_candidate cand;                        /* the parsed source */
+    struct temper_knobs knobs;                           /* its knob values */
+    char options[2048];                                  /* compiler options */
+    struct temper_dmodule *mod;                          /* the built program */
+    struct temper_dkernel *kernels[TEMPER_MAX_LAUNCHES]; /* one per launch line */
+    struct slot scratch[TEMPER_MAX_SCRATCH];             /* scratch buffers at the current shape, guarded */
+    int cache_hit;                                       /* 1 if the binary came from the build cache */
+    uint64_t code;                                       /* temper_code_hash of its binary, 0 if unknown */
+    size_t knob_len;                                     /* options[0, knob_len) come from its knobs */
+    int nseen;                                           /* work-group shapes launched so far */
+    size_t seen[16][3];                                  /* them: a new one may compile at launch */
+    const char *expert;                                  /* set: a vendor routine instead of launches */
 };
 
 /* Every buffer of one shape. Invariant: inputs and expected outputs never change after
@@ -88,6 +87,7 @@ struct arena {
     int nvariants;                                   /* input sets */
     int nsets;                                       /* output sets allocated */
     size_t guard;                                    /* guard bytes on each side */
+    size_t total_bytes;                              /* device bytes of its buffers with guards */
     unsigned char canary;                            /* seeds the guard bytes */
     int nslots;                                      /* buffers allocated so far */
     uint64_t key;                                    /* the checksum key (secret) */
