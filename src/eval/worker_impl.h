@@ -166,7 +166,7 @@ struct failure {
 int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Builds source with options through the build cache; *code (code may be NULL) gets the hash of
- * the binary's code, 0 where there is no binary (pipeline.c). */
+ * the binary's code, 0 where there is no binary (pipeline_build.c). */
 int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
                         struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, uint64_t *code, char *msg,
                         size_t n);
@@ -191,6 +191,7 @@ void devcheck_free(struct worker_state *ws);
 /* The worker's request handlers (pipeline.c). */
 json_t *worker_handle(struct worker_state *ws, json_t *request, int *fatal);
 struct worker_state *worker_state_new(const char *device_spec, struct worker_shared *shared);
+/* A reply that carries an error instead of a result (pipeline_build.c). */
 json_t *worker_error_reply(const char *msg, int code);
 /* Measures the device's ceilings (calibrate.c). */
 json_t *worker_calibrate(struct worker_state *ws, int *fatal);
