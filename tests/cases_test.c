@@ -1,6 +1,8 @@
 /* cases_test.c: the data-driven verdict cases. Every candidate in a folder carries the verdict it
  * must get (`// @expect VERDICT`) and optionally a phrase its message must contain
- * (`// @expect-message TEXT`). All cases run through one worker handle, in order, so a case that
+ * (`// @expect-message TEXT`), and optionally how many checks fail when the worker request asks to
+ * keep going after a failure (`// @expect-keep-going N`, run as a second request without timing).
+ * All cases run through one worker handle, in order, so a case that
  * crashes or hangs the worker also shows that the next evaluation runs normally. Every result
  * is recorded in a fresh store, and the store must hold exactly one evaluation per case.
  *
@@ -52,6 +54,43 @@ static int expectation(const char *source, char *verdict, size_t vsize, char *ph
     }
     snprintf(why, why_size, "no '@expect VERDICT' line");
     return -1;
+}
+
+/* Evaluates a case again through a worker request with keep_going set and no timing, and checks
+ * that it fails the same way with want_failed failed checks, each saying why. Returns 1 if so. */
+static int keep_going_ok(struct temper_worker *w, const char *path, const char *source, const char *tasks,
+                         json_t *calib, const char *verdict, int want_failed)
+{
+    char msg[4096], task_dir[4096];
+    struct temper_candidate cand;
+    if (temper_candidate_parse(path, source, strlen(source), &cand, msg, sizeof(msg)) ||
+        temper_task_find(temper_tasks_root(tasks), cand.task, task_dir, sizeof(task_dir), msg, sizeof(msg))) {
+        printf("     keep-going: %s\n", msg);
+        return 0;
+    }
+    temper_candidate_free(&cand);
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:{}, s:i, s:i, s:b, s:f, s:O, s:b}", "op", "eval", "task_dir",
+                            task_dir, "path", path, "source", source, "knobs", "seed", 1, "secret_seed", 12345,
+                            "no_timing", 1, "time_budget_s", 0.2, "calibration", calib, "keep_going", 1);
+    json_t *r = NULL;
+    int err = temper_worker_call(w, req, &r, msg, sizeof(msg));
+    json_decref(req);
+    if (err) {
+        printf("     keep-going: %s\n", msg);
+        return 0;
+    }
+    const char *got = json_string_value(json_object_get(r, "verdict"));
+    json_int_t failed = json_integer_value(json_object_get(r, "failed_checks"));
+    int described = 0;
+    json_t *lists[2] = {json_object_get(r, "checks"), json_object_get(r, "bench_checks")}, *c;
+    size_t k;
+    for (int l = 0; l < 2; l++)
+        json_array_foreach(lists[l], k, c) described += json_is_string(json_object_get(c, "message"));
+    int ok = got && !strcmp(got, verdict) && failed == want_failed && described == want_failed;
+    printf("     keep-going: %s, %lld failed checks, %d with a message (want %d): %s\n", got ? got : "no verdict",
+           (long long)failed, described, want_failed, json_string_value(json_object_get(r, "message")));
+    json_decref(r);
+    return ok;
 }
 
 static int contains_ci(const char *hay, const char *needle)
@@ -143,6 +182,9 @@ int main(int argc, char **argv)
         const char *got = json_string_value(json_object_get(r, "verdict"));
         const char *message = json_string_value(json_object_get(r, "message"));
         int ok = got && !strcmp(got, verdict) && (!phrase[0] || contains_ci(message, phrase));
+        const char *keep = strstr(source, "@expect-keep-going ");
+        if (ok && keep)
+            ok = keep_going_ok(w, path, source, tasks, calib, verdict, atoi(keep + 19));
         printf("%s %-36s expect %-13s got %-13s %.1fs  %s\n", ok ? "ok  " : "FAIL", names[i], verdict, got,
                temper_now_s() - t0, message);
         if (!ok && phrase[0])

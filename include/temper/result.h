@@ -39,6 +39,7 @@
     X(INT, mismatches, none, "Elements outside the tolerance.")                                               \
     X(BOOL, passed, none, "Every output element within the tolerance, guards and inputs intact.")            \
     X(BOOL, deterministic, none, "A second run on the same input gave the same bits; null if not reached.")   \
+    X(STR, message, none, "Why this check failed (with --keep-going every failed check says); null when it passed.") \
     X(REC, first_mismatch, mismatch, "The first element outside the tolerance; null when none.")             \
     X(REC, nondeterministic_at, difference, "Where two runs differed; null when they did not.")
 
@@ -50,7 +51,9 @@
     X(REAL, max_rel_err, none, "Largest relative difference from the baseline's output.")                     \
     X(INT, mismatches, none, "Elements outside the tolerance.")                                               \
     X(BOOL, passed, none, "Within the tolerance of the baseline everywhere.")                                 \
-    X(BOOL, timed_output_verified, none, "The timed launches' outputs were verified; null if not timed.")    \
+    X(BOOL, timed_output_verified, none, "Every timed launch's output was verified and matched; null if not timed.") \
+    X(INT, timed_launches_verified, none, "Timed launches (warm-ups included) whose outputs were verified against the verified output for their input set; null if not timed.") \
+    X(INT, timed_launches_by_tolerance, none, "Of those, the ones compared within tolerance with the baseline's output, because the kernel's runs differ bit for bit.") \
     X(REC, first_mismatch, mismatch, "The first element outside the tolerance; null when none.")             \
     X(STR, routine, none, "The expert routine checked (an expert's check only); null otherwise.")            \
     X(STR, message, none, "Why the expert's own check failed; null when it passed.")                         \
@@ -63,6 +66,8 @@
     X(REAL, min_ms, none, "Fastest sample.")                                                                  \
     X(REAL, spread, none, "(p90 - p10) / median of the samples.")                                             \
     X(INT, samples, none, "Timed launches of the candidate.")                                                 \
+    X(INT, samples_under_floor, none, "Samples faster than half the roofline floor (each sample is held against it on a GPU); null uncalibrated.") \
+    X(INT, fast_samples, none, "Samples under a tenth (GPU) or a fiftieth (CPU) of the median: launches that did less work; two or more, and 1 in 50, fail the verdict.") \
     X(REAL, baseline_median_ms, none, "Median time of the task's baseline.")                                  \
     X(REAL, baseline_spread, none, "The baseline's spread.")                                                  \
     X(REAL, speedup, none, "baseline_median_ms / median_ms.")                                                 \
@@ -146,6 +151,7 @@
     X(LIST, checks, check, "Every check shape and seed run, in order; empty when none ran.")                 \
     X(LIST, bench_checks, bench_check, "Every bench shape's check against the baseline; empty when none.")  \
     X(LIST, timings, timing, "Every bench shape timed; empty when not timed.")                               \
+    X(INT, failed_checks, none, "With keep_going: how many checks failed; null otherwise.")                 \
     X(REC, phases_ms, phases, "Where the time went; null when the worker was not reached.")                  \
     X(REAL, elapsed_ms, none, "Wall time of this evaluation, from its turn in the batch.")                    \
     X(BOOL, worker_restarted, none, "The worker was replaced after this evaluation (a fault, or a failed kernel run in-process).") \

@@ -56,6 +56,8 @@ static void cuda_fill_info(struct cuda_ctx *c, int index)
     struct temper_device_info *in = &c->info;
     memset(in, 0, sizeof *in);
     snprintf(in->backend, sizeof in->backend, "cuda");
+    snprintf(in->language, sizeof in->language, "cuda");
+    in->caps = TEMPER_DEVICE_CAP_OFFLINE_COMPILE | TEMPER_DEVICE_CAP_EXPERT;
     in->index = index;
     if (cuda_cu.cuDeviceGetName(in->name, (int)sizeof in->name, c->dev) != CUDA_SUCCESS)
         snprintf(in->name, sizeof in->name, "CUDA device %d", index);

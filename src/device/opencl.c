@@ -225,6 +225,9 @@ static int ocl_info(void *vctx, struct temper_device_info *info)
     clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(wg), &wg, NULL);
     clGetDeviceInfo(c->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, NULL);
     info->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+    snprintf(info->language, sizeof(info->language), "opencl");
+    /* A CPU device (PoCL) runs kernels on the calling process's threads, in its address space. */
+    info->caps = (type & CL_DEVICE_TYPE_CPU) ? TEMPER_DEVICE_CAP_IN_PROCESS : 0;
     info->compute_units = (int)cu;
     info->clock_mhz = (int)clock;
     info->global_mem_bytes = global;

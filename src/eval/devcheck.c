@@ -50,14 +50,22 @@ static const char devcheck_cl[] =
     "  }\n"
     "  if (x == key) *sink = x;\n"
     "}\n"
-    "__kernel void temper_sum_u32(__global const uint *data, long n, uint key, __global ulong *partial) {\n"
+    "__kernel __attribute__((reqd_work_group_size(256, 1, 1)))\n"
+    "void temper_sum_u32(__global const uint *data, long n, uint key, __global ulong *partial) {\n"
+    "  __local ulong part[256];\n"
     "  ulong s = 0;\n"
     "  for (long i = get_global_id(0); i < n; i += get_global_size(0)) {\n"
     "    uint h = data[i] ^ key ^ ((uint)i * 0x9e3779b9u);\n"
     "    h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;\n"
     "    s += h;\n"
     "  }\n"
-    "  partial[get_global_id(0)] = s;\n"
+    "  uint l = get_local_id(0);\n"
+    "  part[l] = s;\n"
+    "  for (uint w = 128; w > 0; w >>= 1) {\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    if (l < w) part[l] += part[l + w];\n"
+    "  }\n"
+    "  if (l == 0) partial[get_group_id(0)] = part[0];\n"
     "}\n";
 
 static const char devcheck_cu[] =
@@ -92,8 +100,9 @@ static const char devcheck_cu[] =
     "       i += (long long)gridDim.x * blockDim.x) { uint4 v = data[i]; x ^= v.x ^ v.y ^ v.z ^ v.w; }\n"
     "  if (x == key) *sink = x;\n"
     "}\n"
-    "extern \"C\" __global__ void temper_sum_u32(const unsigned *data, long long n, unsigned key,\n"
-    "                                           unsigned long long *partial) {\n"
+    "extern \"C\" __global__ void __launch_bounds__(256) temper_sum_u32(const unsigned *data, long long n,\n"
+    "                                                               unsigned key, unsigned long long *partial) {\n"
+    "  __shared__ unsigned long long part[256];\n"
     "  unsigned long long s = 0;\n"
     "  long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
     "  for (long long i = g; i < n; i += (long long)gridDim.x * blockDim.x) {\n"
@@ -101,7 +110,12 @@ static const char devcheck_cu[] =
     "    h ^= h >> 16; h *= 0x85ebca6bu; h ^= h >> 13; h *= 0xc2b2ae35u; h ^= h >> 16;\n"
     "    s += h;\n"
     "  }\n"
-    "  partial[g] = s;\n"
+    "  part[threadIdx.x] = s;\n"
+    "  for (unsigned w = 128; w > 0; w >>= 1) {\n"
+    "    __syncthreads();\n"
+    "    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];\n"
+    "  }\n"
+    "  if (threadIdx.x == 0) partial[blockIdx.x] = part[0];\n"
     "}\n";
 
 #define DEVCHECK_BLOCK 256
@@ -242,23 +256,23 @@ int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes,
     int64_t words = (int64_t)(bytes / 4);
     uint64_t total = 0;
     if (words) {
-        /* No more threads than words: small buffers read back few partial sums. */
+        /* No more threads than words; each block sums its threads' sums, so one partial sum per
+         * block comes back (this runs after every timed launch: the read-back must stay small). */
         size_t blocks = ((size_t)words + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
         if (blocks > dc->threads / DEVCHECK_BLOCK)
             blocks = dc->threads / DEVCHECK_BLOCK;
-        size_t threads = blocks * DEVCHECK_BLOCK;
         struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
         struct temper_karg args[4] = {{TEMPER_KARG_BUFFER, {.buf = buf}},
                                       {TEMPER_KARG_I64, {.i64 = words}},
                                       {TEMPER_KARG_I32, {.i32 = (int32_t)(uint32_t)key}},
                                       {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
-        uint64_t *partial = malloc(threads * sizeof(uint64_t));
+        uint64_t *partial = malloc(blocks * sizeof(uint64_t));
         if (!partial)
             return TEMPER_ENOMEM;
         err = temper_dev_launch(&ws->dev, dc->sum_u32, &dims, 4, args, msg, msg_size);
         if (!err)
-            err = temper_dev_read(&ws->dev, dc->results, 0, partial, threads * sizeof(uint64_t), msg, msg_size);
-        for (size_t i = 0; !err && i < threads; i++)
+            err = temper_dev_read(&ws->dev, dc->results, 0, partial, blocks * sizeof(uint64_t), msg, msg_size);
+        for (size_t i = 0; !err && i < blocks; i++)
             total += partial[i];
         free(partial);
         if (err)

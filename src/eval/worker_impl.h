@@ -92,23 +92,6 @@ enum {
     OUT_SETS = OUT_EXPECT + MAX_VARIANTS,
 };
 
-/* A candidate built and ready to launch. */
-struct plan {
-    struct temper_candidate cand;                        /* the parsed source */
-    struct temper_knobs knobs;                           /* its knob values */
-    char options[2048];                                  /* compiler options */
-    struct temper_dmodule *mod;                          /* the built program */
-    struct temper_dkernel *kernels[TEMPER_MAX_LAUNCHES]; /* one per launch line */
-    struct temper_dbuf *scratch[TEMPER_MAX_SCRATCH];     /* scratch buffers at the current shape */
-    size_t scratch_bytes[TEMPER_MAX_SCRATCH];            /* their sizes */
-    int cache_hit;                                       /* 1 if the binary came from the build cache */
-    uint64_t code;                                       /* temper_code_hash of its binary, 0 if unknown */
-    size_t knob_len;                                     /* options[0, knob_len) come from its knobs */
-    int nseen;                                           /* work-group shapes launched so far */
-    size_t seen[16][3];                                  /* them: a new one may compile at launch */
-    const char *expert;                                  /* set: a vendor routine instead of launches */
-};
-
 /* A device buffer with guard zones on both sides; kernels see only the view. */
 struct slot {
     struct temper_dbuf *whole; /* guard + data + guard */
@@ -116,6 +99,22 @@ struct slot {
     size_t bytes;              /* bytes of data */
     unsigned char canary;      /* the byte its guard zones are filled with */
     uint64_t sum;              /* keyed checksum of the data when it must not change, else 0 */
+};
+
+/* A candidate built and ready to launch. */
+struct plan {
+    struct temper_candidate cand;                        /* the parsed source */
+    struct temper_knobs knobs;                           /* its knob values */
+    char options[2048];                                  /* compiler options */
+    struct temper_dmodule *mod;                          /* the built program */
+    struct temper_dkernel *kernels[TEMPER_MAX_LAUNCHES]; /* one per launch line */
+    struct slot scratch[TEMPER_MAX_SCRATCH];             /* scratch buffers at the current shape, guarded */
+    int cache_hit;                                       /* 1 if the binary came from the build cache */
+    uint64_t code;                                       /* temper_code_hash of its binary, 0 if unknown */
+    size_t knob_len;                                     /* options[0, knob_len) come from its knobs */
+    int nseen;                                           /* work-group shapes launched so far */
+    size_t seen[16][3];                                  /* them: a new one may compile at launch */
+    const char *expert;                                  /* set: a vendor routine instead of launches */
 };
 
 /* Every buffer of one shape. Invariant: inputs and expected outputs never change after
@@ -127,6 +126,7 @@ struct arena {
     int nvariants;                                   /* input sets */
     int nsets;                                       /* output sets allocated */
     size_t guard;                                    /* guard bytes on each side */
+    size_t total_bytes;                              /* device bytes of its buffers with guards */
     unsigned char canary;                            /* seeds the guard bytes */
     int nslots;                                      /* buffers allocated so far */
     uint64_t key;                                    /* the checksum key (secret) */
@@ -205,7 +205,7 @@ struct failure {
 int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Builds source with options through the build cache; *code (code may be NULL) gets the hash of
- * the binary's code, 0 where there is no binary (pipeline.c). */
+ * the binary's code, 0 where there is no binary (pipeline_build.c). */
 int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
                         struct temper_buf *log, struct temper_dmodule **mod, int *cache_hit, uint64_t *code, char *msg,
                         size_t n);
@@ -230,6 +230,7 @@ void devcheck_free(struct worker_state *ws);
 /* The worker's request handlers (pipeline.c). */
 json_t *worker_handle(struct worker_state *ws, json_t *request, int *fatal);
 struct worker_state *worker_state_new(const char *device_spec, struct worker_shared *shared);
+/* A reply that carries an error instead of a result (pipeline_build.c). */
 json_t *worker_error_reply(const char *msg, int code);
 /* Measures the device's ceilings (calibrate.c). */
 json_t *worker_calibrate(struct worker_state *ws, int *fatal);

@@ -1,0 +1,75 @@
+/* pipeline_impl.h: what the files of the worker's pipeline share, in layers that call only
+ * downwards: pipeline.c (requests and replies) over pipeline_timing.c (bench shapes) over
+ * pipeline_verify.c (check shapes and comparisons) over pipeline_arena.c (buffers, launches,
+ * integrity checks) over pipeline_build.c (builds), with devcheck.c (device-side checks) between
+ * the arena and the builds. The structs they work on are in worker_impl.h. */
+#ifndef TEMPER_PIPELINE_IMPL_H
+#define TEMPER_PIPELINE_IMPL_H
+
+#include "worker_impl.h"
+
+/* Timings of the pipeline's stages, in milliseconds. */
+struct phases {
+    double build_ms;     /* building candidate and baseline */
+    double inputs_ms;    /* drawing inputs, allocating and uploading them (once per session) */
+    double reference_ms; /* running the C reference and the baseline for expected outputs */
+    double device_ms;    /* device runs, reads and integrity checks */
+    double compare_ms;   /* comparisons */
+    double timing_ms;    /* the timing protocol */
+};
+
+/* ---- pipeline_build.c ---- */
+
+/* Parses and builds a candidate with the given knob values (an object, or NULL for defaults).
+ * A build failure gives verdict compile_error (or invalid for a launch naming no kernel). The plan
+ * is the caller's to free with plan_free, whether or not this fails. */
+int plan_build(struct worker_state *ws, const char *path, const char *source, json_t *knobs, const char *extra_flags,
+               struct temper_buf *log, struct plan *p, struct failure *f);
+
+/* ---- pipeline_arena.c ---- */
+
+/* Frees what a plan holds (its module, scratch buffers and parsed candidate) and zeroes it. */
+void plan_free(struct worker_state *ws, struct plan *p);
+/* Allocates every buffer of a shape, uploads fresh inputs drawn from the seeds and records their
+ * checksums. Caller frees with arena_free. */
+struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, const struct temper_shape *shape,
+                        int nvariants, int nsets, const uint64_t *seeds, uint64_t secret, struct failure *f);
+void arena_free(struct worker_state *ws, struct arena *a);
+/* Poisons the outputs of one set and every scratch buffer of the plan. */
+int poison_outputs(struct worker_state *ws, struct arena *a, struct plan *p, int set, int which, char *msg, size_t n);
+/* Queues the plan: every launch line in order, or the expert's vendor routine. */
+int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set, struct failure *f);
+/* One untimed run: poison, launch, wait, and the scratch buffers' guard zones checked. */
+int plan_run(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set, int which,
+             struct failure *f);
+/* Reads every output of a set into malloc'ed host arrays (caller frees with free_outputs). */
+int read_outputs(struct worker_state *ws, struct arena *a, int set, void **host, struct failure *f);
+void free_outputs(void **host, int n);
+/* Checks the guard zones of every scratch buffer of a plan. */
+int check_scratch(struct worker_state *ws, struct arena *a, struct plan *p, struct failure *f);
+/* After runs: guards of every buffer used intact, inputs and expected outputs unchanged. */
+int check_memory(struct worker_state *ws, struct arena *a, int variant, int set, struct failure *f);
+/* Makes the session belong to this task and these seeds, dropping what belonged to others. */
+int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
+                    size_t n);
+/* Drops an arena a kernel may have corrupted, so the next evaluation builds it afresh. */
+void session_drop(struct worker_state *ws, struct arena **slot);
+
+/* ---- pipeline_verify.c ---- */
+
+/* Compares the outputs of one set with the baseline's expected outputs for a variant, recording
+ * the errors in check; a mismatch fails f with a message that names where. */
+int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
+                          json_t *check, struct failure *f);
+/* The correctness protocol at one check shape and seed; appends its check object to checks. */
+int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
+                struct phases *ph, struct failure *f);
+
+/* ---- pipeline_timing.c ---- */
+
+/* One bench shape: checks against the baseline and, if timing, the timing protocol; appends its
+ * check object to bench_checks and sets *timing_out (caller owns it) when samples were taken. */
+int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert, int b, int timing, double budget_s,
+                json_t *calib, json_t *bench_checks, json_t **timing_out, struct phases *ph, struct failure *f);
+
+#endif

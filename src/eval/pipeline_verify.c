@@ -1,0 +1,295 @@
+/* pipeline_verify.c: the correctness protocol of the worker's pipeline: comparisons with the C
+ * reference and with the baseline's outputs, the messages that name a mismatch, and the checks at
+ * one check shape and seed (with the determinism reruns). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline_impl.h"
+
+#define EXTRA_RERUNS 8     /* more runs for a kernel seen to be nondeterministic */
+
+/* Formats the multi-dimensional position of flat index i of argument arg: "[3, 17]". */
+static void format_index(const struct arena *a, int arg, int64_t i, char *out, size_t size)
+{
+    const struct temper_task_arg *ta = &a->task->args[arg];
+    int64_t dims[TEMPER_MAX_DIMS], coord[TEMPER_MAX_DIMS];
+    char msg[256];
+    for (int d = 0; d < ta->ndim; d++)
+        if (temper_shape_eval(&a->shape, ta->shape[d], &dims[d], msg, sizeof(msg)) || dims[d] <= 0)
+            dims[d] = 1;
+    for (int d = ta->ndim - 1; d >= 0; d--) {
+        coord[d] = i % dims[d];
+        i /= dims[d];
+    }
+    size_t used = (size_t)snprintf(out, size, "[");
+    for (int d = 0; d < ta->ndim && used < size; d++)
+        used += (size_t)snprintf(out + used, size - used, "%s%lld", d ? ", " : "", (long long)coord[d]);
+    if (used < size)
+        snprintf(out + used, size - used, "]");
+}
+
+/* Describes a failed comparison: the message names the shape, output, position, values, the
+ * tolerance and how many elements are wrong. */
+static int mismatch_failure(struct arena *a, int arg, const struct temper_compare *r, double atol, double rtol,
+                            const char *where, const char *against, json_t *check, struct failure *f)
+{
+    char idx[128];
+    format_index(a, arg, r->first_bad, idx, sizeof(idx));
+    int poisoned = isnan(r->first_got) && r->mismatches == r->nonfinite;
+    char why[96] = "";
+    if (poisoned)
+        snprintf(why, sizeof(why), "%s", r->mismatches < r->count ? " (NaN: never written, or computed as NaN)" :
+                                                                    " (every element is NaN)");
+    else if (r->nonfinite)
+        snprintf(why, sizeof(why), " (%lld of them NaN or inf where the answer is finite)",
+                 (long long)r->nonfinite);
+    const char *name = a->task->args[arg].name;
+    json_object_set_new(check, "first_mismatch",
+                        json_pack("{s:s, s:I, s:s, s:f, s:f}", "output", name, "index", (json_int_t)r->first_bad,
+                                  "position", idx, "got", r->first_got, "expected", r->first_want));
+    return fail_with(f, TEMPER_VERDICT_INCORRECT,
+                     "wrong output at %s: %s%s = %.9g, expected %.9g (%s; atol %g, rtol %g); %lld of %lld elements "
+                     "wrong%s",
+                     where, name, idx, r->first_got, r->first_want, against, atol, rtol, (long long)r->mismatches,
+                     (long long)r->count, why);
+}
+
+static void record_errors(json_t *check, double max_abs, double max_rel, int64_t mismatches, int passed)
+{
+    json_object_set_new(check, "max_abs_err", json_real(max_abs));
+    json_object_set_new(check, "max_rel_err", json_real(max_rel));
+    json_object_set_new(check, "mismatches", json_integer(mismatches));
+    json_object_set_new(check, "passed", json_boolean(passed));
+}
+
+/* What the comparisons of one check add up: the largest errors, the mismatches, and the first
+ * failure (reported once). */
+struct tally {
+    double max_abs; /* largest absolute error over the outputs */
+    double max_rel; /* largest relative error */
+    int64_t mismatches; /* elements outside the tolerance */
+    int rc;         /* -1 once a mismatch was reported */
+};
+
+static void tally_add(struct tally *t, struct arena *a, int arg, const struct temper_compare *r, double atol,
+                      double rtol, const char *where, const char *against, json_t *check, struct failure *f)
+{
+    t->max_abs = fmax(t->max_abs, r->max_abs_err);
+    t->max_rel = fmax(t->max_rel, r->max_rel_err);
+    t->mismatches += r->mismatches;
+    if (r->mismatches && !t->rc)
+        t->rc = mismatch_failure(a, arg, r, atol, rtol, where, against, check, f);
+}
+
+static int tally_done(struct tally *t, json_t *check)
+{
+    record_errors(check, t->max_abs, t->max_rel, t->mismatches, !t->rc);
+    return t->rc;
+}
+
+/* Compares every output (host arrays) with the C reference's outputs in the arena. */
+static int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
+{
+    struct tally t = {0, 0, 0, 0};
+    for (int i = 0; i < a->task->nargs; i++) {
+        const struct temper_task_arg *arg = &a->task->args[i];
+        if (arg->role != TEMPER_ROLE_OUTPUT)
+            continue;
+        struct temper_compare r;
+        temper_compare_values(arg->dtype, got[i], a->want[i], a->elems[i], a->task->atol, a->task->rtol, &r);
+        tally_add(&t, a, i, &r, a->task->atol, a->task->rtol, where, "the C reference", check, f);
+    }
+    return tally_done(&t, check);
+}
+
+/* Compares two device arrays of n elements on the host: for types the device comparison does
+ * not handle. */
+static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct slot *got, struct slot *want,
+                           int64_t n, double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size)
+{
+    void *g = malloc(got->bytes + 1), *w = malloc(want->bytes + 1);
+    double *wd = malloc((size_t)n * sizeof(double) + 1);
+    int err = !g || !w || !wd ? TEMPER_ENOMEM : 0;
+    if (!err)
+        err = temper_dev_read(&ws->dev, got->view, 0, g, got->bytes, msg, msg_size);
+    if (!err)
+        err = temper_dev_read(&ws->dev, want->view, 0, w, want->bytes, msg, msg_size);
+    for (int64_t e = 0; !err && e < n; e++)
+        wd[e] = temper_dtype_load(t, w, (size_t)e);
+    if (!err)
+        temper_compare_values(t, g, wd, n, atol, rtol, r);
+    free(g);
+    free(w);
+    free(wd);
+    return err;
+}
+
+/* Compares the outputs of one set with the baseline's expected outputs for a variant, on the
+ * device for floating-point types and on the host for integers. The baseline's output is itself
+ * rounded to the output type, so two correct kernels may land one rounding step apart: for 16-bit
+ * floats the comparison allows that step on top of the task's tolerance (bf16 2^-8, f16 2^-11
+ * relative); an f32 tolerance covers it already. */
+int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
+                                 json_t *check, struct failure *f)
+{
+    struct tally t = {0, 0, 0, 0};
+    char msg[1024];
+    for (int i = 0; i < a->task->nargs; i++) {
+        const struct temper_task_arg *arg = &a->task->args[i];
+        if (arg->role != TEMPER_ROLE_OUTPUT)
+            continue;
+        double atol = a->task->atol;
+        double rtol = a->task->rtol + (arg->dtype == TEMPER_DTYPE_BF16 ? 0x1p-8 :
+                                       arg->dtype == TEMPER_DTYPE_F16  ? 0x1p-11 : 0);
+        struct temper_compare r;
+        struct slot *got = &a->out[set][i], *want = &a->out[OUT_EXPECT + variant][i];
+        int err = devcheck_compares(arg->dtype, a->elems[i]) ?
+                      devcheck_compare(ws, arg->dtype, got->view, want->view, a->elems[i], atol, rtol, &r, msg,
+                                       sizeof(msg)) :
+                      compare_on_host(ws, arg->dtype, got, want, a->elems[i], atol, rtol, &r, msg, sizeof(msg));
+        if (err)
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing %s with the baseline's failed: %s", arg->name,
+                             msg);
+        tally_add(&t, a, i, &r, atol, rtol, where, "the baseline on this device", check, f);
+    }
+    return tally_done(&t, check);
+}
+
+/* Bitwise comparison of two runs' outputs; returns the first differing flat index or -1. */
+static int64_t first_difference(struct arena *a, void **x, void **y, int *arg_out)
+{
+    for (int i = 0; i < a->task->nargs; i++) {
+        if (a->task->args[i].role != TEMPER_ROLE_OUTPUT)
+            continue;
+        size_t es = temper_dtype_size(a->task->args[i].dtype);
+        if (!memcmp(x[i], y[i], (size_t)a->elems[i] * es))
+            continue;
+        for (int64_t e = 0; e < a->elems[i]; e++)
+            if (memcmp((char *)x[i] + e * es, (char *)y[i] + e * es, es)) {
+                *arg_out = i;
+                return e;
+            }
+    }
+    return -1;
+}
+
+/* Runs the C reference on the arena's variant-0 inputs into a->want. The worker says it is in the
+ * reference phase while it runs, so that the parent makes a crash or a hang there the task's
+ * error, not the candidate's verdict. */
+static int run_reference(struct worker_shared *shared, struct arena *a, temper_reference_fn ref, struct failure *f)
+{
+    const struct temper_task *t = a->task;
+    double *in_d[TEMPER_MAX_ARGS] = {0}, *out_d[TEMPER_MAX_ARGS] = {0};
+    long long scalars[TEMPER_MAX_ARGS];
+    int nin = 0, nout = 0, ns = 0, rc = 0;
+    for (int i = 0; i < t->nargs && !rc; i++) {
+        const struct temper_task_arg *arg = &t->args[i];
+        if (arg->role == TEMPER_ROLE_SCALAR) {
+            scalars[ns++] = a->scalars[i];
+            continue;
+        }
+        double *d = calloc((size_t)(a->elems[i] ? a->elems[i] : 1), sizeof(double));
+        if (!d) {
+            rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory for the reference");
+            break;
+        }
+        if (arg->role == TEMPER_ROLE_INPUT) {
+            for (int64_t e = 0; e < a->elems[i]; e++)
+                d[e] = temper_dtype_load(arg->dtype, a->host_in[0][i], (size_t)e);
+            in_d[nin++] = d;
+        } else {
+            for (int64_t e = 0; e < a->elems[i]; e++)
+                d[e] = NAN;
+            out_d[nout++] = d;
+            a->want[i] = d;
+        }
+    }
+    if (!rc) {
+        char doing[sizeof(shared->doing)];
+        snprintf(doing, sizeof(doing), "%s", shared ? shared->doing : "");
+        worker_doing(shared, WORKER_REFERENCE, "running the reference of task %s at shape %s", t->name,
+                     a->shape_text);
+        ref(out_d, (const double **)in_d, scalars);
+        worker_doing(shared, WORKER_RUNNING, "%s", doing);
+    }
+    for (int i = 0; i < nin; i++)
+        free(in_d[i]);
+    return rc;
+}
+
+/* The correctness protocol at one check shape and seed. */
+int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
+                       struct phases *ph, struct failure *f)
+{
+    static const char *const seed_names[2] = {"public", "secret"};
+    struct session *s = &ws->s;
+    const struct temper_task *t = &s->task;
+    char where[512], shape_text[256];
+    temper_shape_format(&t->check[shape_index], shape_text, sizeof(shape_text));
+    snprintf(where, sizeof(where), "shape %s, %s seed", shape_text, seed_names[seed_index]);
+    json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "seed", seed_names[seed_index]);
+    json_array_append_new(checks, check);
+    worker_doing(ws->shared, WORKER_RUNNING, "checking %s at %s", p->cand.path, where);
+    struct arena **slot = &s->check[shape_index][seed_index];
+    double t0 = temper_now_s();
+    if (!*slot) {
+        uint64_t seed = seed_index ? s->secret : s->seed;
+        *slot = arena_new(ws, t, &t->check[shape_index], 1, 1, &seed, s->secret, f);
+        double t1 = temper_now_s();
+        ph->inputs_ms += (t1 - t0) * 1e3;
+        if (!*slot || run_reference(ws->shared, *slot, s->ref, f)) {
+            session_drop(ws, slot);
+            return -1;
+        }
+        t0 = temper_now_s();
+        ph->reference_ms += (t0 - t1) * 1e3;
+    }
+    struct arena *a = *slot;
+    void *got[TEMPER_MAX_ARGS] = {0}, *again[TEMPER_MAX_ARGS] = {0};
+    int rc = plan_run(ws, p, a, 0, OUT_CAND, 0, f);
+    if (!rc && (rc = check_memory(ws, a, 0, OUT_CAND, f)))
+        session_drop(ws, slot);
+    if (!rc)
+        rc = read_outputs(ws, a, OUT_CAND, got, f);
+    double t1 = temper_now_s();
+    ph->device_ms += (t1 - t0) * 1e3;
+    if (!rc)
+        rc = compare_with_reference(a, got, where, check, f);
+    double t2 = temper_now_s();
+    ph->compare_ms += (t2 - t1) * 1e3;
+    /* The determinism rerun: the same inputs, the other poison, compared bit for bit. */
+    if (!rc)
+        rc = plan_run(ws, p, a, 0, OUT_CAND, 1, f);
+    if (!rc)
+        rc = read_outputs(ws, a, OUT_CAND, again, f);
+    double t3 = temper_now_s();
+    ph->device_ms += (t3 - t2) * 1e3;
+    int diff_arg = 0;
+    int64_t diff = rc ? -1 : first_difference(a, got, again, &diff_arg);
+    json_object_set_new(check, "deterministic", json_boolean(diff < 0));
+    if (!rc && diff >= 0) {
+        /* Differing runs may be legitimate (atomics) or a race that passed by luck: every further
+         * run must also pass. */
+        char rerun_where[600];
+        char idx[128];
+        format_index(a, diff_arg, diff, idx, sizeof(idx));
+        json_object_set_new(check, "nondeterministic_at",
+                            json_pack("{s:s, s:s}", "output", t->args[diff_arg].name, "position", idx));
+        rc = compare_with_reference(a, again, where, check, f);
+        for (int r = 0; r < EXTRA_RERUNS && !rc; r++) {
+            snprintf(rerun_where, sizeof(rerun_where), "%s, rerun %d of a kernel whose runs differ", where, r + 3);
+            free_outputs(again, t->nargs);
+            rc = plan_run(ws, p, a, 0, OUT_CAND, r & 1, f);
+            if (!rc)
+                rc = read_outputs(ws, a, OUT_CAND, again, f);
+            if (!rc)
+                rc = compare_with_reference(a, again, rerun_where, check, f);
+        }
+        ph->compare_ms += (temper_now_s() - t3) * 1e3;
+    }
+    free_outputs(got, t->nargs);
+    free_outputs(again, t->nargs);
+    return rc;
+}
