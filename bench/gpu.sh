@@ -61,10 +61,10 @@ if has tests; then
     timeout 60 .gpu/cuda_smoke >"$out/cuda_smoke.log" 2>&1; note "cuda_smoke exit $?"
     timeout 60 .gpu/cublas_smoke >"$out/cublas_smoke.log" 2>&1
     note "cublas_smoke exit $?: $(grep -iE 'tflop|GB/s' "$out/cublas_smoke.log" | sed 's/^ *//' | tr '\n' ';')"
-    timeout 120 .gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
+    timeout 300 .gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
     note "cases_cuda exit $?: $(tail -1 "$out/cases_cuda.log")"
     grep -E "^FAIL" "$out/cases_cuda.log" | cut -c1-300 | tee -a "$summary"
-    timeout 150 .gpu/baselines_test cuda tasks >"$out/baselines_cuda.log" 2>&1
+    timeout 300 .gpu/baselines_test cuda tasks >"$out/baselines_cuda.log" 2>&1
     note "baselines_cuda exit $?: $(tail -1 "$out/baselines_cuda.log")"
     grep -E "^FAIL" "$out/baselines_cuda.log" | cut -c1-300 | tee -a "$summary"
     pack
@@ -165,7 +165,7 @@ if has skips; then
     # A kernel that skips its work on one launch in ten at the bench shape (SKIP_CASE) evaluated
     # ten times by each binary: every timed launch's output is verified, so it must be incorrect
     # every time; the base binary verified only the last timed launch.
-    case_file=${SKIP_CASE:-tests/cases/cuda/skip_one_in_ten.cu}
+    case_file=${SKIP_CASE:-tests/cases/cuda/skip_every_tenth_launch.cu}
     for b in $T .gpu/base/temper; do
         [ -x "$b" ] || continue
         tally=""
