@@ -147,7 +147,19 @@ static int serve(int argc, char **argv)
     const char *nv_env = getenv("CUDA_CACHE_PATH"), *home = getenv("HOME");
     snprintf(nv, sizeof(nv), "%s%s", nv_env && *nv_env ? nv_env : home && *home ? home : "/nonexistent",
              nv_env && *nv_env ? "" : "/.nv");
-    const char *writes[] = {scratch, cache, pocl, nv, NULL};
+    /* A test's fault-injection marker (TEMPER_FAULT_ONCE, include/temper/device.h) is made by the
+     * worker: its folder is writable too when the variable is set. */
+    char once_dir[4096] = "";
+    const char *once = getenv("TEMPER_FAULT_ONCE");
+    if (once && *once) {
+        snprintf(once_dir, sizeof(once_dir), "%s", once);
+        char *slash = strrchr(once_dir, '/');
+        if (slash && slash != once_dir)
+            *slash = 0;
+        else
+            snprintf(once_dir, sizeof(once_dir), "%s", slash ? "/" : ".");
+    }
+    const char *writes[] = {scratch, cache, pocl, nv, once_dir[0] ? once_dir : NULL, NULL};
     /* PoCL links each kernel with the system linker and the worker builds task references with
      * the C compiler: the process keeps exec, of the system's programs only where Landlock holds. */
     struct temper_sandbox_config cfg = {reads, writes, 1,
