@@ -55,6 +55,11 @@ mkdir -p "$work/run"
 cd "$work/run" || exit 1
 unset TEMPER_TASKS TEMPER_WORKER
 
+# The installed binary lists the installed suite by itself.
+if ! "$prefix/bin/temper" tasks >"$work/tasks.out" 2>&1 || ! grep -q softmax "$work/tasks.out"; then
+    fail "the installed temper does not find the installed tasks: $(head -3 "$work/tasks.out")"
+fi
+
 # The installed headers are self-contained: each compiles alone, first in its file, and all of
 # them together, with no include path but the prefix's (and its dependencies', from pkg-config).
 cflags=$(pkg-config --cflags temper)
