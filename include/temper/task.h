@@ -97,8 +97,10 @@ int temper_task_load(const char *dir, struct temper_task *task, char *msg, size_
 int temper_task_name_ok(const char *name);
 
 /* The task search path: tasks_dir if given and not empty, else $TEMPER_TASKS, else the installed
- * data folder (TEMPER_TASKS_DATADIR, set at build time). A search path is one folder or several
- * separated by ':'. Borrowed: tasks_dir itself, the environment's string or a constant. */
+ * data folder (TEMPER_TASKS_DATADIR, set at build time; temper_task_each and temper_task_find
+ * read it as the running program's ../share/temper/tasks when that exists, for an install made
+ * under another prefix or moved). A search path is one folder or several separated by ':'.
+ * Borrowed: tasks_dir itself, the environment's string or a constant. */
 const char *temper_tasks_root(const char *tasks_dir);
 
 /* The hash of the task's content: task.json, the reference and the baselines, as 16 hex

@@ -548,9 +548,37 @@ static int each_in(const char *root, int (*fn)(void *user, const char *dir), voi
     return stop;
 }
 
+#ifdef TEMPER_TASKS_DATADIR
+/* An install made with `cmake --install --prefix P`, or moved as a whole, holds its tasks in
+ * ../share/temper/tasks from its programs (P/bin), not where the build meant to put them: writes
+ * that folder to out and returns 1 when the running program has one there. */
+static int relocated_datadir(char *out, size_t out_size)
+{
+    char self[TEMPER_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return 0;
+    self[n] = 0;
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return 0;
+    *slash = 0;
+    char path[TEMPER_PATH_MAX + 32], real[PATH_MAX];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/../share/temper/tasks", self);
+    return realpath(path, real) && !stat(real, &st) && S_ISDIR(st.st_mode) &&
+           snprintf(out, out_size, "%s", real) < (int)out_size;
+}
+#endif
+
 int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user)
 {
     int found = 0;
+#ifdef TEMPER_TASKS_DATADIR
+    char relocated[TEMPER_PATH_MAX];
+    if (!strcmp(root, TEMPER_TASKS_DATADIR) && relocated_datadir(relocated, sizeof(relocated)))
+        root = relocated;
+#endif
     for (const char *p = root; *p;) {
         const char *end = strchr(p, ':');
         size_t len = end ? (size_t)(end - p) : strlen(p);
