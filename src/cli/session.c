@@ -15,6 +15,9 @@ static void print_event(void *user, const struct temper_session_event *ev)
         fprintf(stderr, "temper: %s\n", ev->message);
 }
 
+/* Requests one temper_eval_batch may take: more than a command line gives at once. */
+#define CLI_MAX_BATCH 4096
+
 int cli_session_open(struct temper_session **s, const char *device, const struct temper_limits *limits,
                      const char *tasks_dir, int no_store, int jobs, char *msg, size_t msg_size)
 {
@@ -24,6 +27,9 @@ int cli_session_open(struct temper_session **s, const char *device, const struct
     config.tasks_dir = tasks_dir;
     config.no_store = no_store;
     config.jobs = jobs;
+    /* One process's own files: as many in one batch as are queued, so that compiles run ahead
+     * across all of them (a batch boundary starts the compile pipeline again). */
+    config.max_batch = CLI_MAX_BATCH;
     config.on_event = print_event;
     /* Deep checks run this binary again under their tool. */
     char self[4096];
