@@ -23,6 +23,10 @@ void temper_buf_init(struct temper_buf *b, size_t max_bytes);
 void temper_buf_free(struct temper_buf *b);
 int temper_buf_append(struct temper_buf *b, const void *data, size_t n);
 int temper_buf_printf(struct temper_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies at most max_shown of the n bytes of text into out for a message: printable ASCII as is,
+ * any other byte as \xNN, "..." when cut, so that a message never carries bytes a terminal or
+ * JSON cannot take. out is always terminated. */
+void temper_show_bytes(const char *text, size_t n, size_t max_shown, char *out, size_t out_size);
 
 /* ---- files and paths ---- */
 

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "temper/kernel.h"
+#include "temper/util.h"
 
 /* Headers a CUDA candidate may include: what NVRTC and the toolkit's include folder provide for
  * device code. Nothing else is reachable through an include. */
@@ -173,28 +174,10 @@ static int is_ident(unsigned char ch)
     return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
 }
 
-/* Copies n bytes of text for a message: printable ASCII as is, any other byte as \xNN, at most
- * 120 bytes shown. */
+/* Copies n bytes of text for a message (at most 120 shown; temper_show_bytes). */
 static void show(const char *text, size_t n, char *out, size_t out_size)
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0, i = 0;
-    for (; i < n && i < 120 && o + 5 < out_size; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        if (ch >= 0x20 && ch < 0x7f) {
-            out[o++] = (char)ch;
-        } else {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[ch >> 4];
-            out[o++] = hex[ch & 15];
-        }
-    }
-    if (i < n && o + 4 < out_size) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = 0;
+    temper_show_bytes(text, n, 120, out, out_size);
 }
 
 /* The rest of the logical line from i, for a message. */

@@ -1,4 +1,5 @@
-/* buf.c: growable byte buffers with a hard maximum, so no input can grow memory without bound. */
+/* buf.c: growable byte buffers with a hard maximum, so no input can grow memory without bound, and
+ * bytes shown safely in messages. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,4 +65,28 @@ int temper_buf_printf(struct temper_buf *b, const char *fmt, ...)
     va_end(ap);
     b->len += (size_t)n;
     return 0;
+}
+
+void temper_show_bytes(const char *text, size_t n, size_t max_shown, char *out, size_t out_size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0, i = 0;
+    if (!out_size)
+        return;
+    for (; i < n && i < max_shown && o + 5 < out_size; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch >= 0x20 && ch < 0x7f) {
+            out[o++] = (char)ch;
+        } else {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[ch >> 4];
+            out[o++] = hex[ch & 15];
+        }
+    }
+    if (i < n && o + 4 < out_size) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = 0;
 }

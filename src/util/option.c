@@ -8,29 +8,12 @@
 
 #include "temper/error.h"
 #include "temper/option.h"
+#include "temper/util.h"
 
-/* Copies at most 40 bytes of text into out for a message, printable ASCII kept and any other byte
- * written as \xNN, so that a message never carries bytes a terminal or JSON cannot take. */
+/* Copies at most 40 bytes of text into out for a message (temper_show_bytes). */
 static void quote_text(const char *text, char *out, size_t out_size)
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0, i = 0;
-    for (; text[i] && i < 40 && o + 5 < out_size; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        if (ch >= 0x20 && ch < 0x7f) {
-            out[o++] = (char)ch;
-        } else {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[ch >> 4];
-            out[o++] = hex[ch & 15];
-        }
-    }
-    if (text[i] && o + 4 < out_size) {
-        memcpy(out + o, "...", 3);
-        o += 3;
-    }
-    out[o] = 0;
+    temper_show_bytes(text, strlen(text), 40, out, out_size);
 }
 
 int temper_parse_i64_option(const char *option, const char *text, int64_t min, int64_t max, int64_t *out,
