@@ -66,18 +66,6 @@ void temper_limits_default(struct temper_limits *l)
     l->mem_limit_bytes = 0; /* 0: three quarters of the machine's memory */
 }
 
-void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...)
-{
-    if (!s)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->doing, sizeof(s->doing), fmt, ap);
-    va_end(ap);
-    s->phase_since_ns = temper_now_ns();
-    s->phase = phase;
-}
-
 int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size)
 {
     const char *env = getenv("TEMPER_WORKER");
