@@ -124,7 +124,7 @@ struct job {
 
 /* Parses, finds the task, applies knobs and checks constraints: everything that needs no
  * device. Sets job->early for an invalid candidate and job->err for bad usage. */
-static void job_prepare(struct job *j, const char *device_id, int is_cuda)
+static void job_prepare(struct job *j, const char *device_id, enum temper_lang device_lang)
 {
     const struct temper_eval_request *req = j->req;
     char *text = NULL, why[2048];
@@ -176,7 +176,7 @@ static void job_prepare(struct job *j, const char *device_id, int is_cuda)
         }
         snprintf(j->options + used, sizeof(j->options) - used, "%s%s", used ? " " : "", req->extra_flags);
     }
-    if (is_cuda != (j->cand.lang == TEMPER_LANG_CUDA)) {
+    if (j->cand.lang != device_lang) {
         j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ENODEVICE,
                              "%s is %s, but the device is %s: it needs %s device (--device %s)", req->path,
                              j->cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", device_id,
@@ -392,11 +392,29 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
     if (err)
         return err;
     const char *device_id = json_string_value(json_object_get(info, "id"));
-    int is_cuda = !strncmp(device_id, "cuda", 4);
+    /* What the device takes and whether it compiles without a context come from its info, never
+     * from its name; the backend (the id's part before ':') names the compiler a compile process
+     * loads. */
+    int device_lang = temper_lang_parse(json_string_value(json_object_get(info, "language")));
+    if (!device_id || device_lang < 0) {
+        json_decref(info);
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "the worker's device info has no id or source language");
+    }
+    int offline = 0;
+    size_t k;
+    json_t *cap;
+    json_array_foreach(json_object_get(info, "caps"), k, cap)
+        if (!strcmp(json_string_value(cap) ? json_string_value(cap) : "",
+                    temper_device_cap_name(TEMPER_DEVICE_CAP_OFFLINE_COMPILE)))
+            offline = 1;
     struct compile_target target = {0};
-    target.ops = temper_device_backend(is_cuda ? "cuda" : "opencl");
-    if (!target.ops || !target.ops->compile)
-        target.ops = NULL;
+    if (offline) {
+        char backend[16];
+        snprintf(backend, sizeof(backend), "%.*s", (int)strcspn(device_id, ":"), device_id);
+        target.ops = temper_device_backend(backend);
+        if (target.ops && !target.ops->compile)
+            target.ops = NULL;
+    }
     snprintf(target.info.name, sizeof(target.info.name), "%s", json_string_value(json_object_get(info, "name")));
     snprintf(target.info.arch, sizeof(target.info.arch), "%s", json_string_value(json_object_get(info, "arch")));
     snprintf(target.info.compiler_version, sizeof(target.info.compiler_version), "%s",
@@ -416,7 +434,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
     }
     for (int i = 0; i < n; i++) {
         js[i].req = &reqs[i];
-        job_prepare(&js[i], device_id, is_cuda);
+        job_prepare(&js[i], device_id, (enum temper_lang)device_lang);
         js[i].compiled = !target.ops;
     }
     for (int i = 0; i < n; i++) {
