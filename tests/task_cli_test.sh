@@ -75,6 +75,42 @@ crash_words="Segmentation fault"
 if ldd "$temper" 2>/dev/null | grep -q libasan; then crash_words="exited with status 1"; fi
 expect_task_error crashing "a reference that crashes" "task error" "task crashing" "shape N=7" "$crash_words"
 
+# A tune of a candidate for that task ends at its first evaluation with the task's error (exit 2),
+# instead of re-running the crash at every point. The reference says on stderr each time it
+# crashes (the worker's stderr is kept with TEMPER_WORKER_STDERR=1); the points of the first
+# batch after the crashing one are cancelled, not run.
+sed 's/@temper task vector_add/@temper task crashing/' "$src/tasks/L1/vector_add/fast.cl" >"$work/crashing_fast.cl"
+cat >"$work/tasks/L1/crashing/reference.c" <<'C'
+#include <unistd.h>
+void reference(double **out, const double **in, const long long *s);
+void reference(double **out, const double **in, const long long *s)
+{
+    if (s[0] == 7) {
+        static const char line[] = "temper-test: the reference crashes at N=7\n";
+        (void)!write(2, line, sizeof(line) - 1);
+        *(volatile int *)0 = 1;
+    }
+    for (long long i = 0; i < s[0]; i++)
+        out[0][i] = in[0][i] + in[1][i];
+}
+C
+TEMPER_WORKER_STDERR=1 "$temper" tune "$work/crashing_fast.cl" --tasks "$work/tasks" --budget 12 --batch 4 \
+    >"$work/out" 2>"$work/err"
+got=$?
+crashes=$(grep -c "temper-test: the reference crashes" "$work/err")
+if [ "$got" -ne 2 ]; then
+    echo "FAIL a tune of a crashing task: exit $got, expected 2"; sed 's/^/     /' "$work/err" | tail -5
+    failures=$((failures + 1))
+elif ! grep -q "temper: task error: .*task crashing.*N=7" "$work/err"; then
+    echo "FAIL a tune of a crashing task: no task error naming the task and the shape:"
+    sed 's/^/     /' "$work/err" | tail -5; failures=$((failures + 1))
+elif [ "$crashes" -gt 4 ] || grep -q "^tune " "$work/err"; then
+    echo "FAIL a tune of a crashing task went on after the task's error: $crashes crashes"
+    sed 's/^/     /' "$work/err" | tail -8; failures=$((failures + 1))
+else
+    echo "ok   a tune of a crashing task ends with its error after $crashes evaluation(s)"
+fi
+
 # Nothing was recorded for any of these candidates, and nothing was built outside the cache.
 if command -v sqlite3 >/dev/null && [ -f "$TEMPER_HOME/temper.db" ]; then
     n=$(sqlite3 "$TEMPER_HOME/temper.db" "select count(*) from evaluations")

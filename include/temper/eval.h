@@ -126,6 +126,10 @@ struct temper_eval_request {
     int keep_going;           /* 1: check every shape after a failure and report each */
 };
 
+/* How the message of a task's own error begins (its reference crashed or ran past its limit):
+ * such an error is the task's, never the candidate's verdict, and a tune ends at the first. */
+#define TEMPER_TASK_ERROR_PREFIX "task error: "
+
 /* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only
  * for bad usage (a missing file, an unknown task) with msg saying so; a bad candidate gets a
  * result with verdict invalid. The device info and calibration come from the worker and store. */

@@ -61,6 +61,13 @@ int temper_session_result_error(json_t *result)
     return (int)json_integer_value(json_object_get(result, "error_code"));
 }
 
+const char *temper_session_result_task_error(json_t *result)
+{
+    const char *m = json_string_value(json_object_get(result, "message"));
+    size_t n = strlen(TEMPER_TASK_ERROR_PREFIX);
+    return temper_session_result_error(result) && m && !strncmp(m, TEMPER_TASK_ERROR_PREFIX, n) ? m : NULL;
+}
+
 int64_t temper_session_result_store_id(json_t *result)
 {
     return json_integer_value(json_object_get(result, "store_id"));

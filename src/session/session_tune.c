@@ -175,6 +175,20 @@ static void from_store(struct temper_session_tune *t, int *taken)
     }
 }
 
+/* Cancels the points from..n-1 of the current proposal whose results have not come. */
+static void cancel_rest(struct temper_session_tune *t, int from, int n)
+{
+    int64_t ids[TEMPER_TUNE_MAX_BATCH];
+    int k = 0;
+    pthread_mutex_lock(&t->lock);
+    for (int i = from; i < n; i++)
+        if (t->ids[i] && !t->results[i])
+            ids[k++] = t->ids[i];
+    pthread_mutex_unlock(&t->lock);
+    for (int i = 0; i < k; i++)
+        temper_session_cancel(t->s, ids[i]);
+}
+
 int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t msg_size)
 {
     pthread_mutex_lock(&t->lock);
@@ -225,6 +239,7 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         pthread_mutex_unlock(&t->lock);
     }
     /* Each result, as it comes, in the order of the proposal. */
+    int task_failed = 0;
     for (int i = 0; i < n; i++) {
         pthread_mutex_lock(&t->lock);
         while (t->ids[i] && !t->results[i] && !t->stopped)
@@ -238,12 +253,26 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
             json_decref(r);
             continue;
         }
+        /* The task's own error (its reference crashed or hung) is no verdict of this point, and
+         * every other point would meet it again: the tune ends with it, and the points still to
+         * come are cancelled. */
+        const char *task_error = temper_session_result_task_error(r);
+        if (task_error) {
+            if (!task_failed) {
+                task_failed = 1;
+                if (!err)
+                    err = temper_fail(msg, msg_size, TEMPER_EINVALID, "%s", task_error);
+                cancel_rest(t, i + 1, n);
+            }
+            json_decref(r);
+            continue;
+        }
         struct temper_tune_event ev;
         temper_tune_observe(t->tune, &t->points[i], r, 0, &ev);
         tune_event(t, &ev, r);
         /* A result the store could not keep ends the tune once what is in flight is done: a run
          * that goes on without its results could not be resumed. */
-        if (temper_session_result_store_error(r) && !err)
+        if (temper_session_result_store_error(r) && !err && !task_failed)
             err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s", temper_session_result_store_error(r));
         json_decref(r);
     }
