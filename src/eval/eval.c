@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,55 @@
 static json_t *simple_result(enum temper_verdict v, const char *message)
 {
     return json_pack("{s:s, s:s}", "verdict", temper_verdict_name(v), "message", message);
+}
+
+/* Moves req's cancel word from `from` to `to`; 0 if the request was cancelled instead (the word
+ * held SKIP or KILL), else 1 (always 1 without a word). */
+static int cancel_claim(const struct temper_eval_request *req, int from, int to)
+{
+    if (!req->cancel)
+        return 1;
+    int expect = from;
+    return __atomic_compare_exchange_n(req->cancel, &expect, to, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* The result of a request cancelled before it was sent. Caller owns it. */
+static json_t *cancelled_result(void)
+{
+    json_t *r = simple_result(TEMPER_VERDICT_INVALID, "cancelled before it ran");
+    json_object_set_new(r, "cancelled", json_true());
+    return r;
+}
+
+/* Runs a job of req on the worker, as temper_worker_call does, unless req is cancelled (its cancel
+ * word, enum temper_eval_cancel): *reply is cancelled_result() and nothing is sent when it was
+ * cancelled before the send; a cancel after the send kills the job, and the reply says
+ * "cancelled" even if the job had finished. */
+static int call_unless_cancelled(struct temper_worker *w, const struct temper_eval_request *req, json_t *job,
+                                 json_t **reply, char *msg, size_t msg_size)
+{
+    *reply = NULL;
+    if (!cancel_claim(req, TEMPER_EVAL_WAITING, TEMPER_EVAL_SENT)) {
+        *reply = cancelled_result();
+        return 0;
+    }
+    int err = temper_worker_send(w, job, msg, msg_size);
+    if (!err && req->cancel && __atomic_load_n(req->cancel, __ATOMIC_SEQ_CST) == TEMPER_EVAL_KILL)
+        temper_worker_cancel(w); /* the canceller's own call may have come before the send */
+    while (!err) {
+        err = temper_worker_service(w, reply, msg, msg_size);
+        if (err || *reply)
+            break;
+        struct pollfd pfd = {temper_worker_fd(w), temper_worker_events(w), 0};
+        poll(&pfd, 1, temper_worker_timeout_ms(w));
+    }
+    if (!cancel_claim(req, TEMPER_EVAL_SENT, TEMPER_EVAL_DONE) && !json_is_true(json_object_get(*reply, "cancelled"))) {
+        /* Cancelled as the reply came in (or as the send failed): cancelled all the same. */
+        json_decref(*reply);
+        *reply = json_pack("{s:b, s:s}", "cancelled", 1, "message", "the job was cancelled");
+        err = 0;
+    }
+    return err;
 }
 
 /* Sends a request built by the caller; an "error" reply becomes a failure with its message. */
@@ -449,6 +499,10 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
         }
         /* A result's elapsed time counts from its turn: waiting for earlier ones is not its own. */
         j->start_s = temper_now_s();
+        if ((j->err || j->early) && !cancel_claim(j->req, TEMPER_EVAL_WAITING, TEMPER_EVAL_DONE)) {
+            job_deliver(j, i, cancelled_result(), cb, user);
+            continue;
+        }
         if (j->err) {
             cb(user, i, NULL, j->err, j->msg);
             continue;
@@ -477,7 +531,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
             json_object_set_new(job, "keep_going", json_true());
         json_t *result = NULL;
         char call_msg[2048];
-        err = temper_worker_call(w, job, &result, call_msg, sizeof(call_msg));
+        err = call_unless_cancelled(w, req, job, &result, call_msg, sizeof(call_msg));
         json_decref(job);
         if (!err && json_object_get(result, "error")) {
             err = temper_fail(call_msg, sizeof(call_msg), TEMPER_EINVALID, "%s",

@@ -27,6 +27,8 @@ struct temper_session_tune {
     int outstanding;                                      /* submitted, result not yet come */
     int stopped;                                          /* 1 once temper_session_tune_stop was called */
     int over;                                             /* 1 when the tune proposed nothing more */
+    int task_failed;                                      /* 1 once a result was the task's own error:
+                                                           * nothing more is submitted */
 };
 
 static void tune_event(struct temper_session_tune *t, const struct temper_tune_event *te, json_t *result)
@@ -37,10 +39,32 @@ static void tune_event(struct temper_session_tune *t, const struct temper_tune_e
     t->on_event(t->user, &ev);
 }
 
-/* The session's callback for a tune's request (dispatcher thread). */
+/* Cancels the points of the current proposal whose results have not come (the lock must not be
+ * held: a queued one's cancelled result comes through tune_result at once). */
+static void cancel_rest(struct temper_session_tune *t)
+{
+    int64_t ids[TEMPER_TUNE_MAX_BATCH];
+    int k = 0;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->npoints; i++)
+        if (t->ids[i] && !t->results[i])
+            ids[k++] = t->ids[i];
+    pthread_mutex_unlock(&t->lock);
+    for (int i = 0; i < k; i++)
+        temper_session_cancel(t->s, ids[i]);
+}
+
+/* The session's callback for a tune's request (dispatcher thread). A task's own error cancels the
+ * points still to come here, before the dispatcher sends the next one: each would meet it again. */
 static void tune_result(void *user, int64_t id, json_t *result)
 {
     struct temper_session_tune *t = user;
+    if (temper_session_result_task_error(result)) {
+        pthread_mutex_lock(&t->lock);
+        t->task_failed = 1;
+        pthread_mutex_unlock(&t->lock);
+        cancel_rest(t);
+    }
     pthread_mutex_lock(&t->lock);
     for (int i = 0; i < t->npoints; i++)
         if (t->ids[i] == id && !t->results[i]) {
@@ -175,20 +199,6 @@ static void from_store(struct temper_session_tune *t, int *taken)
     }
 }
 
-/* Cancels the points from..n-1 of the current proposal whose results have not come. */
-static void cancel_rest(struct temper_session_tune *t, int from, int n)
-{
-    int64_t ids[TEMPER_TUNE_MAX_BATCH];
-    int k = 0;
-    pthread_mutex_lock(&t->lock);
-    for (int i = from; i < n; i++)
-        if (t->ids[i] && !t->results[i])
-            ids[k++] = t->ids[i];
-    pthread_mutex_unlock(&t->lock);
-    for (int i = 0; i < k; i++)
-        temper_session_cancel(t->s, ids[i]);
-}
-
 int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t msg_size)
 {
     pthread_mutex_lock(&t->lock);
@@ -229,7 +239,7 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         r.user = t;
         /* The id is set under the lock before the result can be matched to it. */
         pthread_mutex_lock(&t->lock);
-        if (!t->stopped) {
+        if (!t->stopped && !t->task_failed) {
             t->outstanding++;
             err = session_submit(t->s, &r, t->run_id, t->points[i].retime ? "retime" : "screen", &t->ids[i], msg,
                                  msg_size);
@@ -239,7 +249,7 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         pthread_mutex_unlock(&t->lock);
     }
     /* Each result, as it comes, in the order of the proposal. */
-    int task_failed = 0;
+    int task_error_seen = 0;
     for (int i = 0; i < n; i++) {
         pthread_mutex_lock(&t->lock);
         while (t->ids[i] && !t->results[i] && !t->stopped)
@@ -254,15 +264,14 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
             continue;
         }
         /* The task's own error (its reference crashed or hung) is no verdict of this point, and
-         * every other point would meet it again: the tune ends with it, and the points still to
-         * come are cancelled. */
+         * every other point would meet it again: the tune ends with it (tune_result cancelled the
+         * points still to come). */
         const char *task_error = temper_session_result_task_error(r);
         if (task_error) {
-            if (!task_failed) {
-                task_failed = 1;
+            if (!task_error_seen) {
+                task_error_seen = 1;
                 if (!err)
                     err = temper_fail(msg, msg_size, TEMPER_EINVALID, "%s", task_error);
-                cancel_rest(t, i + 1, n);
             }
             json_decref(r);
             continue;
@@ -272,7 +281,7 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         tune_event(t, &ev, r);
         /* A result the store could not keep ends the tune once what is in flight is done: a run
          * that goes on without its results could not be resumed. */
-        if (temper_session_result_store_error(r) && !err && !task_failed)
+        if (temper_session_result_store_error(r) && !err && !task_error_seen)
             err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s", temper_session_result_store_error(r));
         json_decref(r);
     }
@@ -295,7 +304,7 @@ void temper_session_tune_stop(struct temper_session_tune *t)
             ids[n++] = t->ids[i];
     pthread_cond_broadcast(&t->arrived);
     pthread_mutex_unlock(&t->lock);
-    /* Queued evaluations are dropped; one already running finishes and is recorded. */
+    /* Queued evaluations are dropped, and the one at the worker is killed: none is recorded. */
     for (int i = 0; i < n; i++)
         temper_session_cancel(t->s, ids[i]);
 }
