@@ -60,7 +60,7 @@ struct eval_output {
     int store_failed; /* results that could not be recorded */
 };
 
-/* Prints one result as it comes, in the order the files were given. */
+/* Prints one result as it comes, in the order the files were given; takes result's reference. */
 static void print_result(struct eval_output *o, json_t *result)
 {
     const char *verdict = temper_session_result_verdict(result);
@@ -257,7 +257,6 @@ int cmd_eval(int argc, char **argv)
         if (!err) {
             cli_progress_done();
             print_result(&out, result);
-            json_decref(result);
         }
     }
     cli_progress_done();
