@@ -46,7 +46,7 @@ esac
 
 # A tune of the stray writer: its STRAY = 0 configurations are correct, and must be judged so
 # whatever ran before them in the same worker.
-"$temper" tune "$stray" --strategy random --seed 2 --no-compiler-knobs --retime 0 --screen-budget 0.05 --json \
+"$temper" tune "$stray" --strategy random --seed 2 --no-compiler-knobs --retime 1 --screen-budget 0.05 --json \
     >"$work/tune.json" 2>"$work/tune.err"
 rows=$(sqlite3 "$TEMPER_HOME/temper.db" "select knobs, verdict from evaluations where knobs like '%STRAY%' order by id" \
     2>/dev/null)
