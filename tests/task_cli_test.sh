@@ -70,9 +70,14 @@ void reference(double **out, const double **in, const long long *s)
 }
 C
 # The signal names the crash; under AddressSanitizer, which reports a SIGSEGV itself and exits 1,
-# the exit status does.
+# the exit status does, or SIGABRT with ASAN_OPTIONS=abort_on_error=1 (as scripts/test.sh runs it).
 crash_words="Segmentation fault"
-if ldd "$temper" 2>/dev/null | grep -q libasan; then crash_words="exited with status 1"; fi
+if ldd "$temper" 2>/dev/null | grep -q libasan; then
+    case "${ASAN_OPTIONS:-}" in
+    *abort_on_error=1*) crash_words="Aborted" ;;
+    *) crash_words="exited with status 1" ;;
+    esac
+fi
 expect_task_error crashing "a reference that crashes" "task error" "task crashing" "shape N=7" "$crash_words"
 
 # A tune of a candidate for that task ends at its first evaluation with the task's error (exit 2),
