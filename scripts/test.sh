@@ -25,11 +25,11 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
     LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 (cd build-sanitize && ctest --output-on-failure --timeout 1200)
 skips build-sanitize
-# One session shared by four threads, under ThreadSanitizer: a build of its own for that test.
-# The worker is still forked from the test (not exec'd): die_after_fork=0 lets it start PoCL's threads.
+# One session shared by four threads, under ThreadSanitizer: a build of its own for that test and
+# the worker executable it starts (posix_spawn; die_after_fork=0 is kept for PoCL's threads).
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-fsanitize=thread \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
-cmake --build build-tsan -j"$jobs" --target session_test
+cmake --build build-tsan -j"$jobs" --target session_test temper-worker
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:die_after_fork=0 ctest -R '^session$' --output-on-failure --timeout 600)
 skips build-tsan
 # The parsers of untrusted input under libFuzzer with both sanitizers and leak detection:

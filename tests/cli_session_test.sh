@@ -69,6 +69,7 @@ grep -q '"verdict": "incorrect"' "$work/out" && grep -q 'compute-sanitizer repor
     ok "the store records incorrect" || fail "the store records $(sqlite3 "$db" "select verdict from evaluations order by id desc limit 1")"
 
 # 4. A timing says when it cannot be trusted as it is: load over the cores, or spread over 10%.
+# (Every result has the keys "warning" and "warnings"; null when there is nothing to say.)
 cores=$(nproc)
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 "$temper" eval "$src/tests/cases/opencl/correct_vector_add_float4.cl" --time-budget 0.2 --json >"$work/out" 2>"$work/err"
@@ -80,11 +81,11 @@ spread=$(grep -o '"spread": [0-9.e+-]*' "$work/out" | head -1 | cut -d' ' -f2)
 grep -q '"median_ms"' "$work/out" && ok "a timed eval has a timing (exit $status)" || fail "no timing (exit $status)"
 if awk "BEGIN { exit !($load_before > $cores && $load_after > $cores) }" ||
     awk "BEGIN { exit !(${spread:-0} > 0.10) }"; then
-    grep -q '"warning"' "$work/out" && grep -q '"warnings"' "$work/out" &&
+    grep -q '"warning": "' "$work/out" && grep -q '"warnings": \[' "$work/out" &&
         ok "the timing warns (load $load_before-$load_after on $cores cores, spread $spread)" ||
         fail "no timing warning with load $load_before-$load_after on $cores cores, spread $spread"
 elif awk "BEGIN { exit !($load_before < $cores && $load_after < $cores && ${spread:-1} < 0.10) }"; then
-    grep -q '"warning"' "$work/out" && fail "a timing warns with low load and spread $spread" ||
+    grep -q '"warning": "' "$work/out" && fail "a timing warns with low load and spread $spread" ||
         ok "a quiet timing does not warn"
 else
     ok "load crossed the core count during the run: no timing warning expected either way"

@@ -107,6 +107,23 @@ void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *sh
 
 /* ---- evaluation ---- */
 
+/* The states of a request's cancel word (struct temper_eval_request's cancel), which the batch
+ * and a cancelling thread change only with atomic compare-and-swap (__atomic builtins, sequentially
+ * consistent). The batch moves WAITING to SENT before it sends the job and SENT to DONE once the
+ * reply is in (WAITING to DONE for a request that never reaches the worker); a canceller moves
+ * WAITING to SKIP, or SENT to KILL and then calls temper_worker_cancel. Whichever side finds the
+ * other's state gives the request a cancelled result, so a cancel that succeeded is never lost:
+ * the batch also cancels the worker's job if it finds KILL just after its send, and a reply that
+ * comes after a KILL is dropped. The canceller must call temper_worker_cancel before the batch
+ * can send the next job: hold a lock that the batch's callback takes for this request. */
+enum temper_eval_cancel {
+    TEMPER_EVAL_WAITING = 0, /* not at the worker yet (the word's value before the batch) */
+    TEMPER_EVAL_SKIP,        /* cancelled before it was sent: it never runs */
+    TEMPER_EVAL_SENT,        /* sent to the worker, its reply not yet in */
+    TEMPER_EVAL_KILL,        /* cancelled after it was sent: its job is killed */
+    TEMPER_EVAL_DONE,        /* its result is decided: too late to cancel */
+};
+
 /* What to evaluate and how. */
 struct temper_eval_request {
     const char *path;         /* the candidate file */
@@ -124,7 +141,16 @@ struct temper_eval_request {
                                * the same way, and its compiled code is the same (other compiler options
                                * made no difference), take that result ("same_code_as" names it) */
     int keep_going;           /* 1: check every shape after a failure and report each */
+    int *cancel;              /* optional (NULL: none), borrowed: an enum temper_eval_cancel word,
+                               * TEMPER_EVAL_WAITING before the batch, through which another thread
+                               * cancels the request. A skipped request gets a result with
+                               * "cancelled": true and verdict invalid without running; a killed one,
+                               * "cancelled": true and no verdict */
 };
+
+/* How the message of a task's own error begins (its reference crashed or ran past its limit):
+ * such an error is the task's, never the candidate's verdict, and a tune ends at the first. */
+#define TEMPER_TASK_ERROR_PREFIX "task error: "
 
 /* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only
  * for bad usage (a missing file, an unknown task) with msg saying so; a bad candidate gets a

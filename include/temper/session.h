@@ -113,21 +113,28 @@ int temper_session_submit(struct temper_session *s, const struct temper_session_
 /* Waits for the result of a request submitted without a callback; *result is the caller's to
  * decref. TEMPER_ENOTFOUND if no such request is waiting (unknown, or already received). */
 int temper_session_wait(struct temper_session *s, int64_t id, json_t **result, char *msg, size_t msg_size);
-/* Cancels a request. Queued: dropped, and it gets a cancelled result at once. Already running:
- * TEMPER_EUNSUPPORTED (it finishes and is delivered as usual). Already delivered or unknown:
- * TEMPER_ENOTFOUND. */
+/* Cancels a request; its result says "cancelled" (temper_session_result_cancelled), is delivered
+ * once, as any result, and is not stored. Queued: dropped, and it gets its result at once.
+ * In the running batch: skipped there if the worker has not started it, else its job is killed
+ * (the next request gets a fresh worker); its result comes on the dispatcher thread. Returns 0
+ * when it was cancelled; TEMPER_ENOTFOUND when there is nothing to cancel: unknown, delivered,
+ * cancelled already, or its result decided already (it comes as usual). */
 int temper_session_cancel(struct temper_session *s, int64_t id);
 
 /* ---- results: the few accessors clients use, so that the record's form can change ---- */
 
 /* The verdict's name ("correct", ...; borrowed), or NULL. */
 const char *temper_session_result_verdict(json_t *result);
-/* 1 if the request was cancelled before it ran. */
+/* 1 if the request was cancelled (before it ran, or while it ran). */
 int temper_session_result_cancelled(json_t *result);
 /* The error (a TEMPER_E* code) that kept the request from being evaluated at all (an unreadable
  * file, an unknown knob, a task that does not load, a candidate for another device); 0 if it
  * was evaluated. Such a result has verdict `invalid` and is not stored. */
 int temper_session_result_error(json_t *result);
+/* The task's own error that kept the request from being evaluated (its reference crashed or ran
+ * past its limit; the message begins TEMPER_TASK_ERROR_PREFIX), borrowed; NULL otherwise. Every
+ * other candidate of that task would meet it again. */
+const char *temper_session_result_task_error(json_t *result);
 /* The store row id of the result, 0 if it was not stored. */
 int64_t temper_session_result_store_id(json_t *result);
 /* Why recording it failed (borrowed), or NULL. */
@@ -148,8 +155,9 @@ int temper_session_tune_begin(struct temper_session *s, const struct temper_tune
 /* Runs one batch of the tune and waits for it: 1 while there is more, 0 when it is over (or was
  * stopped), negative on an error. */
 int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t msg_size);
-/* Stops a tune from any thread: its queued evaluations are cancelled and the step returns. The run
- * stays unfinished in the store, so that it can be resumed. */
+/* Stops a tune from any thread: its evaluations still to come are cancelled (queued, or running:
+ * their jobs are killed) and the step returns. The run stays unfinished in the store, so that it
+ * can be resumed; a cancelled evaluation is not stored, so a resume runs it again. */
 void temper_session_tune_stop(struct temper_session_tune *t);
 /* The summary (caller decrefs): the best point, its times and the convergence history. A tune
  * that ran to its end is recorded as finished; a stopped one gets "interrupted": true, its best

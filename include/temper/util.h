@@ -131,12 +131,4 @@ struct temper_proc_result {
 int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, struct temper_proc_result *result,
                     char *msg, size_t msg_size);
 
-/* ---- terminal progress ---- */
-
-/* Prints a progress line on stderr when stderr is a terminal and the operation has taken over a
- * second since temper_progress_start; a no-op otherwise. temper_progress_done clears the line. */
-void temper_progress_start(void);
-void temper_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void temper_progress_done(void);
-
 #endif

@@ -37,4 +37,11 @@ int cli_exit_for(int err);
 /* Prints "temper: <msg>" on stderr and returns the exit status for err. */
 int cli_error(int err, const char *msg);
 
+/* Prints a progress line on stderr when stderr is a terminal and the operation has taken over a
+ * second since cli_progress_start; a no-op otherwise. cli_progress_done clears the line
+ * (progress.c; one thread only). */
+void cli_progress_start(void);
+void cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_progress_done(void);
+
 #endif

@@ -60,7 +60,7 @@ struct eval_output {
     int store_failed; /* results that could not be recorded */
 };
 
-/* Prints one result as it comes, in the order the files were given. */
+/* Prints one result as it comes, in the order the files were given; takes result's reference. */
 static void print_result(struct eval_output *o, json_t *result)
 {
     const char *verdict = temper_session_result_verdict(result);
@@ -242,8 +242,8 @@ int cmd_eval(int argc, char **argv)
     }
     struct eval_output out = {json, n, 0, 0, 0, 0, 0};
     double start_s = temper_now_s();
-    temper_progress_start();
-    temper_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
+    cli_progress_start();
+    cli_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
     for (int i = 0; i < n && !err; i++) {
         struct temper_session_request r = req;
         r.path = i == stdin_at ? "<stdin>" : argv[optind + i];
@@ -255,12 +255,11 @@ int cmd_eval(int argc, char **argv)
         json_t *result = NULL;
         err = temper_session_wait(session, ids[i], &result, msg, sizeof(msg));
         if (!err) {
-            temper_progress_done();
+            cli_progress_done();
             print_result(&out, result);
-            json_decref(result);
         }
     }
-    temper_progress_done();
+    cli_progress_done();
     temper_session_close(session);
     free(ids);
     free(stdin_source);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,55 @@
 static json_t *simple_result(enum temper_verdict v, const char *message)
 {
     return json_pack("{s:s, s:s}", "verdict", temper_verdict_name(v), "message", message);
+}
+
+/* Moves req's cancel word from `from` to `to`; 0 if the request was cancelled instead (the word
+ * held SKIP or KILL), else 1 (always 1 without a word). */
+static int cancel_claim(const struct temper_eval_request *req, int from, int to)
+{
+    if (!req->cancel)
+        return 1;
+    int expect = from;
+    return __atomic_compare_exchange_n(req->cancel, &expect, to, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* The result of a request cancelled before it was sent. Caller owns it. */
+static json_t *cancelled_result(void)
+{
+    json_t *r = simple_result(TEMPER_VERDICT_INVALID, "cancelled before it ran");
+    json_object_set_new(r, "cancelled", json_true());
+    return r;
+}
+
+/* Runs a job of req on the worker, as temper_worker_call does, unless req is cancelled (its cancel
+ * word, enum temper_eval_cancel): *reply is cancelled_result() and nothing is sent when it was
+ * cancelled before the send; a cancel after the send kills the job, and the reply says
+ * "cancelled" even if the job had finished. */
+static int call_unless_cancelled(struct temper_worker *w, const struct temper_eval_request *req, json_t *job,
+                                 json_t **reply, char *msg, size_t msg_size)
+{
+    *reply = NULL;
+    if (!cancel_claim(req, TEMPER_EVAL_WAITING, TEMPER_EVAL_SENT)) {
+        *reply = cancelled_result();
+        return 0;
+    }
+    int err = temper_worker_send(w, job, msg, msg_size);
+    if (!err && req->cancel && __atomic_load_n(req->cancel, __ATOMIC_SEQ_CST) == TEMPER_EVAL_KILL)
+        temper_worker_cancel(w); /* the canceller's own call may have come before the send */
+    while (!err) {
+        err = temper_worker_service(w, reply, msg, msg_size);
+        if (err || *reply)
+            break;
+        struct pollfd pfd = {temper_worker_fd(w), temper_worker_events(w), 0};
+        poll(&pfd, 1, temper_worker_timeout_ms(w));
+    }
+    if (!cancel_claim(req, TEMPER_EVAL_SENT, TEMPER_EVAL_DONE) && !json_is_true(json_object_get(*reply, "cancelled"))) {
+        /* Cancelled as the reply came in (or as the send failed): cancelled all the same. */
+        json_decref(*reply);
+        *reply = json_pack("{s:b, s:s}", "cancelled", 1, "message", "the job was cancelled");
+        err = 0;
+    }
+    return err;
 }
 
 /* Sends a request built by the caller; an "error" reply becomes a failure with its message. */
@@ -124,7 +174,7 @@ struct job {
 
 /* Parses, finds the task, applies knobs and checks constraints: everything that needs no
  * device. Sets job->early for an invalid candidate and job->err for bad usage. */
-static void job_prepare(struct job *j, const char *device_id, int is_cuda)
+static void job_prepare(struct job *j, const char *device_id, enum temper_lang device_lang)
 {
     const struct temper_eval_request *req = j->req;
     char *text = NULL, why[2048];
@@ -176,7 +226,7 @@ static void job_prepare(struct job *j, const char *device_id, int is_cuda)
         }
         snprintf(j->options + used, sizeof(j->options) - used, "%s%s", used ? " " : "", req->extra_flags);
     }
-    if (is_cuda != (j->cand.lang == TEMPER_LANG_CUDA)) {
+    if (j->cand.lang != device_lang) {
         j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ENODEVICE,
                              "%s is %s, but the device is %s: it needs %s device (--device %s)", req->path,
                              j->cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", device_id,
@@ -392,11 +442,29 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
     if (err)
         return err;
     const char *device_id = json_string_value(json_object_get(info, "id"));
-    int is_cuda = !strncmp(device_id, "cuda", 4);
+    /* What the device takes and whether it compiles without a context come from its info, never
+     * from its name; the backend (the id's part before ':') names the compiler a compile process
+     * loads. */
+    int device_lang = temper_lang_parse(json_string_value(json_object_get(info, "language")));
+    if (!device_id || device_lang < 0) {
+        json_decref(info);
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "the worker's device info has no id or source language");
+    }
+    int offline = 0;
+    size_t k;
+    json_t *cap;
+    json_array_foreach(json_object_get(info, "caps"), k, cap)
+        if (!strcmp(json_string_value(cap) ? json_string_value(cap) : "",
+                    temper_device_cap_name(TEMPER_DEVICE_CAP_OFFLINE_COMPILE)))
+            offline = 1;
     struct compile_target target = {0};
-    target.ops = temper_device_backend(is_cuda ? "cuda" : "opencl");
-    if (!target.ops || !target.ops->compile)
-        target.ops = NULL;
+    if (offline) {
+        char backend[16];
+        snprintf(backend, sizeof(backend), "%.*s", (int)strcspn(device_id, ":"), device_id);
+        target.ops = temper_device_backend(backend);
+        if (target.ops && !target.ops->compile)
+            target.ops = NULL;
+    }
     snprintf(target.info.name, sizeof(target.info.name), "%s", json_string_value(json_object_get(info, "name")));
     snprintf(target.info.arch, sizeof(target.info.arch), "%s", json_string_value(json_object_get(info, "arch")));
     snprintf(target.info.compiler_version, sizeof(target.info.compiler_version), "%s",
@@ -416,7 +484,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
     }
     for (int i = 0; i < n; i++) {
         js[i].req = &reqs[i];
-        job_prepare(&js[i], device_id, is_cuda);
+        job_prepare(&js[i], device_id, (enum temper_lang)device_lang);
         js[i].compiled = !target.ops;
     }
     for (int i = 0; i < n; i++) {
@@ -431,6 +499,10 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
         }
         /* A result's elapsed time counts from its turn: waiting for earlier ones is not its own. */
         j->start_s = temper_now_s();
+        if ((j->err || j->early) && !cancel_claim(j->req, TEMPER_EVAL_WAITING, TEMPER_EVAL_DONE)) {
+            job_deliver(j, i, cancelled_result(), cb, user);
+            continue;
+        }
         if (j->err) {
             cb(user, i, NULL, j->err, j->msg);
             continue;
@@ -459,7 +531,7 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
             json_object_set_new(job, "keep_going", json_true());
         json_t *result = NULL;
         char call_msg[2048];
-        err = temper_worker_call(w, job, &result, call_msg, sizeof(call_msg));
+        err = call_unless_cancelled(w, req, job, &result, call_msg, sizeof(call_msg));
         json_decref(job);
         if (!err && json_object_get(result, "error")) {
             err = temper_fail(call_msg, sizeof(call_msg), TEMPER_EINVALID, "%s",

@@ -66,18 +66,6 @@ void temper_limits_default(struct temper_limits *l)
     l->mem_limit_bytes = 0; /* 0: three quarters of the machine's memory */
 }
 
-void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...)
-{
-    if (!s)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->doing, sizeof(s->doing), fmt, ap);
-    va_end(ap);
-    s->phase_since_ns = temper_now_ns();
-    s->phase = phase;
-}
-
 int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size)
 {
     const char *env = getenv("TEMPER_WORKER");
@@ -560,7 +548,8 @@ static json_t *death_reply(struct temper_worker *w)
     else
         snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
     if (phase == WORKER_REFERENCE)
-        return task_error_reply(TEMPER_ECRASH, "task error: the reference crashed (%s) while %s", how, doing);
+        return task_error_reply(TEMPER_ECRASH, TEMPER_TASK_ERROR_PREFIX "the reference crashed (%s) while %s", how,
+                                doing);
     if (phase == WORKER_BUILDING)
         return failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
     return failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how, doing);
@@ -583,7 +572,8 @@ static json_t *watchdog(struct temper_worker *w)
                          w->limits.compile_timeout_s, doing);
     else if (phase == WORKER_REFERENCE && now > since &&
              (double)(now - since) * 1e-9 > w->limits.reference_timeout_s)
-        r = task_error_reply(TEMPER_ETIMEOUT, "task error: the reference ran past the %.3g s limit while %s",
+        r = task_error_reply(TEMPER_ETIMEOUT,
+                             TEMPER_TASK_ERROR_PREFIX "the reference ran past the %.3g s limit while %s",
                              w->limits.reference_timeout_s, doing);
     else if (temper_now_s() - w->job_start_s > w->limits.job_timeout_s)
         r = failed_reply(TEMPER_VERDICT_TIMEOUT, "the evaluation ran longer than %.3g s while %s",

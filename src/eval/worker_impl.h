@@ -31,7 +31,7 @@ struct worker_shared {
     struct temper_sandbox_status sandbox; /* what confines the worker, written once at its start */
 };
 
-/* Sets the phase and the sentence (the worker side). */
+/* Sets the phase and the sentence (the worker side; worker_page.c). */
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The largest frame either side accepts, in bytes of JSON. */

@@ -88,6 +88,17 @@ static void runtime_dirs(const char **reads, int *nr, int max, char *store, size
     reads[*nr] = NULL;
 }
 
+/* The folder of TEMPER_FAULT_ONCE, the file a test's injected fault creates when it fires
+ * (device.h), into out; "" when it is not set. Test-only: the sandbox lets the process write there,
+ * or the fault could never fire. */
+static void fault_once_dir(char *out, size_t size)
+{
+    const char *once = getenv("TEMPER_FAULT_ONCE");
+    out[0] = 0;
+    if (once && *once)
+        temper_dirname(once, out, size);
+}
+
 /* Ends the worker when the parent's end of the socket closes, even in the middle of a job (a
  * parent that dies would otherwise leave a worker holding the device). A thread watching the
  * socket, not PR_SET_PDEATHSIG, which fires when the thread that started the worker ends. */
@@ -147,18 +158,8 @@ static int serve(int argc, char **argv)
     const char *nv_env = getenv("CUDA_CACHE_PATH"), *home = getenv("HOME");
     snprintf(nv, sizeof(nv), "%s%s", nv_env && *nv_env ? nv_env : home && *home ? home : "/nonexistent",
              nv_env && *nv_env ? "" : "/.nv");
-    /* A test's fault-injection marker (TEMPER_FAULT_ONCE, include/temper/device.h) is made by the
-     * worker: its folder is writable too when the variable is set. */
-    char once_dir[4096] = "";
-    const char *once = getenv("TEMPER_FAULT_ONCE");
-    if (once && *once) {
-        snprintf(once_dir, sizeof(once_dir), "%s", once);
-        char *slash = strrchr(once_dir, '/');
-        if (slash && slash != once_dir)
-            *slash = 0;
-        else
-            snprintf(once_dir, sizeof(once_dir), "%s", slash ? "/" : ".");
-    }
+    char once_dir[4096];
+    fault_once_dir(once_dir, sizeof(once_dir));
     const char *writes[] = {scratch, cache, pocl, nv, once_dir[0] ? once_dir : NULL, NULL};
     /* PoCL links each kernel with the system linker and the worker builds task references with
      * the C compiler: the process keeps exec, of the system's programs only where Landlock holds. */
@@ -184,7 +185,9 @@ static int compile(void)
     char store[8192];
     int nr = 1;
     runtime_dirs(reads, &nr, 32, store, sizeof(store));
-    const char *writes[] = {cache, NULL};
+    char once_dir[4096];
+    fault_once_dir(once_dir, sizeof(once_dir));
+    const char *writes[] = {cache, once_dir[0] ? once_dir : NULL, NULL};
     /* NVRTC compiles in this process: no program is ever run. */
     struct temper_sandbox_config cfg = {reads, writes, 0, NULL, FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
     temper_sandbox_apply(&cfg, &sst);

@@ -1,7 +1,7 @@
 /* session.c: a session's life (open, close), the ceilings of its device, and its requests:
  * submission from any thread, the dispatcher thread that runs them in batches through
  * temper_eval_batch, recording each result in the store with its lineage, and delivering it
- * exactly once (callback or wait), or cancelling it while it is queued. */
+ * exactly once (callback or wait), or cancelling it, queued or running. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +59,13 @@ int temper_session_result_cancelled(json_t *result)
 int temper_session_result_error(json_t *result)
 {
     return (int)json_integer_value(json_object_get(result, "error_code"));
+}
+
+const char *temper_session_result_task_error(json_t *result)
+{
+    const char *m = json_string_value(json_object_get(result, "message"));
+    size_t n = strlen(TEMPER_TASK_ERROR_PREFIX);
+    return temper_session_result_error(result) && m && !strncmp(m, TEMPER_TASK_ERROR_PREFIX, n) ? m : NULL;
 }
 
 int64_t temper_session_result_store_id(json_t *result)
@@ -291,13 +298,25 @@ int temper_session_cancel(struct temper_session *s, int64_t id)
         return TEMPER_ENOTFOUND;
     }
     if (p->state == PENDING_RUNNING) {
-        /* CANCEL-RUNNING: once the worker can end a job (temper_worker_cancel, thread-safe), a
-         * running request is cancelled here by cancelling the worker's job; until then it runs
-         * to its end and is delivered as usual. */
+        /* In the running batch: one not yet sent to the worker is skipped there; the one at the
+         * worker has its job killed. The lock is held until temper_worker_cancel returns: the batch
+         * delivers this request (which takes the lock) before it sends the next job, so the job
+         * killed can only be this one. */
+        int expect = TEMPER_EVAL_WAITING, err = 0;
+        if (!__atomic_compare_exchange_n(&p->cancel_word, &expect, TEMPER_EVAL_SKIP, 0, __ATOMIC_SEQ_CST,
+                                         __ATOMIC_SEQ_CST)) {
+            if (expect == TEMPER_EVAL_SENT &&
+                __atomic_compare_exchange_n(&p->cancel_word, &expect, TEMPER_EVAL_KILL, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST))
+                temper_worker_cancel(s->worker);
+            else
+                err = TEMPER_ENOTFOUND; /* cancelled already, or its result is decided */
+        }
         pthread_mutex_unlock(&s->lock);
-        return TEMPER_EUNSUPPORTED;
+        return err;
     }
     p->state = PENDING_RUNNING; /* taken off the queue: the dispatcher no longer sees it */
+    __atomic_store_n(&p->cancel_word, TEMPER_EVAL_SKIP, __ATOMIC_SEQ_CST); /* a second cancel finds nothing */
     pthread_mutex_unlock(&s->lock);
     json_t *r = session_result_unevaluated(p->path, 0, "cancelled before it ran", 1);
     result_set_lineage(r, p);
@@ -402,6 +421,15 @@ static int take_batch(struct temper_session *s, struct pending **ps, int max)
     return n;
 }
 
+/* Decides the result of a request of the running batch that never reaches temper_eval_batch's
+ * worker: 1, or 0 if it was cancelled first (then its result must say cancelled). */
+static int claim(struct pending *p)
+{
+    int expect = TEMPER_EVAL_WAITING;
+    return __atomic_compare_exchange_n(&p->cancel_word, &expect, TEMPER_EVAL_DONE, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
 static void run_batch(struct temper_session *s, struct pending **ps, int n)
 {
     struct temper_eval_request reqs[DEFAULT_MAX_BATCH * 4];
@@ -411,13 +439,16 @@ static void run_batch(struct temper_session *s, struct pending **ps, int n)
     for (int i = 0; i < n; i++) {
         struct pending *p = ps[i];
         if (p->early_err) {
-            json_t *r = session_result_unevaluated(p->path, p->early_err, p->early_msg, 0);
+            int cancelled = !claim(p);
+            json_t *r = cancelled ? session_result_unevaluated(p->path, 0, "cancelled before it ran", 1)
+                                  : session_result_unevaluated(p->path, p->early_err, p->early_msg, 0);
             result_set_lineage(r, p);
             deliver(s, p, r);
             continue;
         }
         struct temper_eval_request *r = &reqs[m];
         memset(r, 0, sizeof(*r));
+        r->cancel = &p->cancel_word;
         r->path = p->path;
         r->source = p->source;
         r->tasks_dir = s->tasks_dir;
@@ -447,7 +478,9 @@ static void run_batch(struct temper_session *s, struct pending **ps, int n)
     /* No device answered (or it could not be calibrated): what was not evaluated says why. */
     for (int i = 0; err && i < m; i++)
         if (!delivered[i]) {
-            json_t *r = session_result_unevaluated(evals[i]->path, err, msg, 0);
+            int cancelled = !claim(evals[i]);
+            json_t *r = cancelled ? session_result_unevaluated(evals[i]->path, 0, "cancelled before it ran", 1)
+                                  : session_result_unevaluated(evals[i]->path, err, msg, 0);
             result_set_lineage(r, evals[i]);
             deliver(s, evals[i], r);
         }

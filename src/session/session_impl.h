@@ -32,6 +32,8 @@ struct pending {
     char *early_msg;                   /* why, with early_err */
     int64_t run_id;                    /* the tune run it is recorded with, 0 if none */
     const char *tune_phase;            /* "screen" or "retime" for a tune's evaluation, else NULL */
+    int cancel_word;                   /* enum temper_eval_cancel, changed atomically: how a cancel reaches
+                                        * the running batch (its request's cancel points here) */
     json_t *result;                    /* the result, once done and not yet received */
     struct pending *prev, *next;       /* the session's list, in submission order */
 };

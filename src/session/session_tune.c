@@ -27,6 +27,8 @@ struct temper_session_tune {
     int outstanding;                                      /* submitted, result not yet come */
     int stopped;                                          /* 1 once temper_session_tune_stop was called */
     int over;                                             /* 1 when the tune proposed nothing more */
+    int task_failed;                                      /* 1 once a result was the task's own error:
+                                                           * nothing more is submitted */
 };
 
 static void tune_event(struct temper_session_tune *t, const struct temper_tune_event *te, json_t *result)
@@ -37,10 +39,32 @@ static void tune_event(struct temper_session_tune *t, const struct temper_tune_e
     t->on_event(t->user, &ev);
 }
 
-/* The session's callback for a tune's request (dispatcher thread). */
+/* Cancels the points of the current proposal whose results have not come (the lock must not be
+ * held: a queued one's cancelled result comes through tune_result at once). */
+static void cancel_rest(struct temper_session_tune *t)
+{
+    int64_t ids[TEMPER_TUNE_MAX_BATCH];
+    int k = 0;
+    pthread_mutex_lock(&t->lock);
+    for (int i = 0; i < t->npoints; i++)
+        if (t->ids[i] && !t->results[i])
+            ids[k++] = t->ids[i];
+    pthread_mutex_unlock(&t->lock);
+    for (int i = 0; i < k; i++)
+        temper_session_cancel(t->s, ids[i]);
+}
+
+/* The session's callback for a tune's request (dispatcher thread). A task's own error cancels the
+ * points still to come here, before the dispatcher sends the next one: each would meet it again. */
 static void tune_result(void *user, int64_t id, json_t *result)
 {
     struct temper_session_tune *t = user;
+    if (temper_session_result_task_error(result)) {
+        pthread_mutex_lock(&t->lock);
+        t->task_failed = 1;
+        pthread_mutex_unlock(&t->lock);
+        cancel_rest(t);
+    }
     pthread_mutex_lock(&t->lock);
     for (int i = 0; i < t->npoints; i++)
         if (t->ids[i] == id && !t->results[i]) {
@@ -215,7 +239,7 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         r.user = t;
         /* The id is set under the lock before the result can be matched to it. */
         pthread_mutex_lock(&t->lock);
-        if (!t->stopped) {
+        if (!t->stopped && !t->task_failed) {
             t->outstanding++;
             err = session_submit(t->s, &r, t->run_id, t->points[i].retime ? "retime" : "screen", &t->ids[i], msg,
                                  msg_size);
@@ -225,6 +249,7 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         pthread_mutex_unlock(&t->lock);
     }
     /* Each result, as it comes, in the order of the proposal. */
+    int task_error_seen = 0;
     for (int i = 0; i < n; i++) {
         pthread_mutex_lock(&t->lock);
         while (t->ids[i] && !t->results[i] && !t->stopped)
@@ -238,12 +263,25 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
             json_decref(r);
             continue;
         }
+        /* The task's own error (its reference crashed or hung) is no verdict of this point, and
+         * every other point would meet it again: the tune ends with it (tune_result cancelled the
+         * points still to come). */
+        const char *task_error = temper_session_result_task_error(r);
+        if (task_error) {
+            if (!task_error_seen) {
+                task_error_seen = 1;
+                if (!err)
+                    err = temper_fail(msg, msg_size, TEMPER_EINVALID, "%s", task_error);
+            }
+            json_decref(r);
+            continue;
+        }
         struct temper_tune_event ev;
         temper_tune_observe(t->tune, &t->points[i], r, 0, &ev);
         tune_event(t, &ev, r);
         /* A result the store could not keep ends the tune once what is in flight is done: a run
          * that goes on without its results could not be resumed. */
-        if (temper_session_result_store_error(r) && !err)
+        if (temper_session_result_store_error(r) && !err && !task_error_seen)
             err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s", temper_session_result_store_error(r));
         json_decref(r);
     }
@@ -266,7 +304,7 @@ void temper_session_tune_stop(struct temper_session_tune *t)
             ids[n++] = t->ids[i];
     pthread_cond_broadcast(&t->arrived);
     pthread_mutex_unlock(&t->lock);
-    /* Queued evaluations are dropped; one already running finishes and is recorded. */
+    /* Queued evaluations are dropped, and the one at the worker is killed: none is recorded. */
     for (int i = 0; i < n; i++)
         temper_session_cancel(t->s, ids[i]);
 }

@@ -1,21 +1,23 @@
-/* progress.c: a one-line progress display on a terminal, shown only for work that takes over a
- * second, so that quick commands and piped output stay clean. */
+/* progress.c: the command line's one-line progress display on a terminal, shown only for work
+ * that takes over a second, so that quick commands and piped output stay clean. The library never
+ * prints: only the command line, one thread, calls this. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include "temper/util.h"
+#include "cli.h"
 
 static double progress_started_s;
 static int progress_shown;
 
-void temper_progress_start(void)
+void cli_progress_start(void)
 {
     progress_started_s = temper_now_s();
     progress_shown = 0;
 }
 
-void temper_progress(const char *fmt, ...)
+void cli_progress(const char *fmt, ...)
 {
     if (!isatty(2) || temper_now_s() - progress_started_s < 1.0)
         return;
@@ -29,7 +31,7 @@ void temper_progress(const char *fmt, ...)
     progress_shown = 1;
 }
 
-void temper_progress_done(void)
+void cli_progress_done(void)
 {
     if (progress_shown)
         fprintf(stderr, "\r\033[K");
