@@ -133,9 +133,9 @@
     X(STR, store_error, none, "Why it could not be stored (the store's file and cause); null when stored or not asked.") \
     X(STR, verdict, none, "`correct`, `incorrect`, `compile_error`, `runtime_error`, `timeout` or `invalid`; null only when cancelled while it ran.") \
     X(STR, message, none, "One sentence for people: what passed, or what failed and where.")                  \
-    X(STR, task, none, "The task's name; null when the candidate names none that exists.")                   \
+    X(STR, task, none, "The task the candidate names; empty when the candidate could not be read.")        \
     X(STR, task_hash, none, "xxHash of the task's content (task.json, reference, baselines): results are kept under it.") \
-    X(STR, candidate, none, "The candidate's path as given (`-` for standard input).")                       \
+    X(STR, candidate, none, "The candidate's path as given (`<stdin>.cl` or `<stdin>.cu` for standard input).") \
     X(STR, source_hash, none, "xxHash of the candidate's source, 16 hex digits.")                              \
     X(STR, options, none, "The compiler options used (knobs as -D, flags, extra flags).")                     \
     X(JSON, knobs, none, "The knob values used: an object of NAME: \"VALUE\" strings.")                      \

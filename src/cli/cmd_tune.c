@@ -148,20 +148,29 @@ static void *interrupt_main(void *arg)
     return NULL;
 }
 
-/* Says how the interrupted tune stands and how to resume it. */
-static void print_interrupted(json_t *summary, const char *path, const char *device, const char *tasks_dir)
+/* Says how the interrupted tune stands and how to resume it: the command as it was given (this
+ * program's path, every option, --out included), with --resume. */
+static void print_interrupted(json_t *summary, int argc, char **argv)
 {
     json_t *best = json_object_get(summary, "best");
     long long evaluations = (long long)json_integer_value(json_object_get(summary, "evaluations"));
     fprintf(stderr, "temper: tune interrupted after %lld evaluation%s\n", evaluations, evaluations == 1 ? "" : "s");
     if (best)
-        fprintf(stderr, "temper: best so far (screening, not re-timed): %s, %.4g ms\n",
-                json_string_value(json_object_get(best, "config")),
+        fprintf(stderr, "temper: best so far: %s, %.4g ms\n", json_string_value(json_object_get(best, "config")),
                 json_number_value(json_object_get(json_object_get(best, "timing"), "median_ms")));
     else
         fprintf(stderr, "temper: no configuration has passed every check yet\n");
-    fprintf(stderr, "temper: resume with: temper tune %s --resume%s%s%s%s\n", path, device ? " --device " : "",
-            device ? device : "", tasks_dir ? " --tasks " : "", tasks_dir ? tasks_dir : "");
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[len > 0 ? len : 0] = 0;
+    fprintf(stderr, "temper: resume with: %s tune", len > 0 ? self : "temper");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--resume"))
+            continue;
+        int plain = argv[i][0] && !strpbrk(argv[i], " \t'\"\\$`*?");
+        fprintf(stderr, plain ? " %s" : " '%s'", argv[i]);
+    }
+    fprintf(stderr, " --resume\n");
 }
 
 int cmd_tune(int argc, char **argv)
@@ -310,7 +319,7 @@ int cmd_tune(int argc, char **argv)
         } else {
             print_summary(summary);
         }
-        print_interrupted(summary, req.path, device, req.tasks_dir);
+        print_interrupted(summary, argc, argv);
         json_decref(summary);
         return CLI_INTERRUPTED;
     }

@@ -141,7 +141,11 @@ int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nf
     sigaddset(&defaults, SIGPIPE);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    /* A process group of its own: Ctrl-C at the terminal reaches the program, which stops what it
+     * runs and keeps what it has, never the worker, whose death by that signal would read as a
+     * crash of the candidate in flight. */
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     int err = posix_spawn(pid, exe, &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);

@@ -278,7 +278,7 @@ static int locked_best(struct temper_store *s, const char *task, const char *tas
     if (!task || !task_hash)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "the best kernel needs a task and its content hash");
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT e.result, c.source FROM evaluations e JOIN candidates c ON c.hash = e.candidate "
+                           "SELECT e.result, c.source, e.id FROM evaluations e JOIN candidates c ON c.hash = e.candidate "
                            "WHERE e.task = ? AND e.task_hash = ? AND (? IS NULL OR e.device_key = ?) "
                            "AND e.verdict = 'correct' AND e.median_ms > 0 ORDER BY e.median_ms ASC, e.id ASC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
@@ -293,6 +293,9 @@ static int locked_best(struct temper_store *s, const char *task, const char *tas
         const char *src = (const char *)sqlite3_column_text(st, 1);
         *result = text ? json_loads(text, 0, NULL) : NULL;
         *source = src ? strdup(src) : NULL;
+        /* The result was stored before its row had an id: it gets it here. */
+        if (*result)
+            json_object_set_new(*result, "store_id", json_integer(sqlite3_column_int64(st, 2)));
         if (!*result || (src && !*source)) {
             sqlite3_finalize(st);
             json_decref(*result);
