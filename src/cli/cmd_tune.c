@@ -451,12 +451,16 @@ int cmd_best(int argc, char **argv)
                json_string_value(json_object_get(r, "source_hash")));
         printf("device     %s\n", json_string_value(json_object_get(r, "device")));
         printf("options    %s\n", json_string_value(json_object_get(r, "options")));
-        printf("time       %.4g ms at %s; baseline %.4g ms: %.2fx", json_number_value(json_object_get(t, "median_ms")),
-               json_string_value(json_object_get(t, "shape")), json_number_value(json_object_get(t, "baseline_median_ms")),
-               json_number_value(json_object_get(t, "speedup")));
+        printf("time       %.4g ms at %s (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx",
+               json_number_value(json_object_get(t, "median_ms")), json_string_value(json_object_get(t, "shape")),
+               100 * json_number_value(json_object_get(t, "spread")),
+               (long long)json_integer_value(json_object_get(t, "samples")),
+               json_number_value(json_object_get(t, "baseline_median_ms")), json_number_value(json_object_get(t, "speedup")));
         if (json_is_number(json_object_get(t, "roofline_share")))
             printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
         printf("\n");
+        if (json_is_string(json_object_get(t, "warning")))
+            printf("warning    the timing: %s\n", json_string_value(json_object_get(t, "warning")));
         if (out)
             printf("written    %s\n", out);
     }
