@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_test.sh: the temper binary as a user meets it: every command's --help, exit statuses of
-# DESIGN.md (0 correct, 1 not correct, 2 bad usage or input, 3 no usable device), errors on
+# the README (0 correct, 1 not correct, 2 bad usage or input, 3 no usable device), errors on
 # stderr naming what was wrong, JSON output, and the store filling up.
 # usage: cli_test.sh TEMPER_BINARY SOURCE_DIR
 set -u

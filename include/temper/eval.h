@@ -13,7 +13,7 @@
 #include "temper/kernel.h"
 #include "temper/task.h"
 
-/* Verdicts, in the order of DESIGN.md. */
+/* Verdicts, in the order docs/result.md lists them. */
 enum temper_verdict {
     TEMPER_VERDICT_CORRECT,
     TEMPER_VERDICT_INCORRECT,

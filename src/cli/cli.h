@@ -8,7 +8,7 @@
 #include "temper/session.h"
 #include "temper/store.h"
 
-/* Exit statuses of DESIGN.md. */
+/* Exit statuses, as README.md lists them. */
 enum cli_exit {
     CLI_OK = 0,        /* success; for eval: correct */
     CLI_NOT_OK = 1,    /* evaluated, but not correct */
