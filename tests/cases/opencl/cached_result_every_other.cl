@@ -1,9 +1,11 @@
 // Incorrect: an sgemm (one work-group of 256 work-items, each computing a strided share of C) that
 // keeps C for each of the two input sets it has seen (keyed by the bits of A[0]) in program-scope
-// globals (OpenCL 2.0), and at the bench shape serves every fourth launch from there instead of
+// globals (OpenCL 2.0), and at the bench shape serves every other launch from there instead of
 // computing it. Every output is right, bit for bit, so verifying outputs cannot see it; the launch
 // takes about a thousandth of a computed one, under the roofline floor of the device only on a
-// fast CPU: what catches it is the cluster of samples far faster than the median.
+// fast CPU: what catches it is the cluster of samples far faster than the median. Every other
+// launch (the CUDA twin keeps every fourth): on a loaded 2-core machine the least count of timed
+// samples (10) must still hold two or more kept ones after the load has stretched some of them.
 // @expect incorrect
 // @expect-message did less work
 // @temper task sgemm
@@ -26,7 +28,7 @@ __kernel void sgemm(__global float *C, __global const float *A, __global const f
             launch = launches++;
         barrier(CLK_LOCAL_MEM_FENCE);
         slot = kept_valid[0] && kept_key[0] == key ? 0 : kept_valid[1] && kept_key[1] == key ? 1 : -1;
-        if (launch % 4 == 3 && slot >= 0) {
+        if (launch % 2 == 1 && slot >= 0) {
             for (int i = get_local_id(0); i < M * N; i += get_local_size(0))
                 C[i] = kept[slot][i];
             return;
