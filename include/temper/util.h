@@ -3,6 +3,7 @@
 #ifndef TEMPER_UTIL_H
 #define TEMPER_UTIL_H
 
+#include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -125,6 +126,17 @@ struct temper_proc_result {
     int timed_out;  /* 1 if it was killed for running past its limit */
     char *output;   /* stdout and stderr together, NUL-terminated, truncated at the limit; owned */
 };
+
+/* Sets up attr for a child that must not inherit what the caller does with signals: no signal
+ * blocked, SIGPIPE at its default, and a process group of its own (so that Ctrl-C at the terminal
+ * reaches the program, not its children, and a time limit can kill a child with what it started).
+ * Caller destroys attr. */
+void temper_spawnattr_init(posix_spawnattr_t *attr);
+
+/* Calls fn with each folder of a search path (folders separated by ':'; empty entries and ones
+ * too long for a path are skipped), in order, until fn returns nonzero, which is returned; 0
+ * when every folder was visited. */
+int temper_search_path_each(const char *path, int (*fn)(void *user, const char *folder), void *user);
 
 /* Runs argv[0] with argv (searching PATH), killing it after timeout_s; the output is kept up to
  * max_output bytes. Caller frees result->output. */

@@ -126,7 +126,10 @@ int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nf
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
+    /* A process group of its own: Ctrl-C at the terminal reaches the program, which stops what it
+     * runs and keeps what it has, never the worker, whose death by that signal would read as a
+     * crash of the candidate in flight. */
+    temper_spawnattr_init(&attr);
     for (int i = 0; i < nfds; i++)
         posix_spawn_file_actions_adddup2(&fa, high[i], i);
     /* What runtimes print (PoCL's "1 error generated.") is not for the user: the build log and
@@ -135,17 +138,6 @@ int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nf
     for (int i = nfds; i < 3; i++)
         if (i < 2 || !keep || strcmp(keep, "1"))
             posix_spawn_file_actions_addopen(&fa, i, "/dev/null", i ? O_WRONLY : O_RDONLY, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    /* A process group of its own: Ctrl-C at the terminal reaches the program, which stops what it
-     * runs and keeps what it has, never the worker, whose death by that signal would read as a
-     * crash of the candidate in flight. */
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     int err = posix_spawn(pid, exe, &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
@@ -212,6 +204,13 @@ static int add_readable(struct temper_worker *w, const char *path)
         return 0;
     w->read_dirs[w->nread++] = copy;
     return 1;
+}
+
+/* add_readable for temper_search_path_each: every folder of a search path; never stops the walk. */
+static int add_readable_each(void *w, const char *folder)
+{
+    add_readable(w, folder);
+    return 0;
 }
 
 /* Removes scratch folders of workers whose parent died without cleaning up (killed): named
@@ -341,21 +340,7 @@ int temper_worker_start(const char *device_spec, const struct temper_limits *lim
     temper_dirname(exe, up, sizeof(up));
     temper_dirname(up, toolkit, sizeof(toolkit));
     add_readable(w, toolkit);
-#ifdef TEMPER_SOURCE_TASKS_DIR
-    add_readable(w, TEMPER_SOURCE_TASKS_DIR);
-#endif
-    const char *tasks = getenv("TEMPER_TASKS");
-    for (const char *p = tasks; p && *p;) {
-        const char *colon = strchr(p, ':');
-        size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        char dir[PATH_MAX];
-        if (len && len < sizeof(dir)) {
-            memcpy(dir, p, len);
-            dir[len] = 0;
-            add_readable(w, dir);
-        }
-        p = colon ? colon + 1 : p + len;
-    }
+    temper_search_path_each(getenv("TEMPER_TASKS"), add_readable_each, w);
     if (getcwd(cwd, sizeof(cwd)))
         add_readable(w, cwd);
     *out = w;

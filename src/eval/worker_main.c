@@ -147,9 +147,6 @@ static int serve(int argc, char **argv)
     char store[8192];
     int nr = 0;
     reads[nr++] = toolkit;
-#ifdef TEMPER_SOURCE_TASKS_DIR
-    reads[nr++] = TEMPER_SOURCE_TASKS_DIR;
-#endif
     for (int i = 5; i < argc && nr < 40; i++)
         reads[nr++] = argv[i];
     runtime_dirs(reads, &nr, 64, store, sizeof(store));

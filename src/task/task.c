@@ -571,31 +571,35 @@ static int relocated_datadir(char *out, size_t out_size)
 }
 #endif
 
+/* A walk of every folder of a search path: the task visitor and whether any folder held tasks. */
+struct each_state {
+    int (*fn)(void *user, const char *dir); /* called with each task folder */
+    void *user;                             /* passed to fn */
+    int found;                              /* 1 once a folder of the path held tasks */
+};
+
+static int each_folder(void *user, const char *folder)
+{
+    struct each_state *e = user;
+    int r = each_in(folder, e->fn, e->user);
+    if (r == TEMPER_ENOTFOUND)
+        return 0;
+    e->found = 1;
+    return r;
+}
+
 int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user)
 {
-    int found = 0;
 #ifdef TEMPER_TASKS_DATADIR
     char relocated[TEMPER_PATH_MAX];
     if (!strcmp(root, TEMPER_TASKS_DATADIR) && relocated_datadir(relocated, sizeof(relocated)))
         root = relocated;
 #endif
-    for (const char *p = root; *p;) {
-        const char *end = strchr(p, ':');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char folder[TEMPER_PATH_MAX];
-        if (len && len < sizeof(folder)) {
-            memcpy(folder, p, len);
-            folder[len] = 0;
-            int r = each_in(folder, fn, user);
-            if (r != TEMPER_ENOTFOUND) {
-                found = 1;
-                if (r)
-                    return r;
-            }
-        }
-        p += len + (end != NULL);
-    }
-    return found ? 0 : TEMPER_ENOTFOUND;
+    struct each_state e = {fn, user, 0};
+    int r = temper_search_path_each(root, each_folder, &e);
+    if (r)
+        return r;
+    return e.found ? 0 : TEMPER_ENOTFOUND;
 }
 
 /* State for temper_task_find's walk. */

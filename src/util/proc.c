@@ -13,6 +13,37 @@
 
 #include "temper/util.h"
 
+void temper_spawnattr_init(posix_spawnattr_t *attr)
+{
+    sigset_t none, pipe_only;
+    sigemptyset(&none);
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    posix_spawnattr_init(attr);
+    posix_spawnattr_setsigmask(attr, &none);
+    posix_spawnattr_setsigdefault(attr, &pipe_only);
+    posix_spawnattr_setpgroup(attr, 0);
+    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
+int temper_search_path_each(const char *path, int (*fn)(void *user, const char *folder), void *user)
+{
+    for (const char *p = path; p && *p;) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char folder[4096];
+        if (len && len < sizeof(folder)) {
+            memcpy(folder, p, len);
+            folder[len] = 0;
+            int r = fn(user, folder);
+            if (r)
+                return r;
+        }
+        p += len + (end != NULL);
+    }
+    return 0;
+}
+
 int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, struct temper_proc_result *result,
                     char *msg, size_t msg_size)
 {
@@ -25,18 +56,10 @@ int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, str
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
+    temper_spawnattr_init(&attr);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    sigset_t none, pipe_only;
-    sigemptyset(&none);
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &pipe_only);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid = 0;
     int spawn_err = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
