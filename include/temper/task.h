@@ -107,6 +107,9 @@ const char *temper_tasks_root(const char *tasks_dir);
  * digits in hex. Results are stored under it, so that a task changed in any of these never
  * reuses a result judged against the old one. Fails naming a file that cannot be read. */
 int temper_task_content_hash(const struct temper_task *task, char hex[17], char *msg, size_t msg_size);
+/* Finds the task named name on the search path root, loads it and hashes its content: what results
+ * of it are stored under now. */
+int temper_task_content_hash_named(const char *root, const char *name, char hex[17], char *msg, size_t msg_size);
 
 /* Finds a task by name in a search path (the first folder F of it holding F/L<level>/<name>/
  * task.json wins); writes its folder to out. */

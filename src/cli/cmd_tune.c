@@ -381,14 +381,9 @@ int cmd_best(int argc, char **argv)
         fprintf(stderr, "usage: temper best TASK [--device D] [--out FILE] [--json]\n");
         return CLI_USAGE;
     }
-    char msg[2048], dir[4096], task_hash[17], device_key[1024];
-    struct temper_task task;
+    char msg[2048], task_hash[17], device_key[1024];
     /* Results count under the task's current content and the device's identity. */
-    int err = temper_task_find(temper_tasks_root(NULL), argv[optind], dir, sizeof(dir), msg, sizeof(msg));
-    if (!err)
-        err = temper_task_load(dir, &task, msg, sizeof(msg));
-    if (!err)
-        err = temper_task_content_hash(&task, task_hash, msg, sizeof(msg));
+    int err = temper_task_content_hash_named(temper_tasks_root(NULL), argv[optind], task_hash, msg, sizeof(msg));
     if (err)
         return cli_error(err, msg);
     if (device) { /* "cuda:0" names a device here; its identity is asked of it */

@@ -86,17 +86,7 @@ static int tune_task_hash(const char *tasks_dir, const char *path, const char *s
     int err = temper_candidate_parse(path, source, len, &cand, msg, msg_size);
     if (err)
         return err;
-    char dir[TEMPER_PATH_MAX];
-    struct temper_task *task = calloc(1, sizeof(*task));
-    if (!task)
-        err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
-    if (!err)
-        err = temper_task_find(temper_tasks_root(tasks_dir), cand.task, dir, sizeof(dir), msg, msg_size);
-    if (!err)
-        err = temper_task_load(dir, task, msg, msg_size);
-    if (!err)
-        err = temper_task_content_hash(task, out, msg, msg_size);
-    free(task);
+    err = temper_task_content_hash_named(temper_tasks_root(tasks_dir), cand.task, out, msg, msg_size);
     temper_candidate_free(&cand);
     return err;
 }

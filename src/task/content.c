@@ -48,3 +48,19 @@ int temper_task_content_hash(const struct temper_task *task, char hex[17], char 
     temper_hash_hex(h, hex);
     return 0;
 }
+
+int temper_task_content_hash_named(const char *root, const char *name, char hex[17], char *msg, size_t msg_size)
+{
+    char dir[TEMPER_PATH_MAX];
+    int err = temper_task_find(root, name, dir, sizeof(dir), msg, msg_size);
+    if (err)
+        return err;
+    struct temper_task *task = calloc(1, sizeof(*task)); /* large: not on the stack */
+    if (!task)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    err = temper_task_load(dir, task, msg, msg_size);
+    if (!err)
+        err = temper_task_content_hash(task, hex, msg, msg_size);
+    free(task);
+    return err;
+}
