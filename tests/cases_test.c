@@ -195,6 +195,16 @@ int main(int argc, char **argv)
         if (!ok && phrase[0])
             printf("     (message must contain '%s')\n", phrase);
         failures += !ok;
+        /* A CUDA worker runs no program: once its device is open, exec is refused (where the
+         * seccomp filter holds at all). */
+        json_t *sb = json_object_get(r, "sandbox");
+        if (!strcmp(backend, "cuda") && json_is_true(json_object_get(sb, "seccomp")) &&
+            json_is_true(json_object_get(sb, "network_blocked")) &&
+            !json_is_true(json_object_get(sb, "exec_blocked"))) {
+            printf("FAIL %-36s the CUDA worker still allows exec: %s\n", names[i],
+                   json_string_value(json_object_get(sb, "reason")));
+            failures++;
+        }
         if (ok && !strcmp(verdict, "correct") && !first_correct)
             first_correct = names[i];
         if (!temper_store_record(store, r, source, NULL, msg, sizeof(msg)))

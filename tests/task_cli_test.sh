@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # task_cli_test.sh: a broken task, as the command line meets it. Tasks in a temporary folder: a
-# name that is not its folder's, a name with '../', an i32 size past 2^31 - 1, and a reference
-# that crashes at the shape N=7. Each `temper eval` of a candidate for them exits 2 with a
+# name that is not its folder's, a name with '../', an i32 size past 2^31 - 1, a reference that
+# does not compile, and one that crashes at the shape N=7. Each `temper eval` of a candidate for them exits 2 with a
 # message naming the task (and the field, or the shape and the signal), and the store records
 # nothing for the candidate.
 # usage: task_cli_test.sh TEMPER_BINARY SOURCE_DIR
@@ -115,6 +115,14 @@ elif [ "$crashes" -ne 1 ] || grep -q "^tune " "$work/err"; then
 else
     echo "ok   a tune of a crashing task ends with its error after $crashes evaluation(s)"
 fi
+
+# A reference that does not compile: the parent builds it before the job goes to a worker (a
+# CUDA worker refuses exec), and it is the task's error, with the compiler's words.
+make_task broken broken
+printf 'void reference(double **out, const double **in, const long long *s) { this is not C; }\n' \
+    >"$work/tasks/L1/broken/reference.c"
+expect_task_error broken "a reference that does not compile" "task error" "broken/reference.c" \
+    "does not compile"
 
 # Nothing was recorded for any of these candidates, and nothing was built outside the cache.
 if command -v sqlite3 >/dev/null && [ -f "$TEMPER_HOME/temper.db" ]; then

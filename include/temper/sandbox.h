@@ -45,4 +45,10 @@ int temper_landlock_abi(void);
  * saying why. Call it from a process of its own, before any untrusted input is read. */
 int temper_sandbox_apply(const struct temper_sandbox_config *cfg, struct temper_sandbox_status *st);
 
+/* Refuses exec and new processes from now on in a process whose sandbox kept them (a worker
+ * whose device turned out to need no program: CUDA), by stacking a second seccomp filter; st
+ * then says exec is blocked. 0 when it holds (or held already); TEMPER_EUNSUPPORTED when the
+ * first filter is not installed (left out, or refused) or this one is refused. */
+int temper_sandbox_block_exec(struct temper_sandbox_status *st);
+
 #endif

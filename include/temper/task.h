@@ -138,8 +138,13 @@ void temper_task_fill_input_at(const struct temper_task *task, int arg, const st
 /* The trusted reference: void reference(double **out, const double **in, const long long *scalars) */
 typedef void (*temper_reference_fn)(double **out, const double **in, const long long *scalars);
 
-/* Compiles the task's reference.c with the system C compiler into the build cache (once per
- * source) and loads it. The handle stays loaded for the life of the process. */
+/* Compiles the task's reference.c with the system C compiler ($CC, else cc) into the build cache,
+ * once per source and compiler, and writes the shared object's path into so (so_size bytes).
+ * TEMPER_ECOMPILE with the compiler's words when it does not compile. */
+int temper_task_reference_build(const struct temper_task *task, char *so, size_t so_size, char *msg,
+                                size_t msg_size);
+/* temper_task_reference_build, then loads it. The handle stays loaded for the life of the
+ * process. */
 int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size);
 
 const char *temper_role_name(enum temper_arg_role role);

@@ -204,9 +204,16 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
         j->early = simple_result(TEMPER_VERDICT_INVALID, why);
         return;
     }
+    /* The reference is built here, not in the worker: a worker whose device runs no program
+     * (CUDA) refuses exec. A reference that does not build is the task's error. */
+    char so[TEMPER_PATH_MAX];
     if ((j->err = temper_task_load(j->task_dir, &task, j->msg, sizeof(j->msg))) ||
         (j->err = temper_task_content_hash(&task, j->task_hash, j->msg, sizeof(j->msg))))
         return;
+    if ((j->err = temper_task_reference_build(&task, so, sizeof(so), why, sizeof(why)))) {
+        snprintf(j->msg, sizeof(j->msg), TEMPER_TASK_ERROR_PREFIX "%.2000s", why);
+        return;
+    }
     struct temper_knobs knobs;
     temper_knobs_default(&j->cand, &knobs);
     for (int i = 0; req->sets && req->sets[i]; i++)

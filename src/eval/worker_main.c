@@ -158,10 +158,11 @@ static int serve(int argc, char **argv)
     char once_dir[4096];
     fault_once_dir(once_dir, sizeof(once_dir));
     const char *writes[] = {scratch, cache, pocl, nv, once_dir[0] ? once_dir : NULL, NULL};
-    /* PoCL links each kernel with the system linker and the worker builds task references with
-     * the C compiler: the process keeps exec, of the system's programs only where Landlock holds. */
+    /* PoCL links each kernel with the system linker: the process keeps exec, of the system's
+     * programs only where Landlock holds, until its device turns out to be one that runs no program
+     * (CUDA: pipeline.c's ensure_open then refuses it). Task references are built by the parent. */
     struct temper_sandbox_config cfg = {reads, writes, 1,
-                                        "for the system's programs: PoCL runs the linker, task references build with cc",
+                                        "for the system's programs: PoCL runs the linker",
                                         FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
     /* Profilers (Nsight Compute) whose injected library talks to its front end over TCP. */
     const char *net = getenv("TEMPER_SANDBOX_NETWORK");

@@ -1,5 +1,7 @@
 /* reference.c: builds a task's trusted C reference with the system compiler into the build
- * cache (keyed by the source's hash) and loads it with dlopen. */
+ * cache (keyed by the source's hash and the compiler) and loads it with dlopen. The parent builds
+ * it before a job goes to a worker, so that a worker whose device needs no program may refuse
+ * exec; the worker only loads it (and builds it itself only where it was not built). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +13,7 @@
 #define REFERENCE_SOURCE_MAX (1u << 20)
 #define COMPILER_LOG_MAX (64u << 10)
 
-int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size)
+int temper_task_reference_build(const struct temper_task *task, char *so, size_t so_size, char *msg, size_t msg_size)
 {
     /* The name becomes part of a path in the cache: only a validated name may (no '/', no '..'). */
     if (!temper_task_name_ok(task->name))
@@ -27,9 +29,9 @@ int temper_task_reference(const struct temper_task *task, temper_reference_fn *f
         cc = "cc";
     uint64_t h = temper_hash64(src, len, temper_hash64(cc, strlen(cc), 1));
     free(src);
-    char hex[17], so[TEMPER_PATH_MAX], tmp[TEMPER_PATH_MAX + 64], cache[TEMPER_PATH_MAX];
+    char hex[17], tmp[TEMPER_PATH_MAX + 64], cache[TEMPER_PATH_MAX];
     temper_hash_hex(h, hex);
-    snprintf(so, sizeof(so), "%.3000s/ref/%s-%s.so", temper_cache_dir(cache, sizeof(cache)), task->name, hex);
+    snprintf(so, so_size, "%.3000s/ref/%s-%s.so", temper_cache_dir(cache, sizeof(cache)), task->name, hex);
     if (access(so, R_OK)) {
         char dir[TEMPER_PATH_MAX];
         temper_dirname(so, dir, sizeof(dir));
@@ -54,6 +56,15 @@ int temper_task_reference(const struct temper_task *task, temper_reference_fn *f
             return temper_fail(msg, msg_size, TEMPER_EIO, "%s: cannot move the built reference into place", so);
         }
     }
+    return 0;
+}
+
+int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size)
+{
+    char so[TEMPER_PATH_MAX];
+    int err = temper_task_reference_build(task, so, sizeof(so), msg, msg_size);
+    if (err)
+        return err;
     void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return temper_fail(msg, msg_size, TEMPER_EIO, "%s: %s", so, dlerror());

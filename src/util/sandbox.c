@@ -52,6 +52,39 @@ static void add_reason(struct temper_sandbox_status *st, const char *text)
 #define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 #define DENY(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
 
+/* Appends to f (at *n) the instructions that refuse exec and new processes (threads stay allowed);
+ * the accumulator holds the system call number. */
+static void put_exec_rules(struct sock_filter *f, int *np)
+{
+    int n = *np;
+#define PUT(x) (f[n++] = (struct sock_filter)x)
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 0, 1));
+    PUT(DENY(EPERM));
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1));
+    PUT(DENY(EPERM));
+#ifdef SYS_fork
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 0, 1));
+    PUT(DENY(EPERM));
+#endif
+#ifdef SYS_vfork
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 0, 1));
+    PUT(DENY(EPERM));
+#endif
+    /* clone3 passes its flags in memory the filter cannot read: ENOSYS makes the C library
+     * fall back to clone, whose flags it can. Threads are allowed, new processes not. */
+#ifdef SYS_clone3
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1));
+    PUT(DENY(ENOSYS));
+#endif
+    PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4));
+    PUT(LOAD_ARG0);
+    PUT(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
+    PUT(ALLOW);
+    PUT(DENY(EPERM));
+#undef PUT
+    *np = n;
+}
+
 static int install_seccomp(int allow_exec, int allow_network)
 {
     /* Instructions are appended in order; jumps are relative, so each test is written as "if nr
@@ -89,33 +122,26 @@ static int install_seccomp(int allow_exec, int allow_network)
     PUT(DENY(EPERM));
     PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 0, 1));
     PUT(DENY(EPERM));
-    if (!allow_exec) {
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 0, 1));
-        PUT(DENY(EPERM));
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1));
-        PUT(DENY(EPERM));
-#ifdef SYS_fork
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 0, 1));
-        PUT(DENY(EPERM));
-#endif
-#ifdef SYS_vfork
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 0, 1));
-        PUT(DENY(EPERM));
-#endif
-        /* clone3 passes its flags in memory the filter cannot read: ENOSYS makes the C library
-         * fall back to clone, whose flags it can. Threads are allowed, new processes not. */
-#ifdef SYS_clone3
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1));
-        PUT(DENY(ENOSYS));
-#endif
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4));
-        PUT(LOAD_ARG0);
-        PUT(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1));
-        PUT(ALLOW);
-        PUT(DENY(EPERM));
-    }
+    if (!allow_exec)
+        put_exec_rules(f, &n);
     PUT(ALLOW);
 #undef PUT
+    struct sock_fprog prog = {(unsigned short)n, f};
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
+}
+
+/* A second filter, stacked on the first (the kernel applies both, the stricter answer wins): it
+ * refuses exec and new processes only. */
+static int install_exec_filter(void)
+{
+    struct sock_filter f[32];
+    int n = 0;
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SANDBOX_AUDIT_ARCH, 1, 0);
+    f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    f[n++] = (struct sock_filter)LOAD_NR;
+    put_exec_rules(f, &n);
+    f[n++] = (struct sock_filter)ALLOW;
     struct sock_fprog prog = {(unsigned short)n, f};
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -1 : 0;
 }
@@ -321,4 +347,36 @@ privs:
     return TEMPER_EUNSUPPORTED;
 #endif
     return err;
+}
+
+/* Removes the clause of st->reason that begins with prefix (and its separator). */
+static void drop_reason(struct temper_sandbox_status *st, const char *prefix)
+{
+    char *at = strstr(st->reason, prefix);
+    if (!at)
+        return;
+    char *end = strstr(at, "; ");
+    if (end)
+        memmove(at, end + 2, strlen(end + 2) + 1);
+    else if (at > st->reason && at[-1] == ' ' && at[-2] == ';')
+        at[-2] = 0;
+    else
+        *at = 0;
+}
+
+int temper_sandbox_block_exec(struct temper_sandbox_status *st)
+{
+    if (st->exec_blocked)
+        return 0;
+    if (!st->seccomp)
+        return TEMPER_EUNSUPPORTED;
+#ifdef SANDBOX_AUDIT_ARCH
+    if (install_exec_filter())
+        return TEMPER_EUNSUPPORTED;
+    st->exec_blocked = 1;
+    drop_reason(st, "exec stays allowed");
+    return 0;
+#else
+    return TEMPER_EUNSUPPORTED;
+#endif
 }

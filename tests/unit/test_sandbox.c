@@ -79,6 +79,8 @@ static int can_socket(int domain)
 }
 
 /* Runs the probes in a child under cfg; root holds scratch/ and secret.txt. */
+/* allow_exec 2: applied with exec allowed, then refused by temper_sandbox_block_exec (a CUDA
+ * worker once its device is open). */
 static void probe(const char *root, int allow_exec, int allow_network, struct outcome *o)
 {
     int fds[2];
@@ -97,6 +99,8 @@ static void probe(const char *root, int allow_exec, int allow_network, struct ou
         struct temper_sandbox_config cfg = {NULL,    writes, allow_exec, allow_exec ? "for a test" : NULL,
                                             1 << 20, 256,    allow_network};
         r.applied = temper_sandbox_apply(&cfg, &r.st) == 0;
+        if (allow_exec == 2)
+            r.applied = r.applied && temper_sandbox_block_exec(&r.st) == 0;
         r.inet_socket = can_socket(AF_INET);
         r.inet6_socket = can_socket(AF_INET6);
         r.unix_socket = can_socket(AF_UNIX);
@@ -226,6 +230,27 @@ static void test_exec_allowed(void **state)
     nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Exec refused after the fact, by a second filter: no program and no new process any more, threads
+ * still, and the status no longer says exec stays allowed. */
+static void test_exec_blocked_later(void **state)
+{
+    (void)state;
+    char root[64];
+    make_root(root, sizeof(root));
+    struct outcome o;
+    probe(root, 2, 0, &o);
+    assert_true(o.applied);
+    assert_true(o.st.seccomp && o.st.exec_blocked && o.st.network_blocked);
+    assert_null(strstr(o.st.reason, "exec stays allowed"));
+    assert_false(o.exec);
+    assert_false(o.exec_scratch);
+    assert_false(o.new_process);
+    assert_true(o.thread);
+    assert_false(o.inet_socket);
+    assert_true(o.write_scratch);
+    nftw(root, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 /* A profiler's run keeps network sockets, and the status says so; the rest still holds. */
 static void test_network_allowed(void **state)
 {
@@ -249,6 +274,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_exec),
         cmocka_unit_test(test_exec_allowed),
+        cmocka_unit_test(test_exec_blocked_later),
         cmocka_unit_test(test_network_allowed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
