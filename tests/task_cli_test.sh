@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # task_cli_test.sh: a broken task, as the command line meets it. Tasks in a temporary folder: a
 # name that is not its folder's, a name with '../', an i32 size past 2^31 - 1, a reference that
-# does not compile, and one that crashes at the shape N=7. Each `temper eval` of a candidate for them exits 2 with a
-# message naming the task (and the field, or the shape and the signal), and the store records
-# nothing for the candidate.
+# does not compile, one that leaves an element unwritten, and one that crashes at the shape N=7.
+# Each `temper eval` of a candidate for them exits 2 with a message naming the task (and the
+# field, or the shape and the signal), and the store records nothing for the candidate.
 # usage: task_cli_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -123,6 +123,28 @@ printf 'void reference(double **out, const double **in, const long long *s) { th
     >"$work/tasks/L1/broken/reference.c"
 expect_task_error broken "a reference that does not compile" "task error" "broken/reference.c" \
     "does not compile"
+
+# A reference that leaves an output element unwritten at N=7: the task's error (the candidate
+# would otherwise be judged incorrect against a NaN it could never match).
+make_task holey holey
+cat >"$work/tasks/L1/holey/reference.c" <<'C'
+void reference(double **out, const double **in, const long long *s);
+void reference(double **out, const double **in, const long long *s)
+{
+    for (long long i = 0; i < s[0]; i++)
+        if (!(s[0] == 7 && i == 3))
+            out[0][i] = in[0][i] + in[1][i];
+}
+C
+expect_task_error holey "a reference that leaves an element unwritten" "task error" "task holey" "c[3]" \
+    "shape N=7" "every output element must be a finite number"
+
+# A task shadowed by one of the same name earlier in the search path is listed once.
+mkdir -p "$work/shadow/L1"
+cp -r "$src/tasks/L1/vector_add" "$work/shadow/L1/"
+n=$("$temper" tasks --tasks "$work/shadow:$src/tasks" 2>"$work/err" | grep -c "^  vector_add ")
+if [ "$n" = 1 ]; then echo "ok   a shadowed task is listed once"; else
+    echo "FAIL a shadowed task is listed $n times"; failures=$((failures + 1)); fi
 
 # Nothing was recorded for any of these candidates, and nothing was built outside the cache.
 if command -v sqlite3 >/dev/null && [ -f "$TEMPER_HOME/temper.db" ]; then

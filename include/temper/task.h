@@ -116,7 +116,8 @@ int temper_task_content_hash_named(const char *root, const char *name, char hex[
 int temper_task_find(const char *root, const char *name, char *out, size_t out_size, char *msg, size_t msg_size);
 
 /* Calls fn with each task folder in a search path: folder by folder in the path's order, within
- * one sorted by level then name; stops on nonzero and returns it. TEMPER_ENOTFOUND if no folder of
+ * one sorted by level then name, leaving out a task whose name came earlier (shadowed: it is never
+ * the one temper_task_find gives); stops on nonzero and returns it. TEMPER_ENOTFOUND if no folder of
  * the path can be read. */
 int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user);
 

@@ -127,9 +127,10 @@ static int note_failure(json_t *list, const struct failure *fk, int keep_going, 
     json_t *check = json_array_get(list, json_array_size(list) - 1);
     if (check)
         json_object_set_new(check, "message", json_string(fk->message));
-    if (!(*failed)++)
+    if (!(*failed)++ || fk->task_error)
         *first = *fk;
-    return !keep_going || (fk->verdict != TEMPER_VERDICT_INCORRECT && fk->verdict != TEMPER_VERDICT_INVALID);
+    return !keep_going || fk->task_error ||
+           (fk->verdict != TEMPER_VERDICT_INCORRECT && fk->verdict != TEMPER_VERDICT_INVALID);
 }
 
 static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
@@ -152,7 +153,7 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     struct temper_task *task = &s->task;
     int cuda = !strcmp(ws->dev.info.language, "cuda");
     const char *base_path = cuda ? task->baseline_cuda : task->baseline_opencl;
-    struct failure f = {TEMPER_VERDICT_CORRECT, ""};
+    struct failure f = {TEMPER_VERDICT_CORRECT, "", 0};
     if (!base_path[0])
         return worker_error_reply("the task has no baseline for this device's language", TEMPER_ENOTFOUND);
     if (!s->base_built) {
@@ -237,17 +238,27 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
         int seeds = in_process && shape_past_grid_limit(&task->check[i]) ? 1 : 2;
         nsingle += seeds == 1;
         for (int k = 2 - seeds; k < 2 && !stop; k++) {
-            struct failure fk = {TEMPER_VERDICT_CORRECT, ""};
+            struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
             nchecks++;
             if (check_shape(ws, &cand, i, k, checks, &ph, &fk))
                 stop = note_failure(checks, &fk, keep_going, &failed, &f);
         }
     }
+    if (f.task_error) {
+        /* The reference failed the task's contract: no candidate can be judged against it. */
+        json_decref(result);
+        json_decref(checks);
+        json_decref(bench_checks);
+        json_decref(timings);
+        temper_buf_free(&log);
+        plan_free(ws, &cand);
+        return worker_error_reply(f.message, TEMPER_EINVALID);
+    }
     if (checks_only)
         nbench = 0;
     for (int b = 0; b < nbench && !stop; b++) {
         json_t *tm = NULL;
-        struct failure fk = {TEMPER_VERDICT_CORRECT, ""};
+        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
         nchecks++;
         if (bench_shape(ws, &cand, expert_plan.expert ? &expert_plan : NULL, b, timing && !failed,
                         budget > 0 ? budget : 2.0, calib, bench_checks, &tm, &ph, &fk))

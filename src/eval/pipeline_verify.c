@@ -175,6 +175,27 @@ static int64_t first_difference(struct arena *a, void **x, void **y, int *arg_ou
     return -1;
 }
 
+/* Every output element the reference gives must be a finite number (outputs start as NaN, so an
+ * element it never wrote is caught too): otherwise no candidate can be judged against it, and it
+ * is the task's error, naming the output, the element and the shape. */
+static int reference_finite(const struct arena *a, struct failure *f)
+{
+    const struct temper_task *t = a->task;
+    for (int i = 0; i < t->nargs; i++) {
+        if (t->args[i].role != TEMPER_ROLE_OUTPUT || !a->want[i])
+            continue;
+        for (int64_t e = 0; e < a->elems[i]; e++)
+            if (!isfinite(a->want[i][e])) {
+                f->task_error = 1;
+                return fail_with(f, TEMPER_VERDICT_INVALID,
+                                 TEMPER_TASK_ERROR_PREFIX "the reference of task %s gave %s[%lld] = %g at shape %s "
+                                 "(never written, or computed so): every output element must be a finite number",
+                                 t->name, t->args[i].name, (long long)e, a->want[i][e], a->shape_text);
+            }
+    }
+    return 0;
+}
+
 /* Runs the C reference on the arena's variant-0 inputs into a->want. The worker says it is in the
  * reference phase while it runs, so that the parent makes a crash or a hang there the task's
  * error, not the candidate's verdict. */
@@ -213,6 +234,7 @@ static int run_reference(struct worker_shared *shared, struct arena *a, temper_r
                      a->shape_text);
         ref(out_d, (const double **)in_d, scalars);
         worker_doing(shared, WORKER_RUNNING, "%s", doing);
+        rc = reference_finite(a, f);
     }
     for (int i = 0; i < nin; i++)
         free(in_d[i]);

@@ -200,6 +200,8 @@ struct worker_state {
 struct failure {
     enum temper_verdict verdict; /* what it means */
     char message[2048];          /* what failed, where and why */
+    int task_error;              /* 1: the task's own fault (its reference), not the candidate's: the
+                                  * job ends with an error, never a verdict */
 };
 
 int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -576,12 +576,38 @@ struct each_state {
     int (*fn)(void *user, const char *dir); /* called with each task folder */
     void *user;                             /* passed to fn */
     int found;                              /* 1 once a folder of the path held tasks */
+    char **seen;                            /* names of the tasks visited so far (owned) */
+    size_t nseen, cap;                      /* how many, and room for how many */
 };
+
+/* Visits a task folder unless a task of the same name came earlier in the path (which shadows it:
+ * temper_task_find would never reach this one). */
+static int each_unshadowed(void *user, const char *dir)
+{
+    struct each_state *e = user;
+    const char *base = strrchr(dir, '/');
+    base = base ? base + 1 : dir;
+    for (size_t i = 0; i < e->nseen; i++)
+        if (!strcmp(e->seen[i], base))
+            return 0;
+    if (e->nseen == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 64;
+        char **grown = realloc(e->seen, cap * sizeof(*grown));
+        if (!grown)
+            return TEMPER_ENOMEM;
+        e->seen = grown;
+        e->cap = cap;
+    }
+    if (!(e->seen[e->nseen] = strdup(base)))
+        return TEMPER_ENOMEM;
+    e->nseen++;
+    return e->fn(e->user, dir);
+}
 
 static int each_folder(void *user, const char *folder)
 {
     struct each_state *e = user;
-    int r = each_in(folder, e->fn, e->user);
+    int r = each_in(folder, each_unshadowed, e);
     if (r == TEMPER_ENOTFOUND)
         return 0;
     e->found = 1;
@@ -595,8 +621,11 @@ int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), v
     if (!strcmp(root, TEMPER_TASKS_DATADIR) && relocated_datadir(relocated, sizeof(relocated)))
         root = relocated;
 #endif
-    struct each_state e = {fn, user, 0};
+    struct each_state e = {fn, user, 0, NULL, 0, 0};
     int r = temper_search_path_each(root, each_folder, &e);
+    for (size_t i = 0; i < e.nseen; i++)
+        free(e.seen[i]);
+    free(e.seen);
     if (r)
         return r;
     return e.found ? 0 : TEMPER_ENOTFOUND;
