@@ -574,7 +574,7 @@ static void message(struct mcp_server *srv, struct batch *b, json_t *msg)
 static void line(struct mcp_server *srv, const char *text, size_t len)
 {
     json_error_t error;
-    json_t *msg = json_loadb(text, len, 0, &error);
+    json_t *msg = json_loadb(text, len, JSON_DECODE_ANY, &error);
     if (!msg) {
         char m[300];
         snprintf(m, sizeof(m), "parse error at byte %d: %s", error.position, error.text);

@@ -158,7 +158,8 @@ static json_t *run_eval(struct mcp_call *call, struct temper_session *s, struct 
 static json_t *session_error(int err, const char *msg)
 {
     char text[4200];
-    snprintf(text, sizeof(text), "%s%s", err == TEMPER_ENODEVICE ? "no usable device: " : "", msg);
+    snprintf(text, sizeof(text), "%s%s", err == TEMPER_ENODEVICE && !strstr(msg, "no usable device") ?
+             "no usable device: " : "", msg);
     return mcp_tool_result(NULL, text, 1);
 }
 
