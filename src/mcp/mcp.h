@@ -2,8 +2,10 @@
  * 2.0), internal to the temper binary. server.c reads messages, answers the protocol (both eras:
  * the initialize handshake of 2024-11-05 to 2025-11-25, and 2026-07-28's per-request _meta) and
  * runs each tools/call on a thread of its own; tools.c and tools_eval.c are the tools, which reach
- * evaluations only through the session API (include/temper/session.h); schema_check.c checks a
- * call's arguments against the tool's input schema. docs/mcp.md describes it for people. */
+ * evaluations only through the session API (include/temper/session.h); call.c is what a call may
+ * do (write, share the session, learn of a cancel, send progress); schema_check.c checks a
+ * call's arguments against the tool's input schema. Files call down only: server.c -> tools.c ->
+ * tools_*.c -> call.c. docs/mcp.md describes it for people. */
 #ifndef TEMPER_MCP_H
 #define TEMPER_MCP_H
 
@@ -38,7 +40,7 @@ int mcp_serve(const struct mcp_config *config, int in_fd, int out_fd, char *msg,
 struct mcp_server; /* opaque: the connection, the lazily opened session and the calls in flight */
 struct mcp_call;   /* opaque: one tools/call in flight */
 
-/* ---- what server.c gives the tools ---- */
+/* ---- what a tool call may do (call.c) ---- */
 
 /* The server's session, opened on first use (on device, or the server's --device; NULL: the
  * default); borrowed until the server ends. A device other than the open session's is an error
@@ -83,7 +85,7 @@ json_t *mcp_tool_input_schema(const struct mcp_tool *tool);
  * reference; text is copied. */
 json_t *mcp_tool_result(json_t *structured, const char *text, int is_error);
 
-/* The tools' handlers (tools.c, tools_eval.c). */
+/* The tools' handlers (tools_tasks.c, tools_eval.c). */
 json_t *mcp_tool_list_tasks(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_show_task(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_best_kernel(struct mcp_call *call, json_t *args);
@@ -92,8 +94,7 @@ json_t *mcp_tool_profile(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_tune(struct mcp_call *call, json_t *args);
 
 /* The text of a failed evaluation for the model: verdict, message, failing shape and element,
- * the compile log's first MCP_LOG_QUOTE bytes (schema_check.c has no part in it; tools_eval.c).
- * Caller frees. */
+ * the compile log's first MCP_LOG_QUOTE bytes (tools_eval.c). Caller frees. */
 char *mcp_result_text(json_t *result);
 
 /* ---- argument checks (schema_check.c) ---- */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mcp.h"
+#include "server_impl.h"
 #include "temper/error.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
@@ -37,80 +38,12 @@ struct batch {
     int pending;     /* responses still to come, plus one held by the reader while it dispatches */
 };
 
-struct mcp_server {
-    const struct mcp_config *config; /* how it was started */
-    int out_fd;                      /* where messages go */
-    pthread_mutex_t out_lock;        /* one message at a time on out_fd */
-    int out_broken;                  /* 1: a write failed (the client went away); nothing more is written */
-    pthread_mutex_t lock;            /* everything below */
-    pthread_cond_t calls_done;       /* signalled when a call ends */
-    char version[16];                /* the legacy version initialize negotiated; "" before it */
-    int ending;                      /* 1: the input ended; tunes are stopped as they start */
-    int ncalls;                      /* calls in flight */
-    struct mcp_call *calls;          /* the calls in flight, a list */
-    pthread_mutex_t session_lock;    /* the session and its device */
-    struct temper_session *session;  /* opened on first use; NULL before */
-};
-
-struct mcp_call {
-    struct mcp_server *server;         /* its server */
-    const struct mcp_tool *tool;       /* the tool called */
-    json_t *id;                        /* the request's id (own copy) */
-    json_t *args;                      /* the checked arguments (own copy) */
-    json_t *progress_token;            /* params._meta.progressToken (own copy), or NULL */
-    char version[16];                  /* the protocol version the call is served under */
-    int modern;                        /* 1: 2026-07-28 style (resultType, per-request _meta) */
-    struct batch *batch;               /* the batch it answers into, or NULL */
-    int cancelled;                     /* 1: notifications/cancelled named it; it is never answered */
-    struct temper_session *eval_session; /* the session of eval_id */
-    int64_t eval_id;                   /* the evaluation running for it, 0: none */
-    struct temper_session_tune *tune;  /* the tune running for it, NULL: none */
-    struct mcp_call *next;             /* the next call in flight */
-};
-
-/* ---- writing ---- */
-
-static void write_line(struct mcp_server *srv, const char *text)
-{
-    pthread_mutex_lock(&srv->out_lock);
-    size_t len = strlen(text), done = 0;
-    while (!srv->out_broken && done <= len) {
-        /* the text, then its newline */
-        const char *p = done < len ? text + done : "\n";
-        size_t n = done < len ? len - done : 1;
-        ssize_t w = write(srv->out_fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            srv->out_broken = 1;
-            fprintf(stderr, "temper mcp: writing a message failed (%s); the client has gone\n", strerror(errno));
-            break;
-        }
-        done += (size_t)w;
-        if (done == len + 1)
-            break;
-    }
-    pthread_mutex_unlock(&srv->out_lock);
-}
-
-/* Sends one message (takes its reference). Compact JSON has no newline: strings escape theirs. */
-static void send_message(struct mcp_server *srv, json_t *message)
-{
-    char *text = json_dumps(message, JSON_COMPACT | JSON_ENSURE_ASCII);
-    json_decref(message);
-    if (!text) {
-        fprintf(stderr, "temper mcp: out of memory writing a message\n");
-        return;
-    }
-    write_line(srv, text);
-    free(text);
-}
 
 /* Answers into a batch, or alone; takes message's reference. */
 static void deliver(struct mcp_server *srv, struct batch *b, json_t *message)
 {
     if (!b) {
-        send_message(srv, message);
+        mcp_send(srv, message);
         return;
     }
     pthread_mutex_lock(&srv->lock);
@@ -120,7 +53,7 @@ static void deliver(struct mcp_server *srv, struct batch *b, json_t *message)
     pthread_mutex_unlock(&srv->lock);
     if (last) {
         if (json_array_size(b->answers))
-            send_message(srv, b->answers);
+            mcp_send(srv, b->answers);
         else
             json_decref(b->answers);
         free(b);
@@ -161,103 +94,6 @@ static json_t *path_data(const char *path)
     return json_pack("{s:s}", "path", path);
 }
 
-/* ---- what the tools get ---- */
-
-static void log_event(void *user, const struct temper_session_event *ev)
-{
-    (void)user;
-    if (ev->kind == TEMPER_SESSION_WARNING)
-        fprintf(stderr, "temper mcp: warning: %s\n", ev->message);
-    else if (ev->kind == TEMPER_SESSION_NOTICE)
-        fprintf(stderr, "temper mcp: %s\n", ev->message);
-}
-
-int mcp_session(struct mcp_call *call, const char *device, struct temper_session **s, char *msg, size_t msg_size)
-{
-    struct mcp_server *srv = call->server;
-    pthread_mutex_lock(&srv->session_lock);
-    int err = 0;
-    if (!srv->session) {
-        struct temper_session_config config = {0};
-        config.device = device ? device : srv->config->device;
-        config.store_path = srv->config->store_path;
-        config.tasks_dir = srv->config->tasks_dir;
-        config.on_event = log_event;
-        /* deep checks (CUDA's profiler) run this binary again under their tool */
-        char self[4096];
-        ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (len > 0) {
-            self[len] = 0;
-            config.deep_exe = self;
-        }
-        err = temper_session_open(&config, &srv->session, msg, msg_size);
-        if (err)
-            srv->session = NULL;
-        else
-            fprintf(stderr, "temper mcp: session open on %s\n",
-                    json_string_value(json_object_get(temper_session_device_info(srv->session), "id")));
-    }
-    if (!err && device) {
-        const char *id = json_string_value(json_object_get(temper_session_device_info(srv->session), "id"));
-        /* "opencl" names the first OpenCL device, as --device does */
-        size_t n = strlen(device);
-        int same = id && (!strcmp(id, device) || (!strchr(device, ':') && !strncmp(id, device, n) && id[n] == ':' &&
-                                                  !strcmp(id + n + 1, "0")));
-        if (!same)
-            err = temper_fail(msg, msg_size, TEMPER_EINVALID,
-                              "this server's session runs on %s, not %s: one server serves one device; start "
-                              "another with `temper mcp --device %s`",
-                              id ? id : "?", device, device);
-    }
-    *s = err ? NULL : srv->session;
-    pthread_mutex_unlock(&srv->session_lock);
-    return err;
-}
-
-const struct mcp_config *mcp_call_config(struct mcp_call *call)
-{
-    return call->server->config;
-}
-
-int mcp_call_cancelled(struct mcp_call *call)
-{
-    pthread_mutex_lock(&call->server->lock);
-    int c = call->cancelled;
-    pthread_mutex_unlock(&call->server->lock);
-    return c;
-}
-
-int mcp_call_watch_eval(struct mcp_call *call, struct temper_session *s, int64_t id)
-{
-    pthread_mutex_lock(&call->server->lock);
-    int c = call->cancelled;
-    call->eval_session = s;
-    call->eval_id = c ? 0 : id;
-    pthread_mutex_unlock(&call->server->lock);
-    return c;
-}
-
-int mcp_call_watch_tune(struct mcp_call *call, struct temper_session_tune *t)
-{
-    pthread_mutex_lock(&call->server->lock);
-    int stop = call->cancelled || call->server->ending;
-    call->tune = stop ? NULL : t;
-    pthread_mutex_unlock(&call->server->lock);
-    return stop;
-}
-
-void mcp_call_progress(struct mcp_call *call, double progress, double total, const char *message)
-{
-    if (!call->progress_token || mcp_call_cancelled(call))
-        return;
-    json_t *params = json_pack("{s:O, s:f}", "progressToken", call->progress_token, "progress", progress);
-    if (total >= 0)
-        json_object_set_new(params, "total", json_real(total));
-    if (message)
-        json_object_set_new(params, "message", json_string(message));
-    send_message(call->server, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", "notifications/progress",
-                                         "params", params));
-}
 
 /* ---- tools/list and tools/call ---- */
 

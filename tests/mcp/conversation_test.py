@@ -72,6 +72,8 @@ class Test:
         self.transcript = [] if args.transcript else None
 
     def server(self, *extra, transcript=False):
+        if transcript and self.transcript is not None:
+            self.transcript.append(f"# a new process: temper mcp {' '.join(extra)}".rstrip())
         return Server([self.args.temper, "mcp", *extra], self.env, self.stderr,
                       self.transcript if transcript else None)
 
