@@ -102,6 +102,12 @@ class Test:
             check(r["result"]["serverInfo"]["name"] == "temper", "serverInfo")
             check("resultType" not in r["result"], "a legacy result has no resultType")
             self.close(s)
+        # the protocol's descriptors are its own: fd 1 is standard error, fd 0 /dev/null
+        s = self.server()
+        check(s.call("ping")["result"] == {}, "ping")
+        fds = {fd: os.readlink(f"/proc/{s.proc.pid}/fd/{fd}") for fd in (0, 1, 2)}
+        check(fds[1] == fds[2] and fds[0] == "/dev/null", f"the server's descriptors 0, 1, 2: {fds}")
+        self.close(s)
         # no such device: the handshake and the list still work; a tool that needs it says why
         s = self.server("--device", "opencl:99")
         s.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -277,6 +283,22 @@ class Test:
         expect_error(s.next_message(60), -32600)
         self.close(s)
 
+    # ---- the end of the input stops a tune, which answers with what it has ----
+    def eof(self):
+        s = self.server()
+        s.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}})
+        tune = s.request("tools/call", {"name": "tune", "arguments": {
+            "source": self.tunable, "lang": "opencl", "budget": 40, "compiler_knobs": False,
+            "screen_budget_s": 0.02, "full_budget_s": 0.02, "retime": 1}, "_meta": {"progressToken": 1}})
+        s.wait_for(lambda m: m.get("method") == "notifications/progress", 180)
+        self.close(s)
+        answers = [m for m in s.all if m.get("id") == tune]  # s.all holds rest too
+        check(len(answers) == 1, f"the tune is answered once at the end of the input: {answers!r:.300}")
+        sc = answers[0]["result"]["structuredContent"]
+        check(sc["interrupted"] is True and sc["evaluations"] < 40 and "interrupted" in text_of(answers[0]["result"]),
+              f"an interrupted tune's summary: {text_of(answers[0]['result'])[:300]}")
+
     # ---- the modern era: per-request _meta, server/discover, resultType ----
     def modern(self):
         s = self.server(transcript=True)
@@ -345,7 +367,7 @@ def main():
     args = p.parse_args()
     t = Test(args)
     start = time.monotonic()
-    for part in (t.negotiation, t.legacy, t.batches, t.modern):
+    for part in (t.negotiation, t.legacy, t.batches, t.eof, t.modern):
         part_start = time.monotonic()
         part()
         print(f"mcp: {part.__name__} passed ({time.monotonic() - part_start:.1f} s)", flush=True)
