@@ -45,7 +45,7 @@ static const struct mcp_tool tools[] = {
      "\"additionalProperties\": false}",
      "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}, \"level\": {\"type\": "
      "\"integer\"}, \"summary\": {\"type\": \"string\"}, \"arguments\": {\"type\": \"array\"}, \"check_shapes\": "
-     "{\"type\": \"array\"}, \"reference_source\": {\"type\": \"string\"}, \"baseline_sources\": {\"type\": "
+     "{\"type\": \"array\"}, \"reference_source\": {\"type\": [\"string\", \"null\"]}, \"baseline_sources\": {\"type\": "
      "\"object\"}}, \"required\": [\"name\", \"arguments\"]}",
      1, mcp_tool_show_task},
     {"evaluate", "Evaluate a kernel",

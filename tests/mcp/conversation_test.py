@@ -50,6 +50,29 @@ def expect_error(resp, code, path=None, words=None):
         check(words in resp["error"]["message"], f"expected '{words}' in {resp['error']['message']}")
 
 
+def conforms(value, schema, path="structuredContent"):
+    """Checks value against the JSON Schema keywords the tools' output schemas use."""
+    types = schema.get("type")
+    if types is not None:
+        types = types if isinstance(types, list) else [types]
+        kinds = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+        ok = any((t == "integer" and isinstance(value, int) and not isinstance(value, bool)) or
+                 (t == "number" and isinstance(value, (int, float)) and not isinstance(value, bool)) or
+                 (t in kinds and isinstance(value, kinds[t])) for t in types)
+        check(ok, f"{path}: {value!r:.80} is not of type {types}")
+    if "enum" in schema:
+        check(value in schema["enum"], f"{path}: {value!r:.80} is not one of {schema['enum']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            check(key in value, f"{path}: {key} is required")
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                conforms(value[key], sub, f"{path}.{key}")
+    if isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            conforms(v, schema["items"], f"{path}[{i}]")
+
+
 def text_of(result):
     return "\n".join(c["text"] for c in result["content"] if c["type"] == "text")
 
@@ -70,12 +93,20 @@ class Test:
                                            "x[(size_t)row * C + col];")
         self.broken = self.good.replace(line, "y[col * R + row] = x[row * C + col]  /* no semicolon */")
         self.transcript = [] if args.transcript else None
+        self.output_schemas = {}  # tool name -> its outputSchema, from tools/list
 
     def server(self, *extra, transcript=False):
         if transcript and self.transcript is not None:
             self.transcript.append(f"# a new process: temper mcp {' '.join(extra)}".rstrip())
         return Server([self.args.temper, "mcp", *extra], self.env, self.stderr,
                       self.transcript if transcript else None)
+
+    def tool(self, s, name, arguments, meta=None, timeout=120, keep=None):
+        """Calls a tool; a result that is not an error must conform to the tool's outputSchema."""
+        r = s.call("tools/call", {"name": name, "arguments": arguments}, meta=meta, timeout=timeout, keep=keep)
+        if "result" in r and not r["result"].get("isError") and "structuredContent" in r["result"]:
+            conforms(r["result"]["structuredContent"], self.output_schemas[name])
+        return r
 
     def stderr_has(self, words, timeout):
         end = time.monotonic() + timeout
@@ -136,14 +167,15 @@ class Test:
         for t in tools:
             check(t["inputSchema"]["type"] == "object" and t["outputSchema"]["type"] == "object",
                   f"{t['name']}: input and output schemas")
+            self.output_schemas[t["name"]] = t["outputSchema"]
         expect_error(s.call("tools/list", {"cursor": "page-2"}), -32602, "params.cursor")
 
-        r = s.call("tools/call", {"name": "list_tasks", "arguments": {}})["result"]
+        r = self.tool(s, "list_tasks", {})["result"]
         names = [t["name"] for t in r["structuredContent"]["tasks"]]
         check("transpose" in names and "naive.cl" in
               next(t for t in r["structuredContent"]["tasks"] if t["name"] == "transpose")["candidates"],
               "list_tasks lists transpose and its candidates")
-        r = s.call("tools/call", {"name": "show_task", "arguments": {"task": "transpose"}})["result"]
+        r = self.tool(s, "show_task", {"task": "transpose"})["result"]
         check([a["name"] for a in r["structuredContent"]["arguments"]] == ["y", "x", "R", "C"],
               "show_task gives the arguments in kernel order")
         check("transpose" in r["structuredContent"]["baseline_sources"]["opencl"], "the baseline's source")
@@ -169,8 +201,7 @@ class Test:
                                                                     "knobs": {"TILE": 4}, "timing": False}})
         check(r["result"].get("isError") is True and "TILE" in text_of(r["result"]), "an unknown knob")
         # a passing kernel
-        r = s.call("tools/call", {"name": "evaluate", "arguments": {"source": self.good, "lang": "opencl",
-                                                                    "timing": False}})["result"]
+        r = self.tool(s, "evaluate", {"source": self.good, "lang": "opencl", "timing": False})["result"]
         check(r.get("isError") is not True and r["structuredContent"]["verdict"] == "correct" and
               "verdict: correct" in text_of(r), f"the passing kernel: {text_of(r)[:300]}")
 
@@ -325,9 +356,9 @@ class Test:
               r["structuredContent"]["verdict"] == "incorrect", "a failing kernel, modern")
         # a whole tune, small, with progress
         seen = []
-        r = s.call("tools/call", {"name": "tune", "arguments": {
+        r = self.tool(s, "tune", {
             "source": self.tunable, "lang": "opencl", "budget": 2, "compiler_knobs": False,
-            "screen_budget_s": 0.02, "full_budget_s": 0.02, "retime": 1}},
+            "screen_budget_s": 0.02, "full_budget_s": 0.02, "retime": 1},
             meta=meta(progressToken=7), timeout=300, keep=seen)["result"]
         progress = [m for m in seen if m.get("method") == "notifications/progress"]
         check(len(progress) >= 2 and all(p["params"]["progressToken"] == 7 for p in progress),
@@ -338,14 +369,14 @@ class Test:
               all(f"@temper param {k} {v}\n" in sc["best_source"] for k, v in sc["best"]["knobs"].items()),
               f"the tune's summary: {text_of(r)[:400]}")
         # profile on OpenCL: no hardware counters, said plainly; the bottleneck from the roofline
-        r = s.call("tools/call", {"name": "profile", "arguments": {"source": self.good, "lang": "opencl"}},
+        r = self.tool(s, "profile", {"source": self.good, "lang": "opencl"},
                    meta=meta(), timeout=300)["result"]
         sc = r["structuredContent"]
         check(r.get("isError") is not True and sc["counters"] == "none" and sc["metrics"] is None and
               "no hardware performance counters" in sc["note"] and "roofline" in sc["bottleneck"] and
               sc["bound"] in ("memory", "compute") and "bottleneck:" in text_of(r), f"profile: {text_of(r)}")
         # the best kernel the store holds for the task, on this device
-        r = s.call("tools/call", {"name": "best_kernel", "arguments": {"task": "transpose", "device": "opencl:0"}},
+        r = self.tool(s, "best_kernel", {"task": "transpose", "device": "opencl:0"},
                    meta=meta())["result"]
         check(r.get("isError") is not True and r["structuredContent"]["result"]["verdict"] == "correct" and
               "@temper task transpose" in r["structuredContent"]["source"], f"best_kernel: {text_of(r)[:300]}")
