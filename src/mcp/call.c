@@ -12,40 +12,35 @@
 #include "server_impl.h"
 #include "temper/error.h"
 
-static void write_line(struct mcp_server *srv, const char *text)
+/* Compact JSON has no newline (strings escape theirs), so the message and its newline are one
+ * line, written whole under the lock. */
+void mcp_send(struct mcp_server *srv, json_t *message)
 {
+    char *text = json_dumps(message, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(message);
+    size_t len = text ? strlen(text) : 0;
+    char *line = text ? realloc(text, len + 2) : NULL;
+    if (!line) {
+        free(text);
+        fprintf(stderr, "temper mcp: out of memory writing a message\n");
+        return;
+    }
+    line[len++] = '\n';
+    line[len] = 0;
     pthread_mutex_lock(&srv->out_lock);
-    size_t len = strlen(text), done = 0;
-    while (!srv->out_broken && done <= len) {
-        /* the text, then its newline */
-        const char *p = done < len ? text + done : "\n";
-        size_t n = done < len ? len - done : 1;
-        ssize_t w = write(srv->out_fd, p, n);
+    for (size_t done = 0; !srv->out_broken && done < len;) {
+        ssize_t w = write(srv->out_fd, line + done, len - done);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
             srv->out_broken = 1;
             fprintf(stderr, "temper mcp: writing a message failed (%s); the client has gone\n", strerror(errno));
-            break;
+        } else {
+            done += (size_t)w;
         }
-        done += (size_t)w;
-        if (done == len + 1)
-            break;
     }
     pthread_mutex_unlock(&srv->out_lock);
-}
-
-/* Compact JSON has no newline: strings escape theirs. */
-void mcp_send(struct mcp_server *srv, json_t *message)
-{
-    char *text = json_dumps(message, JSON_COMPACT | JSON_ENSURE_ASCII);
-    json_decref(message);
-    if (!text) {
-        fprintf(stderr, "temper mcp: out of memory writing a message\n");
-        return;
-    }
-    write_line(srv, text);
-    free(text);
+    free(line);
 }
 
 static void log_event(void *user, const struct temper_session_event *ev)

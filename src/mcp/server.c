@@ -38,7 +38,6 @@ struct batch {
     int pending;     /* responses still to come, plus one held by the reader while it dispatches */
 };
 
-
 /* Answers into a batch, or alone; takes message's reference. */
 static void deliver(struct mcp_server *srv, struct batch *b, json_t *message)
 {
