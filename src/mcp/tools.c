@@ -65,7 +65,7 @@ static const struct mcp_tool tools[] = {
      "Searches a candidate's knobs (its @temper param lines) and the compiler's controls for the fastest "
      "configuration that passes every check, re-times the best few in full, and returns the summary with the "
      "best configuration and the kernel with those knobs fixed. Sends notifications/progress per evaluation "
-     "when the request has a progressToken; notifications/cancelled stops it (the run stays resumable). "
+     "when the request has a progressToken; notifications/cancelled stops it (what it evaluated stays in the store and is not run again). "
      "Defaults: 20 evaluations or 240 s, whichever ends first.",
      "{\"type\": \"object\", \"properties\": {" SOURCE_SCHEMA ", \"budget\": {\"type\": \"integer\", "
      "\"minimum\": 1, \"maximum\": 1000, \"default\": 20, \"description\": \"Evaluations at most.\"}, "

@@ -414,7 +414,7 @@ json_t *mcp_tool_tune(struct mcp_call *call, json_t *args)
     }
     add(&t, "%lld evaluations (%lld from the store)%s; best_source is the kernel with the best knobs fixed\n",
         evaluations, (long long)json_integer_value(json_object_get(summary, "from_store")),
-        interrupted ? "; interrupted: the best so far, not re-timed (the run can be resumed)" : "");
+        interrupted ? "; interrupted: the best so far, not re-timed (what it evaluated stays in the store)" : "");
     json_t *r = mcp_tool_result(summary, t.s ? t.s : "out of memory", !best);
     free(t.s);
     return r;
