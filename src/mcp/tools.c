@@ -45,8 +45,8 @@ static const struct mcp_tool tools[] = {
      "\"additionalProperties\": false}",
      "{\"type\": \"object\", \"properties\": {\"name\": {\"type\": \"string\"}, \"level\": {\"type\": "
      "\"integer\"}, \"summary\": {\"type\": \"string\"}, \"arguments\": {\"type\": \"array\"}, \"check_shapes\": "
-     "{\"type\": \"array\"}, \"reference_source\": {\"type\": [\"string\", \"null\"]}, \"baseline_sources\": {\"type\": "
-     "\"object\"}}, \"required\": [\"name\", \"arguments\"]}",
+     "{\"type\": \"array\"}, \"reference_source\": {\"type\": [\"string\", \"null\"]}, "
+     "\"baseline_sources\": {\"type\": \"object\"}}, \"required\": [\"name\", \"arguments\"]}",
      1, mcp_tool_show_task},
     {"evaluate", "Evaluate a kernel",
      "Checks a candidate kernel against its task's C reference on every check shape with a public and a "
@@ -65,8 +65,8 @@ static const struct mcp_tool tools[] = {
      "Searches a candidate's knobs (its @temper param lines) and the compiler's controls for the fastest "
      "configuration that passes every check, re-times the best few in full, and returns the summary with the "
      "best configuration and the kernel with those knobs fixed. Sends notifications/progress per evaluation "
-     "when the request has a progressToken; notifications/cancelled stops it (what it evaluated stays in the store and is not run again). "
-     "Defaults: 20 evaluations or 240 s, whichever ends first.",
+     "when the request has a progressToken; notifications/cancelled stops it (what it evaluated stays in "
+     "the store and is not run again). Defaults: 20 evaluations or 240 s, whichever ends first.",
      "{\"type\": \"object\", \"properties\": {" SOURCE_SCHEMA ", \"budget\": {\"type\": \"integer\", "
      "\"minimum\": 1, \"maximum\": 1000, \"default\": 20, \"description\": \"Evaluations at most.\"}, "
      "\"time_s\": {\"type\": \"number\", \"minimum\": 1, \"maximum\": 86400, \"default\": 240, \"description\": "
