@@ -1,0 +1,84 @@
+/* cmd_mcp.c: `temper mcp`: serves temper's tools to AI coding agents over the Model Context
+ * Protocol on standard input and output (src/mcp/, docs/mcp.md). Standard output carries the
+ * protocol and nothing else: the protocol gets a descriptor of its own, and descriptor 1 is
+ * pointed at standard error, so that nothing printed by the library or a child can reach the
+ * client. */
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../mcp/mcp.h"
+#include "cli.h"
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: temper mcp [--device D] [--store PATH] [--tasks DIR]\n\n"
+            "A Model Context Protocol server on standard input and output (newline-delimited JSON-RPC 2.0;\n"
+            "logs on standard error) for AI coding agents: list_tasks, show_task, evaluate, tune, profile\n"
+            "and best_kernel. It speaks protocol versions 2024-11-05 to 2025-11-25 (initialize) and\n"
+            "2026-07-28 (the version in each request's _meta). The session (worker, store) opens at the\n"
+            "first tool call that needs a device, so a machine without one still answers initialize and\n"
+            "tools/list. docs/mcp.md describes the tools; README.md how to register it with Claude Code,\n"
+            "Codex and Cursor.\n\n"
+            "  --device D     cuda[:N] or opencl[:N] (default: the first evaluate's device argument, else\n"
+            "                 the first CUDA device, else OpenCL)\n"
+            "  --store PATH   the store (default: $TEMPER_HOME/temper.db)\n"
+            "  --tasks DIR    where tasks are looked up\n\n"
+            "exit status: 0 when the input ends, 2 bad usage\n");
+}
+
+int cmd_mcp(int argc, char **argv)
+{
+    static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"store", required_argument, 0, 's'},
+                                         {"tasks", required_argument, 0, 't'},  {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    struct mcp_config config = {0};
+    int c;
+    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            config.device = optarg;
+            break;
+        case 's':
+            config.store_path = optarg;
+            break;
+        case 't':
+            config.tasks_dir = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return CLI_OK;
+        default:
+            help(stderr);
+            return CLI_USAGE;
+        }
+    }
+    if (optind != argc) {
+        help(stderr);
+        return CLI_USAGE;
+    }
+    /* The protocol's own descriptors (closed in children), then 1 becomes standard error and 0
+     * /dev/null: nothing else writes to the client or reads its messages. */
+    fflush(stdout);
+    int in = fcntl(0, F_DUPFD_CLOEXEC, 3), out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0 || out < 0 || devnull < 0 || dup2(2, 1) < 0 || dup2(devnull, 0) < 0) {
+        perror("temper mcp: setting up the protocol's descriptors");
+        return CLI_USAGE;
+    }
+    close(devnull);
+    /* a client that goes away makes writes fail with EPIPE, not kill the server */
+    signal(SIGPIPE, SIG_IGN);
+    fprintf(stderr, "temper mcp: serving on standard input and output (protocol 2024-11-05 to 2026-07-28)\n");
+    char msg[1024];
+    int err = mcp_serve(&config, in, out, msg, sizeof(msg));
+    close(in);
+    close(out);
+    if (err)
+        return cli_error(err, msg);
+    return CLI_OK;
+}

@@ -1,0 +1,421 @@
+/* tools_eval.c: the tools of `temper mcp` that run kernels, each through the server's one
+ * session: evaluate (the result record, and for a kernel that is not correct the evidence the
+ * model needs to correct it), profile (CUDA: Nsight Compute's metrics; OpenCL: the roofline
+ * only, said plainly) and tune (progress per evaluation, stopped by a cancel). */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mcp.h"
+#include "temper/error.h"
+#include "temper/kernel.h"
+#include "temper/search.h"
+
+/* A growable text for messages to the model. */
+struct text {
+    char *s;    /* the text, NUL-terminated; NULL when out of memory */
+    size_t len; /* its length */
+    size_t cap; /* bytes allocated */
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (!t->s && t->cap))
+        return;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = (t->len + (size_t)n + 1) * 2;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            free(t->s);
+            t->s = NULL;
+            t->cap = 1;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* One failed check, as a line the model can act on. */
+static void add_check(struct text *t, const char *what, json_t *c, const char *said)
+{
+    add(t, "%s at shape %s", what, json_string_value(json_object_get(c, "shape")));
+    if (json_is_string(json_object_get(c, "seed")))
+        add(t, " (seed %s)", json_string_value(json_object_get(c, "seed")));
+    const char *why = json_string_value(json_object_get(c, "message"));
+    if (why && (!said || strcmp(why, said))) /* not again when the result's message says it */
+        add(t, ": %s", why);
+    json_t *m = json_object_get(c, "first_mismatch");
+    if (json_is_object(m))
+        add(t, "; first wrong element: %s%s (flat index %lld): got %.9g, expected %.9g",
+            json_string_value(json_object_get(m, "output")), json_string_value(json_object_get(m, "position")),
+            (long long)json_integer_value(json_object_get(m, "index")), json_number_value(json_object_get(m, "got")),
+            json_number_value(json_object_get(m, "expected")));
+    if (json_is_integer(json_object_get(c, "mismatches")) && json_integer_value(json_object_get(c, "mismatches")))
+        add(t, "; %lld elements outside the tolerance (max abs err %.3g, max rel err %.3g)",
+            (long long)json_integer_value(json_object_get(c, "mismatches")),
+            json_number_value(json_object_get(c, "max_abs_err")), json_number_value(json_object_get(c, "max_rel_err")));
+    json_t *nd = json_object_get(c, "nondeterministic_at");
+    if (json_is_object(nd))
+        add(t, "; two runs on the same input differed at %s%s", json_string_value(json_object_get(nd, "output")),
+            json_string_value(json_object_get(nd, "position")));
+    add(t, "\n");
+}
+
+char *mcp_result_text(json_t *result)
+{
+    struct text t = {0};
+    const char *verdict = temper_session_result_verdict(result);
+    add(&t, "verdict: %s\n%s\n", verdict ? verdict : "none",
+        json_string_value(json_object_get(result, "message")) ? json_string_value(json_object_get(result, "message"))
+                                                              : "");
+    size_t i, shown = 0;
+    json_t *c;
+    json_array_foreach(json_object_get(result, "checks"), i, c) {
+        if (json_is_false(json_object_get(c, "passed")) && shown++ < 3)
+            add_check(&t, "failed check", c, json_string_value(json_object_get(result, "message")));
+    }
+    json_array_foreach(json_object_get(result, "bench_checks"), i, c) {
+        if (json_is_false(json_object_get(c, "passed")) && shown++ < 3)
+            add_check(&t, "failed against the baseline", c, json_string_value(json_object_get(result, "message")));
+    }
+    json_t *timing = json_array_get(json_object_get(result, "timings"), 0);
+    if (timing)
+        add(&t, "time: %.4g ms at %s, %.3gx the baseline\n", json_number_value(json_object_get(timing, "median_ms")),
+            json_string_value(json_object_get(timing, "shape")), json_number_value(json_object_get(timing, "speedup")));
+    const char *log = json_string_value(json_object_get(result, "compile_log"));
+    if (log && *log && strcmp(verdict ? verdict : "", "correct")) {
+        size_t len = strlen(log), quote = len;
+        if (len > MCP_LOG_QUOTE) { /* cut at a line's end, so no line is quoted in part */
+            quote = MCP_LOG_QUOTE;
+            while (quote > MCP_LOG_QUOTE / 2 && log[quote - 1] != '\n')
+                quote--;
+        }
+        add(&t, "compile log%s:\n%.*s%s", quote < len ? " (first part)" : "", (int)quote, log,
+            quote && log[quote - 1] == '\n' ? "" : "\n");
+        if (quote < len)
+            add(&t, "[... %zu more bytes of the compile log in structuredContent.compile_log]\n", len - quote);
+    }
+    return t.s;
+}
+
+/* Knob settings "NAME=VALUE" from the knobs object; NULL-terminated, in storage. */
+static int knob_sets(json_t *knobs, char storage[][192], const char **sets, int max, char *msg, size_t msg_size)
+{
+    int n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(knobs, k, v) {
+        if (n == max)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "more than %d knobs", max);
+        if (json_is_string(v))
+            snprintf(storage[n], 192, "%s=%s", k, json_string_value(v));
+        else if (json_is_integer(v))
+            snprintf(storage[n], 192, "%s=%lld", k, (long long)json_integer_value(v));
+        else
+            snprintf(storage[n], 192, "%s=%.17g", k, json_number_value(v));
+        sets[n] = storage[n];
+        n++;
+    }
+    sets[n] = NULL;
+    return 0;
+}
+
+/* Runs one evaluation for a call and waits for it; NULL if the call was cancelled. */
+static json_t *run_eval(struct mcp_call *call, struct temper_session *s, struct temper_session_request *req,
+                        char *msg, size_t msg_size, int *err)
+{
+    int64_t id = 0;
+    req->made_by = "mcp";
+    *err = temper_session_submit(s, req, &id, msg, msg_size);
+    if (*err)
+        return NULL;
+    if (mcp_call_watch_eval(call, s, id))
+        temper_session_cancel(s, id);
+    json_t *result = NULL;
+    *err = temper_session_wait(s, id, &result, msg, msg_size);
+    mcp_call_watch_eval(call, s, 0);
+    if (!*err && (temper_session_result_cancelled(result) || mcp_call_cancelled(call))) {
+        json_decref(result);
+        return NULL;
+    }
+    return result;
+}
+
+/* An error result for a session that could not be opened or a request that could not be made. */
+static json_t *session_error(int err, const char *msg)
+{
+    char text[4200];
+    snprintf(text, sizeof(text), "%s%s", err == TEMPER_ENODEVICE && !strstr(msg, "no usable device") ?
+             "no usable device: " : "", msg);
+    return mcp_tool_result(NULL, text, 1);
+}
+
+json_t *mcp_tool_evaluate(struct mcp_call *call, json_t *args)
+{
+    char storage[64][192], msg[4096];
+    const char *sets[65];
+    if (knob_sets(json_object_get(args, "knobs"), storage, sets, 64, msg, sizeof(msg)))
+        return mcp_tool_result(NULL, msg, 1);
+    struct temper_session *s = NULL;
+    int err = mcp_session(call, json_string_value(json_object_get(args, "device")), &s, msg, sizeof(msg));
+    if (err)
+        return session_error(err, msg);
+    struct temper_session_request req = {0};
+    req.source = json_string_value(json_object_get(args, "source"));
+    req.lang = json_string_value(json_object_get(args, "lang"));
+    req.sets = sets;
+    req.no_timing = json_is_false(json_object_get(args, "timing"));
+    req.seed = 1;
+    json_t *result = run_eval(call, s, &req, msg, sizeof(msg), &err);
+    if (err)
+        return session_error(err, msg);
+    if (!result)
+        return NULL;
+    const char *verdict = temper_session_result_verdict(result);
+    if (temper_session_result_error(result) || !verdict || strcmp(verdict, "correct")) {
+        char *text = mcp_result_text(result);
+        json_t *r = mcp_tool_result(result, text ? text : "out of memory", 1);
+        free(text);
+        return r;
+    }
+    struct text t = {0};
+    add(&t, "verdict: correct\n%s\n", json_string_value(json_object_get(result, "message")));
+    json_t *timing = json_array_get(json_object_get(result, "timings"), 0);
+    if (timing) {
+        add(&t, "time: %.4g ms at %s, %.3gx the baseline", json_number_value(json_object_get(timing, "median_ms")),
+            json_string_value(json_object_get(timing, "shape")), json_number_value(json_object_get(timing, "speedup")));
+        if (json_is_number(json_object_get(timing, "roofline_share")))
+            add(&t, ", %.1f%% of the %s roofline", 100 * json_number_value(json_object_get(timing, "roofline_share")),
+                json_string_value(json_object_get(timing, "bound")));
+        if (json_is_string(json_object_get(timing, "warning")))
+            add(&t, " (timing warning: %s)", json_string_value(json_object_get(timing, "warning")));
+        add(&t, "\n");
+    }
+    json_t *r = mcp_tool_result(result, t.s ? t.s : "verdict: correct", 0);
+    free(t.s);
+    return r;
+}
+
+/* Where the time goes, in one sentence, from the timing and (CUDA) the profiler's metrics. */
+static void bottleneck(json_t *timing, json_t *kernel, char *out, size_t size)
+{
+    json_t *share = json_object_get(timing, "roofline_share");
+    const char *bound = json_string_value(json_object_get(timing, "bound"));
+    size_t n = 0;
+    out[0] = 0;
+    if (!timing) {
+        snprintf(out, size, "unknown: the kernel was not timed");
+        return;
+    }
+    if (!json_is_number(share)) {
+        n = (size_t)snprintf(out, size, "unknown from the timing: the device has no measured ceilings (run "
+                                        "`temper calibrate`)");
+    } else {
+        double pct = 100 * json_number_value(share);
+        n = (size_t)snprintf(out, size, "%s-bound by the task's models, at %.1f%% of the %s roofline%s",
+                             bound ? bound : "?", pct, bound ? bound : "?",
+                             pct >= 70 ? ": near the floor, little is left to gain without less work"
+                             : bound && !strcmp(bound, "memory")
+                                 ? ": the access pattern (coalescing, vector width, reuse) is what to improve"
+                                 : ": the arithmetic's issue rate (ILP, vector units, occupancy) is what to improve");
+    }
+    if (json_is_object(kernel) && n < size) {
+        double dram = json_number_value(json_object_get(kernel, "dram_throughput_pct"));
+        double occ = json_number_value(json_object_get(kernel, "achieved_occupancy_pct"));
+        double spills = json_number_value(json_object_get(kernel, "local_loads")) +
+                        json_number_value(json_object_get(kernel, "local_stores"));
+        snprintf(out + n, size - n, "; profiler: DRAM throughput %.0f%% of peak, occupancy %.0f%%%s%s", dram, occ,
+                 dram >= 60 ? " (DRAM bandwidth is the limit)" : occ < 25 ? " (low occupancy: latency is exposed)" : "",
+                 spills > 0 ? ", local memory traffic (register spills)" : "");
+    }
+}
+
+json_t *mcp_tool_profile(struct mcp_call *call, json_t *args)
+{
+    char msg[4096];
+    struct temper_session *s = NULL;
+    int err = mcp_session(call, NULL, &s, msg, sizeof(msg));
+    if (err)
+        return session_error(err, msg);
+    const char *lang = json_string_value(json_object_get(args, "lang"));
+    int cuda = !strcmp(lang, "cuda");
+    struct temper_session_request req = {0};
+    req.source = json_string_value(json_object_get(args, "source"));
+    req.lang = lang;
+    req.seed = 1;
+    req.profile = cuda;
+    json_t *result = run_eval(call, s, &req, msg, sizeof(msg), &err);
+    if (err)
+        return session_error(err, msg);
+    if (!result)
+        return NULL;
+    json_t *info = temper_session_device_info(s);
+    const char *verdict = temper_session_result_verdict(result);
+    json_t *timing = json_array_get(json_object_get(result, "timings"), 0);
+    json_t *prof = json_object_get(result, "profile");
+    json_t *kernels = json_object_get(prof, "kernels");
+    char neck[600], note[600];
+    int correct = verdict && !strcmp(verdict, "correct");
+    bottleneck(correct ? timing : NULL, json_array_get(kernels, 0), neck, sizeof(neck));
+    if (!cuda)
+        snprintf(note, sizeof(note),
+                 "OpenCL gives temper no hardware performance counters on %s (%s): there are no profiler metrics; "
+                 "the bottleneck is read from the timing against the device's measured ceilings (the roofline).",
+                 json_string_value(json_object_get(info, "name")), json_string_value(json_object_get(info, "id")));
+    else if (json_is_string(json_object_get(prof, "error")))
+        snprintf(note, sizeof(note), "Nsight Compute did not profile it: %s",
+                 json_string_value(json_object_get(prof, "error")));
+    else if (!correct)
+        snprintf(note, sizeof(note), "only a correct kernel is profiled");
+    else
+        snprintf(note, sizeof(note), "Nsight Compute's metrics at the first bench shape, per kernel launched");
+    json_t *out = json_pack("{s:s, s:s, s:s, s:O, s:s, s:o, s:o, s:o, s:s, s:O}", "verdict", verdict ? verdict : "none",
+                            "backend", cuda ? "cuda" : "opencl", "counters", kernels ? "nsight_compute" : "none",
+                            "metrics", kernels ? kernels : json_null(), "bottleneck", neck, "median_ms",
+                            timing ? json_real(json_number_value(json_object_get(timing, "median_ms"))) : json_null(),
+                            "roofline_share", json_deep_copy(json_object_get(timing, "roofline_share") ?: json_null()),
+                            "bound", json_deep_copy(json_object_get(timing, "bound") ?: json_null()), "note", note,
+                            "result", result);
+    struct text t = {0};
+    if (!correct) {
+        char *failed = mcp_result_text(result);
+        add(&t, "not profiled: the kernel is not correct\n%s", failed ? failed : "");
+        free(failed);
+    } else {
+        add(&t, "bottleneck: %s\n%s\n", neck, note);
+    }
+    json_decref(result);
+    json_t *r = mcp_tool_result(out, t.s ? t.s : "out of memory", !correct);
+    free(t.s);
+    return r;
+}
+
+/* ---- tune ---- */
+
+static void tune_event(void *user, const struct temper_session_event *ev)
+{
+    struct mcp_call *call = user;
+    if (ev->kind != TEMPER_SESSION_TUNE) {
+        fprintf(stderr, "temper mcp: %s%s\n", ev->kind == TEMPER_SESSION_WARNING ? "warning: " : "", ev->message);
+        return;
+    }
+    const struct temper_tune_event *t = ev->tune;
+    char line[1024], time_text[32] = "", best[32] = "none yet";
+    if (!isnan(t->time_ms))
+        snprintf(time_text, sizeof(time_text), " %.4g ms", t->time_ms);
+    if (!isinf(t->best_ms))
+        snprintf(best, sizeof(best), "%.4g ms", t->best_ms);
+    snprintf(line, sizeof(line), "evaluation %d%s %s: %s%s%s; best %s", t->index, t->retime ? " (re-time)" : "",
+             t->config[0] ? t->config : "(defaults)", t->verdict, time_text,
+             t->from_store ? " (from the store)" : t->same_code ? " (an earlier one's code)" : "", best);
+    fprintf(stderr, "temper mcp: tune %s\n", line);
+    mcp_call_progress(call, t->index, -1, line);
+}
+
+/* The candidate with the best point's knobs fixed (caller frees), or NULL. */
+static char *fixed_source(const char *path, const char *source, json_t *best)
+{
+    char tmp[4096], msg[1024];
+    const char *dir = getenv("TMPDIR");
+    const char *ext = strrchr(path, '.');
+    snprintf(tmp, sizeof(tmp), "%s/temper-mcp-XXXXXX%s", dir && *dir ? dir : "/tmp", ext);
+    int fd = mkstemps(tmp, (int)strlen(ext));
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    struct temper_candidate cand;
+    char *text = NULL;
+    int err = temper_candidate_parse(path, source, strlen(source), &cand, msg, sizeof(msg));
+    if (!err) {
+        err = temper_tune_write_fixed(&cand, json_object_get(best, "knobs"),
+                                      json_string_value(json_object_get(best, "flags")), tmp, msg, sizeof(msg));
+        temper_candidate_free(&cand);
+    }
+    if (!err)
+        err = temper_read_file(tmp, TEMPER_SOURCE_MAX * 2, &text, NULL, msg, sizeof(msg));
+    if (err)
+        fprintf(stderr, "temper mcp: the best kernel's source could not be written: %s\n", msg);
+    unlink(tmp);
+    return err ? NULL : text;
+}
+
+json_t *mcp_tool_tune(struct mcp_call *call, json_t *args)
+{
+    char msg[4096];
+    struct temper_session *s = NULL;
+    int err = mcp_session(call, NULL, &s, msg, sizeof(msg));
+    if (err)
+        return session_error(err, msg);
+    const char *lang = json_string_value(json_object_get(args, "lang"));
+    const char *path = !strcmp(lang, "cuda") ? "<mcp>.cu" : "<mcp>.cl";
+    struct temper_tune_request req = {0};
+    req.path = path;
+    req.source = json_string_value(json_object_get(args, "source"));
+    req.tasks_dir = mcp_call_config(call)->tasks_dir;
+    req.strategy = json_string_value(json_object_get(args, "strategy"));
+    json_t *v;
+    req.budget = (v = json_object_get(args, "budget")) ? (int)json_number_value(v) : 20;
+    req.time_s = (v = json_object_get(args, "time_s")) ? json_number_value(v) : 240;
+    req.seed = 1;
+    req.compiler_knobs = !json_is_false(json_object_get(args, "compiler_knobs"));
+    req.retime = (v = json_object_get(args, "retime")) ? (int)json_number_value(v) : 0;
+    req.screen_budget_s = (v = json_object_get(args, "screen_budget_s")) ? json_number_value(v) : 0;
+    req.full_budget_s = (v = json_object_get(args, "full_budget_s")) ? json_number_value(v) : 0;
+    struct temper_session_tune *tune = NULL;
+    err = temper_session_tune_begin(s, &req, tune_event, call, &tune, msg, sizeof(msg));
+    if (err)
+        return session_error(err, msg);
+    if (mcp_call_watch_tune(call, tune))
+        temper_session_tune_stop(tune);
+    int more;
+    char step_msg[4096] = "";
+    while ((more = temper_session_tune_step(tune, step_msg, sizeof(step_msg))) > 0)
+        ;
+    mcp_call_watch_tune(call, NULL);
+    json_t *summary = NULL;
+    err = temper_session_tune_finish(tune, &summary, msg, sizeof(msg));
+    if (mcp_call_cancelled(call)) {
+        json_decref(summary);
+        return NULL;
+    }
+    if (err || more < 0) {
+        json_decref(summary);
+        return session_error(err ? err : more, err ? msg : step_msg);
+    }
+    json_t *best = json_object_get(summary, "best");
+    char *fixed = best ? fixed_source(path, req.source, best) : NULL;
+    json_object_set_new(summary, "best_source", fixed ? json_string(fixed) : json_null());
+    free(fixed);
+    struct text t = {0};
+    long long evaluations = (long long)json_integer_value(json_object_get(summary, "evaluations"));
+    int interrupted = json_is_true(json_object_get(summary, "interrupted"));
+    if (best) {
+        json_t *tm = json_object_get(best, "timing");
+        add(&t, "best %s: %.4g ms, %.3gx the baseline", json_string_value(json_object_get(best, "config")),
+            json_number_value(json_object_get(tm, "median_ms")), json_number_value(json_object_get(tm, "speedup")));
+        if (json_is_number(json_object_get(tm, "roofline_share")))
+            add(&t, ", %.1f%% of the roofline", 100 * json_number_value(json_object_get(tm, "roofline_share")));
+        add(&t, "\n");
+    } else {
+        add(&t, "no configuration passed every check\n");
+    }
+    add(&t, "%lld evaluations (%lld from the store)%s; best_source is the kernel with the best knobs fixed\n",
+        evaluations, (long long)json_integer_value(json_object_get(summary, "from_store")),
+        interrupted ? "; interrupted: the best so far, not re-timed (what it evaluated stays in the store)" : "");
+    json_t *r = mcp_tool_result(summary, t.s ? t.s : "out of memory", !best);
+    free(t.s);
+    return r;
+}
