@@ -6,6 +6,7 @@
 #define TEMPER_REPORT_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -38,8 +39,9 @@ int temper_export(struct temper_store *store, const struct temper_store_filter *
                   struct temper_export_stats *stats, char *msg, size_t msg_size);
 
 /* The reward of the rl format: 0 for a verdict other than correct; for a correct one
- * 1 + tanh(log2(speedup)), in (0, 2): 1 at the baseline's speed, 1.76 at twice it, 0.24 at
- * half; 1 when the evaluation was not timed (speedup unknown, pass 0 or NaN). */
+ * 1 + tanh(log2(speedup)), log2(speedup) held to [-8, 8] so that it stays in (0, 2): 1 at the
+ * baseline's speed, 1.76 at twice it, 0.24 at half; 1 when the evaluation was not timed
+ * (speedup unknown: pass 0 or NaN). */
 double temper_export_reward(int correct, double speedup);
 
 /* What a report shows (one of run_id, task, bench). */
@@ -60,5 +62,23 @@ int temper_report_write(struct temper_store *store, const struct temper_report_r
  * suite{pass_at_k, fast_p, geomean_speedup, ...}) as one self-contained HTML document:
  * the fast_p curve and the suite's table. bench is borrowed. */
 int temper_report_bench_write(json_t *bench, FILE *out, char *msg, size_t msg_size);
+
+/* One line of a line diff. */
+struct temper_diff_line {
+    char op;          /* ' ' in both, '-' only in the old text, '+' only in the new */
+    const char *text; /* the line in its text (borrowed), without its newline */
+    size_t len;       /* its length */
+    int old_no;       /* its line number in the old text (from 1), 0 for '+' */
+    int new_no;       /* its line number in the new text (from 1), 0 for '-' */
+};
+
+/* Texts longer than this many lines (either) are not diffed (the table would be too large). */
+#define TEMPER_DIFF_MAX_LINES 4000
+
+/* Diffs two texts line by line: a shortest edit, by longest common subsequence, removals before
+ * additions where both happen at one place (the report's best kernel against the baseline).
+ * *lines (caller frees; its texts point into old_text and new_text) gets *n lines. Returns 0,
+ * TEMPER_ERANGE when a text has over TEMPER_DIFF_MAX_LINES lines, TEMPER_ENOMEM. */
+int temper_diff_lines(const char *old_text, const char *new_text, struct temper_diff_line **lines, size_t *n);
 
 #endif

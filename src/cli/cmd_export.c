@@ -26,7 +26,7 @@ static void help(FILE *out)
             "  sft     a (prompt, completion) pair for each improving step: a correct evaluation whose\n"
             "          parent (or, in a tune, the run's best before it) was not correct or was slower\n"
             "  rl      a (prompt, completion, reward) triple for each evaluation: reward 0 when not\n"
-            "          correct, 1 + tanh(log2(speedup over the baseline)) when correct\n\n"
+            "          correct, 1 + tanh(log2(speedup over the baseline)) when correct (log2 held to [-8, 8])\n\n"
             "  --run ID       the evaluations of one tune run\n"
             "  --task T       every evaluation of a task\n"
             "  --all          every evaluation in the store\n"

@@ -60,7 +60,7 @@ static void fast_p_chart(FILE *f, json_t *bench)
     }
     hi = fmin(hi, 64);
     struct svg_axis x = {0, 0, 0, "p: speedup over the baseline required"};
-    struct svg_axis y = {0, 1, 0, "fast_p: share of tasks correct and faster than p x the baseline"};
+    struct svg_axis y = {0, 1, 0, "fast_p (share of tasks)"};
     svg_linear_range(0, hi, &x.lo, &x.hi);
     struct svg_plot plot;
     svg_plot_init(&plot, 720, 380, x, y);
@@ -148,7 +148,15 @@ static void tasks_table(FILE *f, json_t *tasks)
     }
     fprintf(f, "<div class=\"scroll\"><table id=\"bench-tasks\"><tr>");
     for (int k = 0; k < ncols; k++) {
-        fprintf(f, "<th>");
+        int numeric = 0; /* a column of numbers is aligned right, its heading too */
+        json_array_foreach(tasks, i, t) {
+            json_t *v = json_object_get(t, cols[k]);
+            if (v && !json_is_null(v)) {
+                numeric = json_is_number(v);
+                break;
+            }
+        }
+        fprintf(f, numeric ? "<th class=\"num\">" : "<th>");
         html_text(f, cols[k]);
         fprintf(f, "</th>");
     }

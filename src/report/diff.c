@@ -1,6 +1,6 @@
 /* diff.c: a line diff by longest common subsequence, for the report's "best kernel against the
  * baseline" (the table of lines kept, removed and added). Quadratic in the lines, so bounded by
- * DIFF_MAX_LINES. */
+ * TEMPER_DIFF_MAX_LINES. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +22,7 @@ static int split(const char *text, struct lines *l)
     for (const char *p = text; *p; p++)
         n += *p == '\n';
     n += *text && text[strlen(text) - 1] != '\n';
-    if (n > DIFF_MAX_LINES)
+    if (n > TEMPER_DIFF_MAX_LINES)
         return TEMPER_ERANGE;
     l->at = malloc((n + 1) * sizeof(*l->at));
     l->len = malloc((n + 1) * sizeof(*l->len));
@@ -51,7 +51,7 @@ static int same(const struct lines *a, size_t i, const struct lines *b, size_t j
     return a->len[i] == b->len[j] && !memcmp(a->at[i], b->at[j], a->len[i]);
 }
 
-int diff_lines(const char *old_text, const char *new_text, struct diff_line **out, size_t *n_out)
+int temper_diff_lines(const char *old_text, const char *new_text, struct temper_diff_line **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
@@ -64,7 +64,7 @@ int diff_lines(const char *old_text, const char *new_text, struct diff_line **ou
     /* lcs[i][j]: the longest common subsequence of a's lines from i and b's from j. */
     size_t cols = b.n + 1;
     uint16_t *lcs = err ? NULL : calloc((a.n + 1) * cols, sizeof(*lcs));
-    struct diff_line *d = err ? NULL : malloc((a.n + b.n + 1) * sizeof(*d));
+    struct temper_diff_line *d = err ? NULL : malloc((a.n + b.n + 1) * sizeof(*d));
     if (!err && (!lcs || !d))
         err = TEMPER_ENOMEM;
     if (!err) {
@@ -76,13 +76,13 @@ int diff_lines(const char *old_text, const char *new_text, struct diff_line **ou
         size_t i = 0, j = 0, k = 0;
         while (i < a.n || j < b.n) {
             if (i < a.n && j < b.n && same(&a, i, &b, j)) {
-                d[k++] = (struct diff_line){' ', a.at[i], a.len[i], (int)i + 1, (int)j + 1};
+                d[k++] = (struct temper_diff_line){' ', a.at[i], a.len[i], (int)i + 1, (int)j + 1};
                 i++, j++;
             } else if (i < a.n && (j == b.n || lcs[(i + 1) * cols + j] >= lcs[i * cols + j + 1])) {
-                d[k++] = (struct diff_line){'-', a.at[i], a.len[i], (int)i + 1, 0};
+                d[k++] = (struct temper_diff_line){'-', a.at[i], a.len[i], (int)i + 1, 0};
                 i++;
             } else {
-                d[k++] = (struct diff_line){'+', b.at[j], b.len[j], 0, (int)j + 1};
+                d[k++] = (struct temper_diff_line){'+', b.at[j], b.len[j], 0, (int)j + 1};
                 j++;
             }
         }

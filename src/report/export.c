@@ -48,7 +48,7 @@ double temper_export_reward(int correct, double speedup)
         return 0.0;
     if (!(speedup > 0) || isinf(speedup))
         return 1.0;
-    return 1.0 + tanh(log2(speedup));
+    return 1.0 + tanh(fmax(-8.0, fmin(8.0, log2(speedup))));
 }
 
 /* A file's text as a JSON string, null when it cannot be read. */

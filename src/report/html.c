@@ -71,7 +71,7 @@ static const char style[] =
     "th{text-align:left;font-weight:600;color:#475569;border-bottom:2px solid #e2e8f0;padding:6px 8px;"
     "white-space:nowrap}"
     "td{border-bottom:1px solid #f1f5f9;padding:5px 8px;vertical-align:top}"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "tr.best td{background:#fffbeb}"
     ".v-correct{color:#15803d;font-weight:600}.v-bad{color:#b91c1c;font-weight:600}"
     "code,pre,.src{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'Liberation Mono',monospace;"
@@ -108,7 +108,7 @@ void html_caption(FILE *f, const char *text)
 }
 
 /* One row of the listing. */
-static void diff_row(FILE *f, const struct diff_line *d)
+static void diff_row(FILE *f, const struct temper_diff_line *d)
 {
     const char *cls = d->op == '+' ? " class=\"add\"" : d->op == '-' ? " class=\"del\"" : "";
     fprintf(f, "<tr%s><td class=\"ln\">", cls);
@@ -124,13 +124,13 @@ static void diff_row(FILE *f, const struct diff_line *d)
 
 void html_diff(FILE *f, const char *old_name, const char *old_text, const char *new_name, const char *new_text)
 {
-    struct diff_line *d = NULL;
+    struct temper_diff_line *d = NULL;
     size_t n = 0;
-    if (!old_text || diff_lines(old_text, new_text, &d, &n)) {
+    if (!old_text || temper_diff_lines(old_text, new_text, &d, &n)) {
         /* no baseline, or too long to diff: the source alone */
         free(d);
         d = NULL;
-        if (diff_lines("", new_text, &d, &n)) {
+        if (temper_diff_lines("", new_text, &d, &n)) {
             fprintf(f, "<pre>");
             html_text(f, new_text);
             fprintf(f, "</pre>\n");

@@ -330,6 +330,10 @@ static void roofline(FILE *f, const struct gather *g, const struct ceilings *c, 
                 is_best ? "#7c2d12" : "#1e3a8a");
         point_title(f, p);
         fprintf(f, "</circle>\n");
+        if (is_best)
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" font-weight=\"600\" fill=\"#92400e\" "
+                       "text-anchor=\"end\">best %.2fx</text>\n",
+                    svg_px(&plot, ai) - 10, svg_py(&plot, yv) + 4, p->speedup);
     }
     /* evaluations without a time: a row of marks under the axis at the task's intensity */
     int k = 0;
@@ -337,7 +341,7 @@ static void roofline(FILE *f, const struct gather *g, const struct ceilings *c, 
         const struct point *p = &g->pts[i];
         if (p->timed)
             continue;
-        double px = svg_px(&plot, ai_lo) + 9 * (k % 12) - 50, py = plot.top + plot.inner_h - 8 - 9 * (k / 12);
+        double px = svg_px(&plot, ai_lo) + 9 * (k % 16), py = plot.top + plot.inner_h - 8 - 9 * (k / 16);
         k++;
         fprintf(f, "<path class=\"untimed\" data-eval-id=\"%lld\" data-run-id=\"%lld\" data-verdict=\"%s\" "
                    "data-timed=\"0\" d=\"M%.2f %.2fl6 6m0 -6l-6 6\" stroke=\"" COLOR_FAIL "\" stroke-width=\"1.6\">",
@@ -380,23 +384,20 @@ struct run_info {
     int evaluations;    /* its evaluations here */
 };
 
-static void convergence(FILE *f, const struct gather *g, const struct run_info *runs, int nruns)
+static void convergence(FILE *f, const struct gather *g, const struct run_info *runs, int nruns, long best)
 {
     fprintf(f, "<section><h2>Convergence</h2>\n");
-    double lo = INFINITY, hi = 0, base = NAN, expert = NAN;
+    /* the baseline and expert as timed beside the best (each evaluation times them anew) */
+    double lo = INFINITY, hi = 0, base = best >= 0 ? g->pts[best].baseline_ms : NAN,
+           expert = best >= 0 ? g->pts[best].expert_ms : NAN;
     int n_max = 0;
     for (size_t i = 0; i < g->n; i++) {
         const struct point *p = &g->pts[i];
         if (!p->run_id)
             continue;
         n_max = p->index > n_max ? p->index : n_max;
-        if (p->timed) {
+        if (p->timed)
             lo = fmin(lo, p->ms), hi = fmax(hi, p->ms);
-            if (p->baseline_ms > 0)
-                base = p->baseline_ms;
-            if (p->expert_ms > 0)
-                expert = p->expert_ms;
-        }
     }
     if (!nruns || !(hi > 0)) {
         fprintf(f, "<p class=\"muted\">No tune run with a correct, timed evaluation here: nothing converges.</p></section>\n");
@@ -480,8 +481,9 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
     }
     fprintf(f, "</div>\n");
     html_caption(f, "x: each evaluation's place in its run (screening and re-timing alike); y: its median time at the "
-                    "first bench shape (dots) and the best correct time so far (line). Marks on the floor are "
-                    "evaluations that were not correct or not timed.");
+                    "first bench shape (dots) and the best correct time so far (line). The dashed lines are the "
+                    "baseline (and expert) as timed beside the best. Marks on the floor are evaluations that were not "
+                    "correct or not timed.");
     fprintf(f, "</section>\n");
 }
 
@@ -573,7 +575,8 @@ static void cards(FILE *f, const struct gather *g, long best, const struct ceili
     card(f, "evaluations", v, n);
     if (c->mem_gbs > 0) {
         snprintf(v, sizeof(v), "%.4g GB/s", c->mem_gbs);
-        snprintf(n, sizeof(n), "%s %.4g GFLOP/s", c->compute_key, c->compute_gflops);
+        snprintf(n, sizeof(n), "copy bandwidth; %s %.4g GFLOP/s",
+                 !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key, c->compute_gflops);
         card(f, "device ceilings", v, n);
     }
     fprintf(f, "</div>\n");
@@ -710,7 +713,7 @@ int temper_report_write(struct temper_store *store, const struct temper_report_r
     cards(f, &g, best, &c);
     fprintf(f, "<div class=\"row\">\n");
     roofline(f, &g, &c, best);
-    convergence(f, &g, runs, nruns);
+    convergence(f, &g, runs, nruns, best);
     fprintf(f, "</div>\n");
     table(f, &g, best);
     if (best >= 0 && g.source) {

@@ -1,4 +1,4 @@
-/* report_impl.h: what the report's files share: the line diff, the SVG plot frame and its
+/* report_impl.h: what the report's files share: the SVG plot frame and its
  * coordinate mapping, and HTML output helpers. Everything writes to a FILE; a write error is
  * found once at the end (ferror). */
 #ifndef TEMPER_REPORT_IMPL_H
@@ -7,25 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* ---- diff.c: a line diff by longest common subsequence ---- */
-
-/* One line of a diff. */
-struct diff_line {
-    char op;          /* ' ' in both, '-' only in the old text, '+' only in the new */
-    const char *text; /* the line in its text (borrowed), without its newline */
-    size_t len;       /* its length */
-    int old_no;       /* its line number in the old text (from 1), 0 for '+' */
-    int new_no;       /* its line number in the new text (from 1), 0 for '-' */
-};
-
-/* Texts longer than this many lines (either) are not diffed: the table would be too large. */
-#define DIFF_MAX_LINES 4000
-
-/* Diffs two texts line by line, a shortest edit by longest common subsequence (removals before
- * additions where both happen at one place). *lines (caller frees; its texts point into old_text
- * and new_text) gets *n lines. Returns 0, TEMPER_ERANGE when a text has over DIFF_MAX_LINES
- * lines, TEMPER_ENOMEM. */
-int diff_lines(const char *old_text, const char *new_text, struct diff_line **lines, size_t *n);
+#include "temper/report.h"
 
 /* ---- svg.c: plots ---- */
 
