@@ -46,6 +46,15 @@ const char *fmt_ms(double ms, char *out, size_t size)
     return out;
 }
 
+const char *fmt_rate(double giga, const char *unit, char *out, size_t size)
+{
+    if (giga >= 1000)
+        snprintf(out, size, "%.3g T%s/s", giga / 1000, unit);
+    else
+        snprintf(out, size, "%.3g G%s/s", giga, unit);
+    return out;
+}
+
 static const char style[] =
     ":root{color-scheme:light}"
     "body{margin:0;background:#f1f5f9;color:#0f172a;font:14px/1.45 system-ui,-apple-system,'Segoe UI',"
@@ -76,6 +85,7 @@ static const char style[] =
     ".v-correct{color:#15803d;font-weight:600}.v-bad{color:#b91c1c;font-weight:600}"
     "code,pre,.src{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'Liberation Mono',monospace;"
     "font-size:12px}"
+    ".opt{white-space:nowrap}"
     "table.src td{border:0;padding:0 8px;white-space:pre}"
     "table.src td.ln{color:#94a3b8;text-align:right;user-select:none;width:1%}"
     "table.src tr.add td{background:#ecfdf5}table.src tr.add td.code{color:#065f46}"

@@ -13,6 +13,9 @@
 #include "temper/task.h"
 #include "temper/util.h"
 
+/* A white outline under a label, so that it reads over lines and points. */
+#define HALO "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\""
+
 /* Rows in the table at most (the plots show every evaluation). */
 #define REPORT_TABLE_MAX 2000
 
@@ -286,37 +289,23 @@ static void roofline(FILE *f, const struct gather *g, const struct ceilings *c, 
         fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#94a3b8\" stroke-dasharray=\"3 3\"/>\n",
                 svg_px(&plot, ridge), svg_py(&plot, c->compute_gflops), svg_px(&plot, ridge), plot.top + plot.inner_h);
         fprintf(f, "</g>\n");
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_ROOF "\" text-anchor=\"end\">%s %.4g GFLOP/s</text>\n",
+        char rate[32];
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_ROOF "\" text-anchor=\"end\">%s %s</text>\n",
                 plot.left + plot.inner_w - 4, svg_py(&plot, c->compute_gflops) - 6,
-                !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key, c->compute_gflops);
-        double lx = fmax(x.lo * 1.5, ridge / 30), ly = lx * c->mem_gbs;
+                !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key,
+                fmt_rate(c->compute_gflops, "FLOP", rate, sizeof(rate)));
+        /* the bandwidth's label at the slope's start: the range puts the ridge 4x or more past it */
+        double lx = x.lo * 1.3, ly = lx * c->mem_gbs;
         double angle = -atan2(svg_py(&plot, ly) - svg_py(&plot, ly * 10), svg_px(&plot, lx * 10) - svg_px(&plot, lx)) *
                        180 / M_PI;
         fprintf(f, "<text transform=\"translate(%.2f %.2f) rotate(%.2f)\" font-size=\"11\" fill=\"" COLOR_ROOF "\">"
-                   "copy %.4g GB/s</text>\n",
-                svg_px(&plot, lx), svg_py(&plot, ly) - 6, angle, c->mem_gbs);
+                   "copy %s</text>\n",
+                svg_px(&plot, lx), svg_py(&plot, ly) - 6, angle, fmt_rate(c->mem_gbs, "B", rate, sizeof(rate)));
     }
     /* the task's intensity */
     fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#cbd5e1\" stroke-dasharray=\"2 4\"/>\n",
             svg_px(&plot, ai_lo), plot.top, svg_px(&plot, ai_lo), plot.top + plot.inner_h);
-    /* baseline and expert: from the best evaluation (or any timed one): the same shape */
     const struct point *ref = best >= 0 ? &g->pts[best] : NULL;
-    if (ref && ref->baseline_ms > 0 && ref->flops > 0) {
-        double ai = ref->flops / ref->bytes, yv = ref->flops / (ref->baseline_ms * 1e6);
-        double px = svg_px(&plot, ai), py = svg_py(&plot, yv);
-        fprintf(f, "<rect class=\"baseline\" data-x=\"%.9g\" data-y=\"%.9g\" data-ms=\"%.9g\" x=\"%.2f\" y=\"%.2f\" "
-                   "width=\"11\" height=\"11\" fill=\"" COLOR_BASELINE "\" stroke=\"#fff\"><title>baseline: %.4g ms</title></rect>\n",
-                ai, yv, ref->baseline_ms, px - 5.5, py - 5.5, ref->baseline_ms);
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_BASELINE "\">baseline</text>\n", px + 10, py + 4);
-    }
-    if (ref && ref->expert_ms > 0 && ref->flops > 0) {
-        double ai = ref->flops / ref->bytes, yv = ref->flops / (ref->expert_ms * 1e6);
-        double px = svg_px(&plot, ai), py = svg_py(&plot, yv);
-        fprintf(f, "<path class=\"expert\" data-x=\"%.9g\" data-y=\"%.9g\" data-ms=\"%.9g\" d=\"M%.2f %.2fl7 7l-7 7l-7-7z\" "
-                   "fill=\"" COLOR_EXPERT "\" stroke=\"#fff\"><title>expert: %.4g ms</title></path>\n",
-                ai, yv, ref->expert_ms, px, py - 7, ref->expert_ms);
-        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_EXPERT "\">expert</text>\n", px + 10, py + 4);
-    }
     for (size_t i = 0; i < g->n; i++) {
         const struct point *p = &g->pts[i];
         if (!p->timed || !(p->flops > 0 && p->bytes > 0))
@@ -331,9 +320,30 @@ static void roofline(FILE *f, const struct gather *g, const struct ceilings *c, 
         point_title(f, p);
         fprintf(f, "</circle>\n");
         if (is_best)
-            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" font-weight=\"600\" fill=\"#92400e\" "
-                       "text-anchor=\"end\">best %.2fx</text>\n",
-                    svg_px(&plot, ai) - 10, svg_py(&plot, yv) + 4, p->speedup);
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" font-weight=\"600\" fill=\"#92400e\" " HALO ">"
+                       "best %.2fx</text>\n",
+                    svg_px(&plot, ai) + 10, svg_py(&plot, yv) + 4, p->speedup);
+    }
+    /* baseline and expert over the points (reference marks): timed beside the best */
+    if (ref && ref->baseline_ms > 0 && ref->flops > 0) {
+        double ai = ref->flops / ref->bytes, yv = ref->flops / (ref->baseline_ms * 1e6);
+        double px = svg_px(&plot, ai), py = svg_py(&plot, yv);
+        fprintf(f, "<rect class=\"baseline\" data-x=\"%.9g\" data-y=\"%.9g\" data-ms=\"%.9g\" x=\"%.2f\" y=\"%.2f\" "
+                   "width=\"11\" height=\"11\" fill=\"" COLOR_BASELINE "\" stroke=\"#fff\"><title>baseline: %.4g ms</title></rect>\n",
+                ai, yv, ref->baseline_ms, px - 5.5, py - 5.5, ref->baseline_ms);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_BASELINE "\" text-anchor=\"end\" " HALO
+                   ">baseline</text>\n",
+                px - 10, py + 4);
+    }
+    if (ref && ref->expert_ms > 0 && ref->flops > 0) {
+        double ai = ref->flops / ref->bytes, yv = ref->flops / (ref->expert_ms * 1e6);
+        double px = svg_px(&plot, ai), py = svg_py(&plot, yv);
+        fprintf(f, "<path class=\"expert\" data-x=\"%.9g\" data-y=\"%.9g\" data-ms=\"%.9g\" d=\"M%.2f %.2fl7 7l-7 7l-7-7z\" "
+                   "fill=\"" COLOR_EXPERT "\" stroke=\"#fff\"><title>expert: %.4g ms</title></path>\n",
+                ai, yv, ref->expert_ms, px, py - 7, ref->expert_ms);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_EXPERT "\" text-anchor=\"end\" " HALO
+                   ">expert</text>\n",
+                px - 10, py + 4);
     }
     /* evaluations without a time: a row of marks under the axis at the task's intensity */
     int k = 0;
@@ -358,13 +368,15 @@ static void roofline(FILE *f, const struct gather *g, const struct ceilings *c, 
     if (untimed)
         fprintf(f, "<span style=\"color:" COLOR_FAIL "\">&#x2715; not correct or not timed (%d)</span>", untimed);
     fprintf(f, "</div>\n");
-    char cap[640];
+    char cap[640], compute[32], mem[32];
     if (calibrated)
         snprintf(cap, sizeof(cap),
                  "x: the task's FLOP model over its byte model at the bench shape; y: FLOPs over the median time. "
-                 "The roof is min(%s %.4g GFLOP/s, intensity x copy bandwidth %.4g GB/s), the device's ceilings %s; "
+                 "The roof is min(%s %s, intensity x copy bandwidth %s), the device's ceilings %s; "
                  "a point's height over the roof below it is its roofline share.",
-                 c->compute_key, c->compute_gflops, c->mem_gbs, c->source);
+                 !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key,
+                 fmt_rate(c->compute_gflops, "FLOP", compute, sizeof(compute)), fmt_rate(c->mem_gbs, "B", mem, sizeof(mem)),
+                 c->source);
     else
         snprintf(cap, sizeof(cap), "The device was never calibrated (temper calibrate), so no roof is drawn. x: the "
                                    "task's FLOP model over its byte model; y: FLOPs over the median time.");
@@ -504,7 +516,18 @@ static void table(FILE *f, const struct gather *g, long best)
         if (p->run_id)
             fprintf(f, "%lld", (long long)p->run_id);
         fprintf(f, "</td><td>%s</td><td><code>", p->phase);
-        html_text(f, p->options);
+        /* one option never breaks at its own hyphens */
+        for (const char *o = p->options; *o;) {
+            size_t len = strcspn(o, " ");
+            if (len) {
+                fprintf(f, "<span class=\"opt\">");
+                html_textn(f, o, len);
+                fprintf(f, "</span>");
+            }
+            o += len;
+            if (*o)
+                fprintf(f, " "), o++;
+        }
         fprintf(f, "</code></td><td class=\"%s\">%s</td><td class=\"num\">%s</td>", p->correct ? "v-correct" : "v-bad",
                 p->verdict, p->timed ? fmt_ms(p->ms, ms, sizeof(ms)) : "-");
         if (p->timed)
@@ -574,9 +597,10 @@ static void cards(FILE *f, const struct gather *g, long best, const struct ceili
     snprintf(n, sizeof(n), "%zu correct, %zu not", correct, g->n - correct);
     card(f, "evaluations", v, n);
     if (c->mem_gbs > 0) {
-        snprintf(v, sizeof(v), "%.4g GB/s", c->mem_gbs);
-        snprintf(n, sizeof(n), "copy bandwidth; %s %.4g GFLOP/s",
-                 !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key, c->compute_gflops);
+        char rate[32];
+        fmt_rate(c->mem_gbs, "B", v, sizeof(v));
+        snprintf(n, sizeof(n), "copy bandwidth; %s %s", !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key,
+                 fmt_rate(c->compute_gflops, "FLOP", rate, sizeof(rate)));
         card(f, "device ceilings", v, n);
     }
     fprintf(f, "</div>\n");

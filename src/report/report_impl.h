@@ -58,6 +58,9 @@ void html_caption(FILE *f, const char *text);
 /* The source of the new kernel with its differences from the old one, as a table (line numbers,
  * removed lines red, added green), headed by a summary ("12 lines added, 3 removed"). */
 void html_diff(FILE *f, const char *old_name, const char *old_text, const char *new_name, const char *new_text);
+/* Formats a rate given in giga-units per second (GB/s, GFLOP/s) with 3 or 4 significant digits,
+ * in tera-units from 1000 on: "4.30 TB/s", "87.7 GFLOP/s". unit is "B" or "FLOP". */
+const char *fmt_rate(double giga, const char *unit, char *out, size_t size);
 /* Formats a time in ms with 4 significant digits, "-" for none; out has at least 32 bytes. */
 const char *fmt_ms(double ms, char *out, size_t size);
 
