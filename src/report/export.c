@@ -309,8 +309,11 @@ static char *prompt_text(json_t *row, struct task_info *ti, const char *lang)
 }
 
 /* Writes one JSON object and a newline; TEMPER_EIO on failure. */
-static int emit(struct export_state *st, json_t *record)
+static int emit(struct export_state *st, json_t *record, json_t *row)
 {
+    if (!record)
+        return temper_fail(st->msg, st->msg_size, TEMPER_ENOMEM, "building the record of evaluation %lld failed",
+                           (long long)json_integer_value(json_object_get(row, "id")));
     int bad = json_dumpf(record, st->out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII) ||
               fputc('\n', st->out) == EOF;
     json_decref(record);
@@ -345,7 +348,7 @@ static int export_row(void *user, json_t *row)
     if (!ti || !ti->spec)
         st->stats->no_task++;
     if (st->format == TEMPER_EXPORT_JSONL)
-        return emit(st, jsonl_record(st, row, ti));
+        return emit(st, jsonl_record(st, row, ti), row);
     if (st->format == TEMPER_EXPORT_SFT && !improving(row))
         return 0;
     json_t *result = json_object_get(row, "result");
@@ -362,18 +365,18 @@ static int export_row(void *user, json_t *row)
                             json_object_get(row, "id"), "base_id", json_object_get(row, "base_id"), "task",
                             json_object_get(row, "task"), "language", lang, "prompt", prompt, "completion", c.data,
                             "verdict", json_object_get(row, "verdict"), "speedup", speedup);
-    if (st->format == TEMPER_EXPORT_SFT) {
+    if (rec && st->format == TEMPER_EXPORT_SFT) {
         json_object_set_new(rec, "base_relation", copy_of(row, "base_relation"));
         json_object_set_new(rec, "base_verdict", copy_of(row, "base_verdict"));
         json_object_set_new(rec, "base_speedup",
                             copy_of(json_array_get(json_object_get(json_object_get(row, "base_result"), "timings"), 0),
                                     "speedup"));
-    } else {
+    } else if (rec) {
         json_object_set_new(rec, "reward", json_real(temper_export_reward(correct, json_number_value(speedup))));
     }
     free(prompt);
     temper_buf_free(&c);
-    return emit(st, rec);
+    return emit(st, rec, row);
 }
 
 int temper_export(struct temper_store *store, const struct temper_store_filter *filter,
