@@ -19,6 +19,8 @@ static const struct {
     {"tune", cmd_tune, "search a candidate's knobs and compiler controls for the fastest correct one"},
     {"best", cmd_best, "the fastest correct kernel known for a task on a device"},
     {"mcp", cmd_mcp, "a Model Context Protocol server on stdio: temper's tools for AI coding agents"},
+    {"export", cmd_export, "the store's evaluations as JSON lines to train on (jsonl, sft, rl)"},
+    {"report", cmd_report, "one HTML page of a tune, a task or a bench: roofline, convergence, table, source"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
 };
 

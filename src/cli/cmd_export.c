@@ -1,0 +1,158 @@
+/* cmd_export.c: `temper export`: the store's evaluations as JSON lines to train on: every
+ * record (jsonl), the improving steps as (prompt, completion) pairs (sft), or every evaluation
+ * with a reward (rl). docs/export.md describes each format. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "temper/error.h"
+#include "temper/report.h"
+#include "temper/task.h"
+
+static const char usage_line[] = "usage: temper export --format jsonl|sft|rl (--run ID | --task T | --all) [-o FILE]\n";
+
+static void help(FILE *out)
+{
+    fprintf(out, "%s\n", usage_line);
+    fprintf(out,
+            "Writes the store's evaluations as JSON, one object per line (docs/export.md has every field):\n"
+            "  jsonl   one record per evaluation: the task's specification, the candidate's source and\n"
+            "          its parent's, the operator or client that made it, the feedback temper gave\n"
+            "          (compile log, failing check, timings, roofline share), the verdict and metrics\n"
+            "  sft     a (prompt, completion) pair for each improving step: a correct evaluation whose\n"
+            "          parent (or, in a tune, the run's best before it) was not correct or was slower\n"
+            "  rl      a (prompt, completion, reward) triple for each evaluation: reward 0 when not\n"
+            "          correct, 1 + tanh(log2(speedup over the baseline)) when correct (log2 held to [-8, 8])\n\n"
+            "  --run ID       the evaluations of one tune run\n"
+            "  --task T       every evaluation of a task\n"
+            "  --all          every evaluation in the store\n"
+            "  -o, --out FILE write there (replaced only when the export succeeds); default: standard output\n"
+            "  --tasks DIR    where task folders are looked up (for their specifications)\n\n"
+            "exit status: 0 written, 1 no evaluation matched, 2 bad usage or an unwritable file, 4 the store\n"
+            "failed\n");
+}
+
+/* Parses a positive run id; 0 when text is not one. */
+static int64_t parse_id(const char *text)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    return errno || end == text || *end || v <= 0 ? 0 : (int64_t)v;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, 0, 'f'}, {"run", required_argument, 0, 'r'}, {"task", required_argument, 0, 't'},
+        {"all", no_argument, 0, 'a'},          {"out", required_argument, 0, 'o'}, {"tasks", required_argument, 0, 'T'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    const char *format_name = NULL, *out_path = NULL, *tasks_dir = NULL;
+    struct temper_store_filter filter = {0, NULL};
+    int all = 0, selectors = 0, c;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            format_name = optarg;
+            break;
+        case 'r':
+            if (!(filter.run_id = parse_id(optarg))) {
+                fprintf(stderr, "temper: --run: '%s' is not a run id (a positive integer)\n", optarg);
+                return CLI_USAGE;
+            }
+            selectors++;
+            break;
+        case 't':
+            if (!temper_task_name_ok(optarg)) {
+                fprintf(stderr, "temper: --task: '%s' is not a task name ([a-z0-9_]+)\n", optarg);
+                return CLI_USAGE;
+            }
+            filter.task = optarg;
+            selectors++;
+            break;
+        case 'a':
+            all = 1;
+            selectors++;
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'T':
+            tasks_dir = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return CLI_OK;
+        default:
+            fputs(usage_line, stderr);
+            return CLI_USAGE;
+        }
+    }
+    (void)all;
+    if (optind != argc || !format_name || selectors != 1) {
+        if (optind != argc)
+            fprintf(stderr, "temper: export takes no file argument ('%s'); use -o FILE\n", argv[optind]);
+        else if (!format_name)
+            fprintf(stderr, "temper: export needs --format jsonl, sft or rl\n");
+        else
+            fprintf(stderr, "temper: export needs exactly one of --run ID, --task T and --all\n");
+        fputs(usage_line, stderr);
+        return CLI_USAGE;
+    }
+    int format = temper_export_format_parse(format_name);
+    if (format < 0) {
+        fprintf(stderr, "temper: --format: '%s' is not a format (jsonl, sft or rl)\n", format_name);
+        return CLI_USAGE;
+    }
+    char msg[2048];
+    struct temper_store *store = NULL;
+    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (err)
+        return cli_error(err, msg);
+    /* A file is written beside its final name and renamed into place once whole. */
+    char tmp[4096];
+    FILE *out = stdout;
+    if (out_path) {
+        snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
+        if (!(out = fopen(tmp, "w"))) {
+            fprintf(stderr, "temper: cannot write %s: %s\n", tmp, strerror(errno));
+            temper_store_close(store);
+            return CLI_USAGE;
+        }
+    }
+    struct temper_export_stats stats;
+    err = temper_export(store, &filter, (enum temper_export_format)format, temper_tasks_root(tasks_dir), out, &stats,
+                        msg, sizeof(msg));
+    temper_store_close(store);
+    if (out_path) {
+        if (fclose(out) && !err)
+            err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", tmp, strerror(errno));
+        if (!err && rename(tmp, out_path))
+            err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "cannot rename %s to %s: %s", tmp, out_path,
+                              strerror(errno));
+        if (err)
+            unlink(tmp);
+    }
+    if (err)
+        return cli_error(err, msg);
+    if (stats.no_task)
+        fprintf(stderr, "temper: warning: %lld evaluation%s of tasks not found on the task path: their \"spec\" is null\n",
+                (long long)stats.no_task, stats.no_task == 1 ? "" : "s");
+    fprintf(stderr, "temper: %lld evaluation%s read, %lld record%s written%s%s\n", (long long)stats.evaluations,
+            stats.evaluations == 1 ? "" : "s", (long long)stats.records, stats.records == 1 ? "" : "s",
+            out_path ? " to " : "", out_path ? out_path : "");
+    if (!stats.evaluations) {
+        if (filter.run_id)
+            fprintf(stderr, "temper: no evaluation of run %lld in the store\n", (long long)filter.run_id);
+        else if (filter.task)
+            fprintf(stderr, "temper: no evaluation of task '%s' in the store\n", filter.task);
+        else
+            fprintf(stderr, "temper: the store holds no evaluation\n");
+        return CLI_NOT_OK;
+    }
+    return CLI_OK;
+}

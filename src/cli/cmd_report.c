@@ -1,0 +1,150 @@
+/* cmd_report.c: `temper report`: one self-contained HTML page (inline SVG, no script, no
+ * external resource) of a tune run, of a task's evaluations, or of a bench (docs/report.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "temper/error.h"
+#include "temper/report.h"
+#include "temper/task.h"
+#include "temper/util.h"
+
+static const char usage_line[] =
+    "usage: temper report (--run ID | --task T | --bench-json FILE) -o report.html [--device-key K]\n";
+
+static void help(FILE *out)
+{
+    fprintf(out, "%s\n", usage_line);
+    fprintf(out,
+            "Writes one self-contained HTML file (inline SVG; readable offline, no script):\n"
+            "  --run ID          a tune run: the device's roofline from its measured ceilings with every\n"
+            "                    evaluation as a point (baseline and expert marked), best time against\n"
+            "                    evaluations, the table, the best kernel's source against the baseline\n"
+            "  --task T          every evaluation of a task on one device (default: the device of its newest\n"
+            "                    evaluation; --device-key K picks another), one convergence line per run\n"
+            "  --bench-json FILE a bench, from what `temper bench --json` printed: the fast_p curve and the\n"
+            "                    suite's and tasks' tables\n"
+            "  -o, --out FILE    the HTML file (required; replaced only when the report is complete)\n"
+            "  --title TEXT      the page's title\n"
+            "  --tasks DIR       where task folders are looked up (the baseline's source)\n\n"
+            "exit status: 0 written, 1 nothing to report (no such run or task in the store), 2 bad usage\n"
+            "or an unwritable file, 4 the store failed\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"run", required_argument, 0, 'r'},       {"task", required_argument, 0, 't'},
+        {"bench-json", required_argument, 0, 'b'}, {"out", required_argument, 0, 'o'},
+        {"device-key", required_argument, 0, 'd'}, {"title", required_argument, 0, 'T'},
+        {"tasks", required_argument, 0, 'k'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    struct temper_report_request req = {0};
+    const char *out_path = NULL, *tasks_dir = NULL, *bench_path = NULL;
+    int selectors = 0, c;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r': {
+            char *end;
+            errno = 0;
+            long long v = strtoll(optarg, &end, 10);
+            if (errno || end == optarg || *end || v <= 0) {
+                fprintf(stderr, "temper: --run: '%s' is not a run id (a positive integer)\n", optarg);
+                return CLI_USAGE;
+            }
+            req.run_id = v;
+            selectors++;
+            break;
+        }
+        case 't':
+            if (!temper_task_name_ok(optarg)) {
+                fprintf(stderr, "temper: --task: '%s' is not a task name ([a-z0-9_]+)\n", optarg);
+                return CLI_USAGE;
+            }
+            req.task = optarg;
+            selectors++;
+            break;
+        case 'b':
+            bench_path = optarg;
+            selectors++;
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'd':
+            req.device_key = optarg;
+            break;
+        case 'T':
+            req.title = optarg;
+            break;
+        case 'k':
+            tasks_dir = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return CLI_OK;
+        default:
+            fputs(usage_line, stderr);
+            return CLI_USAGE;
+        }
+    }
+    if (optind != argc || selectors != 1 || !out_path) {
+        if (optind != argc)
+            fprintf(stderr, "temper: report takes no file argument ('%s'); use -o FILE\n", argv[optind]);
+        else if (selectors != 1)
+            fprintf(stderr, "temper: report needs exactly one of --run ID, --task T and --bench-json FILE\n");
+        else
+            fprintf(stderr, "temper: report needs -o FILE (the HTML file to write)\n");
+        fputs(usage_line, stderr);
+        return CLI_USAGE;
+    }
+    req.tasks_root = temper_tasks_root(tasks_dir);
+    char msg[2048];
+    json_t *bench = NULL;
+    struct temper_store *store = NULL;
+    int err = 0;
+    if (bench_path) {
+        json_error_t jerr;
+        bench = json_load_file(bench_path, 0, &jerr);
+        if (!bench || !json_is_object(bench)) {
+            fprintf(stderr, "temper: %s:%d: not a bench's JSON (temper bench --json): %s\n", bench_path, jerr.line,
+                    bench ? "not an object" : jerr.text);
+            json_decref(bench);
+            return CLI_USAGE;
+        }
+    } else if ((err = temper_store_open(NULL, &store, msg, sizeof(msg)))) {
+        return cli_error(err, msg);
+    }
+    /* Written beside its final name and renamed into place once whole. */
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "temper: cannot write %s: %s\n", tmp, strerror(errno));
+        temper_store_close(store);
+        json_decref(bench);
+        return CLI_USAGE;
+    }
+    err = bench ? temper_report_bench_write(bench, f, msg, sizeof(msg)) :
+                  temper_report_write(store, &req, f, msg, sizeof(msg));
+    temper_store_close(store);
+    json_decref(bench);
+    if (fclose(f) && !err)
+        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", tmp, strerror(errno));
+    if (!err && rename(tmp, out_path))
+        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "cannot rename %s to %s: %s", tmp, out_path, strerror(errno));
+    if (err) {
+        unlink(tmp);
+        if (err == TEMPER_ENOTFOUND) {
+            fprintf(stderr, "temper: %s\n", msg);
+            return CLI_NOT_OK;
+        }
+        return cli_error(err, msg);
+    }
+    fprintf(stderr, "temper: wrote %s\n", out_path);
+    return CLI_OK;
+}

@@ -1,0 +1,762 @@
+/* report.c: `temper report --run ID | --task T`: gathers a tune's (or a task's) evaluations from
+ * the store and writes one self-contained HTML page: headline numbers, the device's roofline
+ * from its measured ceilings with every evaluation as a point, best time against evaluations
+ * for each run, the table of evaluations, and the best kernel's source against the baseline's.
+ * docs/report.md says what each plot shows and how its coordinates are computed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_impl.h"
+#include "temper/error.h"
+#include "temper/report.h"
+#include "temper/task.h"
+#include "temper/util.h"
+
+/* A white outline under a label, so that it reads over lines and points. */
+#define HALO "stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\""
+
+/* Rows in the table at most (the plots show every evaluation). */
+#define REPORT_TABLE_MAX 2000
+
+/* One evaluation as the report shows it. */
+struct point {
+    int64_t id;          /* evaluations.id */
+    int64_t run_id;      /* its run, 0 for none */
+    int64_t parent_id;   /* its lineage parent, 0 for none */
+    int index;           /* its place in its run, from 1 (0 outside runs) */
+    int timed;           /* 1: correct with a time at the first bench shape */
+    int correct;         /* the verdict is correct */
+    double ms;           /* median time at the first bench shape */
+    double spread;       /* its spread */
+    double speedup;      /* over the baseline */
+    double vs_expert;    /* over the expert, NAN without one */
+    double share;        /* roofline share, NAN when unknown */
+    double flops;        /* the task's FLOP model at that shape */
+    double bytes;        /* its byte model */
+    double baseline_ms;  /* the baseline's median in the same evaluation */
+    double expert_ms;    /* the expert's, NAN without one */
+    char verdict[24];    /* the verdict */
+    char phase[16];      /* the tune phase (screen, retime), "" outside tunes */
+    char *device_key;    /* the device's identity (owned) */
+    char *options;       /* the compiler options (owned) */
+    char *made_by;       /* lineage operator, or NULL (owned) */
+};
+
+/* What the walk gathers. */
+struct gather {
+    struct point *pts;        /* the evaluations, oldest first */
+    size_t n, cap;            /* used and allocated */
+    json_t *first_timing;     /* a timing record of the newest timed evaluation (ceilings, shape, expert) */
+    char *baseline_path;      /* the baseline the evaluations were timed against (owned) */
+    char *task;               /* the task (owned) */
+    char *language;           /* the candidates' language (owned) */
+    char *device_name;        /* the device's own name (owned) */
+    int64_t want_id;          /* second walk: the evaluation whose source is wanted */
+    char *source;             /* its source (owned) */
+    char *source_path;        /* its file (owned) */
+};
+
+static const char *str(json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static double num_or_nan(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static void keep(char **slot, const char *value)
+{
+    if (value && !*slot)
+        *slot = strdup(value);
+}
+
+static int gather_row(void *user, json_t *row)
+{
+    struct gather *g = user;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 64;
+        struct point *p = realloc(g->pts, cap * sizeof(*p));
+        if (!p)
+            return TEMPER_ENOMEM;
+        g->pts = p;
+        g->cap = cap;
+    }
+    json_t *r = json_object_get(row, "result");
+    json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+    struct point *p = &g->pts[g->n++];
+    memset(p, 0, sizeof(*p));
+    p->id = json_integer_value(json_object_get(row, "id"));
+    p->run_id = json_integer_value(json_object_get(row, "run_id"));
+    p->parent_id = json_integer_value(json_object_get(row, "parent_id"));
+    snprintf(p->verdict, sizeof(p->verdict), "%s", str(row, "verdict") ?: "none");
+    snprintf(p->phase, sizeof(p->phase), "%s", str(r, "tune_phase") ?: "");
+    p->correct = !strcmp(p->verdict, "correct");
+    p->ms = num_or_nan(t, "median_ms");
+    p->timed = p->correct && p->ms > 0;
+    p->spread = num_or_nan(t, "spread");
+    p->speedup = num_or_nan(t, "speedup");
+    p->vs_expert = num_or_nan(t, "speedup_vs_expert");
+    p->share = num_or_nan(t, "roofline_share");
+    p->flops = num_or_nan(t, "flops");
+    p->bytes = num_or_nan(t, "bytes");
+    p->baseline_ms = num_or_nan(t, "baseline_median_ms");
+    p->expert_ms = num_or_nan(t, "expert_median_ms");
+    p->device_key = dup_or_null(str(row, "device_key") ?: str(row, "device") ?: "");
+    p->options = dup_or_null(str(row, "options") ?: "");
+    p->made_by = dup_or_null(str(row, "operator"));
+    if (p->timed) {
+        json_decref(g->first_timing);
+        g->first_timing = json_incref(t);
+    }
+    keep(&g->baseline_path, str(r, "baseline"));
+    keep(&g->task, str(row, "task"));
+    keep(&g->language, str(json_object_get(r, "device_info"), "language"));
+    keep(&g->device_name, str(json_object_get(r, "device_info"), "name"));
+    return 0;
+}
+
+static int source_row(void *user, json_t *row)
+{
+    struct gather *g = user;
+    if (json_integer_value(json_object_get(row, "id")) != g->want_id)
+        return 0;
+    g->source = dup_or_null(str(row, "source"));
+    g->source_path = dup_or_null(str(row, "path"));
+    return 1;
+}
+
+static void gather_free(struct gather *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        free(g->pts[i].device_key);
+        free(g->pts[i].options);
+        free(g->pts[i].made_by);
+    }
+    free(g->pts);
+    json_decref(g->first_timing);
+    free(g->baseline_path);
+    free(g->task);
+    free(g->language);
+    free(g->device_name);
+    free(g->source);
+    free(g->source_path);
+}
+
+/* Keeps only the evaluations on one device (a task's evaluations may span several). */
+static void keep_device(struct gather *g, const char *key)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        if (!strcmp(g->pts[i].device_key, key)) {
+            g->pts[k++] = g->pts[i];
+        } else {
+            free(g->pts[i].device_key);
+            free(g->pts[i].options);
+            free(g->pts[i].made_by);
+        }
+    }
+    g->n = k;
+}
+
+/* Numbers each run's evaluations from 1 in their order. */
+static void number_runs(struct gather *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        if (!g->pts[i].run_id)
+            continue;
+        int index = 1;
+        for (size_t j = 0; j < i; j++)
+            index += g->pts[j].run_id == g->pts[i].run_id;
+        g->pts[i].index = index;
+    }
+}
+
+/* The fastest correct, timed evaluation, or -1. */
+static long best_index(const struct gather *g)
+{
+    long best = -1;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->pts[i].timed && (best < 0 || g->pts[i].ms < g->pts[best].ms))
+            best = (long)i;
+    return best;
+}
+
+/* ---- the roofline ---- */
+
+/* The device's ceilings for the roofline: memory bandwidth (GB/s) and compute (GFLOP/s). */
+struct ceilings {
+    double mem_gbs;         /* copy bandwidth, as the roofline floor uses it */
+    double compute_gflops;  /* the task's compute ceiling */
+    char compute_key[32];   /* which one (fma_gflops, ...) */
+    char source[160];       /* where they came from, for the caption */
+};
+
+static int read_ceilings(struct temper_store *store, const struct gather *g, const char *device_key,
+                         struct ceilings *c, char *msg, size_t msg_size)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->compute_key, sizeof(c->compute_key), "%s",
+             str(g->first_timing, "compute_ceiling") ?: "fma_gflops");
+    json_t *dev = NULL;
+    int err = temper_store_device_get(store, device_key, &dev, msg, msg_size);
+    if (err)
+        return err;
+    json_t *ceil = json_object_get(dev, "ceilings");
+    if (json_is_object(ceil)) {
+        snprintf(c->source, sizeof(c->source), "measured by temper calibrate at %s", str(dev, "calibrated_at") ?: "?");
+    } else {
+        ceil = json_object_get(g->first_timing, "ceilings");
+        snprintf(c->source, sizeof(c->source), "as used by the evaluations' timings");
+    }
+    c->mem_gbs = json_number_value(json_object_get(ceil, "copy_gbs"));
+    c->compute_gflops = json_number_value(json_object_get(ceil, c->compute_key));
+    json_decref(dev);
+    return 0;
+}
+
+/* A point's attributes and tooltip. */
+static void point_attrs(FILE *f, const struct point *p, double x, double y)
+{
+    fprintf(f, " data-eval-id=\"%lld\" data-run-id=\"%lld\" data-verdict=\"%s\" data-x=\"%.9g\" data-y=\"%.9g\"",
+            (long long)p->id, (long long)p->run_id, p->verdict, x, y);
+}
+
+static void point_title(FILE *f, const struct point *p)
+{
+    char ms[32];
+    fprintf(f, "<title>evaluation %lld: %s, %s ms", (long long)p->id, p->verdict, fmt_ms(p->ms, ms, sizeof(ms)));
+    if (p->speedup > 0)
+        fprintf(f, ", %.2fx the baseline", p->speedup);
+    fprintf(f, "\n");
+    html_text(f, p->options);
+    fprintf(f, "</title>");
+}
+
+static void roofline(FILE *f, const struct gather *g, const struct ceilings *c, long best)
+{
+    fprintf(f, "<section><h2>Roofline</h2>\n");
+    double ai_lo = INFINITY, ai_hi = 0, y_lo = INFINITY, y_hi = 0;
+    int untimed = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct point *p = &g->pts[i];
+        if (!p->timed) {
+            untimed++;
+            continue;
+        }
+        if (!(p->flops > 0 && p->bytes > 0))
+            continue;
+        double ai = p->flops / p->bytes, y = p->flops / (p->ms * 1e6);
+        ai_lo = fmin(ai_lo, ai), ai_hi = fmax(ai_hi, ai);
+        y_lo = fmin(y_lo, y), y_hi = fmax(y_hi, y);
+        if (p->baseline_ms > 0)
+            y_lo = fmin(y_lo, p->flops / (p->baseline_ms * 1e6)), y_hi = fmax(y_hi, p->flops / (p->baseline_ms * 1e6));
+        if (p->expert_ms > 0)
+            y_lo = fmin(y_lo, p->flops / (p->expert_ms * 1e6)), y_hi = fmax(y_hi, p->flops / (p->expert_ms * 1e6));
+    }
+    if (!(ai_hi > 0)) {
+        fprintf(f, "<p class=\"muted\">No evaluation here has both a time and a nonzero FLOP and byte model, so "
+                   "none has an arithmetic intensity to place on the roofline.</p></section>\n");
+        return;
+    }
+    int calibrated = c->mem_gbs > 0 && c->compute_gflops > 0;
+    double ridge = calibrated ? c->compute_gflops / c->mem_gbs : ai_hi;
+    struct svg_axis x = {0, 0, 1, "arithmetic intensity (FLOP/byte, the task's models at the bench shape)"};
+    struct svg_axis y = {0, 0, 1, "performance (GFLOP/s)"};
+    svg_log_range(fmin(ai_lo, ridge) / 4, fmax(ai_hi, ridge) * 4, &x.lo, &x.hi);
+    double roof_lo = calibrated ? fmin(c->compute_gflops, x.lo * c->mem_gbs) : y_lo;
+    svg_log_range(fmin(y_lo, roof_lo) / 1.5, fmax(y_hi, calibrated ? c->compute_gflops : y_hi) * 1.5, &y.lo, &y.hi);
+    struct svg_plot plot;
+    svg_plot_init(&plot, 560, 380, x, y);
+    svg_begin(f, &plot, "roofline", "Roofline: every evaluation of the report at its arithmetic intensity");
+    svg_clip_path(f, &plot, "roof-clip");
+    if (calibrated) {
+        fprintf(f, "<g clip-path=\"url(#roof-clip)\">\n");
+        fprintf(f,
+                "<polyline class=\"roof\" data-mem-gbs=\"%.9g\" data-compute-gflops=\"%.9g\" fill=\"none\" "
+                "stroke=\"" COLOR_ROOF "\" stroke-width=\"2.2\" points=\"%.2f,%.2f %.2f,%.2f %.2f,%.2f\"/>\n",
+                c->mem_gbs, c->compute_gflops, svg_px(&plot, x.lo), svg_py(&plot, x.lo * c->mem_gbs),
+                svg_px(&plot, ridge), svg_py(&plot, c->compute_gflops), svg_px(&plot, x.hi),
+                svg_py(&plot, c->compute_gflops));
+        fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#94a3b8\" stroke-dasharray=\"3 3\"/>\n",
+                svg_px(&plot, ridge), svg_py(&plot, c->compute_gflops), svg_px(&plot, ridge), plot.top + plot.inner_h);
+        fprintf(f, "</g>\n");
+        char rate[32];
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_ROOF "\" text-anchor=\"end\">%s %s</text>\n",
+                plot.left + plot.inner_w - 4, svg_py(&plot, c->compute_gflops) - 6,
+                !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key,
+                fmt_rate(c->compute_gflops, "FLOP", rate, sizeof(rate)));
+        /* the bandwidth's label at the slope's start: the range puts the ridge 4x or more past it */
+        double lx = x.lo * 1.3, ly = lx * c->mem_gbs;
+        double angle = -atan2(svg_py(&plot, ly) - svg_py(&plot, ly * 10), svg_px(&plot, lx * 10) - svg_px(&plot, lx)) *
+                       180 / M_PI;
+        fprintf(f, "<text transform=\"translate(%.2f %.2f) rotate(%.2f)\" font-size=\"11\" fill=\"" COLOR_ROOF "\">"
+                   "copy %s</text>\n",
+                svg_px(&plot, lx), svg_py(&plot, ly) - 6, angle, fmt_rate(c->mem_gbs, "B", rate, sizeof(rate)));
+    }
+    /* the task's intensity */
+    fprintf(f, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#cbd5e1\" stroke-dasharray=\"2 4\"/>\n",
+            svg_px(&plot, ai_lo), plot.top, svg_px(&plot, ai_lo), plot.top + plot.inner_h);
+    const struct point *ref = best >= 0 ? &g->pts[best] : NULL;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct point *p = &g->pts[i];
+        if (!p->timed || !(p->flops > 0 && p->bytes > 0))
+            continue;
+        double ai = p->flops / p->bytes, yv = p->flops / (p->ms * 1e6);
+        int is_best = (long)i == best;
+        fprintf(f, "<circle class=\"pt%s\"", is_best ? " best" : "");
+        point_attrs(f, p, ai, yv);
+        fprintf(f, " cx=\"%.3f\" cy=\"%.3f\" r=\"%s\" fill=\"%s\" fill-opacity=\"%s\" stroke=\"%s\">", svg_px(&plot, ai),
+                svg_py(&plot, yv), is_best ? "6" : "4.5", is_best ? COLOR_BEST : COLOR_POINT, is_best ? "1" : "0.55",
+                is_best ? "#7c2d12" : "#1e3a8a");
+        point_title(f, p);
+        fprintf(f, "</circle>\n");
+        if (is_best)
+            fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" font-weight=\"600\" fill=\"#92400e\" " HALO ">"
+                       "best %.2fx</text>\n",
+                    svg_px(&plot, ai) + 10, svg_py(&plot, yv) + 4, p->speedup);
+    }
+    /* baseline and expert over the points (reference marks): timed beside the best */
+    if (ref && ref->baseline_ms > 0 && ref->flops > 0) {
+        double ai = ref->flops / ref->bytes, yv = ref->flops / (ref->baseline_ms * 1e6);
+        double px = svg_px(&plot, ai), py = svg_py(&plot, yv);
+        fprintf(f, "<rect class=\"baseline\" data-x=\"%.9g\" data-y=\"%.9g\" data-ms=\"%.9g\" x=\"%.2f\" y=\"%.2f\" "
+                   "width=\"11\" height=\"11\" fill=\"" COLOR_BASELINE "\" stroke=\"#fff\"><title>baseline: %.4g ms</title></rect>\n",
+                ai, yv, ref->baseline_ms, px - 5.5, py - 5.5, ref->baseline_ms);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_BASELINE "\" text-anchor=\"end\" " HALO
+                   ">baseline</text>\n",
+                px - 10, py + 4);
+    }
+    if (ref && ref->expert_ms > 0 && ref->flops > 0) {
+        double ai = ref->flops / ref->bytes, yv = ref->flops / (ref->expert_ms * 1e6);
+        double px = svg_px(&plot, ai), py = svg_py(&plot, yv);
+        fprintf(f, "<path class=\"expert\" data-x=\"%.9g\" data-y=\"%.9g\" data-ms=\"%.9g\" d=\"M%.2f %.2fl7 7l-7 7l-7-7z\" "
+                   "fill=\"" COLOR_EXPERT "\" stroke=\"#fff\"><title>expert: %.4g ms</title></path>\n",
+                ai, yv, ref->expert_ms, px, py - 7, ref->expert_ms);
+        fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"" COLOR_EXPERT "\" text-anchor=\"end\" " HALO
+                   ">expert</text>\n",
+                px - 10, py + 4);
+    }
+    /* evaluations without a time: a row of marks under the axis at the task's intensity */
+    int k = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct point *p = &g->pts[i];
+        if (p->timed)
+            continue;
+        double px = svg_px(&plot, ai_lo) + 9 * (k % 16), py = plot.top + plot.inner_h - 8 - 9 * (k / 16);
+        k++;
+        fprintf(f, "<path class=\"untimed\" data-eval-id=\"%lld\" data-run-id=\"%lld\" data-verdict=\"%s\" "
+                   "data-timed=\"0\" d=\"M%.2f %.2fl6 6m0 -6l-6 6\" stroke=\"" COLOR_FAIL "\" stroke-width=\"1.6\">",
+                (long long)p->id, (long long)p->run_id, p->verdict, px - 3, py - 3);
+        point_title(f, p);
+        fprintf(f, "</path>\n");
+    }
+    svg_end(f);
+    fprintf(f, "<div class=\"legend\"><span><i class=\"sw\" style=\"background:" COLOR_POINT "\"></i>evaluation</span>"
+               "<span><i class=\"sw\" style=\"background:" COLOR_BEST "\"></i>best</span>"
+               "<span><i class=\"sw\" style=\"background:" COLOR_BASELINE ";border-radius:0\"></i>baseline</span>");
+    if (ref && ref->expert_ms > 0)
+        fprintf(f, "<span><i class=\"sw\" style=\"background:" COLOR_EXPERT ";transform:rotate(45deg);border-radius:0\"></i>expert</span>");
+    if (untimed)
+        fprintf(f, "<span style=\"color:" COLOR_FAIL "\">&#x2715; not correct or not timed (%d)</span>", untimed);
+    fprintf(f, "</div>\n");
+    char cap[640], compute[32], mem[32];
+    if (calibrated)
+        snprintf(cap, sizeof(cap),
+                 "x: the task's FLOP model over its byte model at the bench shape; y: FLOPs over the median time. "
+                 "The roof is min(%s %s, intensity x copy bandwidth %s), the device's ceilings %s; "
+                 "a point's height over the roof below it is its roofline share.",
+                 !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key,
+                 fmt_rate(c->compute_gflops, "FLOP", compute, sizeof(compute)), fmt_rate(c->mem_gbs, "B", mem, sizeof(mem)),
+                 c->source);
+    else
+        snprintf(cap, sizeof(cap), "The device was never calibrated (temper calibrate), so no roof is drawn. x: the "
+                                   "task's FLOP model over its byte model; y: FLOPs over the median time.");
+    html_caption(f, cap);
+    fprintf(f, "</section>\n");
+}
+
+/* ---- convergence: best time against evaluations, one line per run ---- */
+
+static const char *const run_colors[] = {"#2563eb", "#d97706", "#059669", "#7c3aed", "#db2777", "#0891b2",
+                                         "#65a30d", "#dc2626"};
+
+/* A run shown on the convergence chart. */
+struct run_info {
+    int64_t id;         /* runs.id */
+    char strategy[32];  /* its strategy */
+    int evaluations;    /* its evaluations here */
+};
+
+static void convergence(FILE *f, const struct gather *g, const struct run_info *runs, int nruns, long best)
+{
+    fprintf(f, "<section><h2>Convergence</h2>\n");
+    /* the baseline and expert as timed beside the best (each evaluation times them anew) */
+    double lo = INFINITY, hi = 0, base = best >= 0 ? g->pts[best].baseline_ms : NAN,
+           expert = best >= 0 ? g->pts[best].expert_ms : NAN;
+    int n_max = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const struct point *p = &g->pts[i];
+        if (!p->run_id)
+            continue;
+        n_max = p->index > n_max ? p->index : n_max;
+        if (p->timed)
+            lo = fmin(lo, p->ms), hi = fmax(hi, p->ms);
+    }
+    if (!nruns || !(hi > 0)) {
+        fprintf(f, "<p class=\"muted\">No tune run with a correct, timed evaluation here: nothing converges.</p></section>\n");
+        return;
+    }
+    if (base > 0)
+        lo = fmin(lo, base), hi = fmax(hi, base);
+    if (expert > 0)
+        lo = fmin(lo, expert), hi = fmax(hi, expert);
+    struct svg_axis x = {0.5, n_max + 0.5, 0, "evaluation (in the order the run recorded them)"};
+    struct svg_axis y = {0, 0, hi / lo > 20, "median time (ms, lower is better)"};
+    if (y.log)
+        svg_log_range(lo / 1.2, hi * 1.2, &y.lo, &y.hi);
+    else
+        svg_linear_range(0, hi, &y.lo, &y.hi);
+    struct svg_plot plot;
+    svg_plot_init(&plot, 560, 380, x, y);
+    svg_begin(f, &plot, "convergence", "Best time so far against evaluations, one line per tune run");
+    if (base > 0)
+        fprintf(f, "<line class=\"baseline\" data-y=\"%.9g\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                   "stroke=\"" COLOR_BASELINE "\" stroke-dasharray=\"6 4\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" "
+                   "fill=\"" COLOR_BASELINE "\" text-anchor=\"end\">baseline %.4g ms</text>\n",
+                base, plot.left, svg_py(&plot, base), plot.left + plot.inner_w, svg_py(&plot, base),
+                plot.left + plot.inner_w - 4, svg_py(&plot, base) - 5, base);
+    if (expert > 0)
+        fprintf(f, "<line class=\"expert\" data-y=\"%.9g\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                   "stroke=\"" COLOR_EXPERT "\" stroke-dasharray=\"2 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" "
+                   "fill=\"" COLOR_EXPERT "\" text-anchor=\"end\">expert %.4g ms</text>\n",
+                expert, plot.left, svg_py(&plot, expert), plot.left + plot.inner_w, svg_py(&plot, expert),
+                plot.left + plot.inner_w - 4, svg_py(&plot, expert) - 5, expert);
+    for (int r = 0; r < nruns; r++) {
+        const char *color = run_colors[r % (int)(sizeof(run_colors) / sizeof(run_colors[0]))];
+        /* the step line of the best so far */
+        fprintf(f, "<polyline class=\"best-line\" data-run-id=\"%lld\" data-strategy=\"", (long long)runs[r].id);
+        html_text(f, runs[r].strategy);
+        fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
+        double best = INFINITY;
+        int last = 0;
+        for (size_t i = 0; i < g->n; i++) {
+            const struct point *p = &g->pts[i];
+            if (p->run_id != runs[r].id)
+                continue;
+            last = p->index;
+            if (p->timed && p->ms < best) {
+                if (isfinite(best))
+                    fprintf(f, "%.2f,%.2f ", svg_px(&plot, p->index), svg_py(&plot, best));
+                best = p->ms;
+                fprintf(f, "%.2f,%.2f ", svg_px(&plot, p->index), svg_py(&plot, best));
+            }
+        }
+        if (isfinite(best))
+            fprintf(f, "%.2f,%.2f", svg_px(&plot, last), svg_py(&plot, best));
+        fprintf(f, "\"/>\n");
+        for (size_t i = 0; i < g->n; i++) {
+            const struct point *p = &g->pts[i];
+            if (p->run_id != runs[r].id)
+                continue;
+            if (p->timed) {
+                fprintf(f, "<circle class=\"pt\"");
+                point_attrs(f, p, p->index, p->ms);
+                fprintf(f, " cx=\"%.3f\" cy=\"%.3f\" r=\"3.5\" fill=\"%s\" fill-opacity=\"0.45\">", svg_px(&plot, p->index),
+                        svg_py(&plot, p->ms), color);
+            } else {
+                double px = svg_px(&plot, p->index), py = plot.top + plot.inner_h - 6;
+                fprintf(f, "<path class=\"untimed\" data-eval-id=\"%lld\" data-run-id=\"%lld\" data-verdict=\"%s\" "
+                           "data-timed=\"0\" data-x=\"%d\" d=\"M%.2f %.2fl6 6m0 -6l-6 6\" stroke=\"" COLOR_FAIL "\" "
+                           "stroke-width=\"1.6\">",
+                        (long long)p->id, (long long)p->run_id, p->verdict, p->index, px - 3, py - 3);
+            }
+            point_title(f, p);
+            fprintf(f, p->timed ? "</circle>\n" : "</path>\n");
+        }
+    }
+    svg_end(f);
+    fprintf(f, "<div class=\"legend\">");
+    for (int r = 0; r < nruns; r++) {
+        fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>run %lld: ",
+                run_colors[r % (int)(sizeof(run_colors) / sizeof(run_colors[0]))], (long long)runs[r].id);
+        html_text(f, runs[r].strategy);
+        fprintf(f, " (%d evaluations)</span>", runs[r].evaluations);
+    }
+    fprintf(f, "</div>\n");
+    html_caption(f, "x: each evaluation's place in its run (screening and re-timing alike); y: its median time at the "
+                    "first bench shape (dots) and the best correct time so far (line). The dashed lines are the "
+                    "baseline (and expert) as timed beside the best. Marks on the floor are evaluations that were not "
+                    "correct or not timed.");
+    fprintf(f, "</section>\n");
+}
+
+/* ---- the table, the cards, the source ---- */
+
+static void table(FILE *f, const struct gather *g, long best)
+{
+    fprintf(f, "<section><h2>Evaluations</h2>\n<div class=\"scroll\"><table id=\"evaluations\">\n"
+               "<tr><th>id</th><th>run</th><th>phase</th><th>compiler options</th><th>verdict</th>"
+               "<th class=\"num\">median ms</th><th class=\"num\">spread</th><th class=\"num\">speedup</th>"
+               "<th class=\"num\">vs expert</th><th class=\"num\">roofline</th><th>parent</th><th>made by</th></tr>\n");
+    size_t shown = g->n < REPORT_TABLE_MAX ? g->n : REPORT_TABLE_MAX;
+    for (size_t i = 0; i < shown; i++) {
+        const struct point *p = &g->pts[i];
+        char ms[32];
+        fprintf(f, "<tr data-eval-id=\"%lld\"%s><td class=\"num\">%lld</td><td class=\"num\">", (long long)p->id,
+                (long)i == best ? " class=\"best\"" : "", (long long)p->id);
+        if (p->run_id)
+            fprintf(f, "%lld", (long long)p->run_id);
+        fprintf(f, "</td><td>%s</td><td><code>", p->phase);
+        /* one option never breaks at its own hyphens */
+        for (const char *o = p->options; *o;) {
+            size_t len = strcspn(o, " ");
+            if (len) {
+                fprintf(f, "<span class=\"opt\">");
+                html_textn(f, o, len);
+                fprintf(f, "</span>");
+            }
+            o += len;
+            if (*o)
+                fprintf(f, " "), o++;
+        }
+        fprintf(f, "</code></td><td class=\"%s\">%s</td><td class=\"num\">%s</td>", p->correct ? "v-correct" : "v-bad",
+                p->verdict, p->timed ? fmt_ms(p->ms, ms, sizeof(ms)) : "-");
+        if (p->timed)
+            fprintf(f, "<td class=\"num\">%.1f%%</td><td class=\"num\">%.2fx</td>", 100 * p->spread, p->speedup);
+        else
+            fprintf(f, "<td class=\"num\">-</td><td class=\"num\">-</td>");
+        if (p->timed && isfinite(p->vs_expert))
+            fprintf(f, "<td class=\"num\">%.2fx</td>", p->vs_expert);
+        else
+            fprintf(f, "<td class=\"num\">-</td>");
+        if (p->timed && isfinite(p->share))
+            fprintf(f, "<td class=\"num\">%.1f%%</td>", 100 * p->share);
+        else
+            fprintf(f, "<td class=\"num\">-</td>");
+        fprintf(f, "<td class=\"num\">");
+        if (p->parent_id)
+            fprintf(f, "%lld", (long long)p->parent_id);
+        fprintf(f, "</td><td>");
+        html_text(f, p->made_by ? p->made_by : "");
+        fprintf(f, "</td></tr>\n");
+    }
+    fprintf(f, "</table></div>\n");
+    if (shown < g->n)
+        fprintf(f, "<p class=\"muted\">The first %zu of %zu evaluations; the plots show every one.</p>\n", shown, g->n);
+    fprintf(f, "</section>\n");
+}
+
+static void card(FILE *f, const char *key, const char *value, const char *note)
+{
+    fprintf(f, "<div class=\"card\"><div class=\"k\">");
+    html_text(f, key);
+    fprintf(f, "</div><div class=\"v\">");
+    html_text(f, value);
+    fprintf(f, "</div><div class=\"n\">");
+    html_text(f, note);
+    fprintf(f, "</div></div>\n");
+}
+
+static void cards(FILE *f, const struct gather *g, long best, const struct ceilings *c)
+{
+    char v[64], n[160];
+    size_t correct = 0;
+    for (size_t i = 0; i < g->n; i++)
+        correct += g->pts[i].correct;
+    fprintf(f, "<div class=\"cards\">\n");
+    const struct point *b = best >= 0 ? &g->pts[best] : NULL;
+    if (b) {
+        snprintf(v, sizeof(v), "%.4g ms", b->ms);
+        snprintf(n, sizeof(n), "evaluation %lld, spread %.1f%%", (long long)b->id, 100 * b->spread);
+        card(f, "best time", v, n);
+        snprintf(v, sizeof(v), "%.2fx", b->speedup);
+        snprintf(n, sizeof(n), "baseline %.4g ms", b->baseline_ms);
+        card(f, "speedup over the baseline", v, n);
+        if (isfinite(b->vs_expert)) {
+            snprintf(v, sizeof(v), "%.2fx", b->vs_expert);
+            snprintf(n, sizeof(n), "expert %.4g ms", b->expert_ms);
+            card(f, "against the expert", v, n);
+        }
+        if (isfinite(b->share)) {
+            snprintf(v, sizeof(v), "%.1f%%", 100 * b->share);
+            card(f, "of the roofline", v, "the floor the ceilings allow, over the time");
+        }
+    } else {
+        card(f, "best time", "none", "no correct, timed evaluation");
+    }
+    snprintf(v, sizeof(v), "%zu", g->n);
+    snprintf(n, sizeof(n), "%zu correct, %zu not", correct, g->n - correct);
+    card(f, "evaluations", v, n);
+    if (c->mem_gbs > 0) {
+        char rate[32];
+        fmt_rate(c->mem_gbs, "B", v, sizeof(v));
+        snprintf(n, sizeof(n), "copy bandwidth; %s %s", !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key,
+                 fmt_rate(c->compute_gflops, "FLOP", rate, sizeof(rate)));
+        card(f, "device ceilings", v, n);
+    }
+    fprintf(f, "</div>\n");
+}
+
+static char *read_text(const char *path)
+{
+    char *text = NULL, msg[256];
+    size_t len;
+    if (!path || temper_read_file(path, 1 << 20, &text, &len, msg, sizeof(msg)))
+        return NULL;
+    return text;
+}
+
+/* The baseline's source: the file the evaluations were timed against, else the task folder's. */
+static char *baseline_source(const struct gather *g, const char *tasks_root, char *name, size_t name_size)
+{
+    snprintf(name, name_size, "%s", g->baseline_path ? g->baseline_path : "");
+    char *text = read_text(g->baseline_path);
+    if (text || !g->task)
+        return text;
+    char dir[TEMPER_PATH_MAX], msg[512];
+    struct temper_task *task = malloc(sizeof(*task));
+    if (task && !temper_task_find(tasks_root, g->task, dir, sizeof(dir), msg, sizeof(msg)) &&
+        !temper_task_load(dir, task, msg, sizeof(msg))) {
+        const char *path = g->language && !strcmp(g->language, "cuda") ? task->baseline_cuda : task->baseline_opencl;
+        snprintf(name, name_size, "%s", path);
+        text = read_text(path);
+    }
+    free(task);
+    return text;
+}
+
+/* Collects the runs of the evaluations (each a line of the convergence chart). */
+static int collect_runs(struct temper_store *store, const struct gather *g, struct run_info **out, int *n, char *msg,
+                        size_t msg_size)
+{
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        int64_t id = g->pts[i].run_id;
+        int k = 0;
+        while (k < *n && (*out)[k].id != id)
+            k++;
+        if (!id || k < *n) {
+            if (id)
+                (*out)[k].evaluations++;
+            continue;
+        }
+        struct run_info *r = realloc(*out, (size_t)(*n + 1) * sizeof(**out));
+        if (!r)
+            return TEMPER_ENOMEM;
+        *out = r;
+        json_t *run = NULL;
+        int err = temper_store_run_get(store, id, &run, msg, msg_size);
+        if (err && err != TEMPER_ENOTFOUND)
+            return err;
+        r[*n].id = id;
+        r[*n].evaluations = 1;
+        snprintf(r[*n].strategy, sizeof(r[*n].strategy), "%s",
+                 str(json_object_get(run, "settings"), "strategy") ?: "unknown strategy");
+        json_decref(run);
+        (*n)++;
+    }
+    return 0;
+}
+
+int temper_report_write(struct temper_store *store, const struct temper_report_request *req, FILE *f, char *msg,
+                        size_t msg_size)
+{
+    struct gather g;
+    memset(&g, 0, sizeof(g));
+    struct temper_store_filter filter = {req->run_id, req->run_id ? NULL : req->task};
+    if (!filter.run_id && !filter.task)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "a report needs a run or a task");
+    int err = temper_store_each_evaluation(store, &filter, gather_row, &g, msg, msg_size);
+    if (!err && !g.n)
+        err = filter.run_id ? temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "no evaluation of run %lld in the store %s",
+                                          (long long)filter.run_id, temper_store_path(store)) :
+                              temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "no evaluation of task '%s' in the store %s",
+                                          filter.task, temper_store_path(store));
+    char device_key[1024] = "";
+    if (!err) {
+        snprintf(device_key, sizeof(device_key), "%s", req->device_key ? req->device_key : g.pts[g.n - 1].device_key);
+        keep_device(&g, device_key);
+        if (!g.n)
+            err = temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "no evaluation of task '%s' on the device %s",
+                              filter.task, device_key);
+    }
+    struct run_info *runs = NULL;
+    int nruns = 0;
+    struct ceilings c;
+    if (!err)
+        err = collect_runs(store, &g, &runs, &nruns, msg, msg_size);
+    if (!err)
+        err = read_ceilings(store, &g, device_key, &c, msg, msg_size);
+    long best = err ? -1 : best_index(&g);
+    if (!err && best >= 0) {
+        g.want_id = g.pts[best].id;
+        int stop = temper_store_each_evaluation(store, &filter, source_row, &g, msg, msg_size);
+        err = stop == 1 ? 0 : stop;
+    }
+    if (err) {
+        free(runs);
+        gather_free(&g);
+        return err;
+    }
+    number_runs(&g);
+    char title[512];
+    if (req->title)
+        snprintf(title, sizeof(title), "%s", req->title);
+    else if (req->run_id)
+        snprintf(title, sizeof(title), "temper report: %s, run %lld", g.task ? g.task : "?", (long long)req->run_id);
+    else
+        snprintf(title, sizeof(title), "temper report: %s", g.task ? g.task : "?");
+    html_begin(f, title);
+    fprintf(f, "<header><h1>");
+    html_text(f, title);
+    fprintf(f, "</h1><div class=\"sub\">");
+    html_text(f, g.device_name ? g.device_name : device_key);
+    fprintf(f, " &middot; <code>");
+    html_text(f, device_key);
+    fprintf(f, "</code>");
+    if (g.first_timing) {
+        fprintf(f, " &middot; bench shape ");
+        html_text(f, str(g.first_timing, "shape"));
+    }
+    fprintf(f, " &middot; %zu evaluations", g.n);
+    for (int r = 0; r < nruns && r < 4; r++) {
+        fprintf(f, " &middot; run %lld: ", (long long)runs[r].id);
+        html_text(f, runs[r].strategy);
+    }
+    fprintf(f, "</div></header>\n<main>\n");
+    cards(f, &g, best, &c);
+    fprintf(f, "<div class=\"row\">\n");
+    roofline(f, &g, &c, best);
+    convergence(f, &g, runs, nruns, best);
+    fprintf(f, "</div>\n");
+    table(f, &g, best);
+    if (best >= 0 && g.source) {
+        char name[TEMPER_PATH_MAX];
+        char *base = baseline_source(&g, req->tasks_root, name, sizeof(name));
+        fprintf(f, "<section><h2>Best kernel against the baseline</h2>\n<p>Evaluation %lld, <code>",
+                (long long)g.pts[best].id);
+        html_text(f, g.source_path ? g.source_path : "");
+        fprintf(f, "</code> compiled with <code>");
+        html_text(f, g.pts[best].options);
+        fprintf(f, "</code>.</p>\n");
+        html_diff(f, name, base, g.source_path ? g.source_path : "best", g.source);
+        fprintf(f, "</section>\n");
+        free(base);
+    }
+    html_end(f, temper_store_path(store));
+    free(runs);
+    gather_free(&g);
+    if (ferror(f))
+        return temper_fail(msg, msg_size, TEMPER_EIO, "writing the report failed");
+    return 0;
+}
