@@ -77,9 +77,12 @@ killed_at=$(sqlite3 "$db" "select count(*) from evaluations")
 unfinished=$(sqlite3 "$db" "select count(*) from runs where finished_at is null")
 [ "$unfinished" = 1 ] && ok "the killed run is recorded as unfinished ($killed_at evaluations)" ||
     fail "unfinished runs: $unfinished"
-"$temper" tune "$candidate" --resume --retime 1 --json >"$work/resume.json" 2>"$work/resume.err"
+"$temper" tune "$candidate" --resume --budget 30 --retime 1 --json >"$work/resume.json" 2>"$work/resume.err"
 status=$?
 [ $status -eq 0 ] && ok "--resume exits 0" || { fail "--resume exit $status"; tail -5 "$work/resume.err"; }
+grep -q "resuming run [0-9]* as it was set up: strategy random, budget 12, .*seed 7.*is not used" "$work/resume.err" &&
+    ok "--resume says which settings the run keeps (--budget 30 given now is not used)" ||
+    { fail "--resume did not say the run's settings"; tail -5 "$work/resume.err"; }
 grep -q '"resumed_run"' "$work/resume.json" && ok "--resume continued the killed run" || fail "--resume started a new run"
 evaluations=$(sed -n 's/^  "evaluations": \([0-9]*\).*/\1/p' "$work/resume.json")
 [ "$evaluations" = 12 ] && ok "the resumed run completed its budget of 12" || fail "resumed run has $evaluations evaluations"

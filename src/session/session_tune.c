@@ -127,6 +127,16 @@ int temper_session_tune_begin(struct temper_session *s, const struct temper_tune
     if (req->resume && !resumed)
         session_notify(s, TEMPER_SESSION_NOTICE, "no unfinished tune of %s on %s to resume: starting a new one",
                        req->path, s->device_id);
+    if (resumed)
+        /* The run's proposals replay only under its own settings: those given now are not used. */
+        session_notify(s, TEMPER_SESSION_NOTICE,
+                       "resuming run %lld as it was set up: strategy %s, budget %lld, time %g s, seed %lld, "
+                       "compiler knobs %s (a budget, time, strategy or seed given now is not used)",
+                       (long long)resumed, json_string_value(json_object_get(settings, "strategy")),
+                       (long long)json_integer_value(json_object_get(settings, "budget")),
+                       json_number_value(json_object_get(settings, "time_s")),
+                       (long long)json_integer_value(json_object_get(settings, "seed")),
+                       json_is_true(json_object_get(settings, "compiler_knobs")) ? "on" : "off");
     struct temper_session_tune *t = calloc(1, sizeof(*t));
     if (!t) {
         free(source);
