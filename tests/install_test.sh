@@ -55,6 +55,12 @@ mkdir -p "$work/run"
 cd "$work/run" || exit 1
 unset TEMPER_TASKS TEMPER_WORKER
 
+# A task that is not there: the message names the installed suite's folder (the prefix's, which
+# the build was not configured with), not the configured one.
+"$prefix/bin/temper" show no_such_task >"$work/show.out" 2>&1
+grep -qF "no task named 'no_such_task' under $prefix/" "$work/show.out" ||
+    fail "the missing task's message does not name the installed suite: $(head -2 "$work/show.out")"
+
 # The installed binary lists the installed suite by itself.
 if ! "$prefix/bin/temper" tasks >"$work/tasks.out" 2>&1 || ! grep -q softmax "$work/tasks.out"; then
     fail "the installed temper does not find the installed tasks: $(head -3 "$work/tasks.out")"

@@ -158,13 +158,23 @@ static int each_folder(void *user, const char *folder)
     return r;
 }
 
-int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user)
+/* The search path as it is read: the installed data folder becomes the suite beside a moved
+ * install (relocated, of TEMPER_PATH_MAX bytes) where there is one. */
+static const char *effective_root(const char *root, char *relocated)
 {
 #ifdef TEMPER_TASKS_DATADIR
-    char relocated[TEMPER_PATH_MAX];
-    if (!strcmp(root, TEMPER_TASKS_DATADIR) && relocated_datadir(relocated, sizeof(relocated)))
-        root = relocated;
+    if (!strcmp(root, TEMPER_TASKS_DATADIR) && relocated_datadir(relocated, TEMPER_PATH_MAX))
+        return relocated;
+#else
+    (void)relocated;
 #endif
+    return root;
+}
+
+int temper_task_each(const char *root, int (*fn)(void *user, const char *dir), void *user)
+{
+    char relocated[TEMPER_PATH_MAX];
+    root = effective_root(root, relocated);
     struct each_state e = {fn, user, 0, NULL, 0, 0};
     int r = temper_search_path_each(root, each_folder, &e);
     for (size_t i = 0; i < e.nseen; i++)
@@ -199,6 +209,8 @@ int temper_task_find(const char *root, const char *name, char *out, size_t out_s
     int r = temper_task_each(root, find_one, &f);
     if (r == 1)
         return 0;
+    char relocated[TEMPER_PATH_MAX];
+    root = effective_root(root, relocated); /* the messages name the folders that were read */
     if (r == TEMPER_ENOTFOUND)
         return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
                            "no tasks folder at '%s' (set --tasks DIR or TEMPER_TASKS, folders separated by ':')", root);
