@@ -328,6 +328,50 @@ int temper_session_cancel(struct temper_session *s, int64_t id)
 
 /* Gets the ceilings from the store or measures them (always, with measure_again); worker_lock
  * held. */
+/* Where a session without a store keeps a device's ceilings: calibration/<hash of the device's
+ * key>.json in the build cache, so that a client evaluating without a store does not measure the
+ * device again each time it starts. */
+static void ceilings_cache_path(struct temper_session *s, char *path, size_t size, char *key, size_t key_size)
+{
+    char cache[TEMPER_PATH_MAX], hex[17];
+    temper_store_device_key(s->info, key, key_size);
+    temper_hash_hex(temper_hash64(key, strlen(key), 0), hex);
+    snprintf(path, size, "%.3000s/calibration/%s.json", temper_cache_dir(cache, sizeof(cache)), hex);
+}
+
+/* The ceilings cached for this device, or NULL (none, unreadable, or another device's). */
+static json_t *ceilings_cached(struct temper_session *s)
+{
+    char path[TEMPER_PATH_MAX + 64], key[1024];
+    ceilings_cache_path(s, path, sizeof(path), key, sizeof(key));
+    json_t *o = json_load_file(path, 0, NULL);
+    const char *stored = json_string_value(json_object_get(o, "device_key"));
+    json_t *ceilings = json_object_get(o, "ceilings");
+    if (!stored || strcmp(stored, key) || !json_is_object(ceilings)) {
+        json_decref(o);
+        return NULL;
+    }
+    json_incref(ceilings);
+    json_decref(o);
+    return ceilings;
+}
+
+/* Keeps the ceilings in the cache; a failure only costs a later measurement (a warning). */
+static void ceilings_cache_put(struct temper_session *s)
+{
+    char path[TEMPER_PATH_MAX + 64], key[1024], dir[TEMPER_PATH_MAX + 64], why[512];
+    ceilings_cache_path(s, path, sizeof(path), key, sizeof(key));
+    temper_dirname(path, dir, sizeof(dir));
+    temper_mkdirs(dir);
+    json_t *o = json_pack("{s:s, s:O}", "device_key", key, "ceilings", s->ceilings);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    if (!text || temper_write_file_atomic(path, text, strlen(text), why, sizeof(why)))
+        session_notify(s, TEMPER_SESSION_WARNING, "the ceilings could not be kept in %s: %s", path,
+                       text ? why : "out of memory");
+    free(text);
+    json_decref(o);
+}
+
 static int ceilings_locked(struct temper_session *s, int measure_again, char *msg, size_t msg_size)
 {
     if (!measure_again && s->ceilings)
@@ -339,6 +383,8 @@ static int ceilings_locked(struct temper_session *s, int measure_again, char *ms
         if (s->ceilings)
             return 0;
     }
+    if (!measure_again && !s->store && (s->ceilings = ceilings_cached(s)))
+        return 0;
     if (!measure_again)
         session_notify(s, TEMPER_SESSION_NOTICE, "%s has no measured ceilings yet: calibrating it once...",
                        s->device_id);
@@ -352,6 +398,8 @@ static int ceilings_locked(struct temper_session *s, int measure_again, char *ms
         pthread_mutex_lock(&s->store_lock);
         err = temper_store_put_calibration(s->store, s->info, s->ceilings, msg, msg_size);
         pthread_mutex_unlock(&s->store_lock);
+    } else {
+        ceilings_cache_put(s);
     }
     return err;
 }
