@@ -121,6 +121,19 @@ int temper_store_bench_put(struct temper_store *store, json_t *bench, int64_t *i
  * was stored, with its "id". TEMPER_ENOTFOUND (msg says so) when no bench has that id. */
 int temper_store_bench_get(struct temper_store *store, int64_t id, json_t **bench, char *msg, size_t msg_size);
 
+/* What the store holds, newest first (*history, caller decrefs): evaluations, tune runs and
+ * benches, each an object with "kind" ("evaluation", "run" or "bench"), "id" and "time" (ISO
+ * 8601 UTC); an evaluation also has task, candidate, source_hash, knobs, device, verdict,
+ * message, median_ms, spread, speedup, roofline_share, parent_id, operator, client, run_id,
+ * batch_id and tune_phase (null where not known); a run task, candidate, source_hash, device,
+ * run_kind, finished_at, evaluations, best_median_ms, best_speedup, best_roofline_share; a bench
+ * level, device, tasks, samples, correct_samples, pass_at_1, geomean_speedup (docs/bench.md).
+ * task (NULL: any) keeps a task's evaluations and runs and the benches that hold it; device
+ * (NULL: any) is a device as named in the run ("opencl:0"), its identity
+ * (temper_store_device_key) or a backend ("cuda"); limit (<= 0: none) is the most rows. */
+int temper_store_history(struct temper_store *store, const char *task, const char *device, int limit,
+                         json_t **history, char *msg, size_t msg_size);
+
 /* Runs SQLite's full integrity check: 0 when it says "ok", else TEMPER_ESTORE with its words. */
 int temper_store_check(struct temper_store *store, char *msg, size_t msg_size);
 

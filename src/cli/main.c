@@ -19,6 +19,7 @@ static const struct {
     {"tune", cmd_tune, "search a candidate's knobs and compiler controls for the fastest correct one"},
     {"best", cmd_best, "the fastest correct kernel known for a task on a device"},
     {"bench", cmd_bench, "evaluate a folder of samples per task and sum them up: pass@k, fast_p, speedups"},
+    {"history", cmd_history, "past evaluations, runs and benches, newest first"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
 };
 
