@@ -64,6 +64,19 @@ extern const int temper_metric_fast_p_count;
 extern const int temper_metric_pass_k_values[];
 extern const int temper_metric_pass_k_count;
 
+/* Two candidates re-timed in rounds: x_ms[i] and y_ms[i] were timed in round i, interleaved. */
+struct temper_metric_ratio {
+    int rounds;    /* rounds where both were timed */
+    double median; /* the median over those rounds of x_ms[i] / y_ms[i]: above 1, x is slower */
+    double min;    /* the smallest of those ratios */
+    double max;    /* the largest */
+    double spread; /* (max - min) / median */
+};
+
+/* Fills *out from n rounds (a round where either time is not positive and finite is skipped;
+ * with none left, rounds is 0 and the rest NAN); returns the rounds used. */
+int temper_metric_ratio(const double *x_ms, const double *y_ms, int n, struct temper_metric_ratio *out);
+
 /* ---- one sample, read out of a result record ---- */
 
 /* What a bench takes of one evaluation's result. */

@@ -2,6 +2,7 @@
  * geometric means, speed against an expert and the share of tasks correct on both backends
  * (docs/bench.md defines each). Pure functions: no JSON, no store. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "temper/bench.h"
 
@@ -99,4 +100,40 @@ double temper_metric_both_backends(const struct temper_metric_task *tasks, int n
     if (counted)
         *counted = both;
     return both ? (double)correct / both : NAN;
+}
+
+/* Sorts a few doubles in place (insertion sort: rounds are few). */
+static void sort_doubles(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+}
+
+int temper_metric_ratio(const double *x_ms, const double *y_ms, int n, struct temper_metric_ratio *out)
+{
+    double stack[64];
+    double *r = n <= 64 ? stack : malloc((size_t)n * sizeof(*r));
+    out->rounds = 0;
+    out->median = out->min = out->max = out->spread = NAN;
+    if (!r)
+        return 0;
+    int used = 0;
+    for (int i = 0; i < n; i++)
+        if (x_ms[i] > 0 && y_ms[i] > 0 && isfinite(x_ms[i]) && isfinite(y_ms[i]))
+            r[used++] = x_ms[i] / y_ms[i];
+    if (used) {
+        sort_doubles(r, used);
+        out->rounds = used;
+        out->median = used % 2 ? r[used / 2] : 0.5 * (r[used / 2 - 1] + r[used / 2]);
+        out->min = r[0];
+        out->max = r[used - 1];
+        out->spread = (out->max - out->min) / out->median;
+    }
+    if (r != stack)
+        free(r);
+    return used;
 }

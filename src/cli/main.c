@@ -20,6 +20,7 @@ static const struct {
     {"best", cmd_best, "the fastest correct kernel known for a task on a device"},
     {"bench", cmd_bench, "evaluate a folder of samples per task and sum them up: pass@k, fast_p, speedups"},
     {"history", cmd_history, "past evaluations, runs and benches, newest first"},
+    {"compare", cmd_compare, "two stored results or files side by side; --retime times them again, interleaved"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
 };
 

@@ -12,7 +12,7 @@
 
 #include "temper/bench.h"
 
-#define assert_near(got, want) assert_true(fabs((got) - (want)) <= 1e-12 * (1 + fabs(want)))
+#define assert_near(got, want) assert_true(fabs((got) - (double)(want)) <= 1e-12 * (1 + fabs((double)(want))))
 
 /* C(n, k) exactly, for n <= 60 (each step's product is divisible and stays under 2^64). */
 static uint64_t binomial(int n, int k)
@@ -149,12 +149,34 @@ static void test_vs_expert_and_backends(void **state)
     assert_int_equal(counted, 0);
 }
 
+static void test_ratio(void **state)
+{
+    (void)state;
+    struct temper_metric_ratio r;
+    /* Rounds x/y: 2/1 = 2, 4/2 = 2, 3/2 = 1.5, and a round where y was not timed (skipped).
+     * Sorted 1.5, 2, 2: median 2, min 1.5, max 2, spread (2 - 1.5) / 2 = 0.25. */
+    const double x[] = {2, 4, 3, 5}, y[] = {1, 2, 2, 0};
+    assert_int_equal(temper_metric_ratio(x, y, 4, &r), 3);
+    assert_int_equal(r.rounds, 3);
+    assert_near(r.median, 2);
+    assert_near(r.min, 1.5);
+    assert_near(r.max, 2);
+    assert_near(r.spread, 0.25);
+    /* An even count takes the mean of the middle two: 1/4, 1/2 -> 0.375. */
+    const double x2[] = {1, 1}, y2[] = {4, 2};
+    temper_metric_ratio(x2, y2, 2, &r);
+    assert_near(r.median, 0.375);
+    assert_int_equal(temper_metric_ratio(x + 3, y + 3, 1, &r), 0);
+    assert_true(r.rounds == 0 && isnan(r.median) && isnan(r.spread));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pass_at_k_closed_form), cmocka_unit_test(test_pass_at_k_known_values),
         cmocka_unit_test(test_geomean),               cmocka_unit_test(test_fast_p),
         cmocka_unit_test(test_suite_pass_at_k),       cmocka_unit_test(test_vs_expert_and_backends),
+        cmocka_unit_test(test_ratio),
     };
     return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
 }
