@@ -23,7 +23,8 @@ static void help(FILE *out)
     fprintf(out,
             "usage: temper bench --from DIR [--suite L1|L2|L3|all] [--device D ...] [--samples K] [--json]\n"
             "       temper bench --run ID [--samples K] [--json]\n"
-            "       temper bench --compare A B [--json]\n\n"
+            "       temper bench --compare A B [--json]\n"
+            "       temper bench --show ID [--json]\n\n"
             "Evaluates every candidate in DIR, which holds one folder per task named by the task (the way an\n"
             "agent writes its samples: any number of .cl and .cu files each), and sums them up: per task the\n"
             "samples, how many are correct, the best speedup over the baseline and over the expert, and the\n"
@@ -31,10 +32,12 @@ static void help(FILE *out)
             "fast_p (p = 0, 0.5, 0.8, 1, 1.5, 2), the geometric-mean speedup of the correct samples, speed\n"
             "against the expert and the share of tasks correct on both backends (docs/bench.md defines each).\n"
             "The bench is stored under the id it prints, with every evaluation. --run sums up a stored tune\n"
-            "run's evaluations instead; --compare shows what got better and worse from bench A to bench B.\n\n"
+            "run's evaluations instead; --compare shows what got better and worse from bench A to bench B;\n"
+            "--show prints a stored bench again.\n\n"
             "  --from DIR            the folder of task folders\n"
             "  --run ID              a tune run in the store (`temper tune --json` prints its run_id)\n"
             "  --compare A B         two stored benches\n"
+            "  --show ID             a stored bench\n"
             "  --suite L             L1, L2, L3 or all (default): the tasks of that level; folders of other\n"
             "                        levels are passed over\n"
             "  --device D            cuda[:N] or opencl[:N]; repeatable (each candidate runs on the device of\n"
@@ -55,6 +58,7 @@ struct bench_args {
     const char *from;         /* --from DIR, or NULL */
     int64_t run;              /* --run ID, or 0 */
     int64_t compare[2];       /* --compare A B, or 0 0 */
+    int64_t show;             /* --show ID, or 0 */
     const char *level;        /* "L1", "L2", "L3" or "all" */
     const char *devices[BENCH_MAX_DEVICES]; /* --device values */
     int ndevices;             /* how many */
@@ -131,6 +135,22 @@ static int run_compare(const struct bench_args *a)
     json_decref(cmp);
     json_decref(b[0]);
     json_decref(b[1]);
+    return CLI_OK;
+}
+
+static int run_show(const struct bench_args *a)
+{
+    struct temper_store *store = NULL;
+    json_t *bench = NULL;
+    char msg[2048];
+    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (!err)
+        err = temper_store_bench_get(store, a->show, &bench, msg, sizeof(msg));
+    temper_store_close(store);
+    if (err)
+        return cli_error(err, msg);
+    print_bench(bench, a->json);
+    json_decref(bench);
     return CLI_OK;
 }
 
@@ -488,7 +508,7 @@ int cmd_bench(int argc, char **argv)
         {"no-timing", no_argument, 0, 'n'},      {"time-budget", required_argument, 0, 'B'},
         {"tasks", required_argument, 0, 't'},    {"jobs", required_argument, 0, 'J'},
         {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"show", required_argument, 0, 's'},     {0, 0, 0, 0}};
     struct bench_args a = {0};
     a.level = "all";
     int compare = 0, c;
@@ -504,6 +524,9 @@ int cmd_bench(int argc, char **argv)
             break;
         case 'c':
             compare = 1;
+            break;
+        case 's':
+            bad = temper_parse_i64_option("--show", optarg, 1, INT64_MAX, &a.show, optmsg, sizeof(optmsg));
             break;
         case 'S':
             if (suite_level(optarg) < 0) {
@@ -550,9 +573,9 @@ int cmd_bench(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    int modes = !!a.from + !!a.run + compare;
+    int modes = !!a.from + !!a.run + compare + !!a.show;
     if (modes != 1) {
-        fprintf(stderr, "temper: bench: give one of --from DIR, --run ID or --compare A B\n");
+        fprintf(stderr, "temper: bench: give one of --from DIR, --run ID, --compare A B or --show ID\n");
         help(stderr);
         return CLI_USAGE;
     }
@@ -573,5 +596,5 @@ int cmd_bench(int argc, char **argv)
         fprintf(stderr, "temper: bench: unexpected argument '%s'\n", argv[optind]);
         return CLI_USAGE;
     }
-    return a.run ? run_stored(&a) : run_from(&a);
+    return a.show ? run_show(&a) : a.run ? run_stored(&a) : run_from(&a);
 }

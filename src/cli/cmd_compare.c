@@ -24,7 +24,8 @@ static void help(FILE *out)
             "lists them) or a candidate file (evaluated now, both in one batch). With --retime both are\n"
             "evaluated again (a stored one from its stored source, knobs and compiler options), alternating\n"
             "X, Y, X, Y in one batch for N rounds, and the ratio of their times is the median over the rounds,\n"
-            "with its range and spread. Every evaluation is recorded in the store.\n\n"
+            "with its range and spread. Every evaluation is recorded in the store (a re-timed stored one with\n"
+            "that evaluation as its parent, and batch id \"compare\").\n\n"
             "  --retime              evaluate both again, interleaved\n"
             "  --rounds N            rounds of --retime (default 5)\n"
             "  --device D            cuda[:N] or opencl[:N] for evaluations (default: first CUDA device, else\n"
@@ -227,7 +228,7 @@ static int submit_side(struct temper_session *session, struct side *s, const str
         req.lang = s->lang;
         req.sets = s->sets;
         req.extra_flags = s->extra[0] ? s->extra : NULL;
-        req.parent_id = 0;
+        req.parent_id = s->stored_id; /* lineage: a re-timing of that evaluation */
     }
     return temper_session_submit(session, &req, id, msg, msg_size);
 }
@@ -246,6 +247,7 @@ static int evaluate(struct side *sides, int retime, int rounds, const char *devi
     base.secret_seed = temper_secret_seed() & 0x7fffffffffffffffull;
     base.secret_seed = base.secret_seed ? base.secret_seed : 1;
     base.time_budget_s = budget_s;
+    base.batch_id = "compare";
     int64_t ids[COMPARE_MAX_ROUNDS][2] = {{0}};
     for (int r = 0; r < rounds && !err; r++)
         for (int i = 0; i < 2 && !err; i++)
