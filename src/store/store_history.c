@@ -103,15 +103,15 @@ static int history_rows(struct temper_store *s, const char *sql, const char *kin
     return 0;
 }
 
-/* Newer first by time (ISO 8601 text sorts as time); at the same second an evaluation before a
- * bench before a run, since a run starts before its evaluations and a bench ends after them. */
+/* Newer first by time (ISO 8601 text sorts as time); at the same second a bench before an
+ * evaluation before a run, since a bench is stored after its evaluations and a run before its. */
 static int newer(json_t *a, json_t *b)
 {
     int c = strcmp(json_string_value(json_object_get(a, "time")) ?: "",
                    json_string_value(json_object_get(b, "time")) ?: "");
     if (c)
         return c > 0;
-    static const char order[] = "ebr"; /* evaluation, bench, run */
+    static const char order[] = "ber"; /* bench, evaluation, run */
     const char *ka = json_string_value(json_object_get(a, "kind")), *kb = json_string_value(json_object_get(b, "kind"));
     const char *pa = strchr(order, ka ? ka[0] : 'r'), *pb = strchr(order, kb ? kb[0] : 'r');
     if (pa != pb)
