@@ -42,7 +42,8 @@ static void help(FILE *out)
             "                        levels are passed over\n"
             "  --device D            cuda[:N] or opencl[:N]; repeatable (each candidate runs on the device of\n"
             "                        its language; with both backends, the both-backends share is reported)\n"
-            "  --samples K           at most K candidates per task (the first K by name)\n"
+            "  --samples K           at most K candidates per task (the first K by name that a device of the\n"
+            "                        bench takes)\n"
             "  --no-timing           correctness only (speedups are not measured)\n"
             "  --time-budget S       timing budget per bench shape (default 2 s)\n"
             "  --tasks DIR           where tasks are looked up\n"
@@ -84,7 +85,11 @@ static int suite_level(const char *suite)
 static void print_bench(json_t *bench, int json)
 {
     if (json) {
-        json_dumpf(bench, stdout, JSON_INDENT(2));
+        /* "id" first, for people reading it */
+        json_t *ordered = json_pack("{s:O?}", "id", json_object_get(bench, "id"));
+        json_object_update(ordered, bench);
+        json_dumpf(ordered, stdout, JSON_INDENT(2));
+        json_decref(ordered);
         printf("\n");
     } else {
         temper_bench_print(stdout, bench);
@@ -224,7 +229,8 @@ static int run_stored(const struct bench_args *a)
 struct bench_file {
     char path[PATH_MAX];  /* DIR/task/file */
     char task[64];        /* its folder's name */
-    int session;          /* the session (device) it runs on */
+    int cuda;             /* 1: a .cu file (CUDA), 0: a .cl file (OpenCL) */
+    int session;          /* the session (device) it runs on, -1 until assigned */
     int64_t id;           /* its request id there */
 };
 
@@ -247,10 +253,9 @@ static int keep_folder(const struct dirent *e)
     return e->d_name[0] != '.';
 }
 
-/* Adds a task folder's candidates to the plan (its language decides the session, langs[i] being
- * session i's language); returns 0 or an exit status. */
-static int plan_task(struct bench_plan *p, const struct bench_args *a, const char *folder, const char *task,
-                     const char *const *langs, int nsessions)
+/* Adds a task folder's candidates (.cl and .cu files, by name) to the plan; returns 0 or an exit
+ * status. */
+static int plan_task(struct bench_plan *p, const char *folder, const char *task)
 {
     struct dirent **names = NULL;
     int n = scandir(folder, &names, keep_candidate, alphasort);
@@ -258,25 +263,17 @@ static int plan_task(struct bench_plan *p, const struct bench_args *a, const cha
         fprintf(stderr, "temper: %s: cannot read the folder: %m\n", folder);
         return CLI_USAGE;
     }
-    int taken = 0, status = 0;
-    for (int i = 0; i < n; i++) {
+    int status = 0;
+    for (int i = 0; i < n && !status; i++) {
         char path[PATH_MAX];
         if (snprintf(path, sizeof(path), "%s/%s", folder, names[i]->d_name) >= (int)sizeof(path)) {
             fprintf(stderr, "temper: %s/%s: the path is too long\n", folder, names[i]->d_name);
             status = CLI_USAGE;
             break;
         }
-        const char *lang = !strcmp(path + strlen(path) - 3, ".cu") ? "cuda" : "opencl";
-        int session = -1;
-        for (int s = 0; s < nsessions && session < 0; s++)
-            if (!strcmp(langs[s], lang))
-                session = s;
         struct stat st;
-        if (stat(path, &st) || !S_ISREG(st.st_mode) || session < 0 || (a->samples && taken >= a->samples)) {
-            const char *why = session < 0 ? (!strcmp(lang, "cuda") ? "CUDA: no CUDA device in this bench" :
-                                                                     "OpenCL: no OpenCL device in this bench") :
-                              a->samples && taken >= a->samples ? "past --samples" : "not a regular file";
-            json_array_append_new(p->left_out, json_pack("{s:s, s:s}", "path", path, "why", why));
+        if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+            json_array_append_new(p->left_out, json_pack("{s:s, s:s}", "path", path, "why", "not a regular file"));
             continue;
         }
         if (p->n == p->cap) {
@@ -293,14 +290,41 @@ static int plan_task(struct bench_plan *p, const struct bench_args *a, const cha
         memcpy(f->path, path, sizeof(f->path));
         if (snprintf(f->task, sizeof(f->task), "%s", task) >= (int)sizeof(f->task))
             f->task[0] = 0; /* not reached: task names are checked (temper_task_name_ok) */
-        f->session = session;
+        f->cuda = !strcmp(path + strlen(path) - 3, ".cu");
+        f->session = -1;
         f->id = 0;
-        taken++;
     }
     for (int i = 0; i < n; i++)
         free(names[i]);
     free(names);
     return status;
+}
+
+/* Gives each planned file the session of its language (langs[i] is session i's), keeping at most
+ * --samples per task of those a device takes; the others move to left_out, with why. */
+static void plan_assign(struct bench_plan *p, const struct bench_args *a, const char *const *langs, int nsessions)
+{
+    int kept = 0, taken = 0;
+    for (int i = 0; i < p->n; i++) {
+        struct bench_file *f = &p->files[i];
+        if (i == 0 || strcmp(f->task, p->files[i - 1].task))
+            taken = 0;
+        int session = -1;
+        for (int s = 0; s < nsessions && session < 0; s++)
+            if (!strcmp(langs[s], f->cuda ? "cuda" : "opencl"))
+                session = s;
+        const char *why = session < 0 ? (f->cuda ? "CUDA: no CUDA device in this bench" :
+                                                   "OpenCL: no OpenCL device in this bench") :
+                          a->samples && taken >= a->samples ? "past --samples" : NULL;
+        if (why) {
+            json_array_append_new(p->left_out, json_pack("{s:s, s:s}", "path", f->path, "why", why));
+            continue;
+        }
+        taken++;
+        f->session = session;
+        p->files[kept++] = *f;
+    }
+    p->n = kept;
 }
 
 /* The tasks of a level that have no folder in DIR, collected by add_missing. */
@@ -326,8 +350,7 @@ static int add_missing(void *user, const char *dir)
 
 /* Reads DIR: every folder must name a task; those of the selected level are planned, and the
  * level's tasks without a folder listed in *missing. Returns 0 or an exit status. */
-static int plan_from(struct bench_plan *p, const struct bench_args *a, const char *const *langs, int nsessions,
-                     json_t *missing)
+static int plan_from(struct bench_plan *p, const struct bench_args *a, json_t *missing)
 {
     struct stat st;
     if (stat(a->from, &st) || !S_ISDIR(st.st_mode)) {
@@ -363,7 +386,7 @@ static int plan_from(struct bench_plan *p, const struct bench_args *a, const cha
         if (want && level != want)
             continue;
         json_object_set_new(p->levels, name, json_integer(level));
-        status = plan_task(p, a, folder, name, langs, nsessions);
+        status = plan_task(p, folder, name);
     }
     for (int i = 0; i < n; i++)
         free(names[i]);
@@ -428,12 +451,17 @@ static int run_from(const struct bench_args *a)
     temper_limits_default(&limits);
     int nsessions = a->ndevices ? a->ndevices : 1, err = 0;
     char msg[4096];
-    for (int i = 0; i < nsessions && !err; i++) {
+    /* The folder first: bad input is said before a device is started. */
+    struct bench_plan plan = {NULL, 0, 0, json_object(), json_array()};
+    json_t *missing = json_array();
+    int status = plan_from(&plan, a, missing);
+    for (int i = 0; i < nsessions && !err && !status; i++) {
         err = cli_session_open(&sessions[i], a->ndevices ? a->devices[i] : NULL, &limits, a->tasks_dir, 0, a->jobs,
                                msg, sizeof(msg));
         if (err) {
             close_sessions(sessions, i);
-            return cli_error(err, msg);
+            status = cli_error(err, msg);
+            break;
         }
         langs[i] = json_string_value(json_object_get(temper_session_device_info(sessions[i]), "language")) ?: "";
         for (int j = 0; j < i; j++)
@@ -441,12 +469,19 @@ static int run_from(const struct bench_args *a)
                 fprintf(stderr, "temper: bench: --device %s and --device %s both take %s candidates: give one "
                                 "device per backend\n", a->devices[j], a->devices[i], langs[i]);
                 close_sessions(sessions, i + 1);
-                return CLI_USAGE;
+                status = CLI_USAGE;
+                err = TEMPER_EINVALID;
+                break;
             }
     }
-    struct bench_plan plan = {NULL, 0, 0, json_object(), json_array()};
-    json_t *missing = json_array();
-    int status = plan_from(&plan, a, langs, nsessions, missing);
+    if (status) {
+        json_decref(missing);
+        json_decref(plan.levels);
+        json_decref(plan.left_out);
+        free(plan.files);
+        return status;
+    }
+    plan_assign(&plan, a, langs, nsessions);
     json_t *by_task = json_object();
     const char *name;
     json_t *v;
