@@ -78,7 +78,7 @@ static json_t *task_entry(const char *name, json_t *results, json_t *levels, str
         temper_bench_sample_read(r, &s);
         const char *task = json_string_value(json_object_get(r, "task"));
         /* A sample is for the task of its folder: one naming another task is not correct here. */
-        int mine = task && !strcmp(task, name);
+        int mine = task && !strcmp(task, name), other = task && *task && !mine;
         int correct = s.correct && mine;
         m->samples++;
         m->correct += correct;
@@ -106,7 +106,7 @@ static json_t *task_entry(const char *name, json_t *results, json_t *levels, str
             evals, json_pack("{s:O?, s:s?, s:s?, s:b, s:o, s:o, s:o, s:s?}", "store_id",
                              json_is_integer(store_id) ? store_id : NULL, "candidate",
                              json_string_value(json_object_get(r, "candidate")), "verdict",
-                             !mine && verdict ? "other_task" : verdict, "correct", correct, "speedup",
+                             other ? "other_task" : verdict, "correct", correct, "speedup",
                              positive_or_null(s.speedup), "speedup_vs_expert", positive_or_null(s.speedup_vs_expert),
                              "roofline_share", positive_or_null(s.roofline_share), "device",
                              json_string_value(json_object_get(r, "device"))));
