@@ -192,6 +192,14 @@ expect_usage "an unknown bench (--compare)" "no bench 987654" --compare "${id:-0
 expect_usage "an unknown bench (--show)" "no bench 987654" --show 987654
 expect_usage "an unknown level" "not a level" --from "$dir" --suite L7
 expect_usage "two modes" "give one of" --from "$dir" --run 1
+"$temper" bench --from "$small" --device opencl:0 --device opencl:0 >/dev/null 2>"$work/bad.err"
+status=$?
+[ $status -eq 2 ] && grep -q "both take opencl candidates" "$work/bad.err" && ok "two devices of one backend: exit 2" ||
+    fail "two OpenCL devices: exit $status, '$(head -1 "$work/bad.err")'"
+"$temper" bench --from "$small" --device cuda:0 >/dev/null 2>"$work/bad.err"
+status=$?
+[ $status -eq 3 ] && ok "no CUDA device: exit 3, '$(head -1 "$work/bad.err")'" ||
+    fail "--device cuda:0 here: exit $status, '$(head -1 "$work/bad.err")'"
 after=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from benches').fetchone()[0])" "$db")
 [ "$benches" = "$after" ] && ok "bad input stored no bench" || fail "benches $benches -> $after after bad input"
 
