@@ -192,6 +192,8 @@ expect_usage "an unknown bench (--compare)" "no bench 987654" --compare "${id:-0
 expect_usage "an unknown bench (--show)" "no bench 987654" --show 987654
 expect_usage "an unknown level" "not a level" --from "$dir" --suite L7
 expect_usage "two modes" "give one of" --from "$dir" --run 1
+expect_usage "--samples 0" "--samples: 0 is out of range" --from "$dir" --samples 0
+expect_usage "a negative --time-budget" "--time-budget: -1 is out of range" --from "$dir" --time-budget -1
 "$temper" bench --from "$small" --device opencl:0 --device opencl:0 >/dev/null 2>"$work/bad.err"
 status=$?
 [ $status -eq 2 ] && grep -q "both take opencl candidates" "$work/bad.err" && ok "two devices of one backend: exit 2" ||

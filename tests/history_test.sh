@@ -136,8 +136,10 @@ status=$?
 status=$?
 [ $status -eq 2 ] && grep -q "neither a file nor a stored evaluation" "$work/bad.err" && ok "compare of a missing file: exit 2" ||
     fail "compare missing file: exit $status"
-"$temper" history --limit -1 >/dev/null 2>&1
-[ $? -eq 2 ] && ok "history --limit -1: exit 2" || fail "history --limit -1"
+"$temper" history --limit -1 >/dev/null 2>"$work/bad.err"
+[ $? -eq 2 ] && grep -q -- "--limit: -1 is out of range" "$work/bad.err" && ok "history --limit -1: exit 2" || fail "history --limit -1"
+"$temper" compare "$tiled" "$naive" --retime --rounds 0 >/dev/null 2>"$work/bad.err"
+[ $? -eq 2 ] && grep -q -- "--rounds: 0 is out of range" "$work/bad.err" && ok "compare --rounds 0: exit 2" || fail "compare --rounds 0"
 
 echo "$failures failures"
 [ $failures -eq 0 ]
