@@ -20,7 +20,7 @@
 
 /* The schema version this code writes (PRAGMA user_version); an older store is migrated on
  * open, a newer one is refused. */
-#define TEMPER_STORE_SCHEMA_VERSION 2
+#define TEMPER_STORE_SCHEMA_VERSION 3
 
 struct temper_store; /* opaque: an open database; threads may share one (each call holds its lock) */
 
@@ -98,6 +98,41 @@ int temper_store_run_finish(struct temper_store *store, int64_t run_id, json_t *
 
 /* Number of evaluations stored, optionally only those of one verdict (NULL: all); -1 on failure. */
 int64_t temper_store_count(struct temper_store *store, const char *verdict);
+
+/* ---- reading evaluations back, benches, history (store_bench.c, store_history.c) ---- */
+
+/* One stored evaluation by its row id: its result (*result, caller decrefs, with "store_id"
+ * set) and, when source is not NULL, its candidate's source (*source, caller frees).
+ * TEMPER_ENOTFOUND (msg says so) when there is no such row. */
+int temper_store_evaluation(struct temper_store *store, int64_t id, json_t **result, char **source, char *msg,
+                            size_t msg_size);
+/* The results recorded in a run, oldest first, each with its "store_id" (*results, caller
+ * decrefs the array). TEMPER_ENOTFOUND when there is no such run. */
+int temper_store_run_evaluations(struct temper_store *store, int64_t run_id, json_t **results, char *msg,
+                                 size_t msg_size);
+
+/* Stores a bench (docs/bench.md: the object temper_bench_compute builds, with "source",
+ * "level" and "devices" added by its caller), linked to every evaluation its tasks list by
+ * "store_id", in one transaction; sets "id" in bench (borrowed; the caller keeps it) and *id
+ * (optional) to the new bench's id. TEMPER_EINVALID when an evaluation it names is not in the
+ * store (nothing is stored then). */
+int temper_store_bench_put(struct temper_store *store, json_t *bench, int64_t *id, char *msg, size_t msg_size);
+/* Reads a bench back: *bench (caller decrefs) is the object `temper bench --json` printed when it
+ * was stored, with its "id". TEMPER_ENOTFOUND (msg says so) when no bench has that id. */
+int temper_store_bench_get(struct temper_store *store, int64_t id, json_t **bench, char *msg, size_t msg_size);
+
+/* What the store holds, newest first (*history, caller decrefs): evaluations, tune runs and
+ * benches, each an object with "kind" ("evaluation", "run" or "bench"), "id" and "time" (ISO
+ * 8601 UTC); an evaluation also has task, candidate, source_hash, knobs, device, verdict,
+ * message, median_ms, spread, speedup, roofline_share, parent_id, operator, client, run_id,
+ * batch_id and tune_phase (null where not known); a run task, candidate, source_hash, device,
+ * run_kind, finished_at, evaluations, best_median_ms, best_speedup, best_roofline_share; a bench
+ * level, device, tasks, samples, correct_samples, pass_at_1, geomean_speedup (docs/bench.md).
+ * task (NULL: any) keeps a task's evaluations and runs and the benches that hold it; device
+ * (NULL: any) is a device as named in the run ("opencl:0"), its identity
+ * (temper_store_device_key) or a backend ("cuda"); limit (<= 0: none) is the most rows. */
+int temper_store_history(struct temper_store *store, const char *task, const char *device, int limit,
+                         json_t **history, char *msg, size_t msg_size);
 
 /* Runs SQLite's full integrity check: 0 when it says "ok", else TEMPER_ESTORE with its words. */
 int temper_store_check(struct temper_store *store, char *msg, size_t msg_size);

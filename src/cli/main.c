@@ -21,6 +21,9 @@ static const struct {
     {"mcp", cmd_mcp, "a Model Context Protocol server on stdio: temper's tools for AI coding agents"},
     {"export", cmd_export, "the store's evaluations as JSON lines to train on (jsonl, sft, rl)"},
     {"report", cmd_report, "one HTML page of a tune, a task or a bench: roofline, convergence, table, source"},
+    {"bench", cmd_bench, "evaluate a folder of samples per task and sum them up: pass@k, fast_p, speedups"},
+    {"history", cmd_history, "past evaluations, runs and benches, newest first"},
+    {"compare", cmd_compare, "two stored results or files side by side; --retime times them again, interleaved"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
 };
 

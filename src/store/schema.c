@@ -77,9 +77,20 @@ static const char schema_v2[] =
     "CREATE INDEX evaluations_run ON evaluations(run_id);"
     "CREATE INDEX evaluations_parent ON evaluations(parent_id);";
 
+/* Version 3: benches (`temper bench`), each with the evaluations it was computed from. */
+static const char schema_v3[] =
+    "CREATE TABLE benches ("
+    "  id INTEGER PRIMARY KEY, source TEXT NOT NULL, level TEXT, device TEXT, bench TEXT NOT NULL,"
+    "  created_at TEXT NOT NULL);"
+    "CREATE TABLE bench_evaluations ("
+    "  bench_id INTEGER NOT NULL REFERENCES benches(id), evaluation_id INTEGER NOT NULL REFERENCES evaluations(id),"
+    "  task TEXT NOT NULL, PRIMARY KEY (bench_id, evaluation_id));"
+    "CREATE INDEX bench_evaluations_evaluation ON bench_evaluations(evaluation_id);";
+
 static const struct migration migrations[] = {
     {1, "the first schema", schema_v1, add_run_id},
     {2, "task content and device identity keys, lineage", schema_v2, NULL},
+    {3, "benches", schema_v3, NULL},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,

@@ -1,0 +1,218 @@
+/* bench.c: a bench from result records: each evaluation read as a sample, the metrics per task
+ * and for the suite (metrics.c), the comparison of two benches, and their tables for people.
+ * docs/bench.md defines every number and the JSON's shape. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/bench.h"
+
+/* A number, or null where the metric is not defined (NAN) or not measured (<= 0 where allowed). */
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *positive_or_null(double v)
+{
+    return v > 0 && isfinite(v) ? json_real(v) : json_null();
+}
+
+void temper_bench_sample_read(json_t *result, struct temper_bench_sample *s)
+{
+    memset(s, 0, sizeof(*s));
+    const char *verdict = json_string_value(json_object_get(result, "verdict"));
+    s->correct = verdict && !strcmp(verdict, "correct");
+    const char *device = json_string_value(json_object_get(result, "device"));
+    s->backend_cuda = device && !strncmp(device, "cuda", 4);
+    json_t *timings = json_object_get(result, "timings");
+    double log_speedup = 0, log_expert = 0;
+    int nspeedup = 0, nexpert = 0;
+    size_t i;
+    json_t *t;
+    json_array_foreach(timings, i, t) {
+        double sp = json_number_value(json_object_get(t, "speedup"));
+        double ex = json_number_value(json_object_get(t, "speedup_vs_expert"));
+        if (sp > 0 && isfinite(sp)) {
+            log_speedup += log(sp);
+            nspeedup++;
+        }
+        if (ex > 0 && isfinite(ex)) {
+            log_expert += log(ex);
+            nexpert++;
+        }
+        if (i == 0)
+            s->roofline_share = json_number_value(json_object_get(t, "roofline_share"));
+    }
+    s->timed = nspeedup > 0;
+    s->speedup = nspeedup ? exp(log_speedup / nspeedup) : 0;
+    s->speedup_vs_expert = nexpert ? exp(log_expert / nexpert) : 0;
+}
+
+/* The expert routine a task's results were timed against, or NULL (borrowed). */
+static const char *results_expert(json_t *results)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r) {
+        const char *e = json_string_value(json_object_get(r, "expert"));
+        if (e && *e)
+            return e;
+    }
+    return NULL;
+}
+
+/* One task's entry and its metric summary; caller decrefs the entry. */
+static json_t *task_entry(const char *name, json_t *results, json_t *levels, struct temper_metric_task *m,
+                          json_t *correct_speedups)
+{
+    memset(m, 0, sizeof(*m));
+    json_t *evals = json_array();
+    double best_roofline = 0;
+    int64_t best_id = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(results, i, r) {
+        struct temper_bench_sample s;
+        temper_bench_sample_read(r, &s);
+        const char *task = json_string_value(json_object_get(r, "task"));
+        /* A sample is for the task of its folder: one naming another task is not correct here. */
+        int mine = task && !strcmp(task, name), other = task && *task && !mine;
+        int correct = s.correct && mine;
+        m->samples++;
+        m->correct += correct;
+        if (s.backend_cuda) {
+            m->ran_cuda++;
+            m->correct_cuda += correct;
+        } else {
+            m->ran_opencl++;
+            m->correct_opencl += correct;
+        }
+        if (correct && s.timed) {
+            json_array_append_new(correct_speedups, json_real(s.speedup));
+            if (s.speedup > m->best_speedup) {
+                m->best_speedup = s.speedup;
+                best_id = json_integer_value(json_object_get(r, "store_id"));
+            }
+            if (s.speedup_vs_expert > m->best_speedup_vs_expert)
+                m->best_speedup_vs_expert = s.speedup_vs_expert;
+            if (s.roofline_share > best_roofline)
+                best_roofline = s.roofline_share;
+        }
+        const char *verdict = json_string_value(json_object_get(r, "verdict"));
+        json_t *store_id = json_object_get(r, "store_id");
+        json_array_append_new(
+            evals, json_pack("{s:O?, s:s?, s:s?, s:b, s:o, s:o, s:o, s:s?}", "store_id",
+                             json_is_integer(store_id) ? store_id : NULL, "candidate",
+                             json_string_value(json_object_get(r, "candidate")), "verdict",
+                             other ? "other_task" : verdict, "correct", correct, "speedup",
+                             positive_or_null(s.speedup), "speedup_vs_expert", positive_or_null(s.speedup_vs_expert),
+                             "roofline_share", positive_or_null(s.roofline_share), "device",
+                             json_string_value(json_object_get(r, "device"))));
+    }
+    const char *expert = results_expert(results);
+    m->has_expert = expert != NULL;
+    json_t *pass = json_object();
+    for (int k = 0; k < temper_metric_pass_k_count; k++) {
+        double p = temper_metric_pass_at_k(m->samples, m->correct, temper_metric_pass_k_values[k]);
+        if (!isnan(p)) {
+            char key[16];
+            snprintf(key, sizeof(key), "%d", temper_metric_pass_k_values[k]);
+            json_object_set_new(pass, key, json_real(p));
+        }
+    }
+    json_t *backends = json_object();
+    if (m->ran_cuda)
+        json_object_set_new(backends, "cuda", json_pack("{s:i, s:i}", "samples", m->ran_cuda, "correct", m->correct_cuda));
+    if (m->ran_opencl)
+        json_object_set_new(backends, "opencl",
+                            json_pack("{s:i, s:i}", "samples", m->ran_opencl, "correct", m->correct_opencl));
+    json_t *level = json_object_get(levels, name);
+    return json_pack("{s:s, s:O?, s:i, s:i, s:o, s:o, s:s?, s:o, s:o, s:o, s:o, s:o}", "task", name, "level",
+                     json_is_integer(level) ? level : NULL, "samples", m->samples, "correct", m->correct,
+                     "best_speedup", positive_or_null(m->best_speedup), "best_speedup_vs_expert",
+                     positive_or_null(m->best_speedup_vs_expert), "expert", expert, "best_roofline_share",
+                     positive_or_null(best_roofline), "best_store_id", best_id ? json_integer(best_id) : json_null(),
+                     "pass_at_k", pass, "backends", backends, "evaluations", evals);
+}
+
+/* The suite's metrics over the tasks' summaries. */
+static json_t *suite_entry(const struct temper_metric_task *m, int n, json_t *correct_speedups)
+{
+    int samples = 0, correct = 0, solved = 0;
+    for (int i = 0; i < n; i++) {
+        samples += m[i].samples;
+        correct += m[i].correct;
+        solved += m[i].correct > 0;
+    }
+    json_t *pass = json_object(), *pass_tasks = json_object(), *fast = json_object();
+    for (int k = 0; k < temper_metric_pass_k_count; k++) {
+        int counted = 0;
+        double p = temper_metric_suite_pass_at_k(m, n, temper_metric_pass_k_values[k], &counted);
+        if (counted) {
+            char key[16];
+            snprintf(key, sizeof(key), "%d", temper_metric_pass_k_values[k]);
+            json_object_set_new(pass, key, json_real(p));
+            json_object_set_new(pass_tasks, key, json_integer(counted));
+        }
+    }
+    for (int i = 0; i < temper_metric_fast_p_count; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "%g", temper_metric_fast_p_values[i]);
+        json_object_set_new(fast, key, num_or_null(temper_metric_fast_p(m, n, temper_metric_fast_p_values[i])));
+    }
+    size_t nsp = json_array_size(correct_speedups);
+    double *speedups = malloc((nsp + (size_t)n + 1) * sizeof(*speedups)), *best = speedups + nsp;
+    if (!speedups)
+        return NULL;
+    for (size_t i = 0; i < nsp; i++)
+        speedups[i] = json_real_value(json_array_get(correct_speedups, i));
+    for (int i = 0; i < n; i++)
+        best[i] = m[i].best_speedup;
+    double vs_geomean, vs_faster;
+    int experts, both_tasks;
+    temper_metric_vs_expert(m, n, &vs_geomean, &vs_faster, &experts);
+    double both = temper_metric_both_backends(m, n, &both_tasks);
+    double geomean = temper_metric_geomean(speedups, (int)nsp), geomean_best = temper_metric_geomean(best, n);
+    free(speedups);
+    return json_pack("{s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:i, s:o, s:{s:i, s:o, s:o}, s:o, s:i}", "tasks", n,
+                     "samples", samples, "correct_samples", correct, "tasks_correct", solved, "pass_at_k", pass,
+                     "pass_at_k_tasks", pass_tasks, "fast_p", fast, "geomean_speedup",
+                     num_or_null(geomean), "timed_correct_samples", (int)nsp,
+                     "geomean_best_speedup", num_or_null(geomean_best), "vs_expert", "tasks",
+                     experts, "geomean_speedup", num_or_null(vs_geomean), "faster_share", num_or_null(vs_faster),
+                     "both_backends_share", num_or_null(both), "both_backends_tasks", both_tasks);
+}
+
+json_t *temper_bench_compute(json_t *by_task, json_t *levels)
+{
+    /* Tasks in name order, so that the same results always give the same bench. */
+    size_t n = json_object_size(by_task);
+    const char **names = malloc((n + 1) * sizeof(*names));
+    size_t count = 0;
+    if (!names)
+        return NULL;
+    const char *key;
+    json_t *value;
+    json_object_foreach(by_task, key, value) names[count++] = key;
+    for (size_t i = 1; i < count; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            const char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    struct temper_metric_task *m = calloc(n + 1, sizeof(*m));
+    json_t *tasks = json_array(), *speedups = json_array();
+    for (size_t i = 0; m && i < count; i++)
+        json_array_append_new(tasks, task_entry(names[i], json_object_get(by_task, names[i]), levels, &m[i], speedups));
+    json_t *suite = m ? suite_entry(m, (int)count, speedups) : NULL;
+    json_decref(speedups);
+    free(m);
+    free(names);
+    if (!suite) {
+        json_decref(tasks);
+        return NULL;
+    }
+    return json_pack("{s:o, s:o}", "tasks", tasks, "suite", suite);
+}

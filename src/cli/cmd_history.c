@@ -1,0 +1,136 @@
+/* cmd_history.c: `temper history [TASK]`: what the store holds, newest first: evaluations with
+ * their verdict, time, spread, speedup, roofline share, parent and origin, tune runs and benches
+ * (temper_store_history). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "temper/option.h"
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: temper history [TASK] [--device D] [--limit N] [--json]\n\n"
+            "Lists what the store holds, newest first: evaluations (verdict, median time, spread, speedup\n"
+            "over the baseline, share of the roofline, the evaluation it was derived from, and its origin:\n"
+            "the operator that made the candidate and the client that asked), tune runs and benches.\n\n"
+            "  TASK                  only this task's evaluations and runs, and the benches holding it\n"
+            "  --device D            only this device: as named when it ran (opencl:0), its identity, or a\n"
+            "                        backend (cuda, opencl)\n"
+            "  --limit N             the newest N rows (default 30; 0: all)\n"
+            "  --json                print one JSON array (docs/bench.md lists the fields)\n\n"
+            "exit status: 0 rows listed, 1 nothing in the store matches, 2 bad usage, 4 the store failed\n");
+}
+
+/* A number with a format, or "-" in its width. */
+static void cell(const char *fmt, int width, double scale, json_t *v)
+{
+    if (json_is_number(v))
+        printf(fmt, scale * json_number_value(v));
+    else
+        printf("%*s", width, "-");
+}
+
+static void print_row(json_t *row)
+{
+    const char *kind = json_string_value(json_object_get(row, "kind")) ?: "";
+    printf("%-20s %-5s %6lld  ", json_string_value(json_object_get(row, "time")) ?: "",
+           !strcmp(kind, "evaluation") ? "eval" : kind, (long long)json_integer_value(json_object_get(row, "id")));
+    if (!strcmp(kind, "evaluation")) {
+        const char *op = json_string_value(json_object_get(row, "operator"));
+        const char *client = json_string_value(json_object_get(row, "client"));
+        char origin[128];
+        snprintf(origin, sizeof(origin), "%s%s%s", op ? op : "", op && client ? "/" : "", client ? client : "");
+        printf("%-16s %-13s ", json_string_value(json_object_get(row, "task")) ?: "",
+               json_string_value(json_object_get(row, "verdict")) ?: "");
+        cell("%9.4g ms", 12, 1, json_object_get(row, "median_ms"));
+        cell(" %5.1f%%", 7, 100, json_object_get(row, "spread"));
+        cell(" %7.3gx", 9, 1, json_object_get(row, "speedup"));
+        cell(" %6.2g%%", 8, 100, json_object_get(row, "roofline_share"));
+        json_t *parent = json_object_get(row, "parent_id");
+        if (json_is_integer(parent))
+            printf(" %6lld", (long long)json_integer_value(parent));
+        else
+            printf(" %6s", "-");
+        printf(" %-10s %s", origin[0] ? origin : "-", json_string_value(json_object_get(row, "candidate")) ?: "");
+        json_t *run = json_object_get(row, "run_id");
+        if (json_is_integer(run))
+            printf(" (run %lld)", (long long)json_integer_value(run));
+    } else if (!strcmp(kind, "run")) {
+        printf("%-16s %-13s %lld evaluations of %s", json_string_value(json_object_get(row, "task")) ?: "",
+               json_is_string(json_object_get(row, "finished_at")) ? "finished" : "unfinished",
+               (long long)json_integer_value(json_object_get(row, "evaluations")),
+               json_string_value(json_object_get(row, "candidate")) ?: "");
+        if (json_is_number(json_object_get(row, "best_speedup")))
+            printf("; best %.4g ms, %.3gx", json_number_value(json_object_get(row, "best_median_ms")),
+                   json_number_value(json_object_get(row, "best_speedup")));
+    } else {
+        printf("%-16s %-13s %lld tasks, %lld of %lld samples correct", json_string_value(json_object_get(row, "level")) ?: "",
+               json_string_value(json_object_get(row, "device")) ?: "",
+               (long long)json_integer_value(json_object_get(row, "tasks")),
+               (long long)json_integer_value(json_object_get(row, "correct_samples")),
+               (long long)json_integer_value(json_object_get(row, "samples")));
+        if (json_is_number(json_object_get(row, "pass_at_1")))
+            printf(", pass@1 %.3f", json_number_value(json_object_get(row, "pass_at_1")));
+        if (json_is_number(json_object_get(row, "geomean_speedup")))
+            printf(", geomean %.3gx", json_number_value(json_object_get(row, "geomean_speedup")));
+    }
+    printf("\n");
+}
+
+int cmd_history(int argc, char **argv)
+{
+    static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"limit", required_argument, 0, 'n'},
+                                         {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *device = NULL;
+    int json = 0, limit = 30, c;
+    char msg[2048];
+    while ((c = getopt_long(argc, argv, "d:n:h", opts, NULL)) != -1) {
+        if (c == 'd') {
+            device = optarg;
+        } else if (c == 'n') {
+            if (temper_parse_int_option("--limit", optarg, 0, 1000000000, &limit, msg, sizeof(msg))) {
+                fprintf(stderr, "temper: %s\n", msg);
+                return CLI_USAGE;
+            }
+        } else if (c == 'j') {
+            json = 1;
+        } else {
+            help(c == 'h' ? stdout : stderr);
+            return c == 'h' ? CLI_OK : CLI_USAGE;
+        }
+    }
+    if (argc - optind > 1) {
+        help(stderr);
+        return CLI_USAGE;
+    }
+    const char *task = optind < argc ? argv[optind] : NULL;
+    struct temper_store *store = NULL;
+    json_t *rows = NULL;
+    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    if (!err)
+        err = temper_store_history(store, task, device, limit, &rows, msg, sizeof(msg));
+    temper_store_close(store);
+    if (err)
+        return cli_error(err, msg);
+    if (json) {
+        json_dumpf(rows, stdout, JSON_INDENT(2));
+        printf("\n");
+    } else if (json_array_size(rows)) {
+        printf("%-20s %-5s %6s  %-16s %-13s %12s %7s %9s %8s %6s %-10s %s\n", "time", "kind", "id", "task", "verdict",
+               "time", "spread", "speedup", "roofline", "parent", "origin", "candidate");
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row) print_row(row);
+    }
+    int found = json_array_size(rows) > 0;
+    json_decref(rows);
+    if (!found) {
+        fprintf(stderr, "temper: nothing in the store%s%s%s%s\n", task ? " for task " : "", task ? task : "",
+                device ? " on " : "", device ? device : "");
+        return CLI_NOT_OK;
+    }
+    return CLI_OK;
+}

@@ -1,0 +1,245 @@
+/* test_bench.c: unit tests of a bench built from result records (temper_bench_compute) on a
+ * fixture whose every number is computed by hand below, of temper_bench_compare, and of benches,
+ * evaluations and history in a real store in a fresh folder (put and get round-trip, a bench
+ * naming an evaluation the store lacks is refused, unknown ids are TEMPER_ENOTFOUND). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "temper/bench.h"
+#include "temper/error.h"
+#include "temper/store.h"
+
+#include "unit.h"
+
+#define assert_near(got, want) assert_true(fabs((got) - (double)(want)) <= 1e-12 * (1 + fabs((double)(want))))
+
+/* A result record with what a bench reads; timings is a JSON array text. */
+static json_t *result(const char *task, const char *verdict, const char *device, const char *expert,
+                      const char *timings, int store_id)
+{
+    json_t *t = json_loads(timings, 0, NULL);
+    assert_non_null(t);
+    return json_pack("{s:s, s:s, s:s, s:s?, s:o, s:i, s:s, s:s}", "task", task, "verdict", verdict, "device", device,
+                     "expert", expert, "timings", t, "store_id", store_id, "candidate", "x.cl", "source_hash",
+                     "0123456789abcdef");
+}
+
+/* The fixture: three task folders.
+ *   a: #1 correct, speedup 2, roofline 0.1; #2 correct, two shapes 0.5 and 2 (geomean 1);
+ *      #3 incorrect
+ *   b: #4 "correct" but for task c (not counted); #5 correct on CUDA, speedup 4, 0.5x the
+ *      expert cublas_sgemm, roofline 0.3 (#4 ran on OpenCL)
+ *   e: no samples */
+static json_t *fixture(void)
+{
+    json_t *by_task = json_object();
+    json_t *a = json_array(), *b = json_array();
+    json_array_append_new(a, result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 2, \"roofline_share\": 0.1}]", 1));
+    json_array_append_new(a, result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 0.5}, {\"speedup\": 2}]", 2));
+    json_array_append_new(a, result("a", "incorrect", "opencl:0", NULL, "[]", 3));
+    json_array_append_new(b, result("c", "correct", "opencl:0", NULL, "[{\"speedup\": 8}]", 4));
+    json_array_append_new(b, result("b", "correct", "cuda:0", "cublas_sgemm",
+                                    "[{\"speedup\": 4, \"speedup_vs_expert\": 0.5, \"roofline_share\": 0.3}]", 5));
+    json_object_set_new(by_task, "b", b);
+    json_object_set_new(by_task, "a", a);
+    json_object_set_new(by_task, "e", json_array());
+    return by_task;
+}
+
+static double num(json_t *obj, const char *path)
+{
+    char key[64];
+    json_t *v = obj;
+    for (const char *p = path; v && *p;) {
+        size_t n = strcspn(p, "/");
+        snprintf(key, sizeof(key), "%.*s", (int)n, p);
+        v = json_is_array(v) ? json_array_get(v, (size_t)atoi(key)) : json_object_get(v, key);
+        p += n + (p[n] == '/');
+    }
+    if (!json_is_number(v))
+        fail_msg("%s is not a number", path);
+    return json_number_value(v);
+}
+
+static void test_compute(void **state)
+{
+    (void)state;
+    json_t *by_task = fixture();
+    json_t *bench = temper_bench_compute(by_task, NULL);
+    assert_non_null(bench);
+    json_t *tasks = json_object_get(bench, "tasks"), *s = json_object_get(bench, "suite");
+    /* Tasks by name: a, b, e. */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tasks, 0), "task")), "a");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tasks, 2), "task")), "e");
+    /* a: 3 samples, 2 correct, best speedup max(2, 1) = 2 (#1), roofline 0.1, pass@1 2/3. */
+    assert_near(num(tasks, "0/samples"), 3);
+    assert_near(num(tasks, "0/correct"), 2);
+    assert_near(num(tasks, "0/best_speedup"), 2);
+    assert_near(num(tasks, "0/best_store_id"), 1);
+    assert_near(num(tasks, "0/best_roofline_share"), 0.1);
+    assert_near(num(tasks, "0/pass_at_k/1"), 2.0 / 3);
+    assert_near(num(tasks, "0/evaluations/1/speedup"), 1); /* sqrt(0.5 * 2) */
+    /* b: #4 names task c: listed as other_task, not correct; #5: best 4, vs expert 0.5. */
+    assert_near(num(tasks, "1/samples"), 2);
+    assert_near(num(tasks, "1/correct"), 1);
+    assert_near(num(tasks, "1/best_speedup"), 4);
+    assert_near(num(tasks, "1/best_speedup_vs_expert"), 0.5);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(tasks, 1), "expert")), "cublas_sgemm");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(
+                            json_object_get(json_array_get(tasks, 1), "evaluations"), 0), "verdict")), "other_task");
+    assert_near(num(tasks, "1/backends/cuda/correct"), 1);
+    assert_near(num(tasks, "1/backends/opencl/correct"), 0);
+    /* e: nothing. */
+    assert_near(num(tasks, "2/samples"), 0);
+    assert_true(json_is_null(json_object_get(json_array_get(tasks, 2), "best_speedup")));
+    /* Suite: 3 tasks, 5 samples, 3 correct, 2 tasks solved. */
+    assert_near(num(s, "tasks"), 3);
+    assert_near(num(s, "samples"), 5);
+    assert_near(num(s, "correct_samples"), 3);
+    assert_near(num(s, "tasks_correct"), 2);
+    /* pass@1 over the tasks with a sample: (2/3 + 1/2) / 2 = 7/12; no task has 5. */
+    assert_near(num(s, "pass_at_k/1"), 7.0 / 12);
+    assert_near(num(s, "pass_at_k_tasks/1"), 2);
+    assert_null(json_object_get(json_object_get(s, "pass_at_k"), "5"));
+    /* fast_p over all 3 tasks (e counts against): best a 2, b 4.
+     * p = 0, 0.5, 0.8, 1, 1.5: a and b, 2/3; p = 2: only b (2 is not faster than 2), 1/3. */
+    assert_near(num(s, "fast_p/0"), 2.0 / 3);
+    assert_near(num(s, "fast_p/1.5"), 2.0 / 3);
+    assert_near(num(s, "fast_p/2"), 1.0 / 3);
+    /* geomean over the correct timed samples 2, 1, 4: 8^(1/3) = 2; of the bests 2, 4: sqrt(8). */
+    assert_near(num(s, "geomean_speedup"), 2);
+    assert_near(num(s, "timed_correct_samples"), 3);
+    assert_near(num(s, "geomean_best_speedup"), sqrt(8));
+    /* vs expert: b only, 0.5, not faster; both backends: b ran on both, correct on CUDA only: 0 of 1. */
+    assert_near(num(s, "vs_expert/tasks"), 1);
+    assert_near(num(s, "vs_expert/geomean_speedup"), 0.5);
+    assert_near(num(s, "vs_expert/faster_share"), 0);
+    assert_near(num(s, "both_backends_share"), 0);
+    assert_near(num(s, "both_backends_tasks"), 1);
+    json_decref(bench);
+    json_decref(by_task);
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    json_t *by_task = fixture();
+    json_t *a = temper_bench_compute(by_task, NULL);
+    /* B: a keeps only its incorrect sample (worse), b as before (same), e gone, f new. */
+    json_t *only_wrong = json_array();
+    json_array_append(only_wrong, json_array_get(json_object_get(by_task, "a"), 2));
+    json_object_set_new(by_task, "a", only_wrong);
+    json_object_del(by_task, "e");
+    json_object_set_new(by_task, "f", json_array());
+    json_t *b = temper_bench_compute(by_task, NULL);
+    json_object_set_new(a, "id", json_integer(1));
+    json_object_set_new(b, "id", json_integer(2));
+    json_t *cmp = temper_bench_compare(a, b, 0.05);
+    const char *want[][2] = {{"a", "worse"}, {"b", "same"}, {"e", "removed"}, {"f", "added"}};
+    json_t *tasks = json_object_get(cmp, "tasks");
+    assert_int_equal(json_array_size(tasks), 4);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *t = json_array_get(tasks, i);
+        assert_string_equal(json_string_value(json_object_get(t, "task")), want[i][0]);
+        assert_string_equal(json_string_value(json_object_get(t, "change")), want[i][1]);
+    }
+    /* pass@1: A 7/12; B (0/1 + 1/2) / 2 = 1/4 (f has no sample): delta 1/4 - 7/12 = -1/3. */
+    assert_near(num(cmp, "suite/pass_at_k.1/delta"), -1.0 / 3);
+    assert_near(num(cmp, "a"), 1);
+    json_decref(cmp);
+    json_decref(a);
+    json_decref(b);
+    json_decref(by_task);
+}
+
+static void test_store(void **state)
+{
+    char db[4200], msg[1024];
+    snprintf(db, sizeof(db), "%s/temper.db", (char *)*state);
+    struct temper_store *store = NULL;
+    assert_int_equal(temper_store_open(db, &store, msg, sizeof(msg)), 0);
+    /* Two evaluations recorded as the session records them. */
+    json_t *r1 = result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 2, \"median_ms\": 1, \"spread\": 0.05}]", 0);
+    json_t *r2 = result("a", "incorrect", "opencl:0", NULL, "[]", 0);
+    int64_t id1 = 0, id2 = 0;
+    assert_int_equal(temper_store_record(store, r1, "// source", &id1, msg, sizeof(msg)), 0);
+    assert_int_equal(temper_store_record(store, r2, "// source", &id2, msg, sizeof(msg)), 0);
+    json_t *read = NULL;
+    char *source = NULL;
+    assert_int_equal(temper_store_evaluation(store, id2, &read, &source, msg, sizeof(msg)), 0);
+    assert_int_equal(json_integer_value(json_object_get(read, "store_id")), id2);
+    assert_string_equal(json_string_value(json_object_get(read, "verdict")), "incorrect");
+    assert_string_equal(source, "// source");
+    json_decref(read);
+    free(source);
+    assert_int_equal(temper_store_evaluation(store, 999, &read, NULL, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    assert_contains(msg, "no evaluation 999");
+    assert_int_equal(temper_store_run_evaluations(store, 7, &read, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    /* A bench of them round-trips, with its id. */
+    json_object_set_new(r1, "store_id", json_integer(id1));
+    json_object_set_new(r2, "store_id", json_integer(id2));
+    json_t *by_task = json_pack("{s:[O, O]}", "a", r1, r2);
+    json_t *bench = temper_bench_compute(by_task, NULL);
+    json_object_set_new(bench, "source", json_pack("{s:s}", "from", "/samples"));
+    json_object_set_new(bench, "level", json_string("L1"));
+    json_object_set_new(bench, "devices", json_pack("[s]", "opencl:0"));
+    int64_t bench_id = 0;
+    assert_int_equal(temper_store_bench_put(store, bench, &bench_id, msg, sizeof(msg)), 0);
+    assert_true(bench_id > 0);
+    assert_int_equal(json_integer_value(json_object_get(bench, "id")), bench_id);
+    json_t *back = NULL;
+    assert_int_equal(temper_store_bench_get(store, bench_id, &back, msg, sizeof(msg)), 0);
+    assert_true(json_equal(back, bench));
+    json_decref(back);
+    assert_int_equal(temper_store_bench_get(store, bench_id + 1, &back, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    assert_contains(msg, "no bench");
+    /* A bench naming an evaluation the store lacks is refused, and nothing is stored. */
+    json_object_set_new(json_array_get(json_object_get(json_array_get(json_object_get(bench, "tasks"), 0), "evaluations"), 1),
+                        "store_id", json_integer(999));
+    assert_int_equal(temper_store_bench_put(store, bench, NULL, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "evaluation 999");
+    assert_int_equal(temper_store_bench_get(store, bench_id + 1, &back, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    /* History: the bench, then the evaluations newest first; filters and the limit. */
+    json_t *h = NULL;
+    assert_int_equal(temper_store_history(store, NULL, NULL, 0, &h, msg, sizeof(msg)), 0);
+    assert_int_equal(json_array_size(h), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(h, 0), "kind")), "bench");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(h, 1), "id")), id2);
+    json_t *e1 = json_array_get(h, 2);
+    assert_int_equal(json_integer_value(json_object_get(e1, "id")), id1);
+    assert_near(json_number_value(json_object_get(e1, "spread")), 0.05);
+    assert_near(json_number_value(json_object_get(e1, "speedup")), 2);
+    json_decref(h);
+    assert_int_equal(temper_store_history(store, "a", "opencl", 1, &h, msg, sizeof(msg)), 0);
+    assert_int_equal(json_array_size(h), 1);
+    json_decref(h);
+    assert_int_equal(temper_store_history(store, "zzz", NULL, 0, &h, msg, sizeof(msg)), 0);
+    assert_int_equal(json_array_size(h), 0);
+    json_decref(h);
+    assert_int_equal(temper_store_history(store, NULL, "cuda", 0, &h, msg, sizeof(msg)), 0);
+    assert_int_equal(json_array_size(h), 0);
+    json_decref(h);
+    json_decref(bench);
+    json_decref(by_task);
+    json_decref(r1);
+    json_decref(r2);
+    temper_store_close(store);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compute),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test_setup_teardown(test_store, make_tmp, remove_tmp),
+    };
+    return cmocka_run_group_tests_name("bench", tests, NULL, NULL);
+}
