@@ -3,8 +3,9 @@
 # the window's size and is not blank, and the SVG's points are checked against the run's data in
 # the store (tests/report/check_report.py: every evaluation a point at its arithmetic intensity
 # and achieved GFLOP/s on the axes, the baseline marked, the roof from the device's calibration);
-# a task's report marks the evaluations that have no time; a bench's report (from a bench's JSON)
-# places the fast_p values; bad usage is refused clearly.
+# a task's report marks the evaluations that have no time; a bench's report (a bench stored by
+# `temper bench`, and one from a bench's JSON) places the fast_p values; bad usage is refused
+# clearly.
 # usage: report_test.sh TEMPER_BINARY SOURCE_DIR LINEAGE_EVAL
 set -u
 temper=$1
@@ -48,6 +49,25 @@ export TEMPER_WORKER=${TEMPER_WORKER:-$(dirname "$temper")/temper-worker}  # for
 "$temper" report --task softmax -o "$work/task.html" 2>"$work/report.err" && ok "report --task softmax" ||
     fail "report --task: $(cat "$work/report.err")"
 "$python" "$src/tests/report/check_report.py" task "$db" softmax "$work/task.html" || failures=$((failures + 1))
+
+# A real bench stored by `temper bench` (two vector_add samples, a softmax one), rendered by id:
+# the page must show the fast_p values that `temper bench --show ID --json` gives.
+mkdir -p "$work/samples/vector_add" "$work/samples/softmax"
+cp "$src/tasks/L1/vector_add/naive.cl" "$src/tasks/L1/vector_add/fast.cl" "$work/samples/vector_add/"
+cp "$src/tasks/L1/softmax/rows.cl" "$work/samples/softmax/"
+"$temper" bench --from "$work/samples" --suite L1 --time-budget 0.05 --json >"$work/bench_run.json" 2>"$work/bench.err"
+bench_id=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$work/bench_run.json" 2>/dev/null)
+if [ -n "$bench_id" ]; then
+    "$temper" bench --show "$bench_id" --json >"$work/bench_show.json" 2>>"$work/bench.err"
+    "$temper" report --bench "$bench_id" -o "$work/bench_stored.html" 2>"$work/report.err" &&
+        ok "report --bench $bench_id (a stored bench)" || fail "report --bench: $(cat "$work/report.err")"
+    "$python" "$src/tests/report/check_report.py" bench "$work/bench_show.json" "$work/bench_stored.html" ||
+        failures=$((failures + 1))
+else
+    fail "temper bench stored no bench: $(tail -3 "$work/bench.err")"
+fi
+"$temper" report --bench 999 -o "$work/none.html" 2>"$work/e5"
+[ $? -eq 1 ] && [ ! -e "$work/none.html" ] && ok "unknown bench: exit 1, no file" || fail "unknown bench: $(cat "$work/e5")"
 
 "$temper" report --bench-json "$src/tests/report/bench_fixture.json" -o "$work/bench.html" 2>"$work/report.err" &&
     ok "report --bench-json" || fail "report --bench-json: $(cat "$work/report.err")"

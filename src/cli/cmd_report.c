@@ -10,11 +10,12 @@
 #include "cli.h"
 #include "temper/error.h"
 #include "temper/report.h"
+#include "temper/store.h"
 #include "temper/task.h"
 #include "temper/util.h"
 
 static const char usage_line[] =
-    "usage: temper report (--run ID | --task T | --bench-json FILE) -o report.html [--device-key K]\n";
+    "usage: temper report (--run ID | --task T | --bench ID | --bench-json FILE) -o report.html [--device-key K]\n";
 
 static void help(FILE *out)
 {
@@ -26,8 +27,9 @@ static void help(FILE *out)
             "                    evaluations, the table, the best kernel's source against the baseline\n"
             "  --task T          every evaluation of a task on one device (default: the device of its newest\n"
             "                    evaluation; --device-key K picks another), one convergence line per run\n"
-            "  --bench-json FILE a bench, from what `temper bench --json` printed: the fast_p curve and the\n"
-            "                    suite's and tasks' tables\n"
+            "  --bench ID        a bench stored by `temper bench`: the fast_p curve and the suite's and\n"
+            "                    tasks' tables\n"
+            "  --bench-json FILE the same from what `temper bench --json` printed\n"
             "  -o, --out FILE    the HTML file (required; replaced only when the report is complete)\n"
             "  --title TEXT      the page's title\n"
             "  --tasks DIR       where task folders are looked up (the baseline's source)\n\n"
@@ -40,12 +42,14 @@ int cmd_report(int argc, char **argv)
     static const struct option opts[] = {
         {"run", required_argument, 0, 'r'},       {"task", required_argument, 0, 't'},
         {"bench-json", required_argument, 0, 'b'}, {"out", required_argument, 0, 'o'},
+        {"bench", required_argument, 0, 'B'},
         {"device-key", required_argument, 0, 'd'}, {"title", required_argument, 0, 'T'},
         {"tasks", required_argument, 0, 'k'},      {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     struct temper_report_request req = {0};
     const char *out_path = NULL, *tasks_dir = NULL, *bench_path = NULL;
     int selectors = 0, c;
+    long long bench_id = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'r': {
@@ -72,6 +76,17 @@ int cmd_report(int argc, char **argv)
             bench_path = optarg;
             selectors++;
             break;
+        case 'B': {
+            char *end;
+            errno = 0;
+            bench_id = strtoll(optarg, &end, 10);
+            if (errno || end == optarg || *end || bench_id <= 0) {
+                fprintf(stderr, "temper: --bench: '%s' is not a bench id (a positive integer)\n", optarg);
+                return CLI_USAGE;
+            }
+            selectors++;
+            break;
+        }
         case 'o':
             out_path = optarg;
             break;
@@ -96,7 +111,7 @@ int cmd_report(int argc, char **argv)
         if (optind != argc)
             fprintf(stderr, "temper: report takes no file argument ('%s'); use -o FILE\n", argv[optind]);
         else if (selectors != 1)
-            fprintf(stderr, "temper: report needs exactly one of --run ID, --task T and --bench-json FILE\n");
+            fprintf(stderr, "temper: report needs exactly one of --run ID, --task T, --bench ID and --bench-json FILE\n");
         else
             fprintf(stderr, "temper: report needs -o FILE (the HTML file to write)\n");
         fputs(usage_line, stderr);
@@ -117,6 +132,13 @@ int cmd_report(int argc, char **argv)
             return CLI_USAGE;
         }
     } else if ((err = temper_store_open(NULL, &store, msg, sizeof(msg)))) {
+        return cli_error(err, msg);
+    } else if (bench_id && (err = temper_store_bench_get(store, bench_id, &bench, msg, sizeof(msg)))) {
+        temper_store_close(store);
+        if (err == TEMPER_ENOTFOUND) {
+            fprintf(stderr, "temper: %s\n", msg);
+            return CLI_NOT_OK;
+        }
         return cli_error(err, msg);
     }
     /* Written beside its final name and renamed into place once whole. */
