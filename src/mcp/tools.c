@@ -106,6 +106,18 @@ static const struct mcp_tool tools[] = {
      "{\"type\": \"object\", \"properties\": {\"task\": {\"type\": \"string\"}, \"result\": {\"type\": "
      "\"object\"}, \"source\": {\"type\": \"string\"}}, \"required\": [\"task\", \"result\", \"source\"]}",
      1, mcp_tool_best_kernel},
+    {"history", "Past evaluations of a task",
+     "The store's past evaluations, tune runs and benches of a task, newest first: each evaluation's "
+     "verdict, median time, spread, speedup over the baseline, roofline share, parent and origin (the "
+     "operator or client that made it), so an agent can see what was tried and what worked.",
+     "{\"type\": \"object\", \"properties\": {" TASK_NAME_SCHEMA ", \"device\": {\"type\": \"string\", "
+     "\"maxLength\": 255, \"description\": \"A device id (cuda:0), a device key or a backend (cuda, opencl); "
+     "omitted: every device.\"}, \"limit\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 1000, "
+     "\"default\": 50, \"description\": \"Rows at most.\"}}, \"required\": [\"task\"], "
+     "\"additionalProperties\": false}",
+     "{\"type\": \"object\", \"properties\": {\"task\": {\"type\": \"string\"}, \"history\": {\"type\": "
+     "\"array\", \"items\": {\"type\": \"object\"}}}, \"required\": [\"task\", \"history\"]}",
+     1, mcp_tool_history},
 };
 
 const struct mcp_tool *mcp_tools(size_t *n)

@@ -173,3 +173,40 @@ json_t *mcp_tool_best_kernel(struct mcp_call *call, json_t *args)
     free(source);
     return mcp_tool_result(out, text, 0);
 }
+
+json_t *mcp_tool_history(struct mcp_call *call, json_t *args)
+{
+    const struct mcp_config *config = mcp_call_config(call);
+    const char *task = json_string_value(json_object_get(args, "task"));
+    const char *device = json_string_value(json_object_get(args, "device"));
+    json_t *limit = json_object_get(args, "limit");
+    char msg[2048], dir[TEMPER_PATH_MAX];
+    /* A task that does not exist is an error, not an empty history. */
+    int err = temper_task_find(temper_tasks_root(config->tasks_dir), task, dir, sizeof(dir), msg, sizeof(msg));
+    if (err)
+        return mcp_tool_result(NULL, msg, 1);
+    struct temper_store *store = NULL;
+    json_t *rows = NULL;
+    err = temper_store_open(config->store_path, &store, msg, sizeof(msg));
+    if (!err)
+        err = temper_store_history(store, task, device, limit ? (int)json_integer_value(limit) : 50, &rows, msg,
+                                   sizeof(msg));
+    temper_store_close(store);
+    if (err)
+        return mcp_tool_result(NULL, msg, 1);
+    size_t n = json_array_size(rows), evals = 0, correct = 0;
+    json_t *row;
+    size_t i;
+    json_array_foreach(rows, i, row)
+    {
+        if (strcmp(json_string_value(json_object_get(row, "kind")) ?: "", "evaluation"))
+            continue;
+        evals++;
+        correct += !strcmp(json_string_value(json_object_get(row, "verdict")) ?: "", "correct");
+    }
+    char text[512];
+    snprintf(text, sizeof(text), "%zu rows of %s's history, newest first: %zu evaluations (%zu correct); the rows "
+                                 "are in the structured result",
+             n, task, evals, correct);
+    return mcp_tool_result(json_pack("{s:s, s:o}", "task", task, "history", rows), text, 0);
+}

@@ -23,7 +23,7 @@ from driver import Server  # noqa: E402
 
 MODERN = "2026-07-28"
 LEGACY = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
-TOOLS = ["list_tasks", "show_task", "evaluate", "tune", "profile", "best_kernel"]
+TOOLS = ["list_tasks", "show_task", "evaluate", "tune", "profile", "best_kernel", "history"]
 
 
 def meta(version=MODERN, caps=True, **extra):
@@ -382,6 +382,16 @@ class Test:
               "@temper task transpose" in r["structuredContent"]["source"], f"best_kernel: {text_of(r)[:300]}")
         r = s.call("tools/call", {"name": "best_kernel", "arguments": {"task": "gelu"}}, meta=meta())["result"]
         check(r.get("isError") is True, f"best_kernel without results: {text_of(r)[:300]}")
+        # the task's history: this conversation's evaluations, newest first, each with its verdict
+        r = self.tool(s, "history", {"task": "transpose", "limit": 200}, meta=meta())["result"]
+        rows = r["structuredContent"]["history"] if r.get("isError") is not True else []
+        evals = [x for x in rows if x.get("kind") == "evaluation"]
+        check(evals and all(x.get("task", "transpose") == "transpose" for x in evals) and
+              {"correct", "incorrect"} <= {x.get("verdict") for x in evals} and
+              [x["id"] for x in evals] == sorted((x["id"] for x in evals), reverse=True),
+              f"history: {text_of(r)[:300]}")
+        r = s.call("tools/call", {"name": "history", "arguments": {"task": "no_such_task"}}, meta=meta())["result"]
+        check(r.get("isError") is True and "no_such_task" in text_of(r), f"history of no task: {text_of(r)[:300]}")
         # a legacy initialize on the same process is served too (a dual-era server)
         r = s.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                   "clientInfo": {"name": "t", "version": "1"}})
