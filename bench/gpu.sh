@@ -4,7 +4,10 @@
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
 #   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
 #                          floor skips (bench/stream_floor.cu, built there with nvcc: how fast a plain
-#                          read of 117.5 and 470 MB can go under the timing protocol) (default: tests suite throughput fidelity deep); logs and JSON under
+#                          read of 117.5 and 470 MB can go under the timing protocol) peers (every
+#                          L1/L2 task's tunable CUDA candidate tuned, then PyTorch eager,
+#                          torch.compile and Triton's tutorial kernels timed beside temper's best
+#                          and expert: bench/peers.py) (default: tests suite throughput fidelity deep); logs and JSON under
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
 cd "$(dirname "$0")/.."
@@ -205,6 +208,42 @@ if has deep; then
     note "== deep checks"
     timeout 120 $T eval tests/cases/cuda/correct_softmax_warp_shuffle.cu --json --no-store --no-timing --sanitize >"$out/san_ok.json" 2>"$out/san_ok.err"
     python3 bench/gpu_tables.py sanitize "$out/san_ok.json" | tee -a "$summary"
+    pack
+fi
+
+if has peers; then
+    # What a user would pick instead (issue 14). Each L1/L2 task's tunable CUDA candidates are tuned
+    # (PEERS_TUNE_BUDGET evaluations, default 40 = temper tune's default; 7-30 s each on the H200,
+    # about 4 min for the 18 files), the baselines and experts evaluated and stored (about 1 min),
+    # the experts' correctness checked (cublas_smoke), then bench/peers.py times PyTorch eager,
+    # torch.compile and the Triton tutorial kernels at every bench shape (about 2-3 min, mostly
+    # Inductor compiling) and reads temper's numbers from the store. PEERS_TASKS=a,b limits the
+    # peers to some tasks; PEERS_TUNE_FILES replaces the tune list.
+    note "== peers: temper's tuned best and expert beside PyTorch eager, torch.compile and Triton"
+    timeout 60 .gpu/cublas_smoke >"$out/peers_cublas_smoke.log" 2>&1
+    note "cublas_smoke exit $?: $(grep -iE 'tflop|GB/s' "$out/peers_cublas_smoke.log" | sed 's/^ *//' | tr '\n' ';')"
+    tune_list=${PEERS_TUNE_FILES:-"tasks/L1/*/fast.cu tasks/L1/gemv/sweep.cu tasks/L1/sgemm/tiled.cu tasks/L1/hgemm/wgmma.cu tasks/L2/*/fast.cu"}
+    for f in $tune_list; do
+        # gemv: sweep.cu only (fast.cu is its narrower predecessor: RESULTS.md, issue 4)
+        if [ ! -f "$f" ] || [ "$f" = tasks/L1/gemv/fast.cu ]; then continue; fi
+        start=$(date +%s)
+        timeout "${PEERS_TUNE_TIMEOUT:-45}" $T tune "$f" --budget "${PEERS_TUNE_BUDGET:-40}" --screen-budget 0.15 \
+            --full-budget 0.5 --retime 2 --json >"$out/peers_tune_$(echo "$f" | tr '/' '_').json" 2>>"$out/peers_tune.err"
+        echo "$f exit $? in $(($(date +%s) - start)) s" | tee -a "$out/peers_tune.err"
+        pack
+    done
+    # the baselines (and each task's expert beside its baseline), stored so that `temper best`
+    # also answers for tasks with no tunable candidate; TEMPER_EXPERT_TRACE prints each expert's
+    # configurations as timed at its first call (standard error, where the worker's reaches it)
+    TEMPER_EXPERT_TRACE=1 timeout 200 $T eval tasks/L1/*/naive.cu tasks/L2/*/naive.cu --json --time-budget 0.5 \
+        >"$out/peers_suite.jsonl" 2>"$out/peers_suite.err"
+    note "baselines exit $?; expert choices: $(grep -h '^temper expert' "$out/peers_suite.err" | cut -c1-400 | tr '\n' ';')"
+    pack
+    PYTHONUNBUFFERED=1 timeout "${PEERS_TIMEOUT:-300}" python3 bench/peers.py --temper "$T" --suite "$out/peers_suite.jsonl" \
+        --json "$out/peers.json" ${PEERS_TASKS:+--only "$PEERS_TASKS"} >"$out/peers.log" 2>"$out/peers.err"
+    note "peers.py exit $?"
+    sed -n '/^| task/,$p' "$out/peers.log" | tee -a "$summary"
+    tail -3 "$out/peers.err" | cut -c1-300 | tee -a "$summary"
     pack
 fi
 

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""peers_test.py: the parts of bench/peers.py that need no GPU or torch: task.json expressions and
+distributions, every L1 and L2 task's bench arguments, the argument layout each PyTorch peer
+assumes held against task.json, temper's numbers and the table. The torch side runs only on the
+GPU machine (bench/gpu.sh peers); its one test here is skipped where torch is missing.
+
+  python3 tests/peers_test.py SOURCE_DIR"""
+import copy
+import json
+import os
+import sys
+import unittest
+
+SOURCE = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(SOURCE, "bench"))
+import peers  # noqa: E402
+
+TASKS = os.path.join(SOURCE, "tasks")
+
+
+class Expressions(unittest.TestCase):
+    def test_arithmetic(self):
+        env = {"R": 7, "C": 3}
+        self.assertEqual(peers.eval_expr("R*C + 1", env), 22)
+        self.assertEqual(peers.eval_expr("ceil_div(R, C)", env), 3)
+        self.assertEqual(peers.eval_expr("min(R, C) * max(R, C)", env), 21)
+        self.assertEqual(peers.eval_expr("-R / 2", env), -3)  # truncates toward zero
+        self.assertEqual(peers.eval_expr("-R % 2", env), -1)
+        self.assertEqual(peers.eval_expr("R > C && !(R == C)", env), 1)
+        self.assertEqual(peers.eval_expr(4, env), 4)
+
+    def test_errors(self):
+        with self.assertRaises(ValueError):
+            peers.eval_expr("R * Q", {"R": 1})
+        with self.assertRaises(ValueError):
+            peers.eval_expr("R / 0", {"R": 1})
+        with self.assertRaises(ValueError):
+            peers.eval_expr("pow(R, 2)", {"R": 1})
+
+
+class Distributions(unittest.TestCase):
+    def test_forms(self):
+        self.assertEqual(peers.parse_init("normal(0.5,1)", "bf16"), ("normal", 0.5, 1.0))
+        self.assertEqual(peers.parse_init("uniform(0,0.00048828125)", "f32"), ("uniform", 0.0, 0.00048828125))
+        self.assertEqual(peers.parse_init("randint(-127, 127)", "i8"), ("randint", -127, 127))
+        self.assertEqual(peers.parse_init(None, "f32"), ("normal", 0.0, 1.0))
+        self.assertEqual(peers.parse_init(None, "u8"), ("randint", -100, 100))
+
+    def test_bad(self):
+        for text in ("gauss(0,1)", "normal(0)", "randint(a,b)"):
+            with self.assertRaises(ValueError):
+                peers.parse_init(text, "f32")
+
+
+class Tasks(unittest.TestCase):
+    def test_every_task_parses(self):
+        paths = peers.tasks_in(TASKS)
+        self.assertGreaterEqual(len(paths), 21)
+        for path in paths:
+            task = peers.load_task(path)
+            args, sizes = peers.bench_args(task)
+            self.assertEqual([a["name"] for a in args], [a["name"] for a in task["args"]], path)
+            for a in args:
+                if a["role"] == "scalar":
+                    self.assertEqual(a["value"], sizes[a["name"]])
+                    continue
+                self.assertTrue(a["shape"] and all(isinstance(d, int) and d > 0 for d in a["shape"]), (path, a))
+                if a["role"] == "input":
+                    self.assertIn(a["init"][0], ("normal", "uniform", "randint"))
+
+    def test_shape_init_overrides(self):
+        task = peers.load_task(os.path.join(TASKS, "L2", "cross_entropy", "task.json"))
+        args, _ = peers.bench_args(task)
+        label = [a for a in args if a["name"] == "label"][0]
+        self.assertEqual(label["init"], ("randint", 0, 128255))  # the bench shape's own, not the task's
+        self.assertEqual(label["shape"], (4096,))
+
+    def test_every_task_has_a_peer_that_fits(self):
+        for path in peers.tasks_in(TASKS):
+            self.assertEqual(peers.check_peer_layout(peers.load_task(path)), [], path)
+
+    def test_layout_check_fails_on_a_change(self):
+        task = peers.load_task(os.path.join(TASKS, "L1", "transpose", "task.json"))
+        changed = copy.deepcopy(task)
+        changed["args"][0]["shape"] = ["R", "C"]  # y no longer transposed
+        self.assertEqual(len(peers.check_peer_layout(changed)), 1)
+        changed = copy.deepcopy(task)
+        changed["args"][1]["dtype"] = "bf16"
+        self.assertEqual(len(peers.check_peer_layout(changed)), 1)
+        changed["name"] = "no_such_task"
+        self.assertEqual(len(peers.check_peer_layout(changed)), 1)
+
+    def test_missing_scalar(self):
+        task = peers.load_task(os.path.join(TASKS, "L1", "softmax", "task.json"))
+        del task["shapes"]["bench"]["gpu"][0]["C"]
+        with self.assertRaises(ValueError):
+            peers.bench_args(task)
+
+
+class Numbers(unittest.TestCase):
+    def test_temper_numbers_and_table(self):
+        suite = [{"task": "hgemm", "timings": [{"median_ms": 900.0, "expert_median_ms": 1.5, "expert": "cublas_hgemm_bf16"}]},
+                 {"task": "softmax", "timings": [{"median_ms": 0.7}]}, {"task": "gelu", "timings": []}]
+        best = {"hgemm": {"candidate": "tasks/L1/hgemm/wgmma.cu", "options": "-DBM=128",
+                          "timings": [{"median_ms": 1.6, "expert_median_ms": 1.4, "expert": "cublas_hgemm_bf16"}]},
+                "softmax": {"candidate": "tasks/L1/softmax/fast.cu", "options": "", "timings": [{"median_ms": 0.5}]}}
+        nums = peers.temper_numbers(suite, best)
+        self.assertEqual(nums["hgemm"]["tuned_ms"], 1.6)
+        self.assertEqual(nums["hgemm"]["expert_ms"], 1.4)  # the one timed beside the best wins
+        self.assertEqual(nums["softmax"]["baseline_ms"], 0.7)
+        self.assertNotIn("gelu", nums)
+        rows = [{"task": "softmax", "tuned": 0.5, "eager": 0.8, "compile": 0.6, "triton": None},
+                {"task": "hgemm", "tuned": 1.75, "expert": 1.4, "eager": 1.4, "compile": 1.45, "triton": 1.5},
+                {"task": "histogram", "notes": "no peer"}]
+        text = peers.table(rows).splitlines()
+        self.assertEqual(len(text), 5)
+        self.assertIn("| 1.20 |", text[2])  # 0.6 / 0.5: the faster peer over temper's tuned best
+        self.assertIn("| 0.80 | 1.000 |", text[3])  # 1.4 / 1.75; expert / eager
+        self.assertTrue(text[4].startswith("| histogram | - |"))
+
+    def test_jsonl(self):
+        path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers_test_%d.jsonl" % os.getpid())
+        with open(path, "w") as f:
+            f.write(json.dumps({"a": 1}) + "\nnot json\n" + json.dumps({"b": {"c": 2}}, indent=2) + "\n")
+        try:
+            self.assertEqual(peers.jsonl(path), [{"a": 1}, {"b": {"c": 2}}])
+        finally:
+            os.unlink(path)
+
+
+class Torch(unittest.TestCase):
+    def test_peers_on_a_small_shape(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch is not installed here (the GPU machine has it)")
+        if not torch.cuda.is_available():
+            self.skipTest("torch sees no CUDA device")
+        task = peers.load_task(os.path.join(TASKS, "L1", "softmax", "task.json"))
+        task["shapes"]["bench"]["gpu"] = [{"R": 4, "C": 33}]
+        args, _ = peers.bench_args(task)
+        t = peers.make_inputs(torch, args, torch.Generator(device="cuda"))
+        y = peers.peers_for(torch, "softmax", t)["eager"]()
+        self.assertTrue(torch.allclose(y.sum(-1), torch.ones(4, device="cuda")))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
