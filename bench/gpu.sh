@@ -235,13 +235,29 @@ if has peers; then
     # the baselines (and each task's expert beside its baseline), stored so that `temper best`
     # also answers for tasks with no tunable candidate; TEMPER_EXPERT_TRACE prints each expert's
     # configurations as timed at its first call (standard error, where the worker's reaches it)
-    TEMPER_EXPERT_TRACE=1 timeout 200 $T eval tasks/L1/*/naive.cu tasks/L2/*/naive.cu --json --time-budget 0.5 \
+    TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 timeout 200 $T eval tasks/L1/*/naive.cu tasks/L2/*/naive.cu --json --time-budget 0.5 \
         >"$out/peers_suite.jsonl" 2>"$out/peers_suite.err"
     note "baselines exit $?; expert choices: $(grep -h '^temper expert' "$out/peers_suite.err" | cut -c1-400 | tr '\n' ';')"
+    pack
+    # The same experts loaded from PyTorch's own cuBLAS (the worker finds libcublas through
+    # LD_LIBRARY_PATH, which its sandbox lets it read): a difference between the two runs is the
+    # library's version, not the configuration or the protocol.
+    torch_blas=$(python3 -c 'import torch; a = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16); (a @ a).sum().item(); print(next(l.split()[-1].rsplit("/", 1)[0] for l in open("/proc/self/maps") if "libcublasLt" in l))' 2>/dev/null)
+    if [ -n "$torch_blas" ]; then
+        LD_LIBRARY_PATH=$torch_blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 \
+            timeout 120 $T eval tasks/L1/hgemm/naive.cu tasks/L1/sgemm/naive.cu tasks/L1/gemv/naive.cu --json --no-store \
+            --time-budget 0.5 >"$out/peers_torch_blas.jsonl" 2>"$out/peers_torch_blas.err"
+        note "experts with PyTorch's cuBLAS ($torch_blas): exit $?: $(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); t = (r.get("timings") or [{}])[0]
+    print("%s %s ms;" % (r.get("task"), t.get("expert_median_ms")), end=" ")' "$out/peers_torch_blas.jsonl" 2>/dev/null)"
+        note "  choices: $(grep -h '^temper expert' "$out/peers_torch_blas.err" | cut -c1-400 | tr '\n' ';')"
+    fi
     pack
     PYTHONUNBUFFERED=1 timeout "${PEERS_TIMEOUT:-300}" python3 bench/peers.py --temper "$T" --suite "$out/peers_suite.jsonl" \
         --json "$out/peers.json" ${PEERS_TASKS:+--only "$PEERS_TASKS"} >"$out/peers.log" 2>"$out/peers.err"
     note "peers.py exit $?"
+    head -1 "$out/peers.log" | cut -c1-300 | tee -a "$summary"
     sed -n '/^| task/,$p' "$out/peers.log" | tee -a "$summary"
     tail -3 "$out/peers.err" | cut -c1-300 | tee -a "$summary"
     pack

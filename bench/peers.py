@@ -556,9 +556,15 @@ def run_peers(args, tasks, temper):
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 0) or 64 << 20
     flush = torch.empty(max(4 * l2, 256 << 20) // 4, dtype=torch.int32, device="cuda")
-    print("# %s, torch %s, triton %s, L2 %d MiB, flush %d MiB, %d samples per peer" %
-          (props.name, torch.__version__, triton.__version__ if triton else "-", l2 >> 20, flush.numel() * 4 >> 20,
-           args.reps), flush=True)
+    probe = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
+    float((probe @ probe).sum())  # loads cuBLAS, to name the file below
+    try:
+        blas = sorted({line.split()[-1] for line in open("/proc/self/maps") if "libcublasLt" in line})
+    except OSError:
+        blas = []
+    print("# %s, torch %s (CUDA %s, %s), triton %s, L2 %d MiB, flush %d MiB, %d samples per peer" %
+          (props.name, torch.__version__, torch.version.cuda, ", ".join(blas) or "cuBLASLt not seen",
+           triton.__version__ if triton else "-", l2 >> 20, flush.numel() * 4 >> 20, args.reps), flush=True)
     gen = torch.Generator(device="cuda")
     gen.manual_seed(14)
     rows = []

@@ -3,6 +3,7 @@
  * offers for its shape and operands, chosen by timing at the first call and kept. */
 #include "cuda_blas.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,8 +236,19 @@ static int cuda_lt_choose(struct cuda_ctx *c, struct cuda_lt_plan *p, const cubl
     for (int i = first; i < count; i++)
         if (status[i] == CUBLAS_STATUS_SUCCESS && best[i] >= 0.0f && (win < 0 || best[i] < best[win]))
             win = i;
-    if (getenv("TEMPER_EXPERT_TRACE")) {
-        fprintf(stderr, "temper expert %s M=%d N=%d K=%d:", g->rt->name, g->m, g->n, g->k);
+    if (getenv("TEMPER_EXPERT_TRACE")) { /* the library's file and version, then each candidate */
+        Dl_info where;
+        void *sym;
+        memcpy(&sym, &cuda_lt.cublasLtMatmul, sizeof sym);
+        const char *file = dladdr(sym, &where) && where.dli_fname ? where.dli_fname : NULL;
+        void *lib = file ? dlopen(file, RTLD_LAZY | RTLD_NOLOAD) : NULL; /* the loaded one, counted again */
+        void *v = lib ? dlsym(lib, "cublasLtGetVersion") : NULL;
+        size_t (*version)(void) = NULL;
+        memcpy(&version, &v, sizeof v);
+        fprintf(stderr, "temper expert %s M=%d N=%d K=%d (%s, version %zu):", g->rt->name, g->m, g->n, g->k,
+                file ? file : "?", version ? version() : (size_t)0);
+        if (lib)
+            dlclose(lib);
         for (int i = first; i < count; i++)
             fprintf(stderr, " %s%d %.4f ms%s", i ? "lt#" : "cublas", i ? i - 1 : 0, best[i],
                     status[i] == CUBLAS_STATUS_SUCCESS ? "" : " (failed)");
