@@ -15,13 +15,18 @@ Each PyTorch function computes what the task's reference.c computes, from the sa
 parsing, shapes, distributions, the table) are tested by tests/peers_test.py in CI.
 
   python3 bench/peers.py [--tasks DIR] [--temper PATH] [--suite FILE.jsonl] [--reps N] [--json OUT]
-                         [--only NAME,...] [--no-compile] [--no-triton]
+                         [--only NAME,...] [--no-compile] [--no-triton] [--measure | --report]
+
+--measure times the peers and writes their rows to --json; --report (no torch needed) adds temper's
+numbers to those rows and prints the table; neither does both. A SIGTERM (timeout's) while timing
+keeps the rows measured so far.
 """
 import argparse
 import ast
 import glob
 import json
 import math
+import signal
 import os
 import re
 import statistics
@@ -548,7 +553,7 @@ def time_peers(torch, calls, reps, flush):
     return {k: median([a.elapsed_time(b) for a, b in ev]) for k, ev in events.items()}
 
 
-def run_peers(args, tasks, temper):
+def run_peers(args, tasks):
     torch, triton, tl = torch_side()
     torch.backends.cuda.matmul.allow_tf32 = False  # sgemm: FP32, no TF32 (the task's semantics)
     torch.backends.cudnn.allow_tf32 = False  # conv2d likewise
@@ -568,11 +573,23 @@ def run_peers(args, tasks, temper):
     gen = torch.Generator(device="cuda")
     gen.manual_seed(14)
     rows = []
+
+    def stop(signum, frame):
+        raise TimeoutError("stopped by signal %d" % signum)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        measure(args, tasks, rows, torch, triton, kernels, flush, gen)
+    except TimeoutError as e:  # a timeout's SIGTERM: the rows so far stand
+        print("# %s; %d of %d tasks measured" % (e, len(rows), len(tasks)), flush=True)
+    return rows
+
+
+def measure(args, tasks, rows, torch, triton, kernels, flush, gen):
+    """Appends one row per task to rows (so that what is measured stays when a signal stops it)."""
     for path in tasks:
         task = load_task(path)
         name = task["name"]
         row = {"task": name}
-        row.update({"tuned": temper.get(name, {}).get("tuned_ms"), "expert": temper.get(name, {}).get("expert_ms")})
         notes = []
         start = time.time()
         try:
@@ -601,12 +618,16 @@ def run_peers(args, tasks, temper):
                         d = agree(torch, ref, out)
                         if d > (2e-2 if first(ref).dtype in (torch.bfloat16, torch.float16) else 1e-3):
                             notes.append("%s differs from eager by %.2g" % (k, d))
+                except TimeoutError:
+                    raise
                 except Exception as e:  # a peer that cannot run is reported, not fatal
                     notes.append("%s failed: %s" % (k, str(e).splitlines()[0][:80] if str(e) else type(e).__name__))
                     del calls[k]
             times = time_peers(torch, calls, args.reps, flush)
             row.update(times)
             del t, calls, ref
+        except TimeoutError:
+            raise
         except Exception as e:
             notes.append("error: %s" % (str(e).splitlines()[0][:100] if str(e) else type(e).__name__))
         torch.cuda.empty_cache()
@@ -617,8 +638,7 @@ def run_peers(args, tasks, temper):
         rows.append(row)
         print("# %s: %s" % (name, json.dumps({k: v for k, v in row.items() if k != "task"})), flush=True)
         if args.json:
-            json.dump({"rows": rows, "temper": temper}, open(args.json, "w"), indent=1)
-    return rows
+            json.dump({"rows": rows}, open(args.json, "w"), indent=1)
 
 
 def main(argv=None):
@@ -634,6 +654,8 @@ def main(argv=None):
     p.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     p.add_argument("--no-triton", action="store_true", help="skip the Triton tutorial kernels")
     p.add_argument("--list", action="store_true", help="print each task's bench arguments and exit (no torch)")
+    p.add_argument("--measure", action="store_true", help="time the peers only, into --json")
+    p.add_argument("--report", action="store_true", help="no timing: the table from --json's rows and temper's numbers")
     args = p.parse_args(argv)
     tasks = tasks_in(args.tasks)
     if args.only:
@@ -645,6 +667,22 @@ def main(argv=None):
             print(os.path.basename(os.path.dirname(path)), sizes,
                   ["%s:%s%s" % (a["name"], a["dtype"], list(a.get("shape", ()))) for a in spec if a["role"] != "scalar"])
         return 0
+    if not args.report:
+        rows = run_peers(args, tasks)
+        if args.measure:
+            return 0
+    else:
+        try:
+            rows = json.load(open(args.json))["rows"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print("peers.py: --report needs the rows of a --measure run in --json: %s" % e, file=sys.stderr)
+            return 2
+    report(args, tasks, rows)
+    return 0
+
+
+def report(args, tasks, rows):
+    """Adds temper's numbers to the measured rows, prints the table and writes it all to --json."""
     best = {}
     if args.temper:
         for path in tasks:
@@ -658,7 +696,9 @@ def main(argv=None):
                     pass
     suite_rows = [row for s in args.suite for row in jsonl(s)]
     temper = temper_numbers(suite_rows, best)
-    rows = run_peers(args, tasks, temper)
+    for r in rows:
+        r["tuned"] = temper.get(r["task"], {}).get("tuned_ms")
+        r["expert"] = temper.get(r["task"], {}).get("expert_ms")
     print()
     print(table(rows))
     for r in rows:
@@ -667,7 +707,6 @@ def main(argv=None):
             print("tuned best of %s: %s" % (r["task"], by))
     if args.json:
         json.dump({"rows": rows, "temper": temper}, open(args.json, "w"), indent=1)
-    return 0
 
 
 if __name__ == "__main__":

@@ -128,6 +128,42 @@ class Numbers(unittest.TestCase):
             os.unlink(path)
 
 
+class Report(unittest.TestCase):
+    def test_report_joins_measured_rows_and_temper(self):
+        import contextlib
+        import io
+        tmp = os.environ.get("TMPDIR", "/tmp")
+        rows_path = os.path.join(tmp, "peers_test_rows_%d.json" % os.getpid())
+        suite_path = os.path.join(tmp, "peers_test_suite_%d.jsonl" % os.getpid())
+        with open(rows_path, "w") as f:
+            json.dump({"rows": [{"task": "gemv", "eager": 0.04, "compile": 0.05, "notes": "1 s"}]}, f)
+        with open(suite_path, "w") as f:
+            f.write(json.dumps({"task": "gemv", "timings": [{"median_ms": 0.05, "expert_median_ms": 0.036,
+                                                              "expert": "cublas_gemv_bf16"}]}) + "\n")
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                rc = peers.main(["--report", "--json", rows_path, "--suite", suite_path, "--tasks", TASKS,
+                                 "--only", "gemv"])
+            written = json.load(open(rows_path))
+        finally:
+            os.unlink(rows_path)
+            os.unlink(suite_path)
+        self.assertEqual(rc, 0)
+        line = [l for l in out.getvalue().splitlines() if l.startswith("| gemv |")]
+        self.assertEqual(line, ["| gemv | - | 0.036 | 0.04 | 0.05 | - | - | 0.900 | 1 s |"])
+        self.assertEqual(written["rows"][0]["expert"], 0.036)
+
+    def test_report_without_rows(self):
+        import contextlib
+        import io
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            rc = peers.main(["--report", "--json", "/nonexistent/peers.json", "--tasks", TASKS])
+        self.assertEqual(rc, 2)
+        self.assertIn("--report needs", err.getvalue())
+
+
 class Torch(unittest.TestCase):
     def test_peers_on_a_small_shape(self):
         try:
