@@ -359,6 +359,8 @@ static int cuda_lt_plan_make(struct cuda_ctx *c, struct cuda_lt_plan *p, const s
             res[usable++] = res[i];
     if (s == CUBLAS_STATUS_SUCCESS && usable == 0 && kind == CUDA_EXPERT_BIAS_GELU_BF16)
         s = found > 0 ? res[0].state : CUBLAS_STATUS_NOT_SUPPORTED; /* no algorithm for this problem */
+    if (s != CUBLAS_STATUS_SUCCESS && kind != CUDA_EXPERT_BIAS_GELU_BF16)
+        s = CUBLAS_STATUS_SUCCESS, usable = 0; /* cuBLASLt offers nothing here: the plain call alone */
     int err = 0;
     if (s != CUBLAS_STATUS_SUCCESS) {
         char where[192];
