@@ -92,18 +92,21 @@ cross_entropy_fast(__global float *loss, __global const float *logits, __global 
         const float v = x[i];
         absorb(&m, &s, &v, 1);
     }
+    /* two levels, two barriers (a tree would take log2(BLOCK), and each costs a CPU runtime such as
+     * PoCL a pass over the work-group): 16 work-items merge BLOCK/16 pairs each, then one merges those */
     rm[tid] = m;
     rs[tid] = s;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int h = BLOCK / 2; h > 0; h >>= 1) {
-        if (tid < h) {
-            float a = rm[tid], b = rs[tid];
-            merge(&a, &b, rm[tid + h], rs[tid + h]);
-            rm[tid] = a;
-            rs[tid] = b;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+    if (tid < 16) {
+        for (int i = tid + 16; i < BLOCK; i += 16)
+            merge(&m, &s, rm[i], rs[i]);
+        rm[tid] = m;
+        rs[tid] = s;
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
     if (tid == 0)
-        loss[row] = (rm[0] - x[label[row]]) + log(rs[0]);
+        for (int i = 1; i < 16 && i < BLOCK; i++)
+            merge(&m, &s, rm[i], rs[i]);
+    if (tid == 0)
+        loss[row] = (m - x[label[row]]) + log(s);
 }

@@ -12,7 +12,7 @@
 // round-to-nearest-even to bf16.
 // @temper task rmsnorm_rope
 // @temper param TPV 8 4 16 32
-// @temper param HPB 4 8 16 32 1 2
+// @temper param HPB 32 16 8 4 2 1
 // @temper param VEC 8 4 2
 // @temper param REG 1 2 4
 // @temper param TAB 1 0
