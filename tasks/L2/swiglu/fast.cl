@@ -4,8 +4,8 @@
 // (work-item t takes vectors t, t+BLOCK, ...), the last partial tile bounds-checked and the
 // elements past the last whole vector (everything when a pointer is not 2*VEC-byte aligned) done
 // one at a time. GRID = 0: one tile per work-group; GRID = n: a group-stride loop over n groups
-// per compute unit of a 132-unit device. silu(x) = x / (1 + exp(-x)) in fp32 (FAST = 1: native_exp),
-// then one round-to-nearest-even to bf16 on the bits.
+// per compute unit of a 132-unit device. silu(x) in fp32 from e = exp(-|x|) as in fast.cu (FAST = 1:
+// native_exp), then one round-to-nearest-even to bf16 on the bits.
 // @temper task swiglu
 // @temper param VEC 8 4 2
 // @temper param BLOCK 256 128 512 1024
@@ -26,13 +26,16 @@ inline uint f32_to_bf16(float f)
     return b >> 16;
 }
 
+/* silu(x) * v with e = exp(-|x|), which never overflows: x / (1 + e) for x >= 0, x e / (1 + e)
+ * below (as the reference), so that no inf meets a division, with fast math too */
 inline float swiglu1(float x, float v)
 {
 #if FAST
-    return x / (1.0f + native_exp(-x)) * v;
+    const float e = native_exp(-fabs(x));
 #else
-    return x / (1.0f + exp(-x)) * v;
+    const float e = exp(-fabs(x));
 #endif
+    return (x >= 0.0f ? x : x * e) / (1.0f + e) * v;
 }
 
 /* one 32-bit word of g and u (two bf16 each: element 2i in the low half) to one word of y */

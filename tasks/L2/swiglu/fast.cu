@@ -6,8 +6,8 @@
 // last partial tile is bounds-checked, and the < VEC elements past the last whole vector (or
 // everything, if a pointer is not 2*VEC-byte aligned) go through a scalar loop. GRID = 0: one tile
 // per block; GRID = n > 0: a grid-stride loop over n blocks per SM of an H200 (132 SMs).
-// The math is the naive baseline's: silu(x) = x / (1 + exp(-x)) in fp32 (exp(-x) = inf below
-// x = -88.7 gives -0; the exact value is under 1e-36 there), FAST = 1 with the hardware exp
+// The math: silu(x) in fp32 from e = exp(-|x|), x / (1 + e), or x e / (1 + e) for x < 0 (as the
+// reference: no overflow, so fast-math builds stay finite), FAST = 1 with the hardware exp
 // (ex2.approx: a few ulp), then one round-to-nearest-even to bf16 on the bits.
 // @temper task swiglu
 // @temper param VEC 8 4 2
@@ -58,13 +58,16 @@ __device__ __forceinline__ unsigned int f32_to_bf16(float f)
     return b >> 16;
 }
 
+/* silu(x) * v with e = exp(-|x|), which never overflows: x / (1 + e) for x >= 0, x e / (1 + e)
+ * below (as the reference), so that no inf meets a division, with fast math too */
 __device__ __forceinline__ float swiglu1(float x, float v)
 {
 #if FAST
-    return x / (1.0f + __expf(-x)) * v;
+    const float e = __expf(-fabsf(x));
 #else
-    return x / (1.0f + expf(-x)) * v;
+    const float e = expf(-fabsf(x));
 #endif
+    return (x >= 0.0f ? x : x * e) / (1.0f + e) * v;
 }
 
 /* one 32-bit word of g and u (two bf16 each: element 2i in the low half) to one word of y */
