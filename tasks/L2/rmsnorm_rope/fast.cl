@@ -5,7 +5,7 @@
 // work-group, each work-item taking runs of VEC consecutive values of the low and of the high half
 // (when D/2 % VEC == 0, else single values); REG runs per half are kept in private memory, runs
 // past them are read twice. TAB = 1: the token's cos and sin are computed once per work-group into
-// local memory when D/2 <= 1024. Angles pos * pow(500000, -2i/D) in fp32 with the accurate
+// local memory when D/2 <= 1024. Angles pos * pow(500000, -2i/D) in fp32 (fast.cu: in double) with the accurate
 // sincos, sums in fp32, one round-to-nearest-even to bf16.
 // @temper task rmsnorm_rope
 // @temper param TPV 8 4 16 32

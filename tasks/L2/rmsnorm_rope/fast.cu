@@ -7,8 +7,8 @@
 // each half a thread keeps in registers (a vector that does not fit, D/2 > TPV*VEC*REG, is read
 // twice, the second time from L1/L2). TAB = 1: the block's token's cos and sin (D/2 angles, shared
 // by its HPB heads) are computed once into shared memory when D/2 <= 1024; TAB = 0, or a larger
-// D, computes them per element. Angles as the naive baseline: pos * powf(500000, -2i/D) in fp32
-// with the accurate sincosf (they reach 16383 radians); the sum of squares in fp32; one
+// D, computes them per element. Angles pos * 500000^(-2i/D) and their sine and cosine in double
+// (they reach 16383 radians; fast-math builds leave double alone), the rest in fp32; one
 // round-to-nearest-even to bf16.
 // @temper task rmsnorm_rope
 // @temper param TPV 8 4 16 32
@@ -74,14 +74,23 @@ template <int V> __device__ __forceinline__ void store_v(unsigned short *p, cons
     }
 }
 
-/* The angle pos * 500000^(-2i/D)'s cosine and sine, from the table or computed. */
+/* cos and sin of the angle pos * 500000^(-2i/D), computed in double (fast-math builds, which turn
+ * sincosf into the hardware's, leave double alone; the angles reach 16383 radians) */
+__device__ __forceinline__ void angle(int i, float p, int D, float &c, float &s)
+{
+    double sd, cd;
+    sincos((double)p * pow(500000.0, -2.0 * i / D), &sd, &cd);
+    c = (float)cd, s = (float)sd;
+}
+
+/* The angle's cosine and sine, from the table or computed. */
 __device__ __forceinline__ void rot(int i, float p, int D, bool tab, const float *cs, const float *sn, float &c,
                                     float &s)
 {
     if (tab) {
         c = cs[i], s = sn[i];
     } else {
-        sincosf(p * powf(500000.0f, -2.0f * i / D), &s, &c);
+        angle(i, p, D, c, s);
     }
 }
 
@@ -163,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(TPV *HPB)
     const bool tab = TAB && half <= TABMAX;
     if (tab) {
         for (int i = threadIdx.x; i < half; i += TPV * HPB)
-            sincosf(p * powf(500000.0f, -2.0f * i / D), &sn[i], &cs[i]);
+            angle(i, p, D, cs[i], sn[i]);
         __syncthreads();
     }
     const bool live = head < H;
