@@ -1,5 +1,5 @@
 // A tunable fused residual add + LayerNorm for bandwidth (fp32), the OpenCL twin of fast.cu (same
-// knobs and index math; sums over a row go through a local-memory tree instead of warp shuffles):
+// knobs and index math; sums over a row go through local memory in two levels instead of warp shuffles):
 // h = x + r is written once and y from registers when the row fits (C <= TPR*VEC*REG), so x and
 // r are read once; other rows (all rows when REG = 0) read back the h each work-item wrote for
 // the variance and for y. TPR work-items per row (a power of two), RPB rows per work-group, VEC
@@ -27,20 +27,29 @@ typedef float2 vt;
 #define NREG (REG > 0 ? REG : 1)
 
 /* The sum of v over one row's TPR work-items (slot: the row's place in the group), returned to
- * all of them; every work-item of the group calls it the same number of times. */
-inline float row_sum(__local float *red, float v, int tid, int slot)
+ * all of them; every work-item of the group calls it the same number of times, with parity
+ * flipped between calls. Two levels and two barriers (a tree takes log2(TPR), and each barrier
+ * costs a CPU runtime such as PoCL a pass over the work-group): 16 work-items add TPR/16 values
+ * each, then every work-item adds those 16. Consecutive calls use different halves of red, so a
+ * call's writes cannot meet the previous call's reads (the barriers between keep two calls back
+ * apart). */
+inline float row_sum(__local float *red, float v, int tid, int slot, int *parity)
 {
-    __local float *b = red + slot * TPR;
+    __local float *b = red + (*parity * RPB + slot) * (TPR + 16), *part = b + TPR;
+    *parity ^= 1;
     b[tid] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = TPR / 2; s > 0; s >>= 1) {
-        if (tid < s)
-            b[tid] += b[tid + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    if (tid < 16) {
+        float t = 0.0f;
+        for (int i = tid; i < TPR; i += 16)
+            t += b[i];
+        part[tid] = t;
     }
-    const float t = b[0];
-    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read b[0] before the next call writes b */
-    return t;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float total = 0.0f;
+    for (int i = 0; i < 16; i++)
+        total += part[i];
+    return total;
 }
 
 inline float vsum(vt v)
@@ -55,7 +64,7 @@ inline float vsum(vt v)
 /* One row of n elements (n = 0 for a group's rows past R) in VEC-wide accesses (n % VEC == 0). */
 inline void row_vec(__local float *red, __global float *yr, __global float *hr, __global const float *xr,
                     __global const float *rr, __global const float *gamma, __global const float *beta, int n, int C,
-                    int tid, int slot)
+                    int tid, int slot, int *parity)
 {
     const int nv = n / VEC;
     if (REG > 0 && C / VEC <= NREG * TPR) {
@@ -69,14 +78,14 @@ inline void row_vec(__local float *red, __global float *yr, __global float *hr, 
                 s += vsum(hv[k]);
             }
         }
-        const float mean = row_sum(red, s, tid, slot) / (float)C;
+        const float mean = row_sum(red, s, tid, slot, parity) / (float)C;
         float q = 0.0f;
         for (int k = 0; k < NREG; k++)
             if (tid + k * TPR < nv) {
                 const vt d = hv[k] - mean;
                 q += vsum(d * d);
             }
-        const float rstd = rsqrt(row_sum(red, q, tid, slot) / (float)C + 1e-5f);
+        const float rstd = rsqrt(row_sum(red, q, tid, slot, parity) / (float)C + 1e-5f);
         for (int k = 0; k < NREG; k++) {
             const int j = tid + k * TPR;
             if (j < nv)
@@ -96,7 +105,7 @@ inline void row_vec(__local float *red, __global float *yr, __global float *hr, 
             s += vsum(hv);
         }
     }
-    const float mean = row_sum(red, s, tid, slot) / (float)C;
+    const float mean = row_sum(red, s, tid, slot, parity) / (float)C;
     float q = 0.0f;
     for (int k = 0; k < nk; k++) { /* the h this work-item wrote */
         const int j = tid + k * TPR;
@@ -105,7 +114,7 @@ inline void row_vec(__local float *red, __global float *yr, __global float *hr, 
             q += vsum(d * d);
         }
     }
-    const float rstd = rsqrt(row_sum(red, q, tid, slot) / (float)C + 1e-5f);
+    const float rstd = rsqrt(row_sum(red, q, tid, slot, parity) / (float)C + 1e-5f);
     for (int k = 0; k < nk; k++) {
         const int j = tid + k * TPR;
         if (j < nv)
@@ -116,7 +125,7 @@ inline void row_vec(__local float *red, __global float *yr, __global float *hr, 
 /* The same, one float at a time (C % VEC != 0 or a pointer not aligned). */
 inline void row_scalar(__local float *red, __global float *yr, __global float *hr, __global const float *xr,
                        __global const float *rr, __global const float *gamma, __global const float *beta, int n,
-                       int C, int tid, int slot)
+                       int C, int tid, int slot, int *parity)
 {
     float s = 0.0f;
     for (int j = tid; j < n; j += TPR) {
@@ -124,13 +133,13 @@ inline void row_scalar(__local float *red, __global float *yr, __global float *h
         hr[j] = v;
         s += v;
     }
-    const float mean = row_sum(red, s, tid, slot) / (float)C;
+    const float mean = row_sum(red, s, tid, slot, parity) / (float)C;
     float q = 0.0f;
     for (int j = tid; j < n; j += TPR) {
         const float d = hr[j] - mean;
         q += d * d;
     }
-    const float rstd = rsqrt(row_sum(red, q, tid, slot) / (float)C + 1e-5f);
+    const float rstd = rsqrt(row_sum(red, q, tid, slot, parity) / (float)C + 1e-5f);
     for (int j = tid; j < n; j += TPR)
         yr[j] = (hr[j] - mean) * rstd * gamma[j] + beta[j];
 }
@@ -139,20 +148,21 @@ __kernel void __attribute__((reqd_work_group_size(TPR * RPB, 1, 1)))
 add_layernorm_fast(__global float *y, __global float *h, __global const float *x, __global const float *r,
                    __global const float *gamma, __global const float *beta, int R, int C)
 {
-    __local float red[TPR * RPB];
+    __local float red[2 * RPB * (TPR + 16)];
     const int tid = get_local_id(0) % TPR, slot = get_local_id(0) / TPR;
     const int vec = C % VEC == 0 &&
                     ((((size_t)y) | ((size_t)h) | ((size_t)x) | ((size_t)r) | ((size_t)gamma) | ((size_t)beta)) &
                      (4 * VEC - 1)) == 0;
     const int groups = (R + RPB - 1) / RPB;
+    int parity = 0;
     for (int g = get_group_id(0); g < groups; g += get_num_groups(0)) {
         const int rw = g * RPB + slot;
         const int live = rw < R;
         const size_t off = (size_t)(live ? rw : 0) * C;
         const int n = live ? C : 0;
         if (vec)
-            row_vec(red, y + off, h + off, x + off, r + off, gamma, beta, n, C, tid, slot);
+            row_vec(red, y + off, h + off, x + off, r + off, gamma, beta, n, C, tid, slot, &parity);
         else
-            row_scalar(red, y + off, h + off, x + off, r + off, gamma, beta, n, C, tid, slot);
+            row_scalar(red, y + off, h + off, x + off, r + off, gamma, beta, n, C, tid, slot, &parity);
     }
 }

@@ -1,7 +1,7 @@
 // A tunable split-K attention decode step (flash-decoding), the OpenCL counterpart of fast.cu with
 // the same launches, knobs and scratch: the S cached tokens of each head are cut into chunks of
 // CHUNK, one work-group per (head, chunk). Launch 1 (attn_part): one work-item per key computes
-// q.k / sqrt(D) into local memory, local-memory trees give the chunk's max m and the sum l of
+// q.k / sqrt(D) into local memory, local-memory reductions give the chunk's max m and the sum l of
 // p = exp(s - m), and one work-item per output value d sums p * v[., d] over the chunk's keys
 // (consecutive work-items read consecutive values of a row of v); (m, l) and the D-vector go to
 // scratch. Launch 2 (attn_combine): one work-group per head rescales each chunk's partials by
@@ -31,19 +31,27 @@ inline ushort f32_to_bf16(float f)
     return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/* max (is_max) or sum of v over the work-group, to every work-item */
-inline float group_reduce(__local float *red, float v, int is_max)
+/* max (is_max) or sum of v over the work-group, to every work-item, in two levels with two
+ * barriers (a tree takes log2(BLOCK), and each barrier costs a CPU runtime such as PoCL a pass
+ * over the work-group): 16 work-items reduce BLOCK/16 values each, then everyone those 16. The
+ * two calls of a work-group use different halves of red (half), so that the second call's writes
+ * cannot meet the first call's reads. */
+inline float group_reduce(__local float *red, float v, int is_max, int half_)
 {
     const int t = get_local_id(0);
-    red[t] = v;
+    __local float *b = red + half_ * (BLOCK + 16), *part = b + BLOCK;
+    b[t] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = BLOCK / 2; s > 0; s >>= 1) {
-        if (t < s)
-            red[t] = is_max ? fmax(red[t], red[t + s]) : red[t] + red[t + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    if (t < 16) {
+        float r = b[t];
+        for (int i = t + 16; i < BLOCK; i += 16)
+            r = is_max ? fmax(r, b[i]) : r + b[i];
+        part[t] = r;
     }
-    const float r = red[0];
-    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read red[0] before it is reused */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float r = part[0];
+    for (int i = 1; i < 16; i++)
+        r = is_max ? fmax(r, part[i]) : r + part[i];
     return r;
 }
 
@@ -51,7 +59,7 @@ __kernel void __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
 attn_part(__global float *acc, __global float *ml, __global const ushort *q, __global const ushort *k,
           __global const ushort *v, int H, int S, int D)
 {
-    __local float p[CHUNK], red[BLOCK];
+    __local float p[CHUNK], red[2 * (BLOCK + 16)];
     const int nchunk = (S + CHUNK - 1) / CHUNK, gid = get_group_id(0), tid = get_local_id(0);
     const int h = gid / nchunk, c = gid % nchunk;
     const int j0 = c * CHUNK, n = min(CHUNK, S - j0);
@@ -69,14 +77,14 @@ attn_part(__global float *acc, __global float *ml, __global const ushort *q, __g
     float mx = -INFINITY;
     for (int j = tid; j < n; j += BLOCK)
         mx = fmax(mx, p[j]);
-    const float m = group_reduce(red, mx, 1);
+    const float m = group_reduce(red, mx, 1, 0);
     float l = 0.0f;
     for (int j = tid; j < n; j += BLOCK) {
         const float e = exp(p[j] - m);
         p[j] = e;
         l += e;
     }
-    l = group_reduce(red, l, 0); /* its first barrier also publishes p */
+    l = group_reduce(red, l, 0, 1); /* its first barrier also publishes p */
     __global float *out = acc + ((size_t)h * nchunk + c) * D;
     for (int d = tid; d < D; d += BLOCK) {
         float s = 0.0f;
