@@ -213,7 +213,8 @@ fi
 
 if has peers; then
     # What a user would pick instead (issue 14), in this order, so that a call cut short still has
-    # the peers: the experts' correctness (cublas_smoke, 10 s); every L1/L2 baseline evaluated and
+    # the peers: the experts' correctness (cublas_smoke, 10 s); the peers' semantics against the
+    # tasks' C references (tests/peers_test.py, on the CPU, 10 s); every L1/L2 baseline evaluated and
     # stored, each timed with its expert (about 1 min); the GEMM experts again on PyTorch's own
     # cuBLAS (20 s); PyTorch eager, torch.compile and the Triton tutorial kernels timed at every
     # bench shape (bench/peers.py --measure, about 2-3 min, mostly Inductor compiling); then each
@@ -227,6 +228,9 @@ if has peers; then
     peers_start=$(date +%s)
     timeout 60 .gpu/cublas_smoke >"$out/peers_cublas_smoke.log" 2>&1
     note "cublas_smoke exit $?: $(grep -iE 'tflop|GB/s' "$out/peers_cublas_smoke.log" | sed 's/^ *//' | tr '\n' ';')"
+    # every PyTorch peer against its task's reference.c, on the CPU (torch is here, not in CI)
+    timeout 120 python3 tests/peers_test.py "$PWD" >"$out/peers_test.log" 2>&1
+    note "peers_test exit $?: $(tail -1 "$out/peers_test.log"); $(grep -E '^(FAIL|ERROR)|AssertionError' "$out/peers_test.log" | cut -c1-200 | tr '\n' ';')"
     # the baselines (and each task's expert beside its baseline), stored so that `temper best`
     # answers for tasks with no tunable candidate too; TEMPER_EXPERT_TRACE prints each expert's
     # configurations as timed at its first call (the worker's standard error, kept by

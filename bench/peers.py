@@ -222,13 +222,8 @@ def table(rows):
 
 
 def torch_side():
-    """Imports torch and triton (None for triton when it is missing); torch is required."""
+    """Imports torch (required here) and gives the module's triton (None when it is missing)."""
     import torch
-    try:
-        import triton
-        import triton.language as tl
-    except ImportError:
-        triton = tl = None
     return torch, triton, tl
 
 
@@ -236,9 +231,10 @@ TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "i
                 "i64": "int64"}
 
 
-def make_inputs(torch, args, gen):
-    """Device tensors for every output and input, inputs drawn from their distributions (drawn in
-    fp32 or int64 on the device, then rounded to the element type as temper does)."""
+def make_inputs(torch, args, gen, device="cuda"):
+    """Tensors on device for every input (outputs: each peer makes its own), drawn from their
+    distributions (in fp32 or int64, then rounded to the element type as temper does); scalars as
+    ints."""
     t = {}
     for a in args:
         if a["role"] == "scalar":
@@ -249,11 +245,11 @@ def make_inputs(torch, args, gen):
             continue  # each peer makes its own
         kind, lo, hi = a["init"]
         if kind == "randint":
-            v = torch.randint(int(lo), int(hi) + 1, a["shape"], generator=gen, device="cuda", dtype=torch.int64)
+            v = torch.randint(int(lo), int(hi) + 1, a["shape"], generator=gen, device=device, dtype=torch.int64)
         elif kind == "uniform":
-            v = torch.rand(a["shape"], generator=gen, device="cuda", dtype=torch.float32) * (hi - lo) + lo
+            v = torch.rand(a["shape"], generator=gen, device=device, dtype=torch.float32) * (hi - lo) + lo
         else:
-            v = torch.randn(a["shape"], generator=gen, device="cuda", dtype=torch.float32) * hi + lo
+            v = torch.randn(a["shape"], generator=gen, device=device, dtype=torch.float32) * hi + lo
         t[a["name"]] = v.to(dtype)
     return t
 
@@ -382,7 +378,7 @@ def peers_for(torch, name, t):
         half = D // 2
         inv = torch.pow(torch.tensor(500000.0, dtype=torch.float64), -2.0 * torch.arange(half, dtype=torch.float64) / D)
         ang = torch.arange(int(t["pos"].max().item()) + 1, dtype=torch.float64)[:, None] * inv[None, :]
-        cos_t, sin_t = ang.cos().float().cuda(), ang.sin().float().cuda()  # a model's rotary table
+        cos_t, sin_t = ang.cos().float().to(t["q"].device), ang.sin().float().to(t["q"].device)  # a rotary table
         pos = t["pos"].long()
 
         def rms_rope():
@@ -402,11 +398,18 @@ def peers_for(torch, name, t):
 # ---- Triton kernels written after Triton's tutorials (triton-lang.org, python/tutorials) ----
 
 
-def triton_kernels(triton, tl):
-    """The kernels, defined once triton is known to import: softmax after tutorial 02 (fused
-    softmax: one program per row, the whole row in registers), layer norm after tutorial 05 (the
-    forward kernel: one program per row, mean and variance in passes of BLOCK columns), matmul
-    after tutorial 03 (blocked, grouped program order for L2 reuse, autotuned tile configurations)."""
+try:  # the GPU machine has Triton; CI may not, and needs none of this
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = tl = None
+
+# Triton's tutorial kernels, written here after Triton's tutorials (triton-lang.org, python/tutorials):
+# softmax after tutorial 02 (fused softmax: one program per row, the whole row in registers), layer
+# norm after tutorial 05 (the forward kernel: one program per row, mean and variance in passes of
+# BLOCK columns), matmul after tutorial 03 (blocked, grouped program order for L2 reuse, autotuned
+# tile configurations). Defined at module level, where Triton's JIT resolves tl.
+if triton is not None:
 
     @triton.jit
     def softmax_kernel(y_ptr, x_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
@@ -478,7 +481,10 @@ def triton_kernels(triton, tl):
         c_p = c_ptr + cm[:, None].to(tl.int64) * N + cn[None, :]
         tl.store(c_p, acc.to(c_ptr.dtype.element_ty), mask=(cm[:, None] < M) & (cn[None, :] < N))
 
-    return softmax_kernel, layernorm_kernel, matmul_kernel
+
+def triton_kernels():
+    """The three kernels, or None without Triton."""
+    return (softmax_kernel, layernorm_kernel, matmul_kernel) if triton is not None else None
 
 
 def triton_peer(torch, triton, kernels, name, t):
@@ -506,7 +512,7 @@ def triton_peer(torch, triton, kernels, name, t):
         return layernorm
     if name in ("hgemm", "sgemm"):
         M, N, K = t["M"], t["N"], t["K"]
-        c = torch.empty((M, N), dtype=t["A"].dtype, device="cuda")
+        c = torch.empty((M, N), dtype=t["A"].dtype, device=t["A"].device)
 
         def grid(meta):
             return (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
@@ -557,7 +563,7 @@ def run_peers(args, tasks):
     torch, triton, tl = torch_side()
     torch.backends.cuda.matmul.allow_tf32 = False  # sgemm: FP32, no TF32 (the task's semantics)
     torch.backends.cudnn.allow_tf32 = False  # conv2d likewise
-    kernels = triton_kernels(triton, tl) if triton and not args.no_triton else None
+    kernels = None if args.no_triton else triton_kernels()
     props = torch.cuda.get_device_properties(0)
     l2 = getattr(props, "L2_cache_size", 0) or 64 << 20
     flush = torch.empty(max(4 * l2, 256 << 20) // 4, dtype=torch.int32, device="cuda")

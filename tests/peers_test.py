@@ -97,6 +97,19 @@ class Tasks(unittest.TestCase):
             peers.bench_args(task)
 
 
+class CReference(unittest.TestCase):
+    def test_reference_plumbing(self):
+        """The harness the torch test uses: reference.c built and called with temper's layout."""
+        import tempfile
+        with tempfile.TemporaryDirectory() as work:
+            add = c_reference(peers.load_task(os.path.join(TASKS, "L1", "vector_add", "task.json")), work)
+            if add is None:
+                self.skipTest("no C compiler")
+            self.assertEqual(add([3], [[1.0, 2.0, 3.5], [10.0, 20.0, -3.5]], [3]), [[11.0, 22.0, 0.0]])
+            tr = c_reference(peers.load_task(os.path.join(TASKS, "L1", "transpose", "task.json")), work)
+            self.assertEqual(tr([6], [[1, 2, 3, 4, 5, 6]], [2, 3]), [[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]])
+
+
 class Numbers(unittest.TestCase):
     def test_temper_numbers_and_table(self):
         suite = [{"task": "hgemm", "timings": [{"median_ms": 900.0, "expert_median_ms": 1.5, "expert": "cublas_hgemm_bf16"}]},
@@ -164,20 +177,89 @@ class Report(unittest.TestCase):
         self.assertIn("--report needs", err.getvalue())
 
 
+def c_reference(task, workdir):
+    """The task's reference.c built into a shared library, as a callable (outs, ins, scalars) over
+    lists of Python floats; None without a C compiler."""
+    import ctypes
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        return None
+    lib = os.path.join(workdir, task["name"] + ".so")
+    subprocess.run([cc, "-O1", "-shared", "-fPIC", "-o", lib, os.path.join(task["dir"], task.get("reference", "reference.c")),
+                    "-lm"], check=True)
+    fn = ctypes.CDLL(lib).reference
+    dp = ctypes.POINTER(ctypes.c_double)
+
+    def call(out_sizes, ins, scalars):
+        outs = [(ctypes.c_double * max(n, 1))() for n in out_sizes]
+        ins_c = [(ctypes.c_double * max(len(v), 1))(*v) for v in ins]
+        fn((dp * len(outs))(*[ctypes.cast(o, dp) for o in outs]), (dp * max(len(ins_c), 1))(*[ctypes.cast(i, dp) for i in ins_c]),
+           (ctypes.c_longlong * max(len(scalars), 1))(*scalars))
+        return [list(o)[:n] for o, n in zip(outs, out_sizes)]
+    return call
+
+
 class Torch(unittest.TestCase):
-    def test_peers_on_a_small_shape(self):
+    """Each PyTorch peer against the task's own C reference (reference.c, compiled here) on a
+    check shape, on the CPU: the peers compute what temper's tasks define. Skipped without torch
+    (CI); run where torch is installed (any CPU)."""
+
+    def setUp(self):
         try:
-            import torch
+            import torch  # noqa: F401
         except ImportError:
             self.skipTest("torch is not installed here (the GPU machine has it)")
-        if not torch.cuda.is_available():
-            self.skipTest("torch sees no CUDA device")
-        task = peers.load_task(os.path.join(TASKS, "L1", "softmax", "task.json"))
-        task["shapes"]["bench"]["gpu"] = [{"R": 4, "C": 33}]
-        args, _ = peers.bench_args(task)
-        t = peers.make_inputs(torch, args, torch.Generator(device="cuda"))
-        y = peers.peers_for(torch, "softmax", t)["eager"]()
-        self.assertTrue(torch.allclose(y.sum(-1), torch.ones(4, device="cuda")))
+
+    def test_every_peer_matches_its_c_reference(self):
+        import tempfile
+        import torch
+        gen = torch.Generator()
+        gen.manual_seed(3)
+        with tempfile.TemporaryDirectory() as work:
+            for path in peers.tasks_in(TASKS):
+                task = peers.load_task(path)
+                with self.subTest(task=task["name"]):
+                    self.check_task(torch, gen, task, work)
+
+    def check_task(self, torch, gen, task, work):
+        """One task's eager peer on its largest check shape under 300k elements an argument."""
+        best = None
+        for shape in task["shapes"]["check"]:
+            sizes = {k: v for k, v in shape.items() if k != "init"}
+            biggest = max(math_prod(peers.eval_expr(d, sizes) for d in a["shape"]) for a in task["args"]
+                          if a["role"] != "scalar")
+            if biggest <= 300000 and (best is None or biggest > best[0]):
+                best = (biggest, shape)
+        task["shapes"]["bench"]["gpu"] = [best[1]]
+        args, sizes = peers.bench_args(task)
+        t = peers.make_inputs(torch, args, gen, device="cpu")
+        got = peers.peers_for(torch, task["name"], t)["eager"]()
+        got = list(got) if isinstance(got, (tuple, list)) else [got]
+        outs = [a for a in args if a["role"] == "output"]
+        ins = [a for a in args if a["role"] == "input"]
+        ref = c_reference(task, work)
+        if ref is None:
+            self.skipTest("no C compiler")
+        want = ref([math_prod(a["shape"]) for a in outs], [t[a["name"]].double().reshape(-1).tolist() for a in ins],
+                   [a["value"] for a in args if a["role"] == "scalar"])
+        for a, g, w in zip(outs, got, want):
+            g = g.double().reshape(-1)
+            w = torch.tensor(w, dtype=torch.float64)
+            self.assertEqual(g.numel(), w.numel(), (task["name"], a["name"]))
+            scale = max(float(w.abs().max()), 1e-30)
+            err = float((g - w).abs().max()) / scale
+            bound = 2e-2 if a["dtype"] == "bf16" else 1e-4
+            self.assertLess(err, bound, "%s: output %s at %s differs from reference.c by %.3g of its largest"
+                            " value" % (task["name"], a["name"], sizes, err))
+
+
+def math_prod(xs):
+    p = 1
+    for x in xs:
+        p *= int(x)
+    return p
 
 
 if __name__ == "__main__":
