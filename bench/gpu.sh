@@ -260,7 +260,7 @@ for l in open(sys.argv[1]):
         note "  choices: $(grep -h '^temper expert' "$out/peers_torch_blas.err" | cut -c1-400 | tr '\n' ';')"
     fi
     pack
-    PYTHONUNBUFFERED=1 timeout "${PEERS_TIMEOUT:-240}" python3 bench/peers.py --measure --json "$out/peers.json" \
+    PYTHONUNBUFFERED=1 timeout -k 20 "${PEERS_TIMEOUT:-240}" python3 bench/peers.py --measure --json "$out/peers.json" \
         ${PEERS_TASKS:+--only "$PEERS_TASKS"} >"$out/peers.log" 2>"$out/peers.err"
     note "peers.py --measure exit $? after $(($(date +%s) - peers_start)) s"
     head -1 "$out/peers.log" | cut -c1-300 | tee -a "$summary"
