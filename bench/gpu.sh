@@ -214,16 +214,17 @@ fi
 if has peers; then
     # What a user would pick instead (issue 14), in this order, so that a call cut short still has
     # the peers: the experts' correctness (cublas_smoke, 10 s); the peers' semantics against the
-    # tasks' C references (tests/peers_test.py, on the CPU, 10 s); every L1/L2 baseline evaluated and
-    # stored, each timed with its expert (about 1 min); the GEMM experts again on PyTorch's own
-    # cuBLAS (20 s); PyTorch eager, torch.compile and the Triton tutorial kernels timed at every
-    # bench shape (bench/peers.py --measure, about 2-3 min, mostly Inductor compiling); then each
-    # L1/L2 task's tunable CUDA candidate tuned (PEERS_TUNE_BUDGET evaluations, default 40 = temper
-    # tune's default; 5-30 s each on the H200, about 3 min for the 16 files: the new L2 kernels
-    # first, the GEMMs last) while the stage's PEERS_BUDGET_S (default 450 s from the stage's
-    # start) lasts: tunes that do not fit are skipped and say so; last, the table (peers.py
-    # --report, from the store). PEERS_TASKS=a,b limits the peers; PEERS_TUNE_FILES replaces the
-    # tune list.
+    # tasks' C references (tests/peers_test.py, on the CPU, 10 s); every L1/L2 baseline and every
+    # shipped tunable kernel at its default knobs evaluated and stored, each timed with its task's
+    # expert (about 1.5 min); the GEMM experts again on PyTorch's own cuBLAS (20 s); PyTorch eager,
+    # torch.compile and the Triton tutorial kernels timed at every bench shape (bench/peers.py
+    # --measure, at most PEERS_TIMEOUT = 200 s, mostly Inductor compiling); then each L1/L2 task's
+    # tunable CUDA candidate tuned (PEERS_TUNE_BUDGET evaluations, default 40 = temper tune's
+    # default; 5-30 s each on the H200, about 3 min for all 16: the new L2 kernels first, the GEMMs
+    # last) while the stage's PEERS_BUDGET_S (default 420 s from the stage's start) lasts: tunes
+    # that do not fit are skipped and say so, and the default-knob results stand for them; last,
+    # the table (peers.py --report, from the store, 20 s). The whole call: about 8 minutes.
+    # PEERS_TASKS=a,b limits the peers; PEERS_TUNE_FILES replaces the tune list.
     note "== peers: temper's tuned best and expert beside PyTorch eager, torch.compile and Triton"
     peers_start=$(date +%s)
     timeout 60 .gpu/cublas_smoke >"$out/peers_cublas_smoke.log" 2>&1
@@ -237,12 +238,15 @@ if has peers; then
     # TEMPER_WORKER_STDERR)
     # (hgemm and sgemm through their shipped kernels at default knobs, so that the store has a
     # fast kernel for each even if their tunes do not fit; the experts are timed beside them)
+    # Every tunable candidate at its default knobs too, so that each task has its shipped kernel
+    # in the store whichever tunes fit in the time.
     suite_files=$(for f in tasks/L1/*/naive.cu tasks/L2/*/naive.cu; do
         case $f in tasks/L1/hgemm/* | tasks/L1/sgemm/*) ;; *) echo "$f" ;; esac
     done)
     # shellcheck disable=SC2086
-    TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 timeout 200 $T eval $suite_files tasks/L1/hgemm/wgmma.cu \
-        tasks/L1/sgemm/tiled.cu --json --time-budget 0.5 >"$out/peers_suite.jsonl" 2>"$out/peers_suite.err"
+    TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 timeout 240 $T eval $suite_files tasks/L1/*/fast.cu tasks/L2/*/fast.cu \
+        tasks/L1/gemv/sweep.cu tasks/L1/hgemm/wgmma.cu tasks/L1/sgemm/tiled.cu --json --time-budget 0.5 \
+        >"$out/peers_suite.jsonl" 2>"$out/peers_suite.err"
     note "baselines exit $?; expert choices: $(grep -h '^temper expert' "$out/peers_suite.err" | cut -c1-400 | tr '\n' ';')"
     pack
     # The same experts loaded from PyTorch's own cuBLAS (the worker finds libcublas through
@@ -251,7 +255,7 @@ if has peers; then
     torch_blas=$(python3 -c 'import torch; a = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16); (a @ a).sum().item(); print(next(l.split()[-1].rsplit("/", 1)[0] for l in open("/proc/self/maps") if "libcublasLt" in l))' 2>/dev/null)
     if [ -n "$torch_blas" ]; then
         LD_LIBRARY_PATH=$torch_blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 \
-            timeout 120 $T eval tasks/L1/hgemm/wgmma.cu tasks/L1/sgemm/tiled.cu tasks/L1/gemv/naive.cu --json --no-store \
+            timeout 120 $T eval tasks/L1/hgemm/wgmma.cu tasks/L1/sgemm/tiled.cu --json --no-store \
             --time-budget 0.5 >"$out/peers_torch_blas.jsonl" 2>"$out/peers_torch_blas.err"
         note "experts with PyTorch's cuBLAS ($torch_blas): exit $?: $(python3 -c 'import json,sys
 for l in open(sys.argv[1]):
@@ -260,7 +264,7 @@ for l in open(sys.argv[1]):
         note "  choices: $(grep -h '^temper expert' "$out/peers_torch_blas.err" | cut -c1-400 | tr '\n' ';')"
     fi
     pack
-    PYTHONUNBUFFERED=1 timeout -k 20 "${PEERS_TIMEOUT:-240}" python3 bench/peers.py --measure --json "$out/peers.json" \
+    PYTHONUNBUFFERED=1 timeout -k 20 "${PEERS_TIMEOUT:-200}" python3 bench/peers.py --measure --json "$out/peers.json" \
         ${PEERS_TASKS:+--only "$PEERS_TASKS"} >"$out/peers.log" 2>"$out/peers.err"
     note "peers.py --measure exit $? after $(($(date +%s) - peers_start)) s"
     head -1 "$out/peers.log" | cut -c1-300 | tee -a "$summary"
@@ -269,7 +273,7 @@ for l in open(sys.argv[1]):
     for f in $tune_list; do
         # gemv: sweep.cu only (fast.cu is its narrower predecessor: RESULTS.md, issue 4)
         if [ ! -f "$f" ] || [ "$f" = tasks/L1/gemv/fast.cu ]; then continue; fi
-        left=$((${PEERS_BUDGET_S:-450} - ($(date +%s) - peers_start)))
+        left=$((${PEERS_BUDGET_S:-420} - ($(date +%s) - peers_start)))
         if [ "$left" -lt 20 ]; then
             note "tune of $f skipped: the stage's budget is spent"
             continue
