@@ -203,7 +203,7 @@ def fmt(v, digits=4):
 
 def table(rows):
     """The Markdown table: one row per task (dicts with the keys of the header)."""
-    head = ["task", "temper tuned ms", "expert ms", "eager ms", "compile ms", "triton ms", "ratio", "expert/eager",
+    head = ["task", "temper best ms", "expert ms", "eager ms", "compile ms", "triton ms", "ratio", "expert/eager",
             "notes"]
     lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] + ["---:"] * 7 + ["---"]) + " |"]
     for r in rows:
@@ -707,10 +707,14 @@ def report(args, tasks, rows):
         r["expert"] = temper.get(r["task"], {}).get("expert_ms")
     print()
     print(table(rows))
+    print("\nms: medians. temper best: the fastest correct kernel in the store (tuned, or a shipped kernel at"
+          " its default knobs, or the baseline); ratio: the fastest of eager, compile and triton over temper"
+          " best (above 1: temper is faster); expert/eager: the vendor-library expert's time over PyTorch"
+          " eager's (for the GEMMs, cuBLAS as temper calls it against torch.matmul).")
     for r in rows:
         by = temper.get(r["task"], {}).get("tuned_by")
         if by:
-            print("tuned best of %s: %s" % (r["task"], by))
+            print("temper best of %s: %s" % (r["task"], by))
     if args.json:
         json.dump({"rows": rows, "temper": temper}, open(args.json, "w"), indent=1)
 
