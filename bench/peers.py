@@ -652,7 +652,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--tasks", default=os.path.join(here, "..", "tasks"), help="the tasks folder")
     p.add_argument("--temper", default=None, help="temper binary: its tuned bests come from `temper best TASK --json`")
-    p.add_argument("--device", default="cuda:0", help="the device temper best asks about")
+    p.add_argument("--device", default=None, help="the device temper best asks about (default: any; naming one costs"
+                   " a device start per task)")
     p.add_argument("--suite", action="append", default=[], help="temper eval --json output of the baselines")
     p.add_argument("--reps", type=int, default=40, help="timed calls of each peer")
     p.add_argument("--only", default="", help="comma-separated task names")
@@ -693,8 +694,8 @@ def report(args, tasks, rows):
     if args.temper:
         for path in tasks:
             name = load_task(path)["name"]
-            r = subprocess.run([args.temper, "best", name, "--json", "--device", args.device], capture_output=True,
-                               text=True)
+            r = subprocess.run([args.temper, "best", name, "--json"] + (["--device", args.device] if args.device else []),
+                               capture_output=True, text=True)
             if r.returncode == 0:
                 try:
                     best[name] = json.loads(r.stdout)
