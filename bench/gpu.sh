@@ -28,7 +28,9 @@ prepare)
         cp "$BASE_BUILD/temper" .gpu/base/
         [ ! -f "$BASE_BUILD/temper-worker" ] || cp "$BASE_BUILD/temper-worker" .gpu/base/
     fi
-    grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
+    exclude=$(git rev-parse --git-path info/exclude) # .git is a file in a worktree
+    mkdir -p "$(dirname "$exclude")"
+    grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >>"$exclude"
     ls -la .gpu
     exit 0
     ;;
