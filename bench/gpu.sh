@@ -283,7 +283,7 @@ for l in open(sys.argv[1]):
         start=$(date +%s)
         timeout "$((left < 45 ? left : 45))" $T tune "$f" --budget "${PEERS_TUNE_BUDGET:-40}" --screen-budget 0.15 \
             --full-budget 0.5 --retime 2 --json >"$out/peers_tune_$(echo "$f" | tr '/' '_').json" 2>>"$out/peers_tune.err"
-        echo "$f exit $? in $(($(date +%s) - start)) s" | tee -a "$out/peers_tune.err"
+        note "tune $f exit $? in $(($(date +%s) - start)) s"
         pack
     done
     python3 bench/peers.py --report --temper "$T" --suite "$out/peers_suite.jsonl" --json "$out/peers.json" \
