@@ -6,8 +6,9 @@
 // D/2 % VEC == 0 and q, w, out are 2*VEC-byte aligned, else one value at a time. REG: vectors of
 // each half a thread keeps in registers (a vector that does not fit, D/2 > TPV*VEC*REG, is read
 // twice, the second time from L1/L2). TAB = 1: the block's token's cos and sin (D/2 angles, shared
-// by its HPB heads) are computed once into shared memory when D/2 <= 1024; TAB = 0, or a larger
-// D, computes them per element. Angles pos * 500000^(-2i/D) and their sine and cosine in double
+// by its HPB heads) are computed once into shared memory when D/2 <= 1024, while the block's first
+// loads are in flight; TAB = 0, or a larger D, computes them per element. Angles
+// pos * 500000^(-2i/D) and their sine and cosine in double
 // (they reach 16383 radians; fast-math builds leave double alone), the rest in fp32; one
 // round-to-nearest-even to bf16.
 // @temper task rmsnorm_rope
@@ -115,25 +116,34 @@ __device__ __forceinline__ void emit(unsigned short *o, const unsigned short *w,
     store_v<V>(o + half + iv * V, oh);
 }
 
-/* One (token, head) vector; n = 0 for a dead head (past H), which still takes part in the shuffles. */
+/* One (token, head) vector; n = 0 for a dead head (past H), which still takes part in the shuffles
+ * and in filling the table (every thread of the block calls this once, on the same path). */
 template <int V>
 __device__ __forceinline__ void vec_row(unsigned short *o, const unsigned short *qv, const unsigned short *w, int n,
-                                        int D, int lane, float p, bool tab, const float *cs, const float *sn)
+                                        int D, int lane, float p, bool tab, float *cs, float *sn)
 {
     const int half = D / 2, nv = n / 2 / V; /* vectors per half */
     float lo[REG][V], hi[REG][V];
-    float ss = 0.0f;
 #pragma unroll
     for (int k = 0; k < REG; k++) {
         const int iv = lane + k * TPV;
         if (iv < nv) {
             load_v<V>(qv + iv * V, lo[k]);
             load_v<V>(qv + half + iv * V, hi[k]);
+        }
+    }
+    if (tab) { /* the token's angles, while the loads above are in flight */
+        for (int i = threadIdx.x; i < half; i += TPV * HPB)
+            angle(i, p, D, cs[i], sn[i]);
+        __syncthreads();
+    }
+    float ss = 0.0f;
+#pragma unroll
+    for (int k = 0; k < REG; k++)
+        if (lane + k * TPV < nv)
 #pragma unroll
             for (int e = 0; e < V; e++)
                 ss += lo[k][e] * lo[k][e] + hi[k][e] * hi[k][e];
-        }
-    }
     for (int iv = lane + REG * TPV; iv < nv; iv += TPV) { /* past the registers */
         float a[V], b[V];
         load_v<V>(qv + iv * V, a);
@@ -169,12 +179,7 @@ extern "C" __global__ void __launch_bounds__(TPV *HPB)
     const int token = blockIdx.x / groups, head = (blockIdx.x % groups) * HPB + threadIdx.x / TPV;
     const int lane = threadIdx.x % TPV, half = D / 2;
     const float p = (float)pos[token];
-    const bool tab = TAB && half <= TABMAX;
-    if (tab) {
-        for (int i = threadIdx.x; i < half; i += TPV * HPB)
-            angle(i, p, D, cs[i], sn[i]);
-        __syncthreads();
-    }
+    const bool tab = TAB && half <= TABMAX; /* the same for every thread: vec_row fills the table */
     const bool live = head < H;
     const size_t off = ((size_t)token * H + (live ? head : 0)) * D;
     const int n = live ? D : 0;
