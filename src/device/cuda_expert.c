@@ -69,6 +69,9 @@ void cuda_expert_free(struct cuda_ctx *c)
         cuda_cu.cuMemFree(c->cublaslt_workspace);
 }
 
+/* The routines, by the plain call each makes; each runs that call or one of cuBLASLt's algorithms
+ * for the same product, whichever timed fastest (cuda_lt_choose), except the GELU_BIAS one, which
+ * has only cuBLASLt's. */
 enum cuda_expert_kind {
     CUDA_EXPERT_SGEMM,          /* cublasSgemm_v2, fp32 */
     CUDA_EXPERT_GEMM_BF16,      /* cublasGemmEx, bf16 in and out, fp32 compute */
