@@ -437,9 +437,10 @@ static int cuda_gemm_run(struct cuda_ctx *c, const struct cuda_gemm_call *g, cha
  *  - cublaslt_gemm_bias_gelu_bf16: Y[M,N] = gelu_tanh(X[M,K] W[K,N] + bias[N]) in bf16 with fp32
  *    compute (cuBLASLt's GELU_BIAS epilogue); bufs = {Y, X, W, bias}, scalars = {M, N, K}; K = 0
  *    with a non-empty Y is TEMPER_EUNSUPPORTED.
- * The first call of a routine makes the cuBLAS (or cuBLASLt) handle, cuBLASLt's first call on a
- * shape picks its algorithm, and the libraries load their kernels lazily, so callers should warm
- * up before timing. An unknown routine or a library that does not load is TEMPER_EUNSUPPORTED;
+ * The first call of a routine makes the cuBLAS and cuBLASLt handles, and the first call on a shape
+ * and set of operand alignments times the candidate configurations (the plain call and up to 8 of
+ * cuBLASLt's) and keeps the fastest (cuda_gemm_run; the call's output is the kept one's): callers
+ * should warm up before timing. An unknown routine or a library that does not load is TEMPER_EUNSUPPORTED;
  * bad counts, dimensions or buffers too small or misaligned are TEMPER_EINVALID; a failing
  * library call is TEMPER_ELAUNCH. */
 int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
