@@ -234,14 +234,11 @@ if has peers; then
     # every PyTorch peer against its task's reference.c, on the CPU (torch is here, not in CI)
     timeout 120 python3 tests/peers_test.py "$PWD" >"$out/peers_test.log" 2>&1
     note "peers_test exit $?: $(tail -1 "$out/peers_test.log"); $(grep -E '^(FAIL|ERROR)|AssertionError' "$out/peers_test.log" | cut -c1-200 | tr '\n' ';')"
-    # the baselines (and each task's expert beside its baseline), stored so that `temper best`
-    # answers for tasks with no tunable candidate too; TEMPER_EXPERT_TRACE prints each expert's
-    # configurations as timed at its first call (the worker's standard error, kept by
-    # TEMPER_WORKER_STDERR)
-    # (hgemm and sgemm through their shipped kernels at default knobs, so that the store has a
-    # fast kernel for each even if their tunes do not fit; the experts are timed beside them)
-    # Every tunable candidate at its default knobs too, so that each task has its shipped kernel
-    # in the store whichever tunes fit in the time.
+    # The baselines and every shipped tunable kernel at its default knobs (hgemm and sgemm through
+    # those alone: their naive baselines run anyway, as what the kernels are checked against), each
+    # with its task's expert timed beside it, stored, so that `temper best` has a kernel for every
+    # task whichever tunes fit in the time. TEMPER_EXPERT_TRACE prints each expert's configurations
+    # as timed at its first call (the worker's standard error, kept by TEMPER_WORKER_STDERR).
     suite_files=$(for f in tasks/L1/*/naive.cu tasks/L2/*/naive.cu; do
         case $f in tasks/L1/hgemm/* | tasks/L1/sgemm/*) ;; *) echo "$f" ;; esac
     done)
@@ -286,6 +283,7 @@ for l in open(sys.argv[1]):
         note "tune $f exit $? in $(($(date +%s) - start)) s"
         pack
     done
+    python3 bench/gpu_tables.py tune "$out"/peers_tune_*.json >>"$out/peers_tunes.txt" 2>&1
     python3 bench/peers.py --report --temper "$T" --suite "$out/peers_suite.jsonl" --json "$out/peers.json" \
         ${PEERS_TASKS:+--only "$PEERS_TASKS"} >"$out/peers_table.txt" 2>>"$out/peers.err"
     note "peers.py --report exit $? after $(($(date +%s) - peers_start)) s"
