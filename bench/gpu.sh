@@ -4,7 +4,10 @@
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
 #   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
 #                          floor skips (bench/stream_floor.cu, built there with nvcc: how fast a plain
-#                          read of 117.5 and 470 MB can go under the timing protocol) (default: tests suite throughput fidelity deep); logs and JSON under
+#                          read of 117.5 and 470 MB can go under the timing protocol) peers (every
+#                          L1/L2 task's tunable CUDA candidate tuned, then PyTorch eager,
+#                          torch.compile and Triton's tutorial kernels timed beside temper's best
+#                          and expert: bench/peers.py) (default: tests suite throughput fidelity deep); logs and JSON under
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
 cd "$(dirname "$0")/.."
@@ -25,7 +28,9 @@ prepare)
         cp "$BASE_BUILD/temper" .gpu/base/
         [ ! -f "$BASE_BUILD/temper-worker" ] || cp "$BASE_BUILD/temper-worker" .gpu/base/
     fi
-    grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
+    exclude=$(git rev-parse --git-path info/exclude) # .git is a file in a worktree
+    mkdir -p "$(dirname "$exclude")"
+    grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >>"$exclude"
     ls -la .gpu
     exit 0
     ;;
@@ -208,6 +213,84 @@ if has deep; then
     pack
 fi
 
+if has peers; then
+    # What a user would pick instead (issue 14), in this order, so that a call cut short still has
+    # the peers: the experts' correctness (cublas_smoke, 10 s); the peers' semantics against the
+    # tasks' C references (tests/peers_test.py, on the CPU, 10 s); every L1/L2 baseline and every
+    # shipped tunable kernel at its default knobs evaluated and stored, each timed with its task's
+    # expert (about 1.5 min); the GEMM experts again on PyTorch's own cuBLAS (20 s); PyTorch eager,
+    # torch.compile and the Triton tutorial kernels timed at every bench shape (bench/peers.py
+    # --measure, at most PEERS_TIMEOUT = 200 s, mostly Inductor compiling); then each L1/L2 task's
+    # tunable CUDA candidate tuned (PEERS_TUNE_BUDGET evaluations, default 40 = temper tune's
+    # default; 5-30 s each on the H200, about 3 min for all 16: the new L2 kernels first, the GEMMs
+    # last) while the stage's PEERS_BUDGET_S (default 420 s from the stage's start) lasts: tunes
+    # that do not fit are skipped and say so, and the default-knob results stand for them; last,
+    # the table (peers.py --report, from the store, 20 s). The whole call: about 8 minutes.
+    # PEERS_TASKS=a,b limits the peers; PEERS_TUNE_FILES replaces the tune list.
+    note "== peers: temper's tuned best and expert beside PyTorch eager, torch.compile and Triton"
+    peers_start=$(date +%s)
+    timeout 60 .gpu/cublas_smoke >"$out/peers_cublas_smoke.log" 2>&1
+    note "cublas_smoke exit $?: $(grep -iE 'tflop|GB/s' "$out/peers_cublas_smoke.log" | sed 's/^ *//' | tr '\n' ';')"
+    # every PyTorch peer against its task's reference.c, on the CPU (torch is here, not in CI)
+    timeout 120 python3 tests/peers_test.py "$PWD" >"$out/peers_test.log" 2>&1
+    note "peers_test exit $?: $(tail -1 "$out/peers_test.log"); $(grep -E '^(FAIL|ERROR)|AssertionError' "$out/peers_test.log" | cut -c1-200 | tr '\n' ';')"
+    # The baselines and every shipped tunable kernel at its default knobs (hgemm and sgemm through
+    # those alone: their naive baselines run anyway, as what the kernels are checked against), each
+    # with its task's expert timed beside it, stored, so that `temper best` has a kernel for every
+    # task whichever tunes fit in the time. TEMPER_EXPERT_TRACE prints each expert's configurations
+    # as timed at its first call (the worker's standard error, kept by TEMPER_WORKER_STDERR).
+    suite_files=$(for f in tasks/L1/*/naive.cu tasks/L2/*/naive.cu; do
+        case $f in tasks/L1/hgemm/* | tasks/L1/sgemm/*) ;; *) echo "$f" ;; esac
+    done)
+    # shellcheck disable=SC2086
+    TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 timeout 240 $T eval $suite_files tasks/L1/*/fast.cu tasks/L2/*/fast.cu \
+        tasks/L1/gemv/sweep.cu tasks/L1/hgemm/wgmma.cu tasks/L1/sgemm/tiled.cu --json --time-budget 0.5 \
+        >"$out/peers_suite.jsonl" 2>"$out/peers_suite.err"
+    note "baselines exit $?; expert choices: $(grep -h '^temper expert' "$out/peers_suite.err" | cut -c1-400 | tr '\n' ';')"
+    pack
+    # The same experts loaded from PyTorch's own cuBLAS (the worker finds libcublas through
+    # LD_LIBRARY_PATH, which its sandbox lets it read): a difference between the two runs is the
+    # library's version, not the configuration or the protocol.
+    torch_blas=$(python3 -c 'import torch; a = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16); (a @ a).sum().item(); print(next(l.split()[-1].rsplit("/", 1)[0] for l in open("/proc/self/maps") if "libcublasLt" in l))' 2>/dev/null)
+    if [ -n "$torch_blas" ]; then
+        LD_LIBRARY_PATH=$torch_blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 \
+            timeout 120 $T eval tasks/L1/hgemm/wgmma.cu tasks/L1/sgemm/tiled.cu --json --no-store \
+            --time-budget 0.5 >"$out/peers_torch_blas.jsonl" 2>"$out/peers_torch_blas.err"
+        note "experts with PyTorch's cuBLAS ($torch_blas): exit $?: $(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l); t = (r.get("timings") or [{}])[0]
+    print("%s %s ms;" % (r.get("task"), t.get("expert_median_ms")), end=" ")' "$out/peers_torch_blas.jsonl" 2>/dev/null)"
+        note "  choices: $(grep -h '^temper expert' "$out/peers_torch_blas.err" | cut -c1-400 | tr '\n' ';')"
+    fi
+    pack
+    PYTHONUNBUFFERED=1 timeout -k 20 "${PEERS_TIMEOUT:-200}" python3 bench/peers.py --measure --json "$out/peers.json" \
+        ${PEERS_TASKS:+--only "$PEERS_TASKS"} >"$out/peers.log" 2>"$out/peers.err"
+    note "peers.py --measure exit $? after $(($(date +%s) - peers_start)) s"
+    head -1 "$out/peers.log" | cut -c1-300 | tee -a "$summary"
+    pack
+    tune_list=${PEERS_TUNE_FILES:-"tasks/L2/*/fast.cu tasks/L1/*/fast.cu tasks/L1/gemv/sweep.cu tasks/L1/hgemm/wgmma.cu tasks/L1/sgemm/tiled.cu"}
+    for f in $tune_list; do
+        # gemv: sweep.cu only (fast.cu is its narrower predecessor: RESULTS.md, issue 4)
+        if [ ! -f "$f" ] || [ "$f" = tasks/L1/gemv/fast.cu ]; then continue; fi
+        left=$((${PEERS_BUDGET_S:-420} - ($(date +%s) - peers_start)))
+        if [ "$left" -lt 20 ]; then
+            note "tune of $f skipped: the stage's budget is spent"
+            continue
+        fi
+        start=$(date +%s)
+        timeout "$((left < 45 ? left : 45))" $T tune "$f" --budget "${PEERS_TUNE_BUDGET:-40}" --screen-budget 0.15 \
+            --full-budget 0.5 --retime 2 --json >"$out/peers_tune_$(echo "$f" | tr '/' '_').json" 2>>"$out/peers_tune.err"
+        note "tune $f exit $? in $(($(date +%s) - start)) s"
+        pack
+    done
+    python3 bench/gpu_tables.py tune "$out"/peers_tune_*.json >>"$out/peers_tunes.txt" 2>&1
+    python3 bench/peers.py --report --temper "$T" --suite "$out/peers_suite.jsonl" --json "$out/peers.json" \
+        ${PEERS_TASKS:+--only "$PEERS_TASKS"} >"$out/peers_table.txt" 2>>"$out/peers.err"
+    note "peers.py --report exit $? after $(($(date +%s) - peers_start)) s"
+    sed -n '/^| task/,$p' "$out/peers_table.txt" | tee -a "$summary"
+    tail -3 "$out/peers.err" | cut -c1-300 | tee -a "$summary"
+    pack
+fi
 pack
 cat "$summary"
 rm -rf "$work"

@@ -1,195 +1,40 @@
-/* cuda_expert.c: vendor-library experts of the CUDA backend: cuBLAS and cuBLASLt, opened with
- * dlopen at first use, their handles and workspaces, and the routines expert() queues. */
-#include "cuda_impl.h"
+/* cuda_expert.c: vendor-library experts of the CUDA backend: the routines expert() queues through
+ * cuBLAS and cuBLASLt (cuda_blas.c loads them), each run in the fastest configuration the library
+ * offers for its shape and operands, chosen by timing at the first call and kept. */
+#include "cuda_blas.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the slice of cublas_api.h and library_types.h used here (values as in CUDA 13.0; the
- * same in 12.x) ---- */
+/* The GEMM plans chosen so far (cuda_ctx.lt_cache), kept for the context's life: a timed loop on a
+ * shape queues only the matmul, and the choice is made once, at the shape's first (warm-up) call. */
+#define CUDA_LT_PLANS 16     /* plans kept; the least recently used goes when a new one needs room */
+#define CUDA_LT_CANDIDATES 8 /* heuristic results asked for and timed, beside the plain cuBLAS call */
+#define CUDA_LT_ROUNDS 3     /* timed runs of each candidate at selection (the fastest counts) */
 
-enum {
-    CUBLAS_STATUS_SUCCESS = 0,
-    CUBLAS_STATUS_NOT_INITIALIZED = 1,
-    CUBLAS_STATUS_ALLOC_FAILED = 3,
-    CUBLAS_STATUS_INVALID_VALUE = 7,
-    CUBLAS_STATUS_ARCH_MISMATCH = 8,
-    CUBLAS_STATUS_MAPPING_ERROR = 11,
-    CUBLAS_STATUS_EXECUTION_FAILED = 13,
-    CUBLAS_STATUS_INTERNAL_ERROR = 14,
-    CUBLAS_STATUS_NOT_SUPPORTED = 15,
-    CUBLAS_STATUS_LICENSE_ERROR = 16,
+/* One routine at one shape and set of operand alignments, and the configuration chosen for it. */
+struct cuda_lt_plan {
+    int valid;                      /* 1 when the members below describe a plan */
+    int kind;                       /* the routine's enum cuda_expert_kind */
+    int m, n, k;                    /* the row-major problem (a GEMV: m = N, n = 1, k = K) */
+    unsigned align[4];              /* the alignments (bytes, at most 256) of the buffers it was chosen for */
+    int use_cublas;                 /* 1: the plain cuBLAS call won the selection, algo is unused */
+    cublasLtMatmulDesc_t desc;      /* compute type, transposes, epilogue */
+    cublasLtMatrixLayout_t a, b, d; /* column-major layouts of cuBLASLt's A, B and C = D */
+    cublasLtMatmulAlgo_t algo;      /* the fastest heuristic result, when use_cublas is 0 */
+    float best_ms;                  /* the winner's fastest time at selection */
+    unsigned long long used;        /* the cache's clock at the last use (least recently used goes) */
 };
 
-enum {
-    CUBLAS_OP_N = 0,                      /* cublasOperation_t */
-    CUBLAS_OP_T = 1,
-    CUBLAS_DEFAULT_MATH = 0,              /* cublasMath_t: plain fp32, no TF32 */
-    CUBLAS_COMPUTE_32F = 68,              /* cublasComputeType_t */
-    CUBLAS_COMPUTE_32F_FAST_TF32 = 77,    /* inputs rounded to TF32 on tensor cores */
-    CUBLAS_GEMM_DEFAULT = -1,             /* cublasGemmAlgo_t */
-    CUDA_R_32F = 0,                       /* cudaDataType */
-    CUDA_R_16BF = 14,
+/* Every plan of a context. */
+struct cuda_lt_cache {
+    struct cuda_lt_plan plans[CUDA_LT_PLANS]; /* valid ones anywhere in the array */
+    unsigned long long clock;                 /* counts uses */
 };
 
-/* Workspace given to cuBLAS (cublasSetWorkspace), allocated with the handle so that no timed
- * call allocates; 32 MiB is NVIDIA's recommendation for Hopper and later. */
-#define CUDA_CUBLAS_WORKSPACE_BYTES ((size_t)32 * 1024 * 1024)
-
-/* cuBLAS; filled once by cuda_load_cublas, read-only afterwards. */
-struct cuda_cublas_api {
-    cublasStatus_t (*cublasCreate)(cublasHandle_t *handle);
-    cublasStatus_t (*cublasDestroy)(cublasHandle_t handle);
-    cublasStatus_t (*cublasSetStream)(cublasHandle_t handle, CUstream stream);
-    cublasStatus_t (*cublasSetMathMode)(cublasHandle_t handle, int mode);
-    cublasStatus_t (*cublasSgemm)(cublasHandle_t handle, int transa, int transb, int m, int n, int k,
-                                  const float *alpha, const float *a, int lda, const float *b, int ldb,
-                                  const float *beta, float *c, int ldc);
-    cublasStatus_t (*cublasGemmEx)(cublasHandle_t handle, int transa, int transb, int m, int n, int k,
-                                   const void *alpha, const void *a, int a_type, int lda, const void *b, int b_type,
-                                   int ldb, const void *beta, void *c, int c_type, int ldc, int compute_type,
-                                   int algo);
-    /* optional (NULL where the library lacks them) */
-    cublasStatus_t (*cublasSetWorkspace)(cublasHandle_t handle, void *workspace, size_t bytes);
-    const char *(*cublasGetStatusString)(cublasStatus_t status);
-};
-
-static struct cuda_cublas_api cuda_cb;
-static struct cuda_lib cuda_cublas_lib = {PTHREAD_ONCE_INIT, NULL, NULL, 0, ""};
-static const char *const cuda_cublas_names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
-                                                "/usr/local/cuda/lib64/libcublas.so", NULL};
-
-#define CUBLAS_SYM(field, n1) {{n1, NULL, NULL}, &cuda_cb.field}
-
-static void cuda_load_cublas_once(void)
-{
-    static const struct cuda_sym syms[] = {
-        CUBLAS_SYM(cublasCreate, "cublasCreate_v2"),
-        CUBLAS_SYM(cublasDestroy, "cublasDestroy_v2"),
-        CUBLAS_SYM(cublasSetStream, "cublasSetStream_v2"),
-        CUBLAS_SYM(cublasSetMathMode, "cublasSetMathMode"),
-        CUBLAS_SYM(cublasSgemm, "cublasSgemm_v2"),
-        CUBLAS_SYM(cublasGemmEx, "cublasGemmEx"),
-        {{NULL, NULL, NULL}, NULL},
-    };
-    cuda_open_lib(&cuda_cublas_lib, "cuBLAS", cuda_cublas_names, syms);
-    if (cuda_cublas_lib.err)
-        return;
-    void *p = dlsym(cuda_cublas_lib.handle, "cublasSetWorkspace_v2");
-    memcpy(&cuda_cb.cublasSetWorkspace, &p, sizeof p);
-    p = dlsym(cuda_cublas_lib.handle, "cublasGetStatusString");
-    memcpy(&cuda_cb.cublasGetStatusString, &p, sizeof p);
-}
-
-/* Loads libcublas once per process (thread-safe); TEMPER_EUNSUPPORTED with the libraries tried
- * and dlerror's text in msg when it does not load. */
-static int cuda_load_cublas(char *msg, size_t msg_size)
-{
-    pthread_once(&cuda_cublas_lib.once, cuda_load_cublas_once);
-    if (cuda_cublas_lib.err)
-        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED, "%s", cuda_cublas_lib.msg);
-    return 0;
-}
-
-/* ---- the slice of cublasLt.h used here (values as in CUDA 13.0; the same in 12.x) ---- */
-
-typedef struct {
-    cublasLtMatmulAlgo_t algo;
-    size_t workspaceSize;
-    cublasStatus_t state;
-    float wavesCount;
-    int reserved[4];
-} cublasLtMatmulHeuristicResult_t;
-
-enum {
-    CUBLASLT_MATMUL_DESC_EPILOGUE = 7,            /* uint32_t, a cublasLtEpilogue_t */
-    CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,        /* const void * */
-    CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE = 26,     /* int32_t, a cudaDataType */
-    CUBLASLT_EPILOGUE_GELU_BIAS = 36,             /* CUBLASLT_EPILOGUE_GELU (32) | CUBLASLT_EPILOGUE_BIAS (4) */
-    CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, /* uint64_t */
-    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5, /* uint32_t each, default 256 */
-    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES = 6,
-    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES = 7,
-    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES = 8,
-};
-
-/* cuBLASLt's workspace, allocated with its handle (the same size as cuBLAS's). */
-#define CUDA_CUBLASLT_WORKSPACE_BYTES ((size_t)32 * 1024 * 1024)
-
-/* cuBLASLt; filled once by cuda_load_cublaslt, read-only afterwards. */
-struct cuda_cublaslt_api {
-    cublasStatus_t (*cublasLtCreate)(cublasLtHandle_t *handle);
-    cublasStatus_t (*cublasLtDestroy)(cublasLtHandle_t handle);
-    cublasStatus_t (*cublasLtMatmulDescCreate)(cublasLtMatmulDesc_t *desc, int compute_type, int scale_type);
-    cublasStatus_t (*cublasLtMatmulDescDestroy)(cublasLtMatmulDesc_t desc);
-    cublasStatus_t (*cublasLtMatmulDescSetAttribute)(cublasLtMatmulDesc_t desc, int attr, const void *buf,
-                                                     size_t bytes);
-    cublasStatus_t (*cublasLtMatrixLayoutCreate)(cublasLtMatrixLayout_t *layout, int type, uint64_t rows,
-                                                 uint64_t cols, int64_t ld);
-    cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t layout);
-    cublasStatus_t (*cublasLtMatmulPreferenceCreate)(cublasLtMatmulPreference_t *pref);
-    cublasStatus_t (*cublasLtMatmulPreferenceDestroy)(cublasLtMatmulPreference_t pref);
-    cublasStatus_t (*cublasLtMatmulPreferenceSetAttribute)(cublasLtMatmulPreference_t pref, int attr,
-                                                           const void *buf, size_t bytes);
-    cublasStatus_t (*cublasLtMatmulAlgoGetHeuristic)(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
-                                                     cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
-                                                     cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
-                                                     cublasLtMatmulPreference_t pref, int requested,
-                                                     cublasLtMatmulHeuristicResult_t *results, int *returned);
-    cublasStatus_t (*cublasLtMatmul)(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha,
-                                     const void *a, cublasLtMatrixLayout_t a_layout, const void *b,
-                                     cublasLtMatrixLayout_t b_layout, const void *beta, const void *c,
-                                     cublasLtMatrixLayout_t c_layout, void *d, cublasLtMatrixLayout_t d_layout,
-                                     const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspace_bytes,
-                                     CUstream stream);
-    /* optional (NULL where the library lacks it) */
-    const char *(*cublasLtGetStatusString)(cublasStatus_t status);
-};
-
-static struct cuda_cublaslt_api cuda_lt;
-static struct cuda_lib cuda_cublaslt_lib = {PTHREAD_ONCE_INIT, NULL, NULL, 0, ""};
-static const char *const cuda_cublaslt_names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so",
-                                                  "/usr/local/cuda/lib64/libcublasLt.so", NULL};
-
-#define CUBLASLT_SYM(field) {{#field, NULL, NULL}, &cuda_lt.field}
-
-static void cuda_load_cublaslt_once(void)
-{
-    static const struct cuda_sym syms[] = {
-        CUBLASLT_SYM(cublasLtCreate),
-        CUBLASLT_SYM(cublasLtDestroy),
-        CUBLASLT_SYM(cublasLtMatmulDescCreate),
-        CUBLASLT_SYM(cublasLtMatmulDescDestroy),
-        CUBLASLT_SYM(cublasLtMatmulDescSetAttribute),
-        CUBLASLT_SYM(cublasLtMatrixLayoutCreate),
-        CUBLASLT_SYM(cublasLtMatrixLayoutDestroy),
-        CUBLASLT_SYM(cublasLtMatmulPreferenceCreate),
-        CUBLASLT_SYM(cublasLtMatmulPreferenceDestroy),
-        CUBLASLT_SYM(cublasLtMatmulPreferenceSetAttribute),
-        CUBLASLT_SYM(cublasLtMatmulAlgoGetHeuristic),
-        CUBLASLT_SYM(cublasLtMatmul),
-        {{NULL, NULL, NULL}, NULL},
-    };
-    cuda_open_lib(&cuda_cublaslt_lib, "cuBLASLt", cuda_cublaslt_names, syms);
-    if (cuda_cublaslt_lib.err)
-        return;
-    void *p = dlsym(cuda_cublaslt_lib.handle, "cublasLtGetStatusString");
-    memcpy(&cuda_lt.cublasLtGetStatusString, &p, sizeof p);
-}
-
-/* Loads libcublasLt once per process (thread-safe); TEMPER_EUNSUPPORTED with the libraries tried
- * and dlerror's text in msg when it does not load. */
-static int cuda_load_cublaslt(char *msg, size_t msg_size)
-{
-    pthread_once(&cuda_cublaslt_lib.once, cuda_load_cublaslt_once);
-    if (cuda_cublaslt_lib.err)
-        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED, "%s", cuda_cublaslt_lib.msg);
-    return 0;
-}
-
-/* Frees c's cuBLASLt plan's descriptors (cuBLASLt is loaded when a plan exists). */
+/* Frees a plan's descriptors (cuBLASLt is loaded when a plan exists). */
 static void cuda_lt_plan_free(struct cuda_lt_plan *p)
 {
     if (p->desc)
@@ -203,221 +48,30 @@ static void cuda_lt_plan_free(struct cuda_lt_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Frees c's cuBLAS and cuBLASLt handles, their workspaces and the cuBLASLt plan; c's context is
- * current. */
+/* Frees c's cuBLAS and cuBLASLt handles, their workspaces and the plans; c's context is current. */
 void cuda_expert_free(struct cuda_ctx *c)
 {
     if (c->cublas)
         cuda_cb.cublasDestroy(c->cublas); /* waits for its work, before its workspace goes */
     if (c->cublas_workspace)
         cuda_cu.cuMemFree(c->cublas_workspace);
-    if (c->cublaslt) {
+    if (c->cublaslt || c->lt_cache)
         cuda_cu.cuCtxSynchronize(); /* cublasLtDestroy does not wait for queued matmuls using the workspace */
-        cuda_lt_plan_free(&c->lt_plan);
-        cuda_lt.cublasLtDestroy(c->cublaslt);
+    if (c->lt_cache) {
+        for (int i = 0; i < CUDA_LT_PLANS; i++)
+            cuda_lt_plan_free(&c->lt_cache->plans[i]);
+        free(c->lt_cache);
+        c->lt_cache = NULL;
     }
+    if (c->cublaslt)
+        cuda_lt.cublasLtDestroy(c->cublaslt);
     if (c->cublaslt_workspace)
         cuda_cu.cuMemFree(c->cublaslt_workspace);
 }
 
-/* ---- expert baselines (cuBLAS) ---- */
-
-/* The name of a cuBLAS status, as in cublas_api.h. */
-static const char *cuda_cublas_status_name(cublasStatus_t s)
-{
-    switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
-    default: return "CUBLAS_STATUS_UNKNOWN";
-    }
-}
-
-/* Turns a failed cuBLAS or cuBLASLt call into TEMPER_ELAUNCH (TEMPER_ENOMEM for an allocation
- * failure) with "what: CUBLAS_STATUS_X (text)" in msg; text from the library's own describer. */
-static int cuda_blas_fail(cublasStatus_t s, const char *(*describe)(cublasStatus_t), char *msg, size_t msg_size,
-                          const char *what)
-{
-    const char *text = describe ? describe(s) : NULL;
-    return temper_fail(msg, msg_size, s == CUBLAS_STATUS_ALLOC_FAILED ? TEMPER_ENOMEM : TEMPER_ELAUNCH,
-                       "%s: %s (%s, status %d)", what, cuda_cublas_status_name(s), text ? text : "no description",
-                       (int)s);
-}
-
-static int cuda_cublas_fail(cublasStatus_t s, char *msg, size_t msg_size, const char *what)
-{
-    return cuda_blas_fail(s, cuda_cb.cublasGetStatusString, msg, msg_size, what);
-}
-
-static int cuda_cublaslt_fail(cublasStatus_t s, char *msg, size_t msg_size, const char *what)
-{
-    return cuda_blas_fail(s, cuda_lt.cublasLtGetStatusString, msg, msg_size, what);
-}
-
-/* Makes c's cuBLAS handle on first use (c's context is current): on the legacy default stream
- * like every other call here, with plain fp32 math (no TF32 unless a call asks for it) and a
- * workspace of its own, so that no later call allocates. */
-static int cuda_cublas_handle(struct cuda_ctx *c, char *msg, size_t msg_size)
-{
-    if (c->cublas)
-        return 0;
-    cublasHandle_t h = NULL;
-    cublasStatus_t s = cuda_cb.cublasCreate(&h);
-    if (s != CUBLAS_STATUS_SUCCESS)
-        return cuda_cublas_fail(s, msg, msg_size, "cublasCreate_v2");
-    /* the stream first: setting it resets the workspace to cuBLAS's own pool */
-    if ((s = cuda_cb.cublasSetStream(h, NULL)) != CUBLAS_STATUS_SUCCESS) {
-        cuda_cb.cublasDestroy(h);
-        return cuda_cublas_fail(s, msg, msg_size, "cublasSetStream_v2");
-    }
-    if ((s = cuda_cb.cublasSetMathMode(h, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
-        cuda_cb.cublasDestroy(h);
-        return cuda_cublas_fail(s, msg, msg_size, "cublasSetMathMode");
-    }
-    if (cuda_cb.cublasSetWorkspace) {
-        CUdeviceptr ws = 0;
-        CUresult r = cuda_cu.cuMemAlloc(&ws, CUDA_CUBLAS_WORKSPACE_BYTES);
-        if (r != CUDA_SUCCESS) {
-            cuda_cb.cublasDestroy(h);
-            return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "allocating cuBLAS's workspace");
-        }
-        s = cuda_cb.cublasSetWorkspace(h, (void *)(uintptr_t)ws, CUDA_CUBLAS_WORKSPACE_BYTES);
-        if (s != CUBLAS_STATUS_SUCCESS) {
-            cuda_cb.cublasDestroy(h);
-            cuda_cu.cuMemFree(ws);
-            return cuda_cublas_fail(s, msg, msg_size, "cublasSetWorkspace_v2");
-        }
-        c->cublas_workspace = ws;
-    }
-    c->cublas = h;
-    return 0;
-}
-
-/* Makes c's cuBLASLt handle and its workspace on first use (c's context is current). cuBLASLt
- * has no stream or math mode of its own: each cublasLtMatmul names the stream (the legacy
- * default one here) and its compute type. */
-static int cuda_cublaslt_handle(struct cuda_ctx *c, char *msg, size_t msg_size)
-{
-    if (c->cublaslt)
-        return 0;
-    cublasLtHandle_t h = NULL;
-    cublasStatus_t s = cuda_lt.cublasLtCreate(&h);
-    if (s != CUBLAS_STATUS_SUCCESS)
-        return cuda_cublaslt_fail(s, msg, msg_size, "cublasLtCreate");
-    CUdeviceptr ws = 0;
-    CUresult r = cuda_cu.cuMemAlloc(&ws, CUDA_CUBLASLT_WORKSPACE_BYTES);
-    if (r != CUDA_SUCCESS) {
-        cuda_lt.cublasLtDestroy(h);
-        return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "allocating cuBLASLt's workspace");
-    }
-    c->cublaslt = h;
-    c->cublaslt_workspace = ws;
-    return 0;
-}
-
-/* The alignment of a device address in bytes, as cuBLASLt's preferences count it (at most 256). */
-static unsigned cuda_lt_alignment(CUdeviceptr p)
-{
-    unsigned long long low = p & (~p + 1); /* the lowest set bit; 0 for a null pointer */
-    return low == 0 || low > 256 ? 256u : (unsigned)low;
-}
-
-/* Sets up c->lt_plan for the row-major Y[m,n] = gelu_tanh(X[m,k] W[k,n] + bias[n]) in bf16 with
- * fp32 compute, unless the plan already made fits (same sizes and operand alignments). cuBLASLt
- * is column-major, so it computes Y^T (n x m, ld n) = W^T (n x k, ld n) * X^T (k x m, ld k), all
- * untransposed, with the bias along the n rows of Y^T. The algorithm is the heuristic's first
- * choice for the workspace and the actual alignments of the operands (views need not be 256-byte
- * aligned). Descriptors and heuristics cost host time, so the plan is kept: a timed loop of calls
- * on the same shape queues only the matmul. */
-static int cuda_lt_plan_make(struct cuda_ctx *c, int m, int n, int k, CUdeviceptr x, CUdeviceptr w, CUdeviceptr y,
-                             CUdeviceptr bias, char *msg, size_t msg_size)
-{
-    struct cuda_lt_plan *p = &c->lt_plan;
-    const unsigned align[4] = {cuda_lt_alignment(x), cuda_lt_alignment(w), cuda_lt_alignment(y),
-                               cuda_lt_alignment(bias)};
-    if (p->valid && p->m == m && p->n == n && p->k == k && memcmp(p->align, align, sizeof align) == 0)
-        return 0;
-    cuda_lt_plan_free(p);
-    cublasLtMatmulPreference_t pref = NULL;
-    const char *what = "cublasLtMatmulDescCreate";
-    cublasStatus_t s = cuda_lt.cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-    const uint32_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
-    const int32_t bias_type = CUDA_R_16BF;
-    const void *bias_ptr = (const void *)(uintptr_t)bias;
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulDescSetAttribute (epilogue GELU_BIAS)";
-        s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
-    }
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulDescSetAttribute (bias data type bf16)";
-        s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                              sizeof bias_type);
-    }
-    if (s == CUBLAS_STATUS_SUCCESS) { /* the heuristic reads the bias pointer's alignment */
-        what = "cublasLtMatmulDescSetAttribute (bias pointer)";
-        s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
-                                              sizeof bias_ptr);
-    }
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatrixLayoutCreate";
-        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->a, CUDA_R_16BF, (uint64_t)n, (uint64_t)k, n);
-    }
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->b, CUDA_R_16BF, (uint64_t)k, (uint64_t)m, k);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->d, CUDA_R_16BF, (uint64_t)n, (uint64_t)m, n);
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulPreferenceCreate";
-        s = cuda_lt.cublasLtMatmulPreferenceCreate(&pref);
-    }
-    const uint64_t ws_bytes = CUDA_CUBLASLT_WORKSPACE_BYTES;
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulPreferenceSetAttribute";
-        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                    sizeof ws_bytes);
-    }
-    /* A is W, B is X, C and D are Y */
-    const int align_attr[4] = {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    const uint32_t align_val[4] = {align[1], align[0], align[2], align[2]};
-    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; i++)
-        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align_val[i], sizeof align_val[i]);
-    cublasLtMatmulHeuristicResult_t result;
-    memset(&result, 0, sizeof result);
-    int found = 0;
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulAlgoGetHeuristic";
-        s = cuda_lt.cublasLtMatmulAlgoGetHeuristic(c->cublaslt, p->desc, p->a, p->b, p->d, p->d, pref, 1, &result,
-                                              &found);
-        if (s == CUBLAS_STATUS_SUCCESS && found < 1)
-            s = CUBLAS_STATUS_NOT_SUPPORTED; /* no algorithm for this problem */
-        else if (s == CUBLAS_STATUS_SUCCESS)
-            s = result.state;
-    }
-    if (pref)
-        cuda_lt.cublasLtMatmulPreferenceDestroy(pref);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-        cuda_lt_plan_free(p);
-        char where[192];
-        snprintf(where, sizeof where, "cublaslt_gemm_bias_gelu_bf16: %s M=%d N=%d K=%d", what, m, n, k);
-        return cuda_cublaslt_fail(s, msg, msg_size, where);
-    }
-    p->algo = result.algo;
-    p->m = m;
-    p->n = n;
-    p->k = k;
-    memcpy(p->align, align, sizeof align);
-    p->valid = 1;
-    return 0;
-}
-
+/* The routines, by the plain call each makes; each runs that call or one of cuBLASLt's algorithms
+ * for the same product, whichever timed fastest (cuda_lt_choose), except the GELU_BIAS one, which
+ * has only cuBLASLt's. */
 enum cuda_expert_kind {
     CUDA_EXPERT_SGEMM,          /* cublasSgemm_v2, fp32 */
     CUDA_EXPERT_GEMM_BF16,      /* cublasGemmEx, bf16 in and out, fp32 compute */
@@ -454,6 +108,323 @@ static const struct cuda_expert_routine cuda_expert_routines[] = {
     {NULL, 0, 0, NULL, 0, NULL, 0},
 };
 
+/* The alignment of a device address in bytes, as cuBLASLt's preferences count it (at most 256). */
+static unsigned cuda_lt_alignment(CUdeviceptr p)
+{
+    unsigned long long low = p & (~p + 1); /* the lowest set bit; 0 for a null pointer */
+    return low == 0 || low > 256 ? 256u : (unsigned)low;
+}
+
+/* One call of a GEMM routine: what it computes and its buffers' device addresses. */
+struct cuda_gemm_call {
+    const struct cuda_expert_routine *rt; /* the routine */
+    int m, n, k;                          /* the row-major problem (a GEMV: m = N, n = 1, k = K) */
+    CUdeviceptr out, in1, in2, bias;      /* bufs[0..3] (C, A, B; y, W, x; Y, X, W, bias); bias 0 without */
+};
+
+/* Queues the plain cuBLAS call for g (not for the GELU_BIAS routine), as PyTorch's
+ * at::cuda::blas::gemm makes it: row-major C = A * B is the column-major C^T = B^T * A^T, so no
+ * transposes (cublasSgemm for fp32, cublasGemmEx for the rest). *what names the call. */
+static cublasStatus_t cuda_gemm_cublas(const struct cuda_ctx *c, const struct cuda_gemm_call *g, const char **what)
+{
+    const float one = 1.0f, zero = 0.0f;
+    const int ldc = g->n, lda = g->k ? g->k : 1, ldb = g->n; /* leading dimensions of the row-major arrays */
+    const void *a = (const void *)(uintptr_t)g->in1, *b = (const void *)(uintptr_t)g->in2;
+    void *cc = (void *)(uintptr_t)g->out;
+    switch (g->rt->kind) {
+    case CUDA_EXPERT_SGEMM:
+        *what = "cublasSgemm_v2";
+        return cuda_cb.cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->m, g->k, &one, b, ldb, a, lda, &zero,
+                                   cc, ldc);
+    case CUDA_EXPERT_GEMM_BF16:
+        *what = "cublasGemmEx (bf16, fp32 compute)";
+        return cuda_cb.cublasGemmEx(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->m, g->k, &one, b, CUDA_R_16BF, ldb,
+                                    a, CUDA_R_16BF, lda, &zero, cc, CUDA_R_16BF, ldc, CUBLAS_COMPUTE_32F,
+                                    CUBLAS_GEMM_DEFAULT);
+    case CUDA_EXPERT_GEMV_BF16:
+        /* W row-major [N,K] is column-major K x N with ld K; y (N x 1) = W^T x (K x 1) */
+        *what = "cublasGemmEx (bf16 GEMV, fp32 compute)";
+        return cuda_cb.cublasGemmEx(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, g->m, 1, g->k, &one, a, CUDA_R_16BF, lda, b,
+                                    CUDA_R_16BF, lda, &zero, cc, CUDA_R_16BF, g->m, CUBLAS_COMPUTE_32F,
+                                    CUBLAS_GEMM_DEFAULT);
+    case CUDA_EXPERT_GEMM_TF32:
+        *what = "cublasGemmEx (fp32, TF32 compute)";
+        return cuda_cb.cublasGemmEx(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, g->n, g->m, g->k, &one, b, CUDA_R_32F, ldb,
+                                    a, CUDA_R_32F, lda, &zero, cc, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                    CUBLAS_GEMM_DEFAULT);
+    default:
+        *what = "cuBLAS (no plain call for this routine)";
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+}
+
+/* Queues g through cuBLASLt with plan p's descriptors and the algorithm algo. */
+static cublasStatus_t cuda_gemm_lt(const struct cuda_ctx *c, const struct cuda_lt_plan *p,
+                                   const cublasLtMatmulAlgo_t *algo, const struct cuda_gemm_call *g, const char **what)
+{
+    const float one = 1.0f, zero = 0.0f;
+    /* cuBLASLt's A and B: the row-major B and A of a GEMM (W and X with the epilogue), W and x of a GEMV */
+    const int gemv = g->rt->kind == CUDA_EXPERT_GEMV_BF16;
+    const void *lt_a = (const void *)(uintptr_t)(gemv ? g->in1 : g->in2);
+    const void *lt_b = (const void *)(uintptr_t)(gemv ? g->in2 : g->in1);
+    if (g->rt->kind == CUDA_EXPERT_BIAS_GELU_BF16) {
+        const void *bias_ptr = (const void *)(uintptr_t)g->bias;
+        *what = "cublasLtMatmulDescSetAttribute (bias pointer)";
+        cublasStatus_t s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                                  &bias_ptr, sizeof bias_ptr);
+        if (s != CUBLAS_STATUS_SUCCESS)
+            return s;
+    }
+    *what = "cublasLtMatmul";
+    return cuda_lt.cublasLtMatmul(c->cublaslt, p->desc, &one, lt_a, p->a, lt_b, p->b, &zero,
+                                  (const void *)(uintptr_t)g->out, p->d, (void *)(uintptr_t)g->out, p->d, algo,
+                                  (void *)(uintptr_t)c->cublaslt_workspace, CUDA_CUBLASLT_WORKSPACE_BYTES, NULL);
+}
+
+/* Queues candidate i of plan p's selection: 0 the plain cuBLAS call, i >= 1 heuristic result i-1. */
+static cublasStatus_t cuda_gemm_candidate(const struct cuda_ctx *c, const struct cuda_lt_plan *p,
+                                          const cublasLtMatmulHeuristicResult_t *res, int i,
+                                          const struct cuda_gemm_call *g, const char **what)
+{
+    return i == 0 ? cuda_gemm_cublas(c, g, what) : cuda_gemm_lt(c, p, &res[i - 1].algo, g, what);
+}
+
+/* Times every candidate (the plain cuBLAS call where the routine has one, then the heuristic's
+ * nres results): each runs once untimed (the libraries load kernels lazily), then CUDA_LT_ROUNDS
+ * times in turn, timed with events on the legacy default stream; the fastest run of each counts,
+ * and the fastest candidate is kept in p. Its output is left in g's output by one more run. With
+ * TEMPER_EXPERT_TRACE set, every candidate's time goes to standard error. */
+static int cuda_lt_choose(struct cuda_ctx *c, struct cuda_lt_plan *p, const cublasLtMatmulHeuristicResult_t *res,
+                          int nres, const struct cuda_gemm_call *g, char *msg, size_t msg_size)
+{
+    const int first = g->rt->kind == CUDA_EXPERT_BIAS_GELU_BF16 ? 1 : 0, count = nres + 1;
+    float best[CUDA_LT_CANDIDATES + 1];
+    cublasStatus_t status[CUDA_LT_CANDIDATES + 1];
+    const char *what = "cublasLtMatmul";
+    CUevent ev[2] = {NULL, NULL};
+    CUresult r = cuda_cu.cuEventCreate(&ev[0], 0);
+    if (r == CUDA_SUCCESS)
+        r = cuda_cu.cuEventCreate(&ev[1], 0);
+    for (int i = 0; i < count; i++) {
+        best[i] = -1.0f;
+        status[i] = CUBLAS_STATUS_NOT_SUPPORTED;
+        if (r == CUDA_SUCCESS && i >= first)
+            status[i] = cuda_gemm_candidate(c, p, res, i, g, &what);
+    }
+    if (r == CUDA_SUCCESS)
+        r = cuda_cu.cuCtxSynchronize();
+    for (int round = 0; round < CUDA_LT_ROUNDS && r == CUDA_SUCCESS; round++)
+        for (int i = first; i < count && r == CUDA_SUCCESS; i++) {
+            if (status[i] != CUBLAS_STATUS_SUCCESS)
+                continue;
+            float ms = 0.0f;
+            r = cuda_cu.cuEventRecord(ev[0], NULL);
+            if (r == CUDA_SUCCESS && (status[i] = cuda_gemm_candidate(c, p, res, i, g, &what)) != CUBLAS_STATUS_SUCCESS)
+                continue;
+            if (r == CUDA_SUCCESS)
+                r = cuda_cu.cuEventRecord(ev[1], NULL);
+            if (r == CUDA_SUCCESS)
+                r = cuda_cu.cuEventSynchronize(ev[1]);
+            if (r == CUDA_SUCCESS)
+                r = cuda_cu.cuEventElapsedTime(&ms, ev[0], ev[1]);
+            if (r == CUDA_SUCCESS && (best[i] < 0.0f || ms < best[i]))
+                best[i] = ms;
+        }
+    for (int i = 0; i < 2; i++)
+        if (ev[i])
+            cuda_cu.cuEventDestroy(ev[i]);
+    if (r != CUDA_SUCCESS)
+        return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "timing the expert's candidate configurations");
+    int win = -1;
+    for (int i = first; i < count; i++)
+        if (status[i] == CUBLAS_STATUS_SUCCESS && best[i] >= 0.0f && (win < 0 || best[i] < best[win]))
+            win = i;
+    if (getenv("TEMPER_EXPERT_TRACE")) { /* the library's file and version, then each candidate */
+        Dl_info where;
+        void *sym;
+        memcpy(&sym, &cuda_lt.cublasLtMatmul, sizeof sym);
+        const char *file = dladdr(sym, &where) && where.dli_fname ? where.dli_fname : NULL;
+        void *lib = file ? dlopen(file, RTLD_LAZY | RTLD_NOLOAD) : NULL; /* the loaded one, counted again */
+        void *v = lib ? dlsym(lib, "cublasLtGetVersion") : NULL;
+        size_t (*version)(void) = NULL;
+        memcpy(&version, &v, sizeof v);
+        fprintf(stderr, "temper expert %s M=%d N=%d K=%d (%s, version %zu):", g->rt->name, g->m, g->n, g->k,
+                file ? file : "?", version ? version() : (size_t)0);
+        if (lib)
+            dlclose(lib);
+        for (int i = first; i < count; i++)
+            fprintf(stderr, " %s%d %.4f ms%s", i ? "lt#" : "cublas", i ? i - 1 : 0, best[i],
+                    status[i] == CUBLAS_STATUS_SUCCESS ? "" : " (failed)");
+        fprintf(stderr, "; kept %s%d\n", win > 0 ? "lt#" : "cublas", win > 0 ? win - 1 : 0);
+    }
+    if (win < 0) {
+        char where[192];
+        snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d (no candidate configuration ran)", g->rt->name, what, g->m,
+                 g->n, g->k);
+        return cuda_cublaslt_fail(status[first], msg, msg_size, where);
+    }
+    p->use_cublas = win == 0;
+    if (win > 0)
+        p->algo = res[win - 1].algo;
+    p->best_ms = best[win];
+    cublasStatus_t s = cuda_gemm_candidate(c, p, res, win, g, &what); /* the call's own output */
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char where[192];
+        snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d", g->rt->name, what, g->m, g->n, g->k);
+        return cuda_cublaslt_fail(s, msg, msg_size, where);
+    }
+    return 0;
+}
+
+/* Makes a plan for g in p: the cuBLASLt descriptors for the column-major form of the row-major
+ * problem, as PyTorch's at::cuda::blas passes it (cuBLASLt's A is the row-major B, its B the
+ * row-major A, D = C^T, no transposes; a GEMV reads W [N,K] as the column-major K x N transposed),
+ * the heuristic's first CUDA_LT_CANDIDATES results for the workspace and the operands' actual
+ * alignments (views need not be 256-byte aligned), and the fastest of them and the plain cuBLAS
+ * call, timed (cuda_lt_choose), which also leaves g's output. */
+static int cuda_lt_plan_make(struct cuda_ctx *c, struct cuda_lt_plan *p, const struct cuda_gemm_call *g,
+                             const unsigned align[4], char *msg, size_t msg_size)
+{
+    const int kind = g->rt->kind, m = g->m, n = g->n, k = g->k;
+    const int type = kind == CUDA_EXPERT_SGEMM || kind == CUDA_EXPERT_GEMM_TF32 ? CUDA_R_32F : CUDA_R_16BF;
+    const int compute = kind == CUDA_EXPERT_GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    cublasLtMatmulPreference_t pref = NULL;
+    const char *what = "cublasLtMatmulDescCreate";
+    cublasStatus_t s = cuda_lt.cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F);
+    if (kind == CUDA_EXPERT_BIAS_GELU_BF16) {
+        const uint32_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+        const int32_t bias_type = CUDA_R_16BF;
+        const void *bias_ptr = (const void *)(uintptr_t)g->bias;
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            what = "cublasLtMatmulDescSetAttribute (epilogue GELU_BIAS)";
+            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                       sizeof epilogue);
+        }
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            what = "cublasLtMatmulDescSetAttribute (bias data type bf16)";
+            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                       sizeof bias_type);
+        }
+        if (s == CUBLAS_STATUS_SUCCESS) { /* the heuristic reads the bias pointer's alignment */
+            what = "cublasLtMatmulDescSetAttribute (bias pointer)";
+            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                                       sizeof bias_ptr);
+        }
+    }
+    if (kind == CUDA_EXPERT_GEMV_BF16 && s == CUBLAS_STATUS_SUCCESS) {
+        const int32_t op_t = CUBLAS_OP_T;
+        what = "cublasLtMatmulDescSetAttribute (TRANSA)";
+        s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t);
+    }
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        what = "cublasLtMatrixLayoutCreate";
+        if (kind == CUDA_EXPERT_GEMV_BF16) /* W row-major [N,K]: column-major K x N, transposed */
+            s = cuda_lt.cublasLtMatrixLayoutCreate(&p->a, type, (uint64_t)k, (uint64_t)m, k);
+        else
+            s = cuda_lt.cublasLtMatrixLayoutCreate(&p->a, type, (uint64_t)n, (uint64_t)k, n);
+    }
+    /* B: the row-major A read as k x m (x as k x 1 for a GEMV); D: C^T as n x m (y as m x 1) */
+    const int gemv = kind == CUDA_EXPERT_GEMV_BF16;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->b, type, (uint64_t)k, gemv ? 1u : (uint64_t)m, k);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->d, type, gemv ? (uint64_t)m : (uint64_t)n, gemv ? 1u : (uint64_t)m,
+                                               gemv ? m : n);
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        what = "cublasLtMatmulPreferenceCreate";
+        s = cuda_lt.cublasLtMatmulPreferenceCreate(&pref);
+    }
+    const uint64_t ws_bytes = CUDA_CUBLASLT_WORKSPACE_BYTES;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        what = "cublasLtMatmulPreferenceSetAttribute";
+        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                         sizeof ws_bytes);
+    }
+    /* align[] is in buffer order (out, in1, in2); cuBLASLt's A and B are swapped for a GEMM */
+    const int align_attr[4] = {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    const uint32_t align_val[4] = {gemv ? align[1] : align[2], gemv ? align[2] : align[1], align[0], align[0]};
+    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; i++)
+        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align_val[i], sizeof align_val[i]);
+    cublasLtMatmulHeuristicResult_t res[CUDA_LT_CANDIDATES];
+    memset(res, 0, sizeof res);
+    int found = 0;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        what = "cublasLtMatmulAlgoGetHeuristic";
+        s = cuda_lt.cublasLtMatmulAlgoGetHeuristic(c->cublaslt, p->desc, p->a, p->b, p->d, p->d, pref,
+                                                   CUDA_LT_CANDIDATES, res, &found);
+    }
+    if (pref)
+        cuda_lt.cublasLtMatmulPreferenceDestroy(pref);
+    int usable = 0; /* the results whose state is a success, packed to the front */
+    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < found && i < CUDA_LT_CANDIDATES; i++)
+        if (res[i].state == CUBLAS_STATUS_SUCCESS)
+            res[usable++] = res[i];
+    if (s == CUBLAS_STATUS_SUCCESS && usable == 0 && kind == CUDA_EXPERT_BIAS_GELU_BF16)
+        s = found > 0 ? res[0].state : CUBLAS_STATUS_NOT_SUPPORTED; /* no algorithm for this problem */
+    if (s != CUBLAS_STATUS_SUCCESS && kind != CUDA_EXPERT_BIAS_GELU_BF16)
+        s = CUBLAS_STATUS_SUCCESS, usable = 0; /* cuBLASLt offers nothing here: the plain call alone */
+    int err = 0;
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char where[192];
+        snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d", g->rt->name, what, m, n, k);
+        err = cuda_cublaslt_fail(s, msg, msg_size, where);
+    } else
+        err = cuda_lt_choose(c, p, res, usable, g, msg, msg_size);
+    if (err) {
+        cuda_lt_plan_free(p);
+        return err;
+    }
+    p->kind = kind;
+    p->m = m;
+    p->n = n;
+    p->k = k;
+    memcpy(p->align, align, sizeof p->align);
+    p->valid = 1;
+    return 0;
+}
+
+/* Runs g with the plan chosen for its routine, shape and alignments, choosing one (timing the
+ * candidates, which also computes g) at the first call of each. */
+static int cuda_gemm_run(struct cuda_ctx *c, const struct cuda_gemm_call *g, char *msg, size_t msg_size)
+{
+    const unsigned align[4] = {cuda_lt_alignment(g->out), cuda_lt_alignment(g->in1), cuda_lt_alignment(g->in2),
+                               g->bias ? cuda_lt_alignment(g->bias) : 256u};
+    if (!c->lt_cache && !(c->lt_cache = calloc(1, sizeof *c->lt_cache)))
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "%s: no memory for the expert's plans", g->rt->name);
+    struct cuda_lt_cache *cache = c->lt_cache;
+    struct cuda_lt_plan *p = NULL;
+    int victim = -1; /* a free slot, else the least recently used plan */
+    for (int i = 0; i < CUDA_LT_PLANS && !p; i++) {
+        struct cuda_lt_plan *q = &cache->plans[i];
+        if (q->valid && q->kind == (int)g->rt->kind && q->m == g->m && q->n == g->n && q->k == g->k &&
+            memcmp(q->align, align, sizeof align) == 0)
+            p = q;
+        else if (victim < 0 || (cache->plans[victim].valid && (!q->valid || q->used < cache->plans[victim].used)))
+            victim = i;
+    }
+    cache->clock++;
+    if (!p) {
+        struct cuda_lt_plan *q = &cache->plans[victim];
+        if (q->valid) {
+            cuda_cu.cuCtxSynchronize(); /* queued matmuls may still read its descriptors */
+            cuda_lt_plan_free(q);
+        }
+        int err = cuda_lt_plan_make(c, q, g, align, msg, msg_size);
+        q->used = cache->clock;
+        return err;
+    }
+    p->used = cache->clock;
+    const char *what = "cublasLtMatmul";
+    cublasStatus_t s = p->use_cublas ? cuda_gemm_cublas(c, g, &what) : cuda_gemm_lt(c, p, &p->algo, g, &what);
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char where[192];
+        snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d", g->rt->name, what, g->m, g->n, g->k);
+        return p->use_cublas ? cuda_cublas_fail(s, msg, msg_size, where) : cuda_cublaslt_fail(s, msg, msg_size, where);
+    }
+    return 0;
+}
+
 /* Queues the vendor-library routine named routine on the legacy default stream, in order with
  * launches, so that timer_start/timer_stop measure it like a kernel. bufs are borrowed; every
  * array is row-major:
@@ -466,9 +437,10 @@ static const struct cuda_expert_routine cuda_expert_routines[] = {
  *  - cublaslt_gemm_bias_gelu_bf16: Y[M,N] = gelu_tanh(X[M,K] W[K,N] + bias[N]) in bf16 with fp32
  *    compute (cuBLASLt's GELU_BIAS epilogue); bufs = {Y, X, W, bias}, scalars = {M, N, K}; K = 0
  *    with a non-empty Y is TEMPER_EUNSUPPORTED.
- * The first call of a routine makes the cuBLAS (or cuBLASLt) handle, cuBLASLt's first call on a
- * shape picks its algorithm, and the libraries load their kernels lazily, so callers should warm
- * up before timing. An unknown routine or a library that does not load is TEMPER_EUNSUPPORTED;
+ * The first call of a routine makes the cuBLAS and cuBLASLt handles, and the first call on a shape
+ * and set of operand alignments times the candidate configurations (the plain call and up to 8 of
+ * cuBLASLt's) and keeps the fastest (cuda_gemm_run; the call's output is the kept one's): callers
+ * should warm up before timing. An unknown routine or a library that does not load is TEMPER_EUNSUPPORTED;
  * bad counts, dimensions or buffers too small or misaligned are TEMPER_EINVALID; a failing
  * library call is TEMPER_ELAUNCH. */
 int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
@@ -554,79 +526,34 @@ int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *c
             return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: buffer %d (%s) is not aligned to %zu bytes",
                                rt->name, i, rt->buf_names[i], rt->elem_size);
     }
-    const int lt_routine = rt->kind == CUDA_EXPERT_BIAS_GELU_BF16;
-    int err = lt_routine ? cuda_load_cublaslt(msg, msg_size) : cuda_load_cublas(msg, msg_size);
+    const int lt_only = rt->kind == CUDA_EXPERT_BIAS_GELU_BF16;
+    int err = lt_only ? 0 : cuda_load_cublas(msg, msg_size);
+    if (!err)
+        err = cuda_load_cublaslt(msg, msg_size);
     if (err)
         return err;
     if ((err = cuda_check_alive(c, msg, msg_size)) != 0)
         return err;
-    if ((err = lt_routine ? cuda_cublaslt_handle(c, msg, msg_size) : cuda_cublas_handle(c, msg, msg_size)) != 0)
+    if (!lt_only && (err = cuda_cublas_handle(c, msg, msg_size)) != 0)
+        return err;
+    if ((err = cuda_cublaslt_handle(c, msg, msg_size)) != 0)
         return err;
     if (m == 0 || n == 0)
         return 0; /* the output is empty */
-    const int im = (int)m, in = (int)n, ik = (int)k;
-    const float one = 1.0f, zero = 0.0f;
-    char where[192];
-    if (lt_routine) {
-        if (k == 0)
+    const struct cuda_gemm_call g = {rt, (int)m, (int)n, (int)k, bufs[0]->ptr, bufs[1]->ptr, bufs[2]->ptr,
+                                     rt->nbufs > 3 ? bufs[3]->ptr : 0};
+    if (k == 0) {
+        if (lt_only)
             return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED,
                                "%s: K = 0 (Y = gelu(bias)) is not something cuBLASLt computes", rt->name);
-        const CUdeviceptr y = bufs[0]->ptr, x = bufs[1]->ptr, w = bufs[2]->ptr, bias = bufs[3]->ptr;
-        if ((err = cuda_lt_plan_make(c, im, in, ik, x, w, y, bias, msg, msg_size)) != 0)
-            return err;
-        const struct cuda_lt_plan *p = &c->lt_plan;
-        const void *bias_ptr = (const void *)(uintptr_t)bias;
-        cublasStatus_t s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
-                                                             sizeof bias_ptr);
-        const char *what = "cublasLtMatmulDescSetAttribute (bias pointer)";
-        if (s == CUBLAS_STATUS_SUCCESS) {
-            what = "cublasLtMatmul (bf16, fp32 compute, GELU_BIAS epilogue)";
-            s = cuda_lt.cublasLtMatmul(c->cublaslt, p->desc, &one, (const void *)(uintptr_t)w, p->a,
-                                  (const void *)(uintptr_t)x, p->b, &zero, (const void *)(uintptr_t)y, p->d,
-                                  (void *)(uintptr_t)y, p->d, &p->algo, (void *)(uintptr_t)c->cublaslt_workspace,
-                                  CUDA_CUBLASLT_WORKSPACE_BYTES, NULL);
-        }
+        const char *what = "cuBLAS";
+        cublasStatus_t s = cuda_gemm_cublas(c, &g, &what); /* C = 0: nothing to choose */
         if (s != CUBLAS_STATUS_SUCCESS) {
-            snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d", rt->name, what, im, in, ik);
-            return cuda_cublaslt_fail(s, msg, msg_size, where);
+            char where[192];
+            snprintf(where, sizeof where, "%s: %s M=%d N=%d K=0", rt->name, what, g.m, g.n);
+            return cuda_cublas_fail(s, msg, msg_size, where);
         }
         return 0;
     }
-    const int ldc = in, lda = ik ? ik : 1, ldb = in; /* leading dimensions of the row-major arrays */
-    const void *a = (const void *)(uintptr_t)bufs[1]->ptr, *b = (const void *)(uintptr_t)bufs[2]->ptr;
-    void *cc = (void *)(uintptr_t)bufs[0]->ptr;
-    cublasStatus_t s;
-    const char *what;
-    switch (rt->kind) {
-    case CUDA_EXPERT_SGEMM:
-        what = "cublasSgemm_v2";
-        s = cuda_cb.cublasSgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b, ldb, a, lda, &zero, cc, ldc);
-        break;
-    case CUDA_EXPERT_GEMM_BF16:
-        what = "cublasGemmEx (bf16, fp32 compute)";
-        s = cuda_cb.cublasGemmEx(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b, CUDA_R_16BF, ldb, a,
-                            CUDA_R_16BF, lda, &zero, cc, CUDA_R_16BF, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        break;
-    case CUDA_EXPERT_GEMV_BF16:
-        /* W row-major [N,K] is column-major K x N with ld K; y (N x 1) = W^T x (K x 1) */
-        what = "cublasGemmEx (bf16 GEMV, fp32 compute)";
-        s = cuda_cb.cublasGemmEx(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, im, 1, ik, &one, a, CUDA_R_16BF, lda, b,
-                            CUDA_R_16BF, lda, &zero, cc, CUDA_R_16BF, im, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-        break;
-    case CUDA_EXPERT_GEMM_TF32:
-    default:
-        what = "cublasGemmEx (fp32, TF32 compute)";
-        s = cuda_cb.cublasGemmEx(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, im, ik, &one, b, CUDA_R_32F, ldb, a,
-                            CUDA_R_32F, lda, &zero, cc, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F_FAST_TF32,
-                            CUBLAS_GEMM_DEFAULT);
-        break;
-    }
-    if (s != CUBLAS_STATUS_SUCCESS) {
-        if (rt->kind == CUDA_EXPERT_GEMV_BF16)
-            snprintf(where, sizeof where, "%s: %s N=%d K=%d", rt->name, what, im, ik);
-        else
-            snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d", rt->name, what, im, in, ik);
-        return cuda_cublas_fail(s, msg, msg_size, where);
-    }
-    return 0;
+    return cuda_gemm_run(c, &g, msg, msg_size);
 }

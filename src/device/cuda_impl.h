@@ -168,14 +168,8 @@ struct cuda_ctx {
     CUdeviceptr cublas_workspace;  /* its workspace, 0 when cuBLAS uses its own pool */
     cublasLtHandle_t cublaslt;     /* made at the first cuBLASLt expert call, NULL until then */
     CUdeviceptr cublaslt_workspace; /* its workspace, made with it */
-    struct cuda_lt_plan {          /* the last cuBLASLt GEMM + bias + GELU set up, reused while its key holds */
-        int valid;                 /* 1 when the members below describe a plan */
-        int m, n, k;               /* the row-major Y[m,n] = gelu(X[m,k] W[k,n] + bias) */
-        unsigned align[4];         /* the alignments (bytes, at most 256) of X, W, Y and bias it was chosen for */
-        cublasLtMatmulDesc_t desc; /* GELU_BIAS epilogue; the bias pointer is set again at every call */
-        cublasLtMatrixLayout_t a, b, d; /* W^T (n x k), X^T (k x m), Y^T (n x m), column-major */
-        cublasLtMatmulAlgo_t algo; /* cublasLtMatmulAlgoGetHeuristic's first choice */
-    } lt_plan;
+    struct cuda_lt_cache *lt_cache; /* the GEMM plans chosen so far, per routine, shape and alignments
+                                     * (cuda_expert.c); NULL until the first expert call */
     CUresult fault;                /* the first kernel fault seen, CUDA_SUCCESS while none */
     char fault_msg[256];           /* its text, repeated by every later failing call */
 };

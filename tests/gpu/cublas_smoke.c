@@ -2,8 +2,9 @@
  * real GPU, through temper_cuda_ops alone. It opens device 0, checks cublas_sgemm (and
  * cublas_hgemm_bf16), cublas_gemv_bf16 and cublaslt_gemm_bias_gelu_bf16 against double-precision
  * references on odd shapes, times cublas_sgemm at 4096^3, the bf16 tensor-core probe at 8192^3,
- * the bf16 GEMV at 4096 x 14336 and the GEMM + bias + GELU at 8192 x 16384 x 4096, and checks
- * that bad arguments are refused.
+ * the bf16 GEMV at 4096 x 14336 and the GEMM + bias + GELU at 8192 x 16384 x 4096, checks
+ * that bad arguments are refused, and that the plans the experts keep (one per routine, shape and
+ * alignment) compute the right shape over more shapes than are kept.
  * Exit status: 0 all passed, 1 a step failed, 77 no CUDA device (skipped). */
 #include <math.h>
 #include <stdint.h>
@@ -190,6 +191,70 @@ static void check_correctness(void *ctx)
              err ? msg : "");
     step(err == 0 && eb < 4e-3, "cublas_hgemm_bf16 matches a double reference", detail);
     release3(ctx, bufs);
+    free(a);
+    free(b);
+    free(c);
+    free(ah);
+    free(bh);
+    free(ch);
+}
+
+/* The expert keeps a plan (the configuration chosen by timing) per routine, shape and operand
+ * alignments, 16 at most: 20 bf16 GEMM shapes, odd ones on views 2 bytes past a 256-byte
+ * boundary, then the first 6 again (their plans evicted and made anew), each checked against a
+ * double reference; a plan found under a wrong key would compute the wrong shape or read past an
+ * alignment it was not chosen for. */
+static void check_plan_cache(void *ctx)
+{
+    enum { MAXD = 80, SHAPES = 20, CALLS = 26 };
+    char msg[1024] = "", detail[1200];
+    struct temper_dbuf *whole[3], *bufs[3] = {NULL, NULL, NULL};
+    const size_t bytes = 2 * (size_t)MAXD * MAXD + 256;
+    int err = alloc3(ctx, bytes, bytes, bytes, whole, msg, sizeof msg);
+    float *a = malloc(sizeof(float) * MAXD * MAXD), *b = malloc(sizeof(float) * MAXD * MAXD);
+    float *c = malloc(sizeof(float) * MAXD * MAXD);
+    uint16_t *ah = malloc(2 * MAXD * MAXD), *bh = malloc(2 * MAXD * MAXD), *ch = malloc(2 * MAXD * MAXD);
+    double worst = 0;
+    int call = 0;
+    for (; !err && call < CALLS; call++) {
+        const int i = call % SHAPES, m = 5 + 3 * i, n = 7 + 2 * i, k = 9 + 3 * i;
+        const size_t off = i % 2 ? 2 : 0;
+        for (int j = 0; j < m * k; j++)
+            a[j] = from_bf16(ah[j] = to_bf16(uniform()));
+        for (int j = 0; j < k * n; j++)
+            b[j] = from_bf16(bh[j] = to_bf16(uniform()));
+        const size_t need[3] = {2 * (size_t)m * n, 2 * (size_t)m * k, 2 * (size_t)k * n};
+        for (int j = 0; !err && j < 3; j++)
+            err = ops->view(ctx, whole[j], off, need[j], &bufs[j], msg, sizeof msg);
+        if (!err)
+            err = ops->write(ctx, bufs[1], 0, ah, need[1], msg, sizeof msg);
+        if (!err)
+            err = ops->write(ctx, bufs[2], 0, bh, need[2], msg, sizeof msg);
+        const int64_t dims[3] = {m, n, k};
+        if (!err)
+            err = ops->expert(ctx, "cublas_hgemm_bf16", 3, bufs, 3, dims, msg, sizeof msg);
+        if (!err)
+            err = ops->read(ctx, bufs[0], 0, ch, need[0], msg, sizeof msg);
+        for (int j = 0; !err && j < m * n; j++)
+            c[j] = from_bf16(ch[j]);
+        if (!err) {
+            double e = gemm_max_rel_error(c, a, b, m, n, k);
+            worst = e > worst ? e : worst;
+            if (e >= 4e-3)
+                snprintf(msg, sizeof msg, "call %d (M=%d N=%d K=%d, offset %zu): error %.3g", call, m, n, k, off, e);
+        }
+        for (int j = 0; j < 3; j++) {
+            ops->release(ctx, bufs[j]);
+            bufs[j] = NULL;
+        }
+        if (!err && worst >= 4e-3)
+            break;
+    }
+    snprintf(detail, sizeof detail, "%d calls over %d shapes, max relative error %.3g (bound 4e-3)%s%s", call,
+             SHAPES, worst, err || worst >= 4e-3 ? ", " : "", err || worst >= 4e-3 ? msg : "");
+    step(err == 0 && call == CALLS && worst < 4e-3, "cublas_hgemm_bf16 keeps one plan per shape and alignment",
+         detail);
+    release3(ctx, whole); /* NULL entries are fine */
     free(a);
     free(b);
     free(c);
@@ -496,6 +561,7 @@ int main(void)
     step(err == 0, "an empty GEMM (M = N = K = 0) does nothing", err ? msg : "");
 
     check_correctness(ctx);
+    check_plan_cache(ctx);
     check_gemv(ctx);
     /* cuBLASLt is a library of its own: missing, its routine is skipped, not failed */
     struct temper_dbuf *empty4[4];

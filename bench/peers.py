@@ -1,0 +1,724 @@
+#!/usr/bin/env python3
+"""peers.py: what a user would pick instead of temper's kernels, timed beside them.
+
+For every L1 and L2 task, at its GPU bench shape (task.json), with inputs drawn from the task's own
+distributions: PyTorch eager, torch.compile (Inductor, default mode) and, where Triton has a
+tutorial kernel for the task (softmax, layernorm, matmul), a kernel written here after that
+tutorial. Timing follows temper's protocol: before every call a buffer larger than the L2 is
+written, each call is bracketed by CUDA events, the median of the samples counts, and the peers of
+a task are interleaved round-robin so that clock drift reaches them alike. temper's numbers (its
+tuned best and the vendor-library expert) are read from `temper best TASK --json` and from a
+`temper eval --json` of the baselines made in the same call (bench/gpu.sh peers). Prints one table.
+
+Each PyTorch function computes what the task's reference.c computes, from the same argument layout
+(row-major, the task's dtypes); the comments at PEERS say how. The parts that need no torch (task
+parsing, shapes, distributions, the table) are tested by tests/peers_test.py in CI.
+
+  python3 bench/peers.py [--tasks DIR] [--temper PATH] [--suite FILE.jsonl] [--reps N] [--json OUT]
+                         [--only NAME,...] [--no-compile] [--no-triton] [--measure | --report]
+
+--measure times the peers and writes their rows to --json; --report (no torch needed) adds temper's
+numbers to those rows and prints the table; neither does both. A SIGTERM (timeout's) while timing
+keeps the rows measured so far.
+"""
+import argparse
+import ast
+import glob
+import json
+import math
+import signal
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+# ---- the parts that need no torch ----
+
+
+def eval_expr(expr, env):
+    """An integer expression of task.json (docs/task.md, Expressions) over the size parameters in
+    env: + - * / % (/ truncates toward zero), comparisons, && || !, min, max, ceil_div."""
+    if isinstance(expr, int):
+        return expr
+    text = str(expr).replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    tree = ast.parse(text, mode="eval")
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in env:
+                raise ValueError("unknown name %r in %r" % (node.id, expr))
+            return int(env[node.id])
+        if isinstance(node, ast.UnaryOp):
+            v = ev(node.operand)
+            if isinstance(node.op, ast.USub):
+                return -v
+            if isinstance(node.op, ast.UAdd):
+                return v
+            if isinstance(node.op, ast.Not):
+                return int(not v)
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Sub):
+                return a - b
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+                if b == 0:
+                    raise ValueError("division by zero in %r" % expr)
+                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+                return q if not isinstance(node.op, ast.Mod) else a - q * b
+        if isinstance(node, ast.BoolOp):
+            vals = [ev(v) for v in node.values]
+            return int(all(vals)) if isinstance(node.op, ast.And) else int(any(vals))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            a, b, op = ev(node.left), ev(node.comparators[0]), node.ops[0]
+            table = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b, ast.NotEq: a != b}
+            return int(table[type(op)])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 2:
+            a, b = ev(node.args[0]), ev(node.args[1])
+            if node.func.id == "min":
+                return min(a, b)
+            if node.func.id == "max":
+                return max(a, b)
+            if node.func.id == "ceil_div":
+                if b == 0:
+                    raise ValueError("division by zero in %r" % expr)
+                return -((-a) // b)
+        raise ValueError("unsupported expression %r" % expr)
+
+    return ev(tree)
+
+
+def parse_init(text, dtype):
+    """(kind, a, b) of an init: normal(MEAN,STD), uniform(LO,HI) or randint(LO,HI); the task
+    format's default (normal(0,1), randint(-100,100) for integers) when text is None."""
+    if text is None:
+        return ("randint", -100, 100) if dtype[0] in "iu" else ("normal", 0.0, 1.0)
+    m = re.fullmatch(r"\s*(normal|uniform|randint)\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)\s*", text)
+    if not m:
+        raise ValueError("init %r is not normal(M,S), uniform(L,H) or randint(L,H)" % text)
+    kind = m.group(1)
+    conv = int if kind == "randint" else float
+    return kind, conv(m.group(2)), conv(m.group(3))
+
+
+def load_task(path):
+    """task.json as a dict, with its folder under "dir"."""
+    with open(path) as f:
+        task = json.load(f)
+    task["dir"] = os.path.dirname(os.path.abspath(path))
+    return task
+
+
+def bench_args(task, device_class="gpu", index=0):
+    """The bench shape's size parameters and every argument at it: a list of dicts (name, role,
+    dtype, shape as a tuple of ints, init as (kind, a, b)), in task order, and the sizes."""
+    shape = task["shapes"]["bench"][device_class][index]
+    sizes = {k: v for k, v in shape.items() if k != "init"}
+    overrides = shape.get("init", {})
+    args = []
+    for a in task["args"]:
+        spec = {"name": a["name"], "role": a["role"], "dtype": a["dtype"]}
+        if a["role"] == "scalar":
+            if a["name"] not in sizes:
+                raise ValueError("%s: the bench shape gives no value for scalar %s" % (task["name"], a["name"]))
+            spec["value"] = int(sizes[a["name"]])
+        else:
+            spec["shape"] = tuple(eval_expr(d, sizes) for d in a["shape"])
+            if a["role"] == "input":
+                spec["init"] = parse_init(overrides.get(a["name"], a.get("init")), a["dtype"])
+        args.append(spec)
+    return args, sizes
+
+
+def tasks_in(root, levels=("L1", "L2")):
+    """Every task.json of the given levels under root, sorted by level and name."""
+    out = []
+    for level in levels:
+        out += sorted(glob.glob(os.path.join(root, level, "*", "task.json")))
+    return out
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def jsonl(path):
+    """Every JSON object in a file: one per line, or one pretty-printed."""
+    rows, dec, i = [], json.JSONDecoder(), 0
+    try:
+        text = open(path).read()
+    except OSError:
+        return rows
+    while i < len(text):
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            break
+        try:
+            obj, i = dec.raw_decode(text, i)
+            rows.append(obj)
+        except ValueError:
+            nl = text.find("\n", i)
+            i = len(text) if nl < 0 else nl + 1
+    return rows
+
+
+def temper_numbers(suite_rows, best):
+    """{task: {"tuned_ms", "tuned_by", "expert_ms", "expert", "baseline_ms"}} from the suite's
+    results (baselines, each timed with its expert) and `temper best` records ({task: record})."""
+    out = {}
+    for r in suite_rows:
+        t = (r.get("timings") or [None])[0]
+        if not r.get("task") or not t:
+            continue
+        e = out.setdefault(r["task"], {})
+        e["baseline_ms"] = t.get("median_ms")
+        if t.get("expert_median_ms") is not None:
+            e["expert_ms"], e["expert"] = t["expert_median_ms"], t.get("expert")
+    for name, r in best.items():
+        t = (r.get("timings") or [None])[0]
+        if not t:
+            continue
+        e = out.setdefault(name, {})
+        e["tuned_ms"] = t.get("median_ms")
+        e["tuned_by"] = "%s %s" % (os.path.basename(r.get("candidate") or "?"), r.get("options") or "")
+        if t.get("expert_median_ms") is not None:  # the expert timed beside the best, in its worker
+            e["expert_ms"], e["expert"] = t["expert_median_ms"], t.get("expert")
+    return out
+
+
+def fmt(v, digits=4):
+    return "-" if v is None else ("%.*g" % (digits, v))
+
+
+def table(rows):
+    """The Markdown table: one row per task (dicts with the keys of the header)."""
+    head = ["task", "temper best ms", "expert ms", "eager ms", "compile ms", "triton ms", "ratio", "expert/eager",
+            "notes"]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] + ["---:"] * 7 + ["---"]) + " |"]
+    for r in rows:
+        peers = [v for v in (r.get("eager"), r.get("compile"), r.get("triton")) if v is not None]
+        fastest = min(peers) if peers else None
+        ratio = fastest / r["tuned"] if fastest is not None and r.get("tuned") else None
+        vs = r["expert"] / r["eager"] if r.get("expert") and r.get("eager") else None
+        lines.append("| " + " | ".join([r["task"], fmt(r.get("tuned")), fmt(r.get("expert")), fmt(r.get("eager")),
+                                         fmt(r.get("compile")), fmt(r.get("triton")),
+                                         "-" if ratio is None else "%.2f" % ratio,
+                                         "-" if vs is None else "%.3f" % vs, r.get("notes", "")]) + " |")
+    return "\n".join(lines)
+
+
+# ---- the PyTorch side ----
+
+
+def torch_side():
+    """Imports torch (required here) and gives the module's triton (None when it is missing)."""
+    import torch
+    return torch, triton, tl
+
+
+TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i8": "int8", "u8": "uint8", "i32": "int32",
+                "i64": "int64"}
+
+
+def make_inputs(torch, args, gen, device="cuda"):
+    """Tensors on device for every input (outputs: each peer makes its own), drawn from their
+    distributions (in fp32 or int64, then rounded to the element type as temper does); scalars as
+    ints."""
+    t = {}
+    for a in args:
+        if a["role"] == "scalar":
+            t[a["name"]] = a["value"]
+            continue
+        dtype = getattr(torch, TORCH_DTYPES[a["dtype"]])
+        if a["role"] == "output":
+            continue  # each peer makes its own
+        kind, lo, hi = a["init"]
+        if kind == "randint":
+            v = torch.randint(int(lo), int(hi) + 1, a["shape"], generator=gen, device=device, dtype=torch.int64)
+        elif kind == "uniform":
+            v = torch.rand(a["shape"], generator=gen, device=device, dtype=torch.float32) * (hi - lo) + lo
+        else:
+            v = torch.randn(a["shape"], generator=gen, device=device, dtype=torch.float32) * hi + lo
+        t[a["name"]] = v.to(dtype)
+    return t
+
+
+# What each PyTorch peer reads: {task: {argument: dtype}}, the layout peers_for assumes (every array
+# row-major at its task.json shape). tests/peers_test.py holds every L1 and L2 task to it, so a task
+# whose arguments change, or a new task, fails the test until its peer is checked again.
+PEERS = {
+    "vector_add": {"c": "f32", "a": "f32", "b": "f32", "N": "i32"},
+    "gelu": {"y": "bf16", "x": "bf16", "N": "i32"},
+    "reduce_sum": {"out": "f32", "x": "f32", "N": "i32"},
+    "histogram": {"counts": "i32", "x": "u8", "N": "i32"},
+    "softmax": {"y": "f32", "x": "f32", "R": "i32", "C": "i32"},
+    "layernorm": {"y": "f32", "x": "f32", "gamma": "f32", "beta": "f32", "R": "i32", "C": "i32"},
+    "rmsnorm": {"y": "bf16", "x": "bf16", "w": "bf16", "R": "i32", "C": "i32"},
+    "cumsum": {"y": "f32", "x": "f32", "R": "i32", "C": "i32"},
+    "transpose": {"y": "f32", "x": "f32", "R": "i32", "C": "i32"},
+    "gemv": {"y": "bf16", "W": "bf16", "x": "bf16", "N": "i32", "K": "i32"},
+    "sgemm": {"C": "f32", "A": "f32", "B": "f32", "M": "i32", "N": "i32", "K": "i32"},
+    "hgemm": {"C": "bf16", "A": "bf16", "B": "bf16", "M": "i32", "N": "i32", "K": "i32"},
+    "conv2d": {"y": "f32", "x": "f32", "w": "f32", "N": "i32", "C": "i32", "H": "i32", "W": "i32", "K": "i32"},
+    "add_layernorm": {"y": "f32", "h": "f32", "x": "f32", "r": "f32", "gamma": "f32", "beta": "f32", "R": "i32",
+                      "C": "i32"},
+    "attention_decode": {"out": "bf16", "q": "bf16", "k": "bf16", "v": "bf16", "H": "i32", "S": "i32", "D": "i32"},
+    "cross_entropy": {"loss": "f32", "logits": "f32", "label": "i32", "R": "i32", "V": "i32"},
+    "gemm_bias_gelu": {"Y": "bf16", "X": "bf16", "W": "bf16", "bias": "bf16", "M": "i32", "N": "i32", "K": "i32"},
+    "int8_gemm": {"Y": "f32", "A": "i8", "B": "i8", "M": "i32", "N": "i32", "K": "i32", "SA": "i32", "SB": "i32"},
+    "rmsnorm_rope": {"out": "bf16", "q": "bf16", "w": "bf16", "pos": "i32", "T": "i32", "H": "i32", "D": "i32"},
+    "softmax_backward": {"dx": "f32", "y": "f32", "dy": "f32", "R": "i32", "C": "i32"},
+    "swiglu": {"y": "bf16", "g": "bf16", "u": "bf16", "T": "i32", "F": "i32"},
+}
+
+# The argument shapes the peers assume, as in task.json: {task: {argument: [dimension, ...]}}.
+PEER_SHAPES = {
+    "vector_add": {"c": ["N"], "a": ["N"], "b": ["N"]}, "gelu": {"y": ["N"], "x": ["N"]},
+    "reduce_sum": {"out": [1], "x": ["N"]}, "histogram": {"counts": [256], "x": ["N"]},
+    "softmax": {"y": ["R", "C"], "x": ["R", "C"]},
+    "layernorm": {"y": ["R", "C"], "x": ["R", "C"], "gamma": ["C"], "beta": ["C"]},
+    "rmsnorm": {"y": ["R", "C"], "x": ["R", "C"], "w": ["C"]}, "cumsum": {"y": ["R", "C"], "x": ["R", "C"]},
+    "transpose": {"y": ["C", "R"], "x": ["R", "C"]}, "gemv": {"y": ["N"], "W": ["N", "K"], "x": ["K"]},
+    "sgemm": {"C": ["M", "N"], "A": ["M", "K"], "B": ["K", "N"]},
+    "hgemm": {"C": ["M", "N"], "A": ["M", "K"], "B": ["K", "N"]},
+    "conv2d": {"y": ["N", "K", "H", "W"], "x": ["N", "C", "H", "W"], "w": ["K", "C", 3, 3]},
+    "add_layernorm": {"y": ["R", "C"], "h": ["R", "C"], "x": ["R", "C"], "r": ["R", "C"], "gamma": ["C"],
+                      "beta": ["C"]},
+    "attention_decode": {"out": ["H", "D"], "q": ["H", "D"], "k": ["H", "S", "D"], "v": ["H", "S", "D"]},
+    "cross_entropy": {"loss": ["R"], "logits": ["R", "V"], "label": ["R"]},
+    "gemm_bias_gelu": {"Y": ["M", "N"], "X": ["M", "K"], "W": ["K", "N"], "bias": ["N"]},
+    "int8_gemm": {"Y": ["M", "N"], "A": ["M", "K"], "B": ["K", "N"]},
+    "rmsnorm_rope": {"out": ["T", "H", "D"], "q": ["T", "H", "D"], "w": ["D"], "pos": ["T"]},
+    "softmax_backward": {"dx": ["R", "C"], "y": ["R", "C"], "dy": ["R", "C"]},
+    "swiglu": {"y": ["T", "F"], "g": ["T", "F"], "u": ["T", "F"]},
+}
+
+
+def check_peer_layout(task):
+    """A list of sentences: where task.json's arguments differ from what the task's peer assumes
+    (PEERS, PEER_SHAPES); empty when they agree, or the task has no peer (then one sentence)."""
+    name = task["name"]
+    if name not in PEERS:
+        return ["%s: no PyTorch peer is written for this task" % name]
+    have = {a["name"]: a for a in task["args"]}
+    problems = []
+    if list(have) != list(PEERS[name]):
+        problems.append("%s: arguments %s, the peer assumes %s" % (name, list(have), list(PEERS[name])))
+    for arg, dtype in PEERS[name].items():
+        if arg in have and have[arg]["dtype"] != dtype:
+            problems.append("%s: %s is %s, the peer assumes %s" % (name, arg, have[arg]["dtype"], dtype))
+    for arg, shape in PEER_SHAPES.get(name, {}).items():
+        if arg in have and have[arg].get("shape") != shape:
+            problems.append("%s: %s has shape %s, the peer assumes %s" % (name, arg, have[arg].get("shape"), shape))
+    return problems
+
+
+def peers_for(torch, name, t):
+    """{peer name: a callable of no arguments} for a task, the tensors t prepared (what a model
+    keeps ready: int64 labels, a rotary table) outside the timed call. None: no peer known."""
+    F = torch.nn.functional
+    if name == "vector_add":  # c = a + b, fp32
+        return {"eager": lambda: torch.add(t["a"], t["b"])}
+    if name == "gelu":  # tanh GELU of bf16 (fp32 math inside, one bf16 rounding)
+        return {"eager": lambda: F.gelu(t["x"], approximate="tanh")}
+    if name == "reduce_sum":  # the sum of all x, fp32
+        return {"eager": lambda: t["x"].sum()}
+    if name == "histogram":  # counts of each byte value 0..255
+        return {"eager": lambda: torch.bincount(t["x"], minlength=256)}
+    if name == "softmax":  # row softmax of fp32 [R,C]
+        return {"eager": lambda: torch.softmax(t["x"], dim=-1)}
+    if name == "layernorm":  # biased variance, eps 1e-5, gamma and beta [C], fp32
+        C = t["C"]
+        return {"eager": lambda: F.layer_norm(t["x"], (C,), t["gamma"], t["beta"], 1e-5)}
+    if name == "rmsnorm":  # x / sqrt(mean(x^2) + 1e-6) * w, bf16 in and out
+        C = t["C"]
+        return {"eager": lambda: F.rms_norm(t["x"], (C,), t["w"], 1e-6)}
+    if name == "cumsum":  # row-wise inclusive prefix sum, fp32
+        return {"eager": lambda: torch.cumsum(t["x"], dim=1)}
+    if name == "transpose":  # y[C,R] = x[R,C]^T, materialised
+        return {"eager": lambda: t["x"].t().contiguous()}
+    if name == "gemv":  # y[N] = W[N,K] x[K], bf16 (cuBLAS, fp32 accumulation)
+        return {"eager": lambda: torch.mv(t["W"], t["x"])}
+    if name in ("sgemm", "hgemm"):  # row-major C = A @ B (fp32 without TF32; bf16 with fp32 accumulation)
+        return {"eager": lambda: torch.matmul(t["A"], t["B"])}
+    if name == "conv2d":  # 3x3, stride 1, zero padding 1, NCHW, fp32 without TF32
+        return {"eager": lambda: F.conv2d(t["x"], t["w"], padding=1)}
+    if name == "add_layernorm":  # h = x + r (stored), y = layer_norm(h), fp32
+        C = t["C"]
+
+        def add_ln():
+            h = t["x"] + t["r"]
+            return F.layer_norm(h, (C,), t["gamma"], t["beta"], 1e-5), h
+        return {"eager": add_ln}
+    if name == "attention_decode":  # one query per head over S cached keys/values, scale 1/sqrt(D), bf16
+        H, S, D = t["H"], t["S"], t["D"]
+        q, k, v = t["q"].view(1, H, 1, D), t["k"].view(1, H, S, D), t["v"].view(1, H, S, D)
+        return {"eager": lambda: F.scaled_dot_product_attention(q, k, v).view(H, D)}
+    if name == "cross_entropy":  # logsumexp(logits[r]) - logits[r, label[r]] per row, fp32
+        label = t["label"].long()
+        return {"eager": lambda: F.cross_entropy(t["logits"], label, reduction="none")}
+    if name == "gemm_bias_gelu":  # gelu_tanh(X @ W + bias), bf16, fp32 accumulation
+        return {"eager": lambda: F.gelu(torch.addmm(t["bias"], t["X"], t["W"]), approximate="tanh")}
+    if name == "int8_gemm":  # fp32(int32 A @ B) * 2^-(SA+SB)
+        scale = 2.0 ** -(t["SA"] + t["SB"])
+        return {"eager": lambda: torch._int_mm(t["A"], t["B"]).float() * scale}
+    if name == "rmsnorm_rope":  # per-head RMSNorm (eps 1e-5, w over D) then rotate-half RoPE, theta 5e5
+        T, H, D = t["T"], t["H"], t["D"]
+        half = D // 2
+        inv = torch.pow(torch.tensor(500000.0, dtype=torch.float64), -2.0 * torch.arange(half, dtype=torch.float64) / D)
+        ang = torch.arange(int(t["pos"].max().item()) + 1, dtype=torch.float64)[:, None] * inv[None, :]
+        cos_t, sin_t = ang.cos().float().to(t["q"].device), ang.sin().float().to(t["q"].device)  # a rotary table
+        pos = t["pos"].long()
+
+        def rms_rope():
+            q = t["q"].float()
+            n = q * torch.rsqrt(q.pow(2).mean(-1, keepdim=True) + 1e-5) * t["w"].float()
+            c, s = cos_t[pos][:, None, :], sin_t[pos][:, None, :]
+            lo, hi = n[..., :half], n[..., half:]
+            return torch.cat((lo * c - hi * s, hi * c + lo * s), dim=-1).to(torch.bfloat16)
+        return {"eager": rms_rope}
+    if name == "softmax_backward":  # dx = y * (dy - sum(dy * y)) per row, fp32 (autograd's kernel)
+        return {"eager": lambda: torch._softmax_backward_data(t["dy"], t["y"], -1, torch.float32)}
+    if name == "swiglu":  # silu(g) * u, bf16
+        return {"eager": lambda: F.silu(t["g"]) * t["u"]}
+    return None
+
+
+# ---- Triton kernels written after Triton's tutorials (triton-lang.org, python/tutorials) ----
+
+
+try:  # the GPU machine has Triton; CI may not, and needs none of this
+    import triton
+    import triton.language as tl
+except ImportError:
+    triton = tl = None
+
+# Triton's tutorial kernels, written here after Triton's tutorials (triton-lang.org, python/tutorials):
+# softmax after tutorial 02 (fused softmax: one program per row, the whole row in registers), layer
+# norm after tutorial 05 (the forward kernel: one program per row, mean and variance in passes of
+# BLOCK columns), matmul after tutorial 03 (blocked, grouped program order for L2 reuse, autotuned
+# tile configurations). Defined at module level, where Triton's JIT resolves tl.
+if triton is not None:
+
+    @triton.jit
+    def softmax_kernel(y_ptr, x_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + row.to(tl.int64) * n_cols + cols, mask=mask, other=-float("inf"))
+        x = x - tl.max(x, axis=0)
+        e = tl.exp(x)
+        tl.store(y_ptr + row.to(tl.int64) * n_cols + cols, e / tl.sum(e, axis=0), mask=mask)
+
+    @triton.jit
+    def layernorm_kernel(y_ptr, x_ptr, w_ptr, b_ptr, n_cols, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        x_row = x_ptr + row.to(tl.int64) * n_cols
+        y_row = y_ptr + row.to(tl.int64) * n_cols
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for off in range(0, n_cols, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            acc += tl.load(x_row + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+        mean = tl.sum(acc, axis=0) / n_cols
+        acc = tl.zeros([BLOCK], dtype=tl.float32)
+        for off in range(0, n_cols, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            d = tl.where(cols < n_cols, tl.load(x_row + cols, mask=cols < n_cols, other=0.0).to(tl.float32) - mean, 0.0)
+            acc += d * d
+        rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+        for off in range(0, n_cols, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            m = cols < n_cols
+            x = tl.load(x_row + cols, mask=m, other=0.0).to(tl.float32)
+            w = tl.load(w_ptr + cols, mask=m)
+            b = tl.load(b_ptr + cols, mask=m)
+            tl.store(y_row + cols, (x - mean) * rstd * w + b, mask=m)
+
+    configs = [triton.Config({"BM": bm, "BN": bn, "BK": bk, "GROUP": 8}, num_stages=s, num_warps=w)
+               for bm, bn, bk, s, w in [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 4),
+                                        (128, 128, 32, 4, 4), (64, 256, 32, 4, 4), (128, 64, 32, 4, 4)]]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"])
+    @triton.jit
+    def matmul_kernel(c_ptr, a_ptr, b_ptr, M, N, K, IEEE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                      BK: tl.constexpr, GROUP: tl.constexpr):
+        pid = tl.program_id(0)
+        n_m, n_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        per_group = GROUP * n_n
+        first_m = (pid // per_group) * GROUP
+        group_m = min(n_m - first_m, GROUP)
+        pm = first_m + (pid % per_group) % group_m
+        pn = (pid % per_group) // group_m
+        rm = (pm * BM + tl.arange(0, BM)) % M
+        rn = (pn * BN + tl.arange(0, BN)) % N
+        rk = tl.arange(0, BK)
+        a_p = a_ptr + rm[:, None].to(tl.int64) * K + rk[None, :]
+        b_p = b_ptr + rk[:, None].to(tl.int64) * N + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, tl.cdiv(K, BK)):
+            kk = k0 * BK + rk
+            a = tl.load(a_p, mask=kk[None, :] < K, other=0.0)
+            b = tl.load(b_p, mask=kk[:, None] < K, other=0.0)
+            if IEEE:
+                acc = tl.dot(a, b, acc, input_precision="ieee")
+            else:
+                acc = tl.dot(a, b, acc)
+            a_p += BK
+            b_p += BK * N
+        cm = pm * BM + tl.arange(0, BM)
+        cn = pn * BN + tl.arange(0, BN)
+        c_p = c_ptr + cm[:, None].to(tl.int64) * N + cn[None, :]
+        tl.store(c_p, acc.to(c_ptr.dtype.element_ty), mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+
+def triton_kernels():
+    """The three kernels, or None without Triton."""
+    return (softmax_kernel, layernorm_kernel, matmul_kernel) if triton is not None else None
+
+
+def triton_peer(torch, triton, kernels, name, t):
+    """The Triton tutorial kernel's callable for a task, or None."""
+    softmax_kernel, layernorm_kernel, matmul_kernel = kernels
+    if name == "softmax":
+        R, C = t["R"], t["C"]
+        y = torch.empty_like(t["x"])
+        block = triton.next_power_of_2(C)
+        warps = 4 if block <= 2048 else (8 if block <= 4096 else 16)
+
+        def softmax():
+            softmax_kernel[(R,)](y, t["x"], R, C, BLOCK=block, num_warps=warps)
+            return y
+        return softmax
+    if name == "layernorm":
+        R, C = t["R"], t["C"]
+        y = torch.empty_like(t["x"])
+        block = min(65536 // t["x"].element_size(), triton.next_power_of_2(C))
+        warps = min(max(block // 256, 1), 8)
+
+        def layernorm():
+            layernorm_kernel[(R,)](y, t["x"], t["gamma"], t["beta"], C, 1e-5, BLOCK=block, num_warps=warps)
+            return y
+        return layernorm
+    if name in ("hgemm", "sgemm"):
+        M, N, K = t["M"], t["N"], t["K"]
+        c = torch.empty((M, N), dtype=t["A"].dtype, device=t["A"].device)
+
+        def grid(meta):
+            return (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
+
+        def matmul():
+            matmul_kernel[grid](c, t["A"], t["B"], M, N, K, IEEE=name == "sgemm")
+            return c
+        return matmul
+    return None
+
+
+def first(out):
+    return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def agree(torch, ref, got):
+    """The largest difference of got from ref relative to ref's largest magnitude (outputs of a
+    tuple compared in turn); a sanity check that two peers compute the same thing."""
+    refs = ref if isinstance(ref, (tuple, list)) else [ref]
+    gots = got if isinstance(got, (tuple, list)) else [got]
+    worst = 0.0
+    for r, g in zip(refs, gots):
+        r, g = r.double().reshape(-1), g.double().reshape(-1)
+        if r.shape != g.shape:
+            return float("inf")
+        scale = max(float(r.abs().max()), 1e-30)
+        worst = max(worst, float((r - g).abs().max()) / scale)
+    return worst
+
+
+def time_peers(torch, calls, reps, flush):
+    """Median ms of each callable, timed round-robin: for each repetition, each peer in turn gets
+    the L2 cleaned (flush written), then an event pair around one call."""
+    events = {k: [] for k in calls}
+    for i in range(reps):
+        for k, fn in calls.items():
+            flush.fill_(i)
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            fn()
+            b.record()
+            events[k].append((a, b))
+    torch.cuda.synchronize()
+    return {k: median([a.elapsed_time(b) for a, b in ev]) for k, ev in events.items()}
+
+
+def run_peers(args, tasks):
+    torch, triton, tl = torch_side()
+    torch.backends.cuda.matmul.allow_tf32 = False  # sgemm: FP32, no TF32 (the task's semantics)
+    torch.backends.cudnn.allow_tf32 = False  # conv2d likewise
+    kernels = None if args.no_triton else triton_kernels()
+    props = torch.cuda.get_device_properties(0)
+    l2 = getattr(props, "L2_cache_size", 0) or 64 << 20
+    flush = torch.empty(max(4 * l2, 256 << 20) // 4, dtype=torch.int32, device="cuda")
+    probe = torch.ones(64, 64, device="cuda", dtype=torch.bfloat16)
+    float((probe @ probe).sum())  # loads cuBLAS, to name the file below
+    try:
+        blas = sorted({line.split()[-1] for line in open("/proc/self/maps") if "libcublasLt" in line})
+    except OSError:
+        blas = []
+    print("# %s, torch %s (CUDA %s, %s), triton %s, L2 %d MiB, flush %d MiB, %d samples per peer" %
+          (props.name, torch.__version__, torch.version.cuda, ", ".join(blas) or "cuBLASLt not seen",
+           triton.__version__ if triton else "-", l2 >> 20, flush.numel() * 4 >> 20, args.reps), flush=True)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(14)
+    rows = []
+
+    def stop(signum, frame):
+        raise TimeoutError("stopped by signal %d" % signum)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        measure(args, tasks, rows, torch, triton, kernels, flush, gen)
+    except TimeoutError as e:  # a timeout's SIGTERM: the rows so far stand
+        print("# %s; %d of %d tasks measured" % (e, len(rows), len(tasks)), flush=True)
+    return rows
+
+
+def measure(args, tasks, rows, torch, triton, kernels, flush, gen):
+    """Appends one row per task to rows (so that what is measured stays when a signal stops it)."""
+    for path in tasks:
+        task = load_task(path)
+        name = task["name"]
+        row = {"task": name}
+        notes = []
+        start = time.time()
+        try:
+            spec, _ = bench_args(task)
+            t = make_inputs(torch, spec, gen)
+            calls = peers_for(torch, name, t)
+            if calls is None:
+                row["notes"] = "no peer"
+                rows.append(row)
+                continue
+            if not args.no_compile:
+                calls["compile"] = torch.compile(calls["eager"], dynamic=False)
+            if kernels:
+                tp = triton_peer(torch, triton, kernels, name, t)
+                if tp:
+                    calls["triton"] = tp
+            ref = None
+            for k in list(calls):
+                try:
+                    for _ in range(3):  # compile, autotune, lazy loading
+                        out = calls[k]()
+                    torch.cuda.synchronize()
+                    if ref is None:
+                        ref = out
+                    else:
+                        d = agree(torch, ref, out)
+                        if d > (2e-2 if first(ref).dtype in (torch.bfloat16, torch.float16) else 1e-3):
+                            notes.append("%s differs from eager by %.2g" % (k, d))
+                except TimeoutError:
+                    raise
+                except Exception as e:  # a peer that cannot run is reported, not fatal
+                    notes.append("%s failed: %s" % (k, str(e).splitlines()[0][:80] if str(e) else type(e).__name__))
+                    del calls[k]
+            times = time_peers(torch, calls, args.reps, flush)
+            row.update(times)
+            del t, calls, ref
+        except TimeoutError:
+            raise
+        except Exception as e:
+            notes.append("error: %s" % (str(e).splitlines()[0][:100] if str(e) else type(e).__name__))
+        torch.cuda.empty_cache()
+        if hasattr(torch, "_dynamo"):
+            torch._dynamo.reset()
+        notes.append("%.0f s" % (time.time() - start))
+        row["notes"] = "; ".join(notes)
+        rows.append(row)
+        print("# %s: %s" % (name, json.dumps({k: v for k, v in row.items() if k != "task"})), flush=True)
+        if args.json:
+            json.dump({"rows": rows}, open(args.json, "w"), indent=1)
+
+
+def main(argv=None):
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--tasks", default=os.path.join(here, "..", "tasks"), help="the tasks folder")
+    p.add_argument("--temper", default=None, help="temper binary: its tuned bests come from `temper best TASK --json`")
+    p.add_argument("--device", default=None, help="the device temper best asks about (default: any; naming one costs"
+                   " a device start per task)")
+    p.add_argument("--suite", action="append", default=[], help="temper eval --json output of the baselines")
+    p.add_argument("--reps", type=int, default=40, help="timed calls of each peer")
+    p.add_argument("--only", default="", help="comma-separated task names")
+    p.add_argument("--json", default=None, help="write every number here")
+    p.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    p.add_argument("--no-triton", action="store_true", help="skip the Triton tutorial kernels")
+    p.add_argument("--list", action="store_true", help="print each task's bench arguments and exit (no torch)")
+    p.add_argument("--measure", action="store_true", help="time the peers only, into --json")
+    p.add_argument("--report", action="store_true", help="no timing: the table from --json's rows and temper's numbers")
+    args = p.parse_args(argv)
+    tasks = tasks_in(args.tasks)
+    if args.only:
+        want = set(args.only.split(","))
+        tasks = [t for t in tasks if os.path.basename(os.path.dirname(t)) in want]
+    if args.list:
+        for path in tasks:
+            spec, sizes = bench_args(load_task(path))
+            print(os.path.basename(os.path.dirname(path)), sizes,
+                  ["%s:%s%s" % (a["name"], a["dtype"], list(a.get("shape", ()))) for a in spec if a["role"] != "scalar"])
+        return 0
+    if not args.report:
+        rows = run_peers(args, tasks)
+        if args.measure:
+            return 0
+    else:
+        try:
+            rows = json.load(open(args.json))["rows"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print("peers.py: --report needs the rows of a --measure run in --json: %s" % e, file=sys.stderr)
+            return 2
+    report(args, tasks, rows)
+    return 0
+
+
+def report(args, tasks, rows):
+    """Adds temper's numbers to the measured rows, prints the table and writes it all to --json."""
+    best = {}
+    if args.temper:
+        for path in tasks:
+            name = load_task(path)["name"]
+            r = subprocess.run([args.temper, "best", name, "--json"] + (["--device", args.device] if args.device else []),
+                               capture_output=True, text=True)
+            if r.returncode == 0:
+                try:
+                    best[name] = json.loads(r.stdout)
+                except ValueError:
+                    pass
+    suite_rows = [row for s in args.suite for row in jsonl(s)]
+    temper = temper_numbers(suite_rows, best)
+    for r in rows:
+        r["tuned"] = temper.get(r["task"], {}).get("tuned_ms")
+        r["expert"] = temper.get(r["task"], {}).get("expert_ms")
+    print()
+    print(table(rows))
+    print("\nms: medians. temper best: the fastest correct kernel in the store (tuned, or a shipped kernel at"
+          " its default knobs, or the baseline); ratio: the fastest of eager, compile and triton over temper"
+          " best (above 1: temper is faster); expert/eager: the vendor-library expert's time over PyTorch"
+          " eager's (for the GEMMs, cuBLAS as temper calls it against torch.matmul).")
+    for r in rows:
+        by = temper.get(r["task"], {}).get("tuned_by")
+        if by:
+            print("temper best of %s: %s" % (r["task"], by))
+    if args.json:
+        json.dump({"rows": rows, "temper": temper}, open(args.json, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+// A tunable fused per-head RMSNorm + rotary embedding (rotate-half, theta 500000), bf16, the
+// OpenCL twin of fast.cu (same knobs and index math; the sum of squares goes through a local-memory
+// tree instead of warp shuffles): each (token, head) vector is read once, normalised and rotated in
+// private memory and written once. TPV work-items per vector, HPB heads of one token per
+// work-group, each work-item taking runs of VEC consecutive values of the low and of the high half
+// (when D/2 % VEC == 0, else single values); REG runs per half are kept in private memory, runs
+// past them are read twice. TAB = 1: the token's cos and sin are computed once per work-group into
+// local memory when D/2 <= 1024. Angles pos * pow(500000, -2i/D) in fp32 (fast.cu: in double) with the accurate
+// sincos, sums in fp32, one round-to-nearest-even to bf16.
+// @temper task rmsnorm_rope
+// @temper param TPV 8 4 16 32
+// @temper param HPB 32 16 8 4 2 1
+// @temper param VEC 8 4 2
+// @temper param REG 1 2 4
+// @temper param TAB 1 0
+// @temper require TPV * HPB <= 1024 && (TPV * HPB) % 32 == 0
+// @temper launch rmsnorm_rope_fast grid(T * ceil_div(H, HPB)) block(TPV * HPB) args(out, q, w, pos, T, H, D)
+
+#define TABMAX 1024
+
+inline uint f32_to_bf16(float f)
+{
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return ((u >> 16) | 0x40u) & 0xffffu; /* NaN stays a quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);          /* round to nearest even */
+    return u >> 16;
+}
+
+inline float bf(ushort b)
+{
+    return as_float((uint)b << 16);
+}
+
+/* The sum of v over one vector's TPV work-items (slot: its place in the group), to all of them. */
+inline float vec_sum(__local float *red, float v, int lane, int slot)
+{
+    __local float *b = red + slot * TPV;
+    b[lane] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = TPV / 2; s > 0; s >>= 1) {
+        if (lane < s)
+            b[lane] += b[lane + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return b[0];
+}
+
+inline void rot(int i, float p, int D, int tab, __local const float *cs, __local const float *sn, float *c, float *s)
+{
+    if (tab) {
+        *c = cs[i];
+        *s = sn[i];
+    } else {
+        *s = sincos(p * pow(500000.0f, -2.0f * i / D), c);
+    }
+}
+
+/* run iv (V values from element iv*V of each hd) normalised, rotated and stored */
+inline void emit(__global ushort *o, __global const ushort *w, int iv, int V, int hd, const float *lo,
+                 const float *hi, float rstd, float p, int D, int tab, __local const float *cs, __local const float *sn)
+{
+    for (int e = 0; e < V; e++) {
+        const int i = iv * V + e;
+        float c, s;
+        rot(i, p, D, tab, cs, sn, &c, &s);
+        const float a = lo[e] * rstd * bf(w[i]), b = hi[e] * rstd * bf(w[hd + i]);
+        o[i] = (ushort)f32_to_bf16(a * c - b * s);
+        o[hd + i] = (ushort)f32_to_bf16(b * c + a * s);
+    }
+}
+
+__kernel void __attribute__((reqd_work_group_size(TPV * HPB, 1, 1)))
+rmsnorm_rope_fast(__global ushort *out, __global const ushort *q, __global const ushort *w, __global const int *pos,
+                  int T, int H, int D)
+{
+    __local float cs[TABMAX], sn[TABMAX], red[TPV * HPB];
+    const int lid = get_local_id(0), groups = (H + HPB - 1) / HPB;
+    const int token = get_group_id(0) / groups, slot = lid / TPV, head = (get_group_id(0) % groups) * HPB + slot;
+    const int lane = lid % TPV, hd = D / 2; /* hd: "half" is an OpenCL type */
+    const float p = (float)pos[token];
+    const int tab = TAB && hd <= TABMAX;
+    if (tab) {
+        for (int i = lid; i < hd; i += TPV * HPB) {
+            float c;
+            sn[i] = sincos(p * pow(500000.0f, -2.0f * i / D), &c);
+            cs[i] = c;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int live = head < H;
+    const size_t off = ((size_t)token * H + (live ? head : 0)) * D;
+    __global const ushort *qv = q + off;
+    __global ushort *o = out + off;
+    const int V = hd % VEC == 0 ? VEC : 1;
+    const int nv = live ? hd / V : 0; /* runs per hd */
+    const int nk = (nv + TPV - 1) / TPV;
+    float lo[REG][VEC], hi[REG][VEC];
+    float ss = 0.0f;
+    for (int k = 0; k < nk; k++) {
+        const int iv = lane + k * TPV;
+        if (iv >= nv)
+            continue;
+        float a[VEC], b[VEC];
+        for (int e = 0; e < V; e++) {
+            a[e] = bf(qv[iv * V + e]);
+            b[e] = bf(qv[hd + iv * V + e]);
+            ss += a[e] * a[e] + b[e] * b[e];
+            if (k < REG) {
+                lo[k][e] = a[e];
+                hi[k][e] = b[e];
+            }
+        }
+    }
+    const float rstd = rsqrt(vec_sum(red, ss, lane, slot) / (float)D + 1e-5f);
+    for (int k = 0; k < nk; k++) {
+        const int iv = lane + k * TPV;
+        if (iv >= nv)
+            continue;
+        if (k < REG) {
+            emit(o, w, iv, V, hd, lo[k], hi[k], rstd, p, D, tab, cs, sn);
+        } else {
+            float a[VEC], b[VEC];
+            for (int e = 0; e < V; e++) {
+                a[e] = bf(qv[iv * V + e]);
+                b[e] = bf(qv[hd + iv * V + e]);
+            }
+            emit(o, w, iv, V, hd, a, b, rstd, p, D, tab, cs, sn);
+        }
+    }
+}
