@@ -19,6 +19,7 @@ static const struct {
     {"tune", cmd_tune, "search a candidate's knobs and compiler controls for the fastest correct one"},
     {"best", cmd_best, "the fastest correct kernel known for a task on a device"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
+    {"serve", cmd_serve, "the kernel gym: an HTTP/JSON API for evaluations (docs/serve.md)"},
 };
 
 static void usage(FILE *out)
