@@ -19,7 +19,7 @@
 #include "temper/error.h"
 #include "temper/store.h"
 
-#define LOCAL_DEAD_CONSUMER_S 15  /* a consumer silent this long is dead */
+#define LOCAL_DEAD_CONSUMER_S 10  /* a consumer silent this long is dead */
 #define LOCAL_POLL_MS 250         /* waits look at the file again this often */
 #define LOCAL_PURGE_EVERY_S 60    /* expired jobs are removed at most this often */
 
