@@ -2,14 +2,16 @@
 # install-deps.sh: installs what temper needs to build and test, from Debian 12's packages.
 # Run as root (or with sudo). Safe to run again: apt-get skips what is installed. clang and its
 # runtime libraries (libFuzzer, sanitizers) build the fuzzers of tests/fuzz; python3 reads JSON and
-# object symbols in the device, install, layout and store tests.
+# object symbols in the device, install, layout and store tests. libmicrohttpd is the HTTP server of
+# `temper serve`; python3-venv makes the .venv of the tests' Python packages (install-pydeps.sh).
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
     exec sudo "$0" "$@"
 fi
 export DEBIAN_FRONTEND=noninteractive
 packages="build-essential cmake pkg-config libjansson-dev libsqlite3-dev sqlite3 libxxhash-dev \
-ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libcmocka-dev clang libclang-rt-dev python3"
+ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libcmocka-dev clang libclang-rt-dev python3 \
+libmicrohttpd-dev python3-venv"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -18,3 +20,4 @@ if [ -n "$missing" ]; then
     apt-get update -q
     apt-get install -y -q --no-install-recommends $missing
 fi
+"$(dirname "$0")/install-pydeps.sh"

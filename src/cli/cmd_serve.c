@@ -40,7 +40,7 @@ static void help(FILE *out)
             "  --max-source-bytes N  largest candidate source (default 1048576)\n"
             "  --max-items N         items in one request (default 1000)\n"
             "  --max-depth N         unfinished jobs before submissions get 429 (default 10000)\n"
-            "  --max-wait S          longest wait_s a client may ask for (default 60)\n"
+            "  --max-wait S          a request's wait_s is cut to this (default 60)\n"
             "  --launch-timeout S    kill a launch that runs longer (default 5)\n"
             "  --job-timeout S       kill an evaluation that runs longer (default 1800)\n"
             "  --mem-limit-mb N      kill a worker whose resident memory passes this (default: 3/4 of RAM)\n\n"
@@ -159,7 +159,7 @@ int cmd_serve(int argc, char **argv)
         case 'S': bad = temper_parse_i64_option("--max-source-bytes", optarg, 1, 1 << 20, &source, optmsg, sizeof(optmsg)); break;
         case 'I': bad = temper_parse_i64_option("--max-items", optarg, 1, 100000, &items, optmsg, sizeof(optmsg)); break;
         case 'D': bad = temper_parse_i64_option("--max-depth", optarg, 1, INT64_MAX / 2, &depth, optmsg, sizeof(optmsg)); break;
-        case 'W': bad = temper_parse_i64_option("--max-wait", optarg, 1, 3600, &wait, optmsg, sizeof(optmsg)); break;
+        case 'W': bad = temper_parse_i64_option("--max-wait", optarg, 1, SERVER_MAX_WAIT_S, &wait, optmsg, sizeof(optmsg)); break;
         case 'L':
             bad = temper_parse_double_option("--launch-timeout", optarg, 0.01, 3600, &limits.launch_timeout_s, optmsg,
                                              sizeof(optmsg));

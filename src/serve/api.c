@@ -83,6 +83,49 @@ static int keys_known(json_t *obj, const char *const *known, const char *where, 
     return 1;
 }
 
+/* 1 if v is an integer in JSON's sense (1 and 1.0 alike) that fits int64; its value in *out. */
+static int int_like(json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return 1;
+    }
+    double d = json_real_value(v);
+    if (!json_is_real(v) || d != (double)(int64_t)d || d < -9.2e18 || d > 9.2e18)
+        return 0;
+    *out = (int64_t)d;
+    return 1;
+}
+
+/* Writes an integral real (5.0) at obj's key as the integer it is, so that the queue, the content
+ * key and the worker see one form. */
+static void normalize_int(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    int64_t n;
+    if (json_is_real(v) && int_like(v, &n))
+        json_object_set_new(obj, key, json_integer(n));
+}
+
+/* Characters (code points) of UTF-8 text. */
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+/* 1 to 63 printable ASCII characters, no space, quote or backslash. */
+static int knob_value_ok(const char *v)
+{
+    size_t n = 0;
+    for (; *v; v++, n++)
+        if (*v <= ' ' || *v > '~' || *v == '"' || *v == '\'' || *v == '\\')
+            return 0;
+    return n >= 1 && n < TEMPER_NAME_MAX;
+}
+
 static int knob_name_ok(const char *n)
 {
     size_t len = strlen(n);
@@ -111,7 +154,8 @@ static int options_ok(json_t *o, int i, struct server_reply *r)
             return server_error(r, 400, "invalid_request", "%s.%s must be true or false", where, bools[b]), 1;
     }
     json_t *seed = json_object_get(o, "seed");
-    if (seed && (!json_is_integer(seed) || json_integer_value(seed) < 1))
+    int64_t n;
+    if (seed && (!int_like(seed, &n) || n < 1))
         return server_error(r, 400, "invalid_request", "%s.seed must be an integer from 1", where), 1;
     json_t *tb = json_object_get(o, "time_budget_s");
     if (tb && (!json_is_number(tb) || !(json_number_value(tb) >= 0.01) || json_number_value(tb) > 3600))
@@ -146,27 +190,27 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
         const char *k;
         json_t *v;
         json_object_foreach(knobs, k, v) {
-            int value_ok = json_is_integer(v) || (json_is_string(v) && json_string_length(v) > 0 &&
-                                                  json_string_length(v) < TEMPER_NAME_MAX &&
-                                                  !strpbrk(json_string_value(v), " \t\r\n\"'\\"));
+            int64_t n;
+            int value_ok = int_like(v, &n) || (json_is_string(v) && knob_value_ok(json_string_value(v)));
             if (!knob_name_ok(k) || !value_ok)
                 return server_error(r, 400, "invalid_request",
-                                    "%s.knobs: each knob is a name ([A-Za-z_][A-Za-z0-9_]*) with an integer or a short "
-                                    "string without spaces or quotes", where), 1;
+                                    "%s.knobs: each knob is a name ([A-Za-z_][A-Za-z0-9_]*) with an integer or 1 to 63 "
+                                    "printable ASCII characters without spaces, quotes or backslashes", where), 1;
         }
     }
     if (opts && options_ok(opts, i, r))
         return 1;
     json_t *parent = json_object_get(item, "parent"), *origin = json_object_get(item, "origin");
-    if (parent && (!json_is_integer(parent) || json_integer_value(parent) < 1))
+    int64_t n;
+    if (parent && (!int_like(parent, &n) || n < 1))
         return server_error(r, 400, "invalid_request", "%s.parent must be a store row id (an integer from 1)", where), 1;
-    if (origin && (!json_is_string(origin) || json_string_length(origin) > 128))
-        return server_error(r, 400, "invalid_request", "%s.origin must be a string of at most 128 bytes", where), 1;
+    if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128))
+        return server_error(r, 400, "invalid_request", "%s.origin must be a string of at most 128 characters", where), 1;
     json_t *task = json_object_get(item, "task");
     if (task && (!json_is_string(task) || !temper_task_name_ok(json_string_value(task))))
         return server_error(r, 400, "invalid_request", "%s.task must be a task name ([a-z0-9_])", where), 1;
     /* The candidate's own task, and its knobs; a malformed candidate is queued all the same and
-     * gets its `invalid` verdict from the worker. */
+     * gets its `invalid` verdict from the worker (its task and knobs are not looked at). */
     struct temper_candidate *cand = calloc(1, sizeof(*cand));
     if (!cand)
         return server_error(r, 503, "unavailable", "out of memory"), 1;
@@ -180,8 +224,6 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
                      json_string_value(task), task_name);
         goto fail;
     }
-    if (!parsed && task)
-        snprintf(task_name, sizeof(task_name), "%s", json_string_value(task));
     if (task_name[0]) {
         int err = temper_task_content_hash_named(temper_tasks_root(st->config.tasks_dir), task_name, task_hash, msg,
                                                  sizeof(msg));
@@ -203,8 +245,9 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
             temper_knobs_default(cand, kv);
         json_object_foreach(knobs, k, v) {
             char set[160];
-            if (json_is_integer(v))
-                snprintf(set, sizeof(set), "%s=%lld", k, (long long)json_integer_value(v));
+            int64_t n;
+            if (int_like(v, &n))
+                snprintf(set, sizeof(set), "%s=%lld", k, (long long)n);
             else
                 snprintf(set, sizeof(set), "%s=%s", k, json_string_value(v));
             if (!bad && temper_knobs_set(cand, kv, set, msg, sizeof(msg))) {
@@ -221,6 +264,12 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
     }
     temper_candidate_free(cand);
     free(cand);
+    normalize_int(item, "parent");
+    normalize_int(opts, "seed");
+    const char *k;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(knobs, tmp, k, v) normalize_int(knobs, k);
     return temper_job_content_key(item, task_hash, key, msg, sizeof(msg))
                ? (server_error(r, 503, "unavailable", "%s", msg), 1)
                : 0;
@@ -292,7 +341,7 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
         goto done;
     }
     if (json_array_size(items) > (size_t)st->config.limits.max_items) {
-        server_error(r, 413, "too_many_items", "%zu items in one request, over this server's limit of %d",
+        server_error(r, 400, "too_many_items", "%zu items in one request, over this server's limit of %d",
                      json_array_size(items), st->config.limits.max_items);
         goto done;
     }
@@ -300,13 +349,8 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
         server_error(r, 400, "invalid_id", "batch must be 1 to 128 of [A-Za-z0-9._:-] (not only dots)");
         goto done;
     }
-    if (wait && (!json_is_number(wait) || !(json_number_value(wait) >= 0) ||
-                 json_number_value(wait) > st->config.limits.max_wait_s)) {
-        server_error(r, 400, "invalid_request", "wait_s must be a number of seconds from 0 to %d",
-                     st->config.limits.max_wait_s);
+    if (server_json_wait(st, wait, &wait_s, r))
         goto done;
-    }
-    wait_s = json_number_value(wait);
     size_t n = json_array_size(items), i;
     keys = calloc(n, sizeof(*keys));
     if (!keys || !ids || !out) {
@@ -315,14 +359,8 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
     }
     json_t *item;
     json_array_foreach(items, i, item) {
-        if (item_ok(st, item, (int)i, keys[i], r))
+        if (item_ok(st, item, (int)i, keys[i], r)) /* an id twice: the second is a resubmission */
             goto done;
-        const char *id = json_string_value(json_object_get(item, "id"));
-        for (size_t j = 0; id && j < i; j++)
-            if (!strcmp(id, json_string_value(json_object_get(json_array_get(items, j), "id")) ?: "")) {
-                server_error(r, 400, "invalid_request", "items[%zu] and items[%zu] have the same id '%s'", j, i, id);
-                goto done;
-            }
     }
     struct temper_queue_stats qs;
     int err = q->ops->stats(q, &qs, msg, sizeof(msg));
@@ -433,12 +471,9 @@ void api_get_many(struct server_state *st, const char *body, size_t len, struct 
                      st->config.limits.max_items);
         goto done;
     }
-    if (wait && (!json_is_number(wait) || !(json_number_value(wait) >= 0) ||
-                 json_number_value(wait) > st->config.limits.max_wait_s)) {
-        server_error(r, 400, "invalid_request", "wait_s must be a number of seconds from 0 to %d",
-                     st->config.limits.max_wait_s);
+    double wait_s;
+    if (server_json_wait(st, wait, &wait_s, r))
         goto done;
-    }
     size_t i;
     json_t *id;
     json_array_foreach(ids, i, id) if (!json_is_string(id) || !server_id_ok(json_string_value(id))) {
@@ -446,7 +481,7 @@ void api_get_many(struct server_state *st, const char *body, size_t len, struct 
         goto done;
     }
     struct temper_queue *q = st->config.queue;
-    double until = temper_now_s() + json_number_value(wait);
+    double until = temper_now_s() + wait_s;
     json_t *items = json_array(), *missing = json_array();
     json_array_foreach(ids, i, id) {
         json_t *v = NULL;

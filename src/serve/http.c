@@ -60,6 +60,19 @@ int server_id_ok(const char *id)
     return n >= 1 && n <= 128 && !only_dots;
 }
 
+/* Checks a wait against the hard bound and cuts it to the server's own. */
+static int wait_value(struct server_state *st, int ok, double v, const char *shown, double *wait_s,
+                      struct server_reply *r)
+{
+    if (!ok || !(v >= 0) || v > SERVER_MAX_WAIT_S) {
+        server_error(r, 400, "invalid_request", "wait_s: '%.40s' is not a number of seconds from 0 to %d", shown,
+                     SERVER_MAX_WAIT_S);
+        return 1;
+    }
+    *wait_s = v < st->config.limits.max_wait_s ? v : st->config.limits.max_wait_s;
+    return 0;
+}
+
 int server_parse_wait(struct server_state *st, const char *text, double *wait_s, struct server_reply *r)
 {
     *wait_s = 0;
@@ -67,13 +80,13 @@ int server_parse_wait(struct server_state *st, const char *text, double *wait_s,
         return 0;
     char *end;
     double v = strtod(text, &end);
-    if (end == text || *end || !(v >= 0) || v > st->config.limits.max_wait_s) {
-        server_error(r, 400, "invalid_request", "wait_s: '%.40s' is not a number of seconds from 0 to %d", text,
-                     st->config.limits.max_wait_s);
-        return 1;
-    }
-    *wait_s = v;
-    return 0;
+    return wait_value(st, end != text && !*end, v, text, wait_s, r);
+}
+
+int server_json_wait(struct server_state *st, json_t *wait, double *wait_s, struct server_reply *r)
+{
+    *wait_s = 0;
+    return wait ? wait_value(st, json_is_number(wait), json_number_value(wait), json_is_number(wait) ? "number" : "not a number", wait_s, r) : 0;
 }
 
 /* Constant-time comparison of the Authorization header with "Bearer <token>". */

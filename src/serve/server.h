@@ -17,7 +17,7 @@ struct temper_server_limits {
     size_t max_body_bytes;   /* a request body larger is refused with 413 [16 MiB] */
     size_t max_source_bytes; /* an item's source larger is refused with 413 [1 MiB, TEMPER_SOURCE_MAX] */
     int max_items;           /* items in one request, ids in one evaluations:get [1000] */
-    int max_wait_s;          /* the longest wait_s a request may ask for [60] */
+    int max_wait_s;          /* a request's wait_s is cut to this [60] */
     int max_connections;     /* connections at once (each has a thread) [256] */
 };
 
@@ -69,9 +69,14 @@ int server_error(struct server_reply *r, unsigned status, const char *kind, cons
     __attribute__((format(printf, 4, 5)));
 /* 1 if id is a valid job or batch id: [A-Za-z0-9._:-]{1,128}, not only dots. */
 int server_id_ok(const char *id);
+/* The longest wait_s a request may name; longer than the server's max_wait_s is cut to it. */
+#define SERVER_MAX_WAIT_S 3600
+
 /* Parses a wait_s value (text from a query, or NULL: 0) into seconds, refusing what is not a number
- * from 0 to max; 0 or a 400 in r. */
+ * from 0 to SERVER_MAX_WAIT_S and cutting it to max_wait_s; 0 or a 400 in r. */
 int server_parse_wait(struct server_state *st, const char *text, double *wait_s, struct server_reply *r);
+/* The same for a JSON body's wait_s (NULL: 0). */
+int server_json_wait(struct server_state *st, json_t *wait, double *wait_s, struct server_reply *r);
 
 /* The endpoints (api.c); path is the part after the route's prefix where it has one. */
 void api_submit(struct server_state *st, const char *body, size_t len, struct server_reply *r);

@@ -201,7 +201,7 @@ def main():
             {"items": [item(files[0], salt="//" + "x" * 150000)]})
     refused(413, "payload_too_large", "an oversized body", "POST", "/v1/evaluations",
             raw=json.dumps({"items": [item(files[0], salt="//" + "x" * 90000)] * 4}).encode())
-    refused(413, "too_many_items", "too many items", "POST", "/v1/evaluations", {"items": [item(files[0])] * 51})
+    refused(400, "too_many_items", "too many items", "POST", "/v1/evaluations", {"items": [item(files[0])] * 51})
     unknown = source(files[0]).replace("@temper task vector_add", "@temper task no_such_task")
     refused(400, "unknown_task", "an unknown task", "POST", "/v1/evaluations",
             {"items": [{"source": unknown, "lang": "opencl"}]})
