@@ -242,6 +242,13 @@ def main():
     r = subprocess.run([TEMPER, "serve", "--token-file", os.path.join(WORK, "missing")], env=ENV, capture_output=True,
                        text=True, timeout=60)
     check(r.returncode == 2, "a missing token file is bad usage", r.stderr)
+    # a Redis URL nothing listens at: refused with a message (2: a build without Redis; 4: no queue)
+    r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1"], env=ENV,
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode in (2, 4) and "redis" in r.stderr.lower(), "an unusable Redis URL is refused, not served",
+          (r.returncode, r.stderr))
+    r = subprocess.run([TEMPER, "serve", "--bogus"], env=ENV, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "usage: temper serve" in r.stderr, "an unknown option is bad usage", r.stderr)
 
 
 try:
