@@ -35,14 +35,16 @@ struct request {
 
 int server_error(struct server_reply *r, unsigned status, const char *kind, const char *fmt, ...)
 {
-    char text[2048];
+    char text[2048], shown[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    /* a message may quote what the client sent (a URL's bytes): as printable ASCII, \xNN else */
+    temper_show_bytes(text, strlen(text), sizeof(shown) / 4 - 4, shown, sizeof(shown));
     json_decref(r->json);
     r->status = status;
-    r->json = json_pack("{s:{s:s, s:s}}", "error", "kind", kind, "message", text);
+    r->json = json_pack("{s:{s:s, s:s}}", "error", "kind", kind, "message", shown);
     return 0;
 }
 

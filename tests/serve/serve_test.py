@@ -212,6 +212,8 @@ def main():
     refused(400, "invalid_id", "a path-like batch", "POST", "/v1/evaluations", {"items": [item(files[0])], "batch": "a/b"})
     refused(400, "invalid_id", "a path-like id in the URL", "GET", "/v1/evaluations/..%2F..%2Fetc%2Fpasswd")
     refused(400, "invalid_id", "a dots-only id", "GET", "/v1/evaluations/..")
+    refused(400, "invalid_id", "an id of bytes that are not UTF-8", "GET", "/v1/evaluations/%FF%FE")
+    refused(404, "not_found", "a path of bytes that are not UTF-8", "GET", "/%C3")
     refused(400, "invalid_id", "a path-like batch in the URL", "GET", "/v1/batches/a%2F..%2Fb")
     refused(404, "not_found", "an unknown id", "GET", "/v1/evaluations/nobody")
     refused(404, "not_found", "an unknown batch", "GET", "/v1/batches/nobody")
