@@ -133,6 +133,7 @@ static void purge_expired(struct local_queue *lq)
     int64_t cut[] = {now - lq->base.config.keep_done_s * 1000000};
     exec_bind(lq, "DELETE FROM serve_jobs WHERE state IN ('done', 'failed', 'cancelled') AND finished_us < ?1", NULL,
               0, cut, 1, NULL, 0);
+    exec_bind(lq, "DELETE FROM serve_workers WHERE seen_us < ?1", NULL, 0, cut, 1, NULL, 0); /* long gone */
 }
 
 static int local_submit(struct temper_queue *q, const struct temper_job *job, int *existing, char *msg,
