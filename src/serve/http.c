@@ -192,7 +192,7 @@ static enum MHD_Result send_reply(struct temper_server *sv, struct MHD_Connectio
         type = "text/plain; version=0.0.4; charset=utf-8";
     } else {
         if (!r->json)
-            server_error(r, 500, "internal", "out of memory making the reply");
+            server_error(r, 500, "internal", "the reply could not be made (out of memory)");
         body = r->json ? json_dumps(r->json, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
         if (!body) {
             r->status = 500;
