@@ -1,6 +1,7 @@
 /* queue_test.c: the job queue's contract (src/serve/queue.h), run against one engine: the SQLite
- * store (default: a fresh store file) or the queue URL given as the first argument
- * ("redis://127.0.0.1:PORT/DB", an empty database), so that both engines pass the same tests.
+ * store (default: a fresh store file per test) or the queue URL given as the first argument, with
+ * %d where each test's own empty database number goes ("redis://127.0.0.1:PORT/%d": 0 to 7), so
+ * that both engines pass the same tests.
  * Delivery order, outcomes recorded once, cancel, claims after idle, dead letters, admission,
  * batches, the cache, workers, long polls, and the content keys. */
 #include <pthread.h>
@@ -35,8 +36,11 @@ static struct temper_queue *open_queue(int max_depth, int claim_idle_ms, int max
     struct temper_queue_config c = {max_depth, claim_idle_ms, max_deliveries, 0};
     struct temper_queue *q = NULL;
     char path[256], msg[1024];
-    snprintf(path, sizeof(path), "%s/q%d.db", store_dir, store_n++);
-    int err = temper_queue_open(url_arg ? url_arg : path, &c, &q, msg, sizeof(msg));
+    if (url_arg) /* "redis://127.0.0.1:PORT/%d": a database of its own for each test */
+        snprintf(path, sizeof(path), url_arg, store_n++);
+    else
+        snprintf(path, sizeof(path), "%s/q%d.db", store_dir, store_n++);
+    int err = temper_queue_open(path, &c, &q, msg, sizeof(msg));
     if (err)
         fail_msg("opening the queue: %s", msg);
     return q;
