@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -178,12 +179,20 @@ def main():
     check(st == 202, "the batch to be interrupted is queued", body)
     time.sleep(1.0)
     s.stop(signal.SIGKILL)
+    db = sqlite3.connect(os.path.join(WORK, "store.db"))
+    left = dict(db.execute("SELECT state, count(*) FROM serve_jobs WHERE batch = 'killed' GROUP BY state").fetchall())
+    db.close()
+    print("     at the kill: %s" % left)
     s = Server("--max-source-bytes", "100000", "--max-body-bytes", "300000", "--max-items", "50")
     st, v, _ = s.call("GET", "/v1/evaluations/f3")
     check(st == 200 and v["result"]["verdict"] == "compile_error", "a result finished before the kill is still there", v)
     done = wait_batch(s, "killed", 4, timeout=300)
     check(done["counts"]["done"] == 4 and all(x["result"]["verdict"] == "correct" for x in done["items"]),
           "every job of the interrupted batch is done after the restart", done)
+    if left.get("running"):
+        m = s.call("GET", "/metrics")[1]
+        check(re.search(r"temper_serve_redeliveries_total [1-9]", m), "the jobs running at the kill were handed over again",
+              m[:400])
 
     # refusals, each a 4xx with {"error": {"kind", "message"}}
     def refused(status, kind, what, method, path, body=None, raw=None, token=None):
