@@ -2,6 +2,7 @@
 # install-pydeps.sh: makes the virtual environment .venv at the repository root (Debian's
 # python3-venv) and installs the Python packages the tests need, pinned in
 # scripts/requirements-test.txt. Tests use .venv/bin/python3 and skip, saying why, without it.
+# Safe to run again.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ ! -x "$root/.venv/bin/python3" ]; then

@@ -25,6 +25,7 @@ static const struct {
     {"history", cmd_history, "past evaluations, runs and benches, newest first"},
     {"compare", cmd_compare, "two stored results or files side by side; --retime times them again, interleaved"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
+    {"serve", cmd_serve, "the kernel gym: an HTTP/JSON API for evaluations (docs/serve.md)"},
 };
 
 static void usage(FILE *out)

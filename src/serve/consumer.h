@@ -24,6 +24,24 @@ struct temper_consumer_config {
     atomic_int *stop;                /* set to 1 to stop: jobs in flight finish and are completed */
 };
 
+/* Buckets of a duration histogram: upper bounds in seconds (temper_histogram_bounds_s), then +Inf. */
+#define TEMPER_HISTOGRAM_BUCKETS 14
+
+/* A duration histogram for /metrics (Prometheus: cumulative when printed). */
+struct temper_histogram {
+    atomic_llong bucket[TEMPER_HISTOGRAM_BUCKETS + 1]; /* observations per bucket, not cumulative; last: +Inf */
+    atomic_llong sum_us;                               /* their sum, microseconds */
+    atomic_llong count;                                /* observations */
+};
+
+/* The buckets' upper bounds, seconds; a static array of TEMPER_HISTOGRAM_BUCKETS. */
+const double *temper_histogram_bounds_s(void);
+void temper_histogram_observe(struct temper_histogram *h, double seconds);
+
+/* Verdicts counted per consumer, in this order (the last: a result without one). */
+#define TEMPER_CONSUMER_VERDICTS 7
+const char *temper_consumer_verdict_name(int i);
+
 /* Counts a consumer keeps, read by /metrics (updated atomically while it runs). */
 struct temper_consumer_counts {
     atomic_llong taken;              /* jobs taken */
@@ -31,6 +49,10 @@ struct temper_consumer_counts {
     atomic_llong completed;          /* outcomes recorded */
     atomic_llong failed;             /* FAILED outcomes */
     atomic_int busy;                 /* jobs in flight now */
+    atomic_llong verdicts[TEMPER_CONSUMER_VERDICTS]; /* DONE outcomes by verdict (temper_consumer_verdict_name) */
+    struct temper_histogram queue_wait; /* submission to take, seconds */
+    struct temper_histogram evaluate;   /* the session's evaluation: submit to result, seconds */
+    struct temper_histogram total;      /* submission to outcome recorded, seconds */
 };
 
 /* Runs until *config->stop; returns 0, or an error that stopped it (the queue went away). */

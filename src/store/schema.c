@@ -87,10 +87,28 @@ static const char schema_v3[] =
     "  task TEXT NOT NULL, PRIMARY KEY (bench_id, evaluation_id));"
     "CREATE INDEX bench_evaluations_evaluation ON bench_evaluations(evaluation_id);";
 
+/* Version 4: the gym's job queue on one machine (src/serve/queue_local.c): jobs with their state
+ * and outcome, the content cache of results by device, consumers' reports, counters and the dead
+ * letters. */
+static const char schema_v4[] =
+    "CREATE TABLE serve_jobs ("
+    "  id TEXT PRIMARY KEY, batch TEXT NOT NULL, cache_key TEXT NOT NULL, item TEXT NOT NULL,"
+    "  state TEXT NOT NULL, consumer TEXT, taken_us INTEGER, deliveries INTEGER NOT NULL,"
+    "  outcome TEXT, submitted_us INTEGER NOT NULL, finished_us INTEGER);"
+    "CREATE INDEX serve_jobs_state ON serve_jobs(state);"
+    "CREATE INDEX serve_jobs_batch ON serve_jobs(batch);"
+    "CREATE TABLE serve_cache (key TEXT PRIMARY KEY, result TEXT NOT NULL, created_us INTEGER NOT NULL);"
+    "CREATE TABLE serve_workers (consumer TEXT PRIMARY KEY, device TEXT NOT NULL, device_key TEXT NOT NULL,"
+    "  busy INTEGER NOT NULL, jobs_done INTEGER NOT NULL, seen_us INTEGER NOT NULL);"
+    "CREATE TABLE serve_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE serve_dead_letters (id TEXT PRIMARY KEY, deliveries INTEGER NOT NULL, result TEXT NOT NULL,"
+    "  created_us INTEGER NOT NULL);";
+
 static const struct migration migrations[] = {
     {1, "the first schema", schema_v1, add_run_id},
     {2, "task content and device identity keys, lineage", schema_v2, NULL},
     {3, "benches", schema_v3, NULL},
+    {4, "the gym's job queue", schema_v4, NULL},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,

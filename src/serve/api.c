@@ -1,0 +1,614 @@
+/* api.c: the gym's endpoints (docs/openapi.yaml): submitting evaluations (validated, keyed by
+ * content, answered from the cache when a live device has the result), reading them (long polls),
+ * cancelling, batches, tasks, workers and readiness. Every refusal is a 4xx with
+ * {"error": {"kind", "message"}} saying what and where. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "serve/server.h"
+#include "temper/error.h"
+#include "temper/kernel.h"
+#include "temper/task.h"
+#include "temper/util.h"
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A new id: prefix and 24 random hex digits. */
+static void new_id(const char *prefix, char out[129])
+{
+    unsigned char b[12];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+        uint64_t t = temper_now_ns();
+        for (size_t i = 0; i < sizeof(b); i++)
+            b[i] = (unsigned char)(t >> (i % 8 * 8)) ^ (unsigned char)i;
+    }
+    int n = snprintf(out, 129, "%s", prefix);
+    for (size_t i = 0; i < sizeof(b); i++)
+        n += snprintf(out + n, (size_t)(129 - n), "%02x", b[i]);
+}
+
+/* A queue failure as a reply: 503, retryable. */
+static void queue_failed(struct server_reply *r, int err, const char *msg)
+{
+    if (err == TEMPER_ENOTFOUND)
+        server_error(r, 404, "not_found", "%s", msg);
+    else {
+        server_error(r, 503, "unavailable", "the queue failed: %s", msg);
+        r->retry_after_s = 1;
+    }
+}
+
+/* Parses a JSON body that must be an object; NULL with a 400 in r otherwise. */
+static json_t *parse_body(const char *body, size_t len, struct server_reply *r)
+{
+    json_error_t e;
+    json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &e);
+    if (!j) {
+        server_error(r, 400, "invalid_json", "the body is not JSON: %s at line %d, column %d", e.text, e.line,
+                     e.column);
+        return NULL;
+    }
+    if (!json_is_object(j)) {
+        json_decref(j);
+        server_error(r, 400, "invalid_request", "the body must be a JSON object");
+        return NULL;
+    }
+    return j;
+}
+
+/* 1 if every key of obj is in the NULL-terminated list; else a 400 naming the key (where). */
+static int keys_known(json_t *obj, const char *const *known, const char *where, struct server_reply *r)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(obj, k, v) {
+        int ok = 0;
+        for (const char *const *p = known; *p && !ok; p++)
+            ok = !strcmp(*p, k);
+        if (!ok) {
+            char shown[80];
+            temper_show_bytes(k, strlen(k), 60, shown, sizeof(shown));
+            server_error(r, 400, "invalid_request", "%s: unknown field '%s'", where, shown);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* 1 if v is an integer in JSON's sense (1 and 1.0 alike) that fits int64; its value in *out. */
+static int int_like(json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return 1;
+    }
+    double d = json_real_value(v);
+    if (!json_is_real(v) || d != (double)(int64_t)d || d < -9.2e18 || d > 9.2e18)
+        return 0;
+    *out = (int64_t)d;
+    return 1;
+}
+
+/* Writes an integral real (5.0) at obj's key as the integer it is, so that the queue, the content
+ * key and the worker see one form. */
+static void normalize_int(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    int64_t n;
+    if (json_is_real(v) && int_like(v, &n))
+        json_object_set_new(obj, key, json_integer(n));
+}
+
+/* Characters (code points) of UTF-8 text. */
+static size_t utf8_chars(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+/* 1 to 63 printable ASCII characters, no space, quote or backslash. */
+static int knob_value_ok(const char *v)
+{
+    size_t n = 0;
+    for (; *v; v++, n++)
+        if (*v <= ' ' || *v > '~' || *v == '"' || *v == '\'' || *v == '\\')
+            return 0;
+    return n >= 1 && n < TEMPER_NAME_MAX;
+}
+
+static int knob_name_ok(const char *n)
+{
+    size_t len = strlen(n);
+    if (!len || len >= TEMPER_NAME_MAX || !((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z') || n[0] == '_'))
+        return 0;
+    for (; *n; n++)
+        if (!((*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') || (*n >= '0' && *n <= '9') || *n == '_'))
+            return 0;
+    return 1;
+}
+
+/* Validates the options object of item i; 0 or a 400 in r. */
+static int options_ok(json_t *o, int i, struct server_reply *r)
+{
+    static const char *const known[] = {"timing", "seed", "keep_going", "checks_only", "time_budget_s", NULL};
+    char where[64];
+    snprintf(where, sizeof(where), "items[%d].options", i);
+    if (!json_is_object(o))
+        return server_error(r, 400, "invalid_request", "%s must be an object", where), 1;
+    if (!keys_known(o, known, where, r))
+        return 1;
+    const char *bools[] = {"timing", "keep_going", "checks_only"};
+    for (size_t b = 0; b < 3; b++) {
+        json_t *v = json_object_get(o, bools[b]);
+        if (v && !json_is_boolean(v))
+            return server_error(r, 400, "invalid_request", "%s.%s must be true or false", where, bools[b]), 1;
+    }
+    json_t *seed = json_object_get(o, "seed");
+    int64_t n;
+    if (seed && (!int_like(seed, &n) || n < 1))
+        return server_error(r, 400, "invalid_request", "%s.seed must be an integer from 1", where), 1;
+    json_t *tb = json_object_get(o, "time_budget_s");
+    if (tb && (!json_is_number(tb) || !(json_number_value(tb) >= 0.01) || json_number_value(tb) > 3600))
+        return server_error(r, 400, "invalid_request", "%s.time_budget_s must be a number from 0.01 to 3600", where), 1;
+    return 0;
+}
+
+/* Validates item i and works out its content key; 0 or a 4xx in r. */
+static int item_ok(struct server_state *st, json_t *item, int i, char key[65], struct server_reply *r)
+{
+    static const char *const known[] = {"id", "source", "lang", "knobs", "options", "parent", "origin", "task", NULL};
+    char where[32];
+    snprintf(where, sizeof(where), "items[%d]", i);
+    if (!json_is_object(item))
+        return server_error(r, 400, "invalid_request", "%s must be an object", where), 1;
+    if (!keys_known(item, known, where, r))
+        return 1;
+    json_t *id = json_object_get(item, "id"), *src = json_object_get(item, "source"), *lang = json_object_get(item, "lang");
+    if (id && (!json_is_string(id) || !server_id_ok(json_string_value(id))))
+        return server_error(r, 400, "invalid_id", "%s.id must be 1 to 128 of [A-Za-z0-9._:-] (not only dots)", where), 1;
+    if (!json_is_string(src) || json_string_length(src) == 0)
+        return server_error(r, 400, "invalid_request", "%s.source must be a non-empty string", where), 1;
+    if (json_string_length(src) > st->config.limits.max_source_bytes)
+        return server_error(r, 413, "source_too_large", "%s.source has %zu bytes, over this server's limit of %zu",
+                            where, json_string_length(src), st->config.limits.max_source_bytes), 1;
+    if (!json_is_string(lang) || temper_lang_parse(json_string_value(lang)) < 0)
+        return server_error(r, 400, "invalid_request", "%s.lang must be \"cuda\" or \"opencl\"", where), 1;
+    json_t *knobs = json_object_get(item, "knobs"), *opts = json_object_get(item, "options");
+    if (knobs) {
+        if (!json_is_object(knobs))
+            return server_error(r, 400, "invalid_request", "%s.knobs must be an object of NAME: value", where), 1;
+        const char *k;
+        json_t *v;
+        json_object_foreach(knobs, k, v) {
+            int64_t n;
+            int value_ok = int_like(v, &n) || (json_is_string(v) && knob_value_ok(json_string_value(v)));
+            if (!knob_name_ok(k) || !value_ok)
+                return server_error(r, 400, "invalid_request",
+                                    "%s.knobs: each knob is a name ([A-Za-z_][A-Za-z0-9_]*) with an integer or 1 to 63 "
+                                    "printable ASCII characters without spaces, quotes or backslashes", where), 1;
+        }
+    }
+    if (opts && options_ok(opts, i, r))
+        return 1;
+    json_t *parent = json_object_get(item, "parent"), *origin = json_object_get(item, "origin");
+    int64_t n;
+    if (parent && (!int_like(parent, &n) || n < 1))
+        return server_error(r, 400, "invalid_request", "%s.parent must be a store row id (an integer from 1)", where), 1;
+    if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128))
+        return server_error(r, 400, "invalid_request", "%s.origin must be a string of at most 128 characters", where), 1;
+    json_t *task = json_object_get(item, "task");
+    if (task && (!json_is_string(task) || !temper_task_name_ok(json_string_value(task))))
+        return server_error(r, 400, "invalid_request", "%s.task must be a task name ([a-z0-9_])", where), 1;
+    /* The candidate's own task, and its knobs; a malformed candidate is queued all the same and
+     * gets its `invalid` verdict from the worker (its task and knobs are not looked at). */
+    struct temper_candidate *cand = calloc(1, sizeof(*cand));
+    if (!cand)
+        return server_error(r, 503, "unavailable", "out of memory"), 1;
+    char msg[1024], task_name[TEMPER_NAME_MAX] = "", task_hash[17] = "";
+    int parsed = !temper_candidate_parse_lang(NULL, json_string_value(lang), json_string_value(src),
+                                              json_string_length(src), cand, msg, sizeof(msg));
+    if (parsed)
+        snprintf(task_name, sizeof(task_name), "%s", cand->task);
+    if (task && parsed && strcmp(task_name, json_string_value(task))) {
+        server_error(r, 400, "invalid_request", "%s.task is '%s' but the candidate says '@temper task %s'", where,
+                     json_string_value(task), task_name);
+        goto fail;
+    }
+    if (task_name[0]) {
+        int err = temper_task_content_hash_named(temper_tasks_root(st->config.tasks_dir), task_name, task_hash, msg,
+                                                 sizeof(msg));
+        if (err == TEMPER_ENOTFOUND || err == TEMPER_EINVALID || err == TEMPER_EPARSE) {
+            server_error(r, 400, "unknown_task", "%s: task '%s': %s", where, task_name, msg);
+            goto fail;
+        } else if (err) {
+            server_error(r, 503, "unavailable", "%s: task '%s': %s", where, task_name, msg);
+            r->retry_after_s = 1;
+            goto fail;
+        }
+    }
+    if (parsed && knobs) {
+        struct temper_knobs *kv = calloc(1, sizeof(*kv));
+        const char *k;
+        json_t *v;
+        int bad = !kv;
+        if (kv)
+            temper_knobs_default(cand, kv);
+        json_object_foreach(knobs, k, v) {
+            char set[160];
+            int64_t n;
+            if (int_like(v, &n))
+                snprintf(set, sizeof(set), "%s=%lld", k, (long long)n);
+            else
+                snprintf(set, sizeof(set), "%s=%s", k, json_string_value(v));
+            if (!bad && temper_knobs_set(cand, kv, set, msg, sizeof(msg))) {
+                server_error(r, 400, "unknown_knob", "%s.knobs: %s", where, msg);
+                bad = 1;
+            }
+        }
+        free(kv);
+        if (bad) {
+            if (!r->json)
+                server_error(r, 503, "unavailable", "out of memory");
+            goto fail;
+        }
+    }
+    temper_candidate_free(cand);
+    free(cand);
+    normalize_int(item, "parent");
+    normalize_int(opts, "seed");
+    const char *k;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(knobs, tmp, k, v) normalize_int(knobs, k);
+    return temper_job_content_key(item, task_hash, key, msg, sizeof(msg))
+               ? (server_error(r, 503, "unavailable", "%s", msg), 1)
+               : 0;
+fail:
+    temper_candidate_free(cand);
+    free(cand);
+    return 1;
+}
+
+/* A result for content key from any live device's cache (caller decrefs), or NULL. */
+static json_t *cached_anywhere(struct server_state *st, const char *content_key)
+{
+    struct temper_queue *q = st->config.queue;
+    json_t *workers = NULL, *w, *hit = NULL;
+    char msg[256];
+    if (q->ops->workers(q, SERVER_LIVE_S, &workers, msg, sizeof(msg)))
+        return NULL;
+    size_t i;
+    json_array_foreach(workers, i, w) {
+        char key[65];
+        temper_job_cache_key(content_key, json_string_value(json_object_get(w, "device_key")), key);
+        if (!q->ops->cache_get(q, key, &hit, msg, sizeof(msg)) && hit)
+            break;
+        hit = NULL;
+    }
+    json_decref(workers);
+    return hit;
+}
+
+/* Waits until every id is finished or wait_s passes; the views (caller decrefs), or NULL when
+ * some are not finished (then *err may hold a queue failure). */
+static json_t *wait_all(struct server_state *st, json_t *ids, double wait_s, int *err, char *msg, size_t msg_size)
+{
+    struct temper_queue *q = st->config.queue;
+    double until = temper_now_s() + wait_s;
+    json_t *views = json_array(), *id;
+    size_t i;
+    *err = 0;
+    json_array_foreach(ids, i, id) {
+        json_t *v = NULL;
+        double left = until - temper_now_s();
+        *err = q->ops->get(q, json_string_value(id), left > 0 ? (int)(left * 1000) : 0, &v, msg, msg_size);
+        const char *s = json_string_value(json_object_get(v, "status"));
+        if (*err || !s || !strcmp(s, "queued") || !strcmp(s, "running")) {
+            json_decref(v);
+            json_decref(views);
+            return NULL;
+        }
+        json_array_append_new(views, v);
+    }
+    return views;
+}
+
+void api_submit(struct server_state *st, const char *body, size_t len, struct server_reply *r)
+{
+    static const char *const known[] = {"items", "batch", "wait_s", NULL};
+    struct temper_queue *q = st->config.queue;
+    json_t *req = parse_body(body, len, r), *items = json_object_get(req, "items");
+    if (!req)
+        return;
+    json_t *batch = json_object_get(req, "batch"), *wait = json_object_get(req, "wait_s");
+    json_t *ids = json_array(), *out = json_array();
+    char (*keys)[65] = NULL, msg[1024];
+    double wait_s = 0;
+    if (!keys_known(req, known, "the request", r))
+        goto done;
+    if (!json_is_array(items) || json_array_size(items) == 0) {
+        server_error(r, 400, "invalid_request", "items must be a non-empty array of evaluations");
+        goto done;
+    }
+    if (json_array_size(items) > (size_t)st->config.limits.max_items) {
+        server_error(r, 400, "too_many_items", "%zu items in one request, over this server's limit of %d",
+                     json_array_size(items), st->config.limits.max_items);
+        goto done;
+    }
+    if (batch && (!json_is_string(batch) || !server_id_ok(json_string_value(batch)))) {
+        server_error(r, 400, "invalid_id", "batch must be 1 to 128 of [A-Za-z0-9._:-] (not only dots)");
+        goto done;
+    }
+    if (server_json_wait(st, wait, &wait_s, r))
+        goto done;
+    size_t n = json_array_size(items), i;
+    keys = calloc(n, sizeof(*keys));
+    if (!keys || !ids || !out) {
+        server_error(r, 503, "unavailable", "out of memory");
+        goto done;
+    }
+    json_t *item;
+    json_array_foreach(items, i, item) {
+        if (item_ok(st, item, (int)i, keys[i], r)) /* an id twice: the second is a resubmission */
+            goto done;
+    }
+    struct temper_queue_stats qs;
+    int err = q->ops->stats(q, &qs, msg, sizeof(msg));
+    if (err) {
+        queue_failed(r, err, msg);
+        goto done;
+    }
+    if (qs.queued + qs.running + (int64_t)n > q->config.max_depth) {
+        server_error(r, 429, "queue_full", "the queue holds %lld unfinished jobs; %zu more would pass its limit of %lld",
+                     (long long)(qs.queued + qs.running), n, (long long)q->config.max_depth);
+        r->retry_after_s = 5;
+        goto done;
+    }
+    struct temper_job job;
+    char batch_id[129];
+    if (batch)
+        snprintf(batch_id, sizeof(batch_id), "%s", json_string_value(batch));
+    else
+        new_id("b-", batch_id);
+    json_array_foreach(items, i, item) {
+        memset(&job, 0, sizeof(job));
+        const char *cid = json_string_value(json_object_get(item, "id"));
+        if (cid)
+            snprintf(job.id, sizeof(job.id), "%s", cid);
+        else
+            new_id("ev-", job.id);
+        snprintf(job.batch, sizeof(job.batch), "%s", batch_id);
+        snprintf(job.cache_key, sizeof(job.cache_key), "%s", keys[i]);
+        job.item = json_deep_copy(item);
+        json_object_del(job.item, "id");
+        job.submitted_us = now_us();
+        job.result = cached_anywhere(st, keys[i]);
+        int existing = 0;
+        err = job.item ? q->ops->submit(q, &job, &existing, msg, sizeof(msg))
+                       : temper_fail(msg, sizeof(msg), TEMPER_ENOMEM, "out of memory");
+        if (!err && !existing) {
+            atomic_fetch_add(&st->submitted, 1);
+            if (job.result)
+                atomic_fetch_add(&st->submit_cache_hits, 1);
+        }
+        json_decref(job.item);
+        json_decref(job.result);
+        if (err == TEMPER_ERANGE) {
+            server_error(r, 429, "queue_full", "items[%zu] and after were not queued: %s", i, msg);
+            r->retry_after_s = 5;
+            goto done;
+        }
+        if (err) {
+            queue_failed(r, err, msg);
+            goto done;
+        }
+        json_array_append_new(ids, json_string(job.id));
+    }
+    json_t *views = wait_s > 0 ? wait_all(st, ids, wait_s, &err, msg, sizeof(msg)) : NULL;
+    if (err) {
+        json_decref(views);
+        queue_failed(r, err, msg);
+        goto done;
+    }
+    if (views) {
+        r->status = 200;
+        r->json = json_pack("{s:s, s:o}", "batch", batch_id, "items", views);
+        goto done;
+    }
+    json_t *id;
+    json_array_foreach(ids, i, id) {
+        json_t *v = NULL;
+        err = q->ops->get(q, json_string_value(id), 0, &v, msg, sizeof(msg));
+        if (err) {
+            queue_failed(r, err, msg);
+            goto done;
+        }
+        json_array_append_new(out, json_pack("{s:O, s:O}", "id", id, "status", json_object_get(v, "status")));
+        json_decref(v);
+    }
+    r->status = 202;
+    r->json = json_pack("{s:s, s:O}", "batch", batch_id, "items", out);
+done:
+    free(keys);
+    json_decref(ids);
+    json_decref(out);
+    json_decref(req);
+}
+
+void api_get(struct server_state *st, const char *id, const char *wait, struct server_reply *r)
+{
+    double wait_s;
+    if (server_parse_wait(st, wait, &wait_s, r))
+        return;
+    struct temper_queue *q = st->config.queue;
+    char msg[512];
+    json_t *v = NULL;
+    int err = q->ops->get(q, id, (int)(wait_s * 1000), &v, msg, sizeof(msg));
+    if (err)
+        return queue_failed(r, err, msg);
+    r->status = 200;
+    r->json = v;
+}
+
+void api_get_many(struct server_state *st, const char *body, size_t len, struct server_reply *r)
+{
+    static const char *const known[] = {"ids", "wait_s", NULL};
+    json_t *req = parse_body(body, len, r), *ids = json_object_get(req, "ids"), *wait = json_object_get(req, "wait_s");
+    if (!req || !keys_known(req, known, "the request", r))
+        goto done;
+    if (!json_is_array(ids) || json_array_size(ids) == 0 || json_array_size(ids) > (size_t)st->config.limits.max_items) {
+        server_error(r, 400, "invalid_request", "ids must be an array of 1 to %d evaluation ids",
+                     st->config.limits.max_items);
+        goto done;
+    }
+    double wait_s;
+    if (server_json_wait(st, wait, &wait_s, r))
+        goto done;
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id) if (!json_is_string(id) || !server_id_ok(json_string_value(id))) {
+        server_error(r, 400, "invalid_id", "ids[%zu] is not an evaluation id ([A-Za-z0-9._:-], 1 to 128)", i);
+        goto done;
+    }
+    struct temper_queue *q = st->config.queue;
+    double until = temper_now_s() + wait_s;
+    json_t *items = json_array(), *missing = json_array();
+    json_array_foreach(ids, i, id) {
+        json_t *v = NULL;
+        char msg[512];
+        double left = until - temper_now_s();
+        int err = q->ops->get(q, json_string_value(id), left > 0 ? (int)(left * 1000) : 0, &v, msg, sizeof(msg));
+        if (err == TEMPER_ENOTFOUND) {
+            json_array_append(missing, id);
+        } else if (err) {
+            json_decref(items);
+            json_decref(missing);
+            queue_failed(r, err, msg);
+            goto done;
+        } else {
+            json_array_append_new(items, v);
+        }
+    }
+    r->status = 200;
+    r->json = json_pack("{s:o, s:o}", "items", items, "not_found", missing);
+done:
+    json_decref(req);
+}
+
+void api_cancel(struct server_state *st, const char *id, struct server_reply *r)
+{
+    struct temper_queue *q = st->config.queue;
+    char msg[512];
+    int err = q->ops->cancel(q, id, NULL, msg, sizeof(msg));
+    json_t *v = NULL;
+    if (!err)
+        err = q->ops->get(q, id, 0, &v, msg, sizeof(msg));
+    if (err)
+        return queue_failed(r, err, msg);
+    r->status = 200;
+    r->json = v;
+}
+
+void api_batch(struct server_state *st, const char *id, struct server_reply *r)
+{
+    struct temper_queue *q = st->config.queue;
+    char msg[512];
+    json_t *ids = NULL, *x;
+    int err = q->ops->batch(q, id, &ids, msg, sizeof(msg));
+    if (err)
+        return queue_failed(r, err, msg);
+    json_t *items = json_array();
+    json_t *counts = json_pack("{s:i, s:i, s:i, s:i, s:i}", "queued", 0, "running", 0, "done", 0, "cancelled", 0,
+                               "failed", 0);
+    size_t i;
+    json_array_foreach(ids, i, x) {
+        json_t *v = NULL;
+        if (q->ops->get(q, json_string_value(x), 0, &v, msg, sizeof(msg)))
+            continue; /* expired meanwhile */
+        const char *s = json_string_value(json_object_get(v, "status"));
+        json_t *c = json_object_get(counts, s ? s : "");
+        if (c)
+            json_integer_set(c, json_integer_value(c) + 1);
+        json_array_append_new(items, v);
+    }
+    json_decref(ids);
+    r->status = 200;
+    r->json = json_pack("{s:s, s:o, s:o}", "id", id, "counts", counts, "items", items);
+}
+
+/* One task for GET /v1/tasks. */
+static int add_task(void *user, const char *dir)
+{
+    json_t *list = user;
+    struct temper_task *t = calloc(1, sizeof(*t));
+    char msg[512], hash[17];
+    if (!t)
+        return 0;
+    if (!temper_task_load(dir, t, msg, sizeof(msg)) && !temper_task_content_hash(t, hash, msg, sizeof(msg))) {
+        int have = 0;
+        size_t i;
+        json_t *x;
+        json_array_foreach(list, i, x) have |= !strcmp(json_string_value(json_object_get(x, "name")), t->name);
+        if (!have) /* the first folder of the search path holding a name wins, as for evaluations */
+            json_array_append_new(list, json_pack("{s:s, s:i, s:s, s:s}", "name", t->name, "level", t->level,
+                                                  "summary", t->summary, "content_hash", hash));
+    }
+    free(t);
+    return 0;
+}
+
+void api_tasks(struct server_state *st, struct server_reply *r)
+{
+    json_t *list = json_array();
+    temper_task_each(temper_tasks_root(st->config.tasks_dir), add_task, list);
+    r->status = 200;
+    r->json = json_pack("{s:o}", "tasks", list);
+}
+
+void api_workers(struct server_state *st, struct server_reply *r)
+{
+    struct temper_queue *q = st->config.queue;
+    char msg[512];
+    json_t *list = NULL;
+    int err = q->ops->workers(q, SERVER_LIVE_S, &list, msg, sizeof(msg));
+    if (err)
+        return queue_failed(r, err, msg);
+    r->status = 200;
+    r->json = json_pack("{s:o}", "workers", list);
+}
+
+void api_ready(struct server_state *st, struct server_reply *r)
+{
+    struct temper_queue *q = st->config.queue;
+    char msg[512];
+    json_t *list = NULL;
+    struct temper_queue_stats qs;
+    int err = q->ops->stats(q, &qs, msg, sizeof(msg));
+    if (!err)
+        err = q->ops->workers(q, SERVER_LIVE_S, &list, msg, sizeof(msg));
+    if (err) {
+        server_error(r, 503, "not_ready", "the queue cannot be read: %s", msg);
+        r->retry_after_s = 1;
+        return;
+    }
+    size_t n = json_array_size(list);
+    json_decref(list);
+    /* with local devices, ready once one reports; with Redis, workers may come later */
+    if (st->config.ndevices > 0 && n == 0) {
+        server_error(r, 503, "not_ready", "no worker has reported yet");
+        r->retry_after_s = 1;
+        return;
+    }
+    r->status = 200;
+    r->json = json_pack("{s:s, s:s, s:i}", "status", "ready", "engine", q->ops->engine, "workers", (int)n);
+}

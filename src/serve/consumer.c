@@ -1,0 +1,366 @@
+/* consumer.c: the loop that turns queued jobs into results on one device (consumer.h): take,
+ * answer from the cache or submit to the session (several in flight), record each outcome, report
+ * itself, and cancel in the session what a client cancelled in the queue. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "serve/consumer.h"
+#include "temper/error.h"
+#include "temper/store.h"
+#include "temper/util.h"
+
+static const double bounds_s[TEMPER_HISTOGRAM_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                         1,     2.5,  5,     10,   30,  60,   300};
+
+const double *temper_histogram_bounds_s(void)
+{
+    return bounds_s;
+}
+
+void temper_histogram_observe(struct temper_histogram *h, double seconds)
+{
+    int i = 0;
+    while (i < TEMPER_HISTOGRAM_BUCKETS && seconds > bounds_s[i])
+        i++;
+    atomic_fetch_add(&h->bucket[i], 1);
+    atomic_fetch_add(&h->sum_us, (long long)(seconds * 1e6));
+    atomic_fetch_add(&h->count, 1);
+}
+
+static const char *const verdict_names[TEMPER_CONSUMER_VERDICTS] = {
+    "correct", "incorrect", "compile_error", "runtime_error", "timeout", "invalid", "none"};
+
+const char *temper_consumer_verdict_name(int i)
+{
+    return i >= 0 && i < TEMPER_CONSUMER_VERDICTS ? verdict_names[i] : "none";
+}
+
+static int verdict_index(const char *v)
+{
+    for (int i = 0; v && i < TEMPER_CONSUMER_VERDICTS - 1; i++)
+        if (!strcmp(v, verdict_names[i]))
+            return i;
+    return TEMPER_CONSUMER_VERDICTS - 1;
+}
+
+/* One job in the session. */
+struct slot {
+    struct run *run;          /* the loop it belongs to */
+    struct temper_job *job;   /* the job (owned while used) */
+    int64_t sid;              /* its request id in the session */
+    uint64_t start_ns;        /* when it was submitted to the session */
+    json_t *result;           /* its result once delivered (owned) */
+    int used;                 /* 1 while it holds a job */
+    int ready;                /* 1 once result is set */
+};
+
+/* The loop's state shared with the session's callback. */
+struct run {
+    pthread_mutex_t lock;     /* guards the slots' result and ready */
+    pthread_cond_t wake;      /* signalled when a result arrives */
+    struct slot *slots;       /* in_flight of them */
+    int n;                    /* their number */
+};
+
+static void on_result(void *user, int64_t id, json_t *result)
+{
+    (void)id;
+    struct slot *sl = user;
+    pthread_mutex_lock(&sl->run->lock);
+    sl->result = result;
+    sl->ready = 1;
+    pthread_cond_signal(&sl->run->wake);
+    pthread_mutex_unlock(&sl->run->lock);
+}
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* A failure of temper or its machine, as the API's error object (caller decrefs). */
+static json_t *failure(const char *kind, const char *message, int retryable)
+{
+    return json_pack("{s:s, s:s, s:b}", "kind", kind, "message", message ? message : "", "retryable", retryable);
+}
+
+/* Records the outcome of a job and counts it. Takes outcome's reference. */
+static int finish(const struct temper_consumer_config *c, struct temper_consumer_counts *n, struct temper_job *job,
+                  enum temper_job_state state, json_t *outcome, char *msg, size_t msg_size)
+{
+    int err = outcome ? c->queue->ops->complete(c->queue, c->consumer, job->id, state, outcome, msg, msg_size)
+                      : temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    if (!err) {
+        atomic_fetch_add(&n->completed, 1);
+        if (state == TEMPER_JOB_FAILED)
+            atomic_fetch_add(&n->failed, 1);
+        else
+            atomic_fetch_add(&n->verdicts[verdict_index(json_string_value(json_object_get(outcome, "verdict")))], 1);
+        temper_histogram_observe(&n->total, (double)(now_us() - job->submitted_us) / 1e6);
+    }
+    json_decref(outcome);
+    return err;
+}
+
+/* What a session result means for the job: DONE with it, or FAILED with an error object. */
+static int outcome_of(json_t *result, json_t **outcome)
+{
+    int err = temper_session_result_error(result);
+    const char *message = json_string_value(json_object_get(result, "message"));
+    if (temper_session_result_cancelled(result)) {
+        *outcome = failure("cancelled", "the evaluation was stopped before it finished", 1);
+        return TEMPER_JOB_FAILED;
+    }
+    if (!err || err == TEMPER_EPARSE) { /* evaluated, or the candidate itself is malformed: its verdict */
+        *outcome = json_incref(result);
+        return TEMPER_JOB_DONE;
+    }
+    if (temper_session_result_task_error(result))
+        *outcome = failure("task_error", message, 0);
+    else if (err == TEMPER_ENODEVICE || err == TEMPER_EUNSUPPORTED)
+        *outcome = failure("no_device", message, 1);
+    else if (err == TEMPER_EINVALID || err == TEMPER_ENOTFOUND || err == TEMPER_ERANGE)
+        *outcome = failure("invalid_request", message, 0);
+    else
+        *outcome = failure("temper_error", message, 1);
+    return TEMPER_JOB_FAILED;
+}
+
+/* Submits a job's item to the session; nonzero when the session refused it. */
+static int submit(const struct temper_consumer_config *c, struct slot *sl, char *msg, size_t msg_size)
+{
+    json_t *item = sl->job->item, *opts = json_object_get(item, "options"), *knobs = json_object_get(item, "knobs");
+    struct temper_session_request req = {0};
+    req.path = sl->job->id;
+    req.source = json_string_value(json_object_get(item, "source"));
+    req.lang = json_string_value(json_object_get(item, "lang"));
+    req.no_timing = json_is_false(json_object_get(opts, "timing"));
+    req.seed = json_is_integer(json_object_get(opts, "seed")) ? (uint64_t)json_integer_value(json_object_get(opts, "seed")) : 1;
+    req.keep_going = json_is_true(json_object_get(opts, "keep_going"));
+    req.checks_only = json_is_true(json_object_get(opts, "checks_only"));
+    req.time_budget_s = json_number_value(json_object_get(opts, "time_budget_s"));
+    req.parent_id = json_integer_value(json_object_get(item, "parent"));
+    req.made_by = json_string_value(json_object_get(item, "origin"));
+    req.batch_id = sl->job->batch[0] ? sl->job->batch : NULL;
+    req.on_result = on_result;
+    req.user = sl;
+    size_t nk = json_object_size(knobs), i = 0;
+    char **sets = calloc(nk + 1, sizeof(*sets));
+    if (!sets)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    const char *name;
+    json_t *v;
+    int err = 0;
+    json_object_foreach(knobs, name, v) {
+        char value[64];
+        if (json_is_integer(v))
+            snprintf(value, sizeof(value), "%lld", (long long)json_integer_value(v));
+        else
+            snprintf(value, sizeof(value), "%s", json_is_string(v) ? json_string_value(v) : "");
+        if (asprintf(&sets[i++], "%s=%s", name, value) < 0) {
+            sets[--i] = NULL;
+            err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+            break;
+        }
+    }
+    req.sets = (const char *const *)sets;
+    sl->start_ns = temper_now_ns();
+    if (!err)
+        err = temper_session_submit(c->session, &req, &sl->sid, msg, msg_size);
+    for (i = 0; sets[i]; i++)
+        free(sets[i]);
+    free(sets);
+    return err;
+}
+
+/* Takes one job and starts it in slot sl (or answers it from the cache); *took 0 if none came. */
+static int take_one(const struct temper_consumer_config *c, struct temper_consumer_counts *n, struct run *r,
+                    struct slot *sl, const char *device_key, int wait_ms, int *took, char *msg, size_t msg_size)
+{
+    struct temper_job *job = NULL;
+    *took = 0;
+    int err = c->queue->ops->take(c->queue, c->consumer, wait_ms, &job, msg, msg_size);
+    if (err || !job)
+        return err;
+    *took = 1;
+    atomic_fetch_add(&n->taken, 1);
+    temper_histogram_observe(&n->queue_wait, (double)(now_us() - job->submitted_us) / 1e6);
+    char key[65] = "";
+    json_t *cached = NULL;
+    if (job->cache_key[0]) {
+        temper_job_cache_key(job->cache_key, device_key, key);
+        char m[256];
+        if (c->queue->ops->cache_get(c->queue, key, &cached, m, sizeof(m)))
+            cached = NULL; /* a cache that cannot be read is a miss */
+    }
+    if (cached) {
+        atomic_fetch_add(&n->cache_hits, 1);
+        err = finish(c, n, job, TEMPER_JOB_DONE, cached, msg, msg_size);
+        temper_job_free(job);
+        return err;
+    }
+    pthread_mutex_lock(&r->lock);
+    sl->job = job;
+    sl->used = 1;
+    sl->ready = 0;
+    sl->result = NULL;
+    pthread_mutex_unlock(&r->lock);
+    char why[1024];
+    if (submit(c, sl, why, sizeof(why))) {
+        pthread_mutex_lock(&r->lock);
+        sl->used = 0;
+        sl->job = NULL;
+        pthread_mutex_unlock(&r->lock);
+        err = finish(c, n, job, TEMPER_JOB_FAILED, failure("temper_error", why, 1), msg, msg_size);
+        temper_job_free(job);
+        return err;
+    }
+    atomic_fetch_add(&n->busy, 1);
+    return 0;
+}
+
+/* Records a delivered result of slot sl and frees the slot. */
+static int deliver(const struct temper_consumer_config *c, struct temper_consumer_counts *n, struct slot *sl,
+                   const char *device_key, char *msg, size_t msg_size)
+{
+    struct temper_job *job = sl->job;
+    json_t *result = sl->result, *outcome = NULL;
+    temper_histogram_observe(&n->evaluate, (double)(temper_now_ns() - sl->start_ns) / 1e9);
+    enum temper_job_state state = outcome_of(result, &outcome);
+    if (state == TEMPER_JOB_DONE && job->cache_key[0] && !temper_session_result_error(result)) {
+        char key[65], m[256];
+        temper_job_cache_key(job->cache_key, device_key, key);
+        c->queue->ops->cache_put(c->queue, key, result, m, sizeof(m)); /* a cache that fails costs only time */
+    }
+    int err = finish(c, n, job, state, outcome, msg, msg_size);
+    json_decref(result);
+    temper_job_free(job);
+    sl->job = NULL;
+    sl->result = NULL;
+    sl->used = 0;
+    sl->ready = 0;
+    atomic_fetch_sub(&n->busy, 1);
+    return err;
+}
+
+/* Reports the consumer, and cancels in the session the jobs cancelled in the queue. */
+static int beat(const struct temper_consumer_config *c, struct temper_consumer_counts *n, struct run *r,
+                const char *device_key, char *msg, size_t msg_size)
+{
+    struct temper_worker_status w = {0};
+    snprintf(w.consumer, sizeof(w.consumer), "%s", c->consumer);
+    snprintf(w.device, sizeof(w.device), "%s", c->device ? c->device : "");
+    snprintf(w.device_key, sizeof(w.device_key), "%s", device_key);
+    w.busy = atomic_load(&n->busy) > 0;
+    w.jobs_done = atomic_load(&n->completed);
+    w.seen_us = now_us();
+    int err = c->queue->ops->beat(c->queue, &w, msg, msg_size);
+    for (int i = 0; i < r->n && !err; i++) {
+        struct slot *sl = &r->slots[i];
+        if (!sl->used)
+            continue;
+        json_t *view = NULL;
+        char m[256];
+        if (!c->queue->ops->get(c->queue, sl->job->id, 0, &view, m, sizeof(m))) {
+            const char *st = json_string_value(json_object_get(view, "status"));
+            if (st && !strcmp(st, "cancelled"))
+                temper_session_cancel(c->session, sl->sid);
+        }
+        json_decref(view);
+    }
+    return err;
+}
+
+int temper_consumer_run(const struct temper_consumer_config *config, struct temper_consumer_counts *counts,
+                        char *msg, size_t msg_size)
+{
+    struct temper_consumer_config c = *config;
+    c.in_flight = c.in_flight > 0 ? c.in_flight : 8;
+    c.beat_ms = c.beat_ms > 0 ? c.beat_ms : 2000;
+    char device_key[256];
+    temper_store_device_key(temper_session_device_info(c.session), device_key, sizeof(device_key));
+    struct run r = {.n = c.in_flight};
+    r.slots = calloc((size_t)r.n, sizeof(*r.slots));
+    if (!r.slots)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    for (int i = 0; i < r.n; i++)
+        r.slots[i].run = &r;
+    pthread_mutex_init(&r.lock, NULL);
+    pthread_cond_init(&r.wake, NULL);
+    int err = beat(&c, counts, &r, device_key, msg, msg_size); /* reported before it takes anything */
+    uint64_t next_beat = temper_now_ns() + (uint64_t)c.beat_ms * 1000000;
+    for (;;) {
+        int stopping = atomic_load(c.stop) != 0, busy = 0;
+        /* results that came */
+        for (int i = 0; i < r.n && !err; i++) {
+            pthread_mutex_lock(&r.lock);
+            int ready = r.slots[i].used && r.slots[i].ready;
+            pthread_mutex_unlock(&r.lock);
+            if (ready)
+                err = deliver(&c, counts, &r.slots[i], device_key, msg, msg_size);
+            busy += r.slots[i].used;
+        }
+        if (err || (stopping && !busy))
+            break;
+        if (temper_now_ns() >= next_beat) {
+            err = beat(&c, counts, &r, device_key, msg, msg_size);
+            next_beat = temper_now_ns() + (uint64_t)c.beat_ms * 1000000;
+            if (err)
+                break;
+        }
+        struct slot *free_slot = NULL;
+        for (int i = 0; i < r.n && !free_slot; i++)
+            free_slot = r.slots[i].used ? NULL : &r.slots[i];
+        if (free_slot && !stopping) {
+            /* wait for work only when nothing is in flight; else look and go back to the results */
+            int took = 0;
+            err = take_one(&c, counts, &r, free_slot, device_key, busy ? 0 : 200, &took, msg, msg_size);
+            if (err)
+                break;
+            if (took)
+                continue;
+            if (!busy)
+                continue;
+        }
+        /* in flight: wait for a result (or the next beat) */
+        pthread_mutex_lock(&r.lock);
+        int any = 0;
+        for (int i = 0; i < r.n; i++)
+            any |= r.slots[i].used && r.slots[i].ready;
+        if (!any) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            long add_ms = free_slot && !stopping ? 50 : 250;
+            ts.tv_nsec += add_ms * 1000000;
+            ts.tv_sec += ts.tv_nsec / 1000000000;
+            ts.tv_nsec %= 1000000000;
+            pthread_cond_timedwait(&r.wake, &r.lock, &ts);
+        }
+        pthread_mutex_unlock(&r.lock);
+    }
+    /* after an error (the queue failed): what is in flight is stopped and left pending in the
+     * queue, so that a live consumer is handed it again */
+    for (int i = 0; i < r.n; i++) {
+        struct slot *sl = &r.slots[i];
+        if (!sl->used)
+            continue;
+        temper_session_cancel(c.session, sl->sid);
+        pthread_mutex_lock(&r.lock);
+        while (!sl->ready)
+            pthread_cond_wait(&r.wake, &r.lock);
+        pthread_mutex_unlock(&r.lock);
+        json_decref(sl->result);
+        temper_job_free(sl->job);
+        sl->used = 0;
+        atomic_fetch_sub(&counts->busy, 1);
+    }
+    pthread_cond_destroy(&r.wake);
+    pthread_mutex_destroy(&r.lock);
+    free(r.slots);
+    return err;
+}

@@ -1,0 +1,369 @@
+/* http.c: the gym's HTTP daemon on libmicrohttpd: listening (loopback unless a token is given),
+ * the bearer token (compared in constant time), request bodies up to a limit, routing to the
+ * endpoints of api.c and metrics.c, and replies (JSON, or text for /metrics).
+ *
+ * Threads: one thread per connection (MHD_USE_THREAD_PER_CONNECTION) with a bound on connections.
+ * A long poll (wait_s) then blocks only its own connection's thread, in the queue's condition
+ * variable, for at most max_wait_s; libmicrohttpd's suspend/resume would save those threads but
+ * needs a wake-up path from every queue engine (Redis included) into the daemon, and the bound on
+ * connections already bounds the threads (and their memory: a small stack each). */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "serve/server.h"
+#include "temper/error.h"
+#include "temper/util.h"
+
+struct temper_server {
+    struct MHD_Daemon *daemon;  /* the running daemon */
+    struct server_state state;  /* what the endpoints share */
+    int port;                   /* where it listens */
+    char *token;                /* the bearer token (owned), or NULL */
+};
+
+/* One request's upload. */
+struct request {
+    struct temper_buf body;     /* the body so far, up to max_body_bytes */
+    int too_large;              /* 1 once the body passed the limit (the rest is read and dropped) */
+};
+
+int server_error(struct server_reply *r, unsigned status, const char *kind, const char *fmt, ...)
+{
+    char text[2048], shown[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    /* a message may quote what the client sent (a URL's bytes): as printable ASCII, \xNN else */
+    temper_show_bytes(text, strlen(text), sizeof(shown) / 4 - 4, shown, sizeof(shown));
+    json_decref(r->json);
+    r->status = status;
+    r->json = json_pack("{s:{s:s, s:s}}", "error", "kind", kind, "message", shown);
+    return 0;
+}
+
+int server_id_ok(const char *id)
+{
+    size_t n = 0;
+    int only_dots = 1;
+    for (const char *p = id; *p; p++, n++) {
+        char c = *p;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+              c == ':' || c == '-'))
+            return 0;
+        only_dots &= c == '.';
+    }
+    return n >= 1 && n <= 128 && !only_dots;
+}
+
+/* Checks a wait against the hard bound and cuts it to the server's own. */
+static int wait_value(struct server_state *st, int ok, double v, const char *shown, double *wait_s,
+                      struct server_reply *r)
+{
+    if (!ok || !(v >= 0) || v > SERVER_MAX_WAIT_S) {
+        server_error(r, 400, "invalid_request", "wait_s: '%.40s' is not a number of seconds from 0 to %d", shown,
+                     SERVER_MAX_WAIT_S);
+        return 1;
+    }
+    *wait_s = v < st->config.limits.max_wait_s ? v : st->config.limits.max_wait_s;
+    return 0;
+}
+
+int server_parse_wait(struct server_state *st, const char *text, double *wait_s, struct server_reply *r)
+{
+    *wait_s = 0;
+    if (!text)
+        return 0;
+    char *end;
+    double v = strtod(text, &end);
+    return wait_value(st, end != text && !*end, v, text, wait_s, r);
+}
+
+int server_json_wait(struct server_state *st, json_t *wait, double *wait_s, struct server_reply *r)
+{
+    *wait_s = 0;
+    return wait ? wait_value(st, json_is_number(wait), json_number_value(wait), json_is_number(wait) ? "number" : "not a number", wait_s, r) : 0;
+}
+
+/* Constant-time comparison of the Authorization header with "Bearer <token>". */
+static int token_ok(const char *token, const char *header)
+{
+    if (!header || strncmp(header, "Bearer ", 7))
+        return 0;
+    const char *given = header + 7;
+    size_t a = strlen(token), b = strlen(given);
+    unsigned char diff = a != b;
+    for (size_t i = 0; i < a; i++)
+        diff |= (unsigned char)token[i] ^ (unsigned char)(i < b ? given[i] : 0);
+    return diff == 0;
+}
+
+static int method_is(const char *m, const char *want)
+{
+    return !strcmp(m, want);
+}
+
+/* Routes a complete request. */
+static void route(struct temper_server *sv, struct MHD_Connection *con, const char *url, const char *method,
+                  struct request *req, struct server_reply *r)
+{
+    struct server_state *st = &sv->state;
+    const char *ev = "/v1/evaluations/", *ba = "/v1/batches/";
+    if (!strcmp(url, "/healthz")) {
+        if (!method_is(method, "GET"))
+            goto not_allowed_get;
+        r->status = 200;
+        r->json = json_pack("{s:s}", "status", "ok");
+        return;
+    }
+    if (sv->token && !token_ok(sv->token, MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization"))) {
+        server_error(r, 401, "unauthorized", "this server needs the header 'Authorization: Bearer <token>' with its token");
+        return;
+    }
+    if (req->too_large) {
+        server_error(r, 413, "payload_too_large", "the request body is over %zu bytes, this server's limit",
+                     st->config.limits.max_body_bytes);
+        return;
+    }
+    const char *wait = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "wait_s");
+    if (!strcmp(url, "/v1/evaluations")) {
+        if (!method_is(method, "POST")) {
+            r->allow = "POST";
+            goto not_allowed;
+        }
+        api_submit(st, req->body.data ? req->body.data : "", req->body.len, r);
+    } else if (!strcmp(url, "/v1/evaluations:get")) {
+        if (!method_is(method, "POST")) {
+            r->allow = "POST";
+            goto not_allowed;
+        }
+        api_get_many(st, req->body.data ? req->body.data : "", req->body.len, r);
+    } else if (!strncmp(url, ev, strlen(ev))) {
+        const char *id = url + strlen(ev);
+        if (!server_id_ok(id)) {
+            server_error(r, 400, "invalid_id", "'%.140s' is not an evaluation id ([A-Za-z0-9._:-], 1 to 128)", id);
+        } else if (method_is(method, "GET")) {
+            api_get(st, id, wait, r);
+        } else if (method_is(method, "DELETE")) {
+            api_cancel(st, id, r);
+        } else {
+            r->allow = "GET, DELETE";
+            goto not_allowed;
+        }
+    } else if (!strncmp(url, ba, strlen(ba))) {
+        const char *id = url + strlen(ba);
+        if (!method_is(method, "GET"))
+            goto not_allowed_get;
+        if (!server_id_ok(id))
+            server_error(r, 400, "invalid_id", "'%.140s' is not a batch id ([A-Za-z0-9._:-], 1 to 128)", id);
+        else
+            api_batch(st, id, r);
+    } else if (!strcmp(url, "/v1/tasks") || !strcmp(url, "/v1/workers") || !strcmp(url, "/readyz") ||
+               !strcmp(url, "/metrics")) {
+        if (!method_is(method, "GET"))
+            goto not_allowed_get;
+        if (url[1] == 'v')
+            url[4] == 't' ? api_tasks(st, r) : api_workers(st, r);
+        else
+            url[1] == 'r' ? api_ready(st, r) : api_metrics(st, r);
+    } else {
+        server_error(r, 404, "not_found", "no endpoint at '%.200s' (docs/openapi.yaml lists them)", url);
+    }
+    return;
+not_allowed_get:
+    r->allow = "GET";
+not_allowed:
+    server_error(r, 405, "method_not_allowed", "%s is not allowed on %.200s (allowed: %s)", method, url, r->allow);
+}
+
+static enum MHD_Result send_reply(struct temper_server *sv, struct MHD_Connection *con, struct server_reply *r)
+{
+    char *body = NULL;
+    const char *type = "application/json";
+    if (r->text) {
+        body = r->text;
+        r->text = NULL;
+        type = "text/plain; version=0.0.4; charset=utf-8";
+    } else {
+        if (!r->json)
+            server_error(r, 500, "internal", "the reply could not be made (out of memory)");
+        body = r->json ? json_dumps(r->json, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+        if (!body) {
+            r->status = 500;
+            body = strdup("{\"error\":{\"kind\":\"internal\",\"message\":\"out of memory\"}}");
+        }
+    }
+    if (!body)
+        return MHD_NO;
+    size_t len = strlen(body);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+    if (!resp) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(resp, "Content-Type", type);
+    MHD_add_response_header(resp, "Cache-Control", "no-store");
+    char retry[32];
+    if (r->retry_after_s > 0) {
+        snprintf(retry, sizeof(retry), "%d", r->retry_after_s);
+        MHD_add_response_header(resp, "Retry-After", retry);
+    }
+    if (r->allow)
+        MHD_add_response_header(resp, "Allow", r->allow);
+    if (r->status == 401)
+        MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+    atomic_fetch_add(&sv->state.requests, 1);
+    if (r->status >= 400 && r->status < 500)
+        atomic_fetch_add(&sv->state.client_errors, 1);
+    if (r->status >= 500)
+        atomic_fetch_add(&sv->state.server_errors, 1);
+    enum MHD_Result ok = MHD_queue_response(con, r->status, resp);
+    MHD_destroy_response(resp);
+    return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls)
+{
+    (void)version;
+    struct temper_server *sv = cls;
+    struct request *req = *con_cls;
+    if (!req) {
+        req = calloc(1, sizeof(*req));
+        if (!req)
+            return MHD_NO;
+        temper_buf_init(&req->body, sv->state.config.limits.max_body_bytes);
+        *con_cls = req;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        if (!req->too_large && temper_buf_append(&req->body, upload_data, *upload_data_size))
+            req->too_large = 1;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    struct server_reply r = {0};
+    route(sv, con, url, method, req, &r);
+    enum MHD_Result ok = send_reply(sv, con, &r);
+    json_decref(r.json);
+    free(r.text);
+    return ok;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)con;
+    (void)toe;
+    struct request *req = *con_cls;
+    if (req) {
+        temper_buf_free(&req->body);
+        free(req);
+        *con_cls = NULL;
+    }
+}
+
+/* Parses "HOST:PORT" ("[V6]:PORT") into addr; *loopback says whether it is one. */
+static int parse_listen(const char *listen, struct sockaddr_storage *addr, int *loopback, char *msg,
+                        size_t msg_size)
+{
+    char host[256];
+    const char *colon = strrchr(listen, ':');
+    if (!colon || (size_t)(colon - listen) >= sizeof(host))
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "--listen '%s': give HOST:PORT (127.0.0.1:8787)", listen);
+    memcpy(host, listen, (size_t)(colon - listen));
+    host[colon - listen] = 0;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (!colon[1] || *end || port < 0 || port > 65535)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "--listen '%s': the port is not a number from 0 to 65535",
+                           listen);
+    memset(addr, 0, sizeof(*addr));
+    size_t hl = strlen(host);
+    if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+        host[hl - 1] = 0;
+        if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "--listen '%s': not an IPv6 address", listen);
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+        return 0;
+    }
+    struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
+    if (!strcmp(host, "localhost"))
+        snprintf(host, sizeof(host), "127.0.0.1");
+    if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                           "--listen '%s': '%s' is not an IPv4 address, [IPv6] address or localhost", listen, host);
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)port);
+    *loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+    return 0;
+}
+
+int temper_server_start(const struct temper_server_config *config, struct temper_server **out, char *msg,
+                        size_t msg_size)
+{
+    *out = NULL;
+    struct sockaddr_storage addr;
+    int loopback = 0;
+    int err = parse_listen(config->listen ? config->listen : "127.0.0.1:8787", &addr, &loopback, msg, msg_size);
+    if (err)
+        return err;
+    if (!loopback && (!config->token || !*config->token))
+        return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                           "--listen %s is not a loopback address: give --token-file with the token clients must send",
+                           config->listen);
+    struct temper_server *sv = calloc(1, sizeof(*sv));
+    if (!sv)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    sv->state.config = *config;
+    struct temper_server_limits *l = &sv->state.config.limits;
+    l->max_body_bytes = l->max_body_bytes ? l->max_body_bytes : 16u << 20;
+    l->max_source_bytes = l->max_source_bytes ? l->max_source_bytes : 1u << 20;
+    l->max_items = l->max_items > 0 ? l->max_items : 1000;
+    l->max_wait_s = l->max_wait_s > 0 ? l->max_wait_s : 60;
+    l->max_connections = l->max_connections > 0 ? l->max_connections : 256;
+    sv->token = config->token && *config->token ? strdup(config->token) : NULL;
+    sv->state.config.token = sv->token;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+    if (addr.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    sv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)l->max_connections,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(l->max_wait_s + 60),
+                                  MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED,
+                                  on_completed, sv, MHD_OPTION_END);
+    if (!sv->daemon) {
+        free(sv->token);
+        free(sv);
+        return temper_fail(msg, msg_size, TEMPER_EIO, "cannot listen on %s (in use, or not an address of this machine)",
+                           config->listen);
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(sv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    sv->port = info ? info->port : 0;
+    *out = sv;
+    return 0;
+}
+
+int temper_server_port(struct temper_server *s)
+{
+    return s->port;
+}
+
+void temper_server_stop(struct temper_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->daemon);
+    free(s->token);
+    free(s);
+}

@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""serve_test.py: `temper serve` as a client meets it, with real processes on PoCL (standard
+library only). A batch returns every result with the verdict each candidate file expects; a
+resubmitted client id returns the existing job; a repeated kernel comes from the cache at
+submission; a long poll returns when the job is done; cancel; `kill -9` of the server in the middle
+of a batch and a restart lose nothing; bad JSON, oversized sources and bodies, too many items,
+unknown tasks and knobs, path-like ids, a full queue (429 with Retry-After), missing and wrong
+tokens each get their 4xx; a non-loopback address without a token is refused at start.
+
+usage: serve_test.py TEMPER_BINARY SOURCE_DIR
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+TEMPER, SRC = sys.argv[1], sys.argv[2]
+WORK = tempfile.mkdtemp(prefix="temper-serve-test-")
+ENV = dict(os.environ, TEMPER_HOME=os.path.join(WORK, "home"), TEMPER_TASKS=os.path.join(SRC, "tasks"))
+failures = []
+
+
+def check(cond, what, detail=""):
+    if cond:
+        print("ok   " + what)
+    else:
+        print("FAIL " + what + (": " + str(detail)[:600] if detail else ""))
+        failures.append(what)
+    return cond
+
+
+class Server:
+    """A `temper serve` process on a free loopback port."""
+
+    def __init__(self, *args, store="store.db", expect_ready=True):
+        self.log = open(os.path.join(WORK, "serve-%d.log" % time.time_ns()), "w+")
+        cmd = [TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, store),
+               "--in-flight", "2", "--launch-timeout", "20"] + list(args)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=ENV)
+        self.port = None
+        deadline = time.time() + 60
+        while time.time() < deadline and self.proc.poll() is None:
+            self.log.seek(0)
+            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", self.log.read())
+            if m:
+                self.port = int(m.group(1))
+                break
+            time.sleep(0.1)
+        if self.port is None:
+            self.log.seek(0)
+            raise SystemExit("FAIL the server did not start: " + self.log.read())
+        while expect_ready and time.time() < deadline:
+            if self.call("GET", "/readyz")[0] == 200:
+                break
+            time.sleep(0.2)
+
+    def call(self, method, path, body=None, token=None, raw=None, timeout=120):
+        """(status, parsed JSON or text, headers)"""
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request("http://127.0.0.1:%d%s" % (self.port, path), data=data, method=method)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if token:
+            req.add_header("Authorization", "Bearer " + token)
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                status, text, headers = r.status, r.read().decode(), r.headers
+        except urllib.error.HTTPError as e:
+            status, text, headers = e.code, e.read().decode(), e.headers
+        try:
+            return status, json.loads(text), headers
+        except ValueError:
+            return status, text, headers
+
+    def stop(self, sig=signal.SIGTERM):
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout=120)
+
+
+def source(path):
+    with open(os.path.join(SRC, path)) as f:
+        return f.read()
+
+
+def expected(text):
+    m = re.search(r"@expect (\w+)", text)
+    return m.group(1) if m else "correct"
+
+
+def item(path, id=None, salt="", **extra):
+    text = source(path) + salt
+    it = {"source": text, "lang": "opencl", "options": {"timing": False}}
+    if id:
+        it["id"] = id
+    it.update(extra)
+    return it
+
+
+def wait_batch(s, batch, n, timeout=240):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        st, body, _ = s.call("GET", "/v1/batches/" + batch)
+        if st == 200 and body["counts"]["queued"] + body["counts"]["running"] == 0 and len(body["items"]) == n:
+            return body
+        time.sleep(0.3)
+    return s.call("GET", "/v1/batches/" + batch)[1]
+
+
+def main():
+    files = ["tasks/L1/vector_add/naive.cl", "tasks/L1/vector_add/fast.cl", "tests/cases/opencl/partial_write.cl",
+             "tests/cases/opencl/compile_error.cl", "tests/cases/opencl/malformed_directive.cl",
+             "tests/cases/opencl/runtime_crash.cl"]
+    s = Server()
+
+    # a batch returns every result, each with its file's verdict, as `temper eval --json` prints it
+    items = [item(f, id="f%d" % i) for i, f in enumerate(files)]
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": items, "batch": "first"})
+    check(st == 202 and [x["id"] for x in body["items"]] == ["f%d" % i for i in range(len(files))],
+          "a batch is accepted with 202 and every id", body)
+    done = wait_batch(s, "first", len(files))
+    check(done["counts"]["done"] == len(files), "every job of the batch is done", done.get("counts"))
+    for i, f in enumerate(files):
+        v = done["items"][i]
+        want = expected(source(f))
+        got = v.get("result", {}).get("verdict")
+        check(v["id"] == "f%d" % i and got == want, "%s: verdict %s" % (os.path.basename(f), want), v)
+    r0 = done["items"][0]["result"]
+    check("store_id" in r0 and "checks" in r0 and r0.get("task") == "vector_add",
+          "a result is the record of temper eval --json", sorted(r0)[:20])
+
+    # a resubmitted client id returns the existing job, unchanged
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[2], id="f0")], "wait_s": 5})
+    check(st == 200 and body["items"][0]["result"]["verdict"] == "correct", "a resubmitted id returns the existing job",
+          body)
+
+    # a repeated kernel under a new id comes from the cache at submission
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[0], id="again")]})
+    check(st == 202 and body["items"][0]["status"] == "done", "a repeated kernel is done at submission", body)
+    st, m, _ = s.call("GET", "/metrics")
+    check(st == 200 and re.search(r'temper_serve_cache_hits_total\{where="submission"\} [1-9]', m),
+          "/metrics counts the cache hit", m[:300])
+    for name in ["temper_serve_submitted_total 7", 'temper_serve_completed_total{verdict="compile_error"} 1',
+                 "temper_serve_phase_seconds_bucket{phase=\"evaluate\"", "temper_serve_queue_depth{state=\"queued\"}",
+                 'temper_serve_workers{device="opencl:0",state="idle"}', "temper_serve_dead_letters_total 0"]:
+        check(name in m, "/metrics has " + name, m[:2000])
+    st, ws, _ = s.call("GET", "/v1/workers")
+    check(st == 200 and len(ws["workers"]) == 1 and ws["workers"][0]["device"] == "opencl:0", "/v1/workers", ws)
+    st, ts, _ = s.call("GET", "/v1/tasks")
+    check(st == 200 and any(t["name"] == "vector_add" for t in ts["tasks"]), "/v1/tasks lists vector_add")
+    st, many, _ = s.call("POST", "/v1/evaluations:get", {"ids": ["f1", "again", "nobody"]})
+    check(st == 200 and [x["id"] for x in many["items"]] == ["f1", "again"] and many["not_found"] == ["nobody"],
+          "evaluations:get answers known ids and names the unknown", many)
+
+    # long poll: returns the result once done, not after the full wait
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[0], id="lp", salt="\n// long poll\n")]})
+    st, v, _ = s.call("GET", "/v1/evaluations/lp?wait_s=60")
+    check(st == 200 and v["status"] == "done" and v["result"]["verdict"] == "correct", "a long poll returns the result", v)
+
+    # cancel: a job cancelled before its outcome stays cancelled
+    its = [item(files[0], id="c%d" % i, salt="\n// cancel %d\n" % i) for i in range(3)]
+    s.call("POST", "/v1/evaluations", {"items": its, "batch": "cancels"})
+    st, v, _ = s.call("DELETE", "/v1/evaluations/c2")
+    check(st == 200 and v["status"] == "cancelled", "DELETE cancels a job", v)
+    done = wait_batch(s, "cancels", 3)
+    check([x["status"] for x in done["items"]][2] == "cancelled", "a cancelled job stays cancelled", done.get("counts"))
+    check(s.call("DELETE", "/v1/evaluations/nobody")[0] == 404, "DELETE of an unknown id is 404")
+
+    # kill -9 in the middle of a batch; a restart loses nothing
+    its = [item(files[0], id="k%d" % i, salt="\n// kill %d\n" % i) for i in range(4)]
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": its, "batch": "killed"})
+    check(st == 202, "the batch to be interrupted is queued", body)
+    time.sleep(1.0)
+    s.stop(signal.SIGKILL)
+    db = sqlite3.connect(os.path.join(WORK, "store.db"))
+    left = dict(db.execute("SELECT state, count(*) FROM serve_jobs WHERE batch = 'killed' GROUP BY state").fetchall())
+    db.close()
+    print("     at the kill: %s" % left)
+    s = Server("--max-source-bytes", "100000", "--max-body-bytes", "300000", "--max-items", "50")
+    st, v, _ = s.call("GET", "/v1/evaluations/f3")
+    check(st == 200 and v["result"]["verdict"] == "compile_error", "a result finished before the kill is still there", v)
+    done = wait_batch(s, "killed", 4, timeout=300)
+    check(done["counts"]["done"] == 4 and all(x["result"]["verdict"] == "correct" for x in done["items"]),
+          "every job of the interrupted batch is done after the restart", done)
+    if left.get("running"):
+        m = s.call("GET", "/metrics")[1]
+        check(re.search(r"temper_serve_redeliveries_total [1-9]", m), "the jobs running at the kill were handed over again",
+              m[:400])
+
+    # refusals, each a 4xx with {"error": {"kind", "message"}}
+    def refused(status, kind, what, method, path, body=None, raw=None, token=None):
+        st, b, h = s.call(method, path, body, raw=raw, token=token)
+        ok = st == status and isinstance(b, dict) and b.get("error", {}).get("kind") == kind and b["error"]["message"]
+        check(ok, "%s: %d %s" % (what, status, kind), (st, b))
+        return h
+
+    refused(400, "invalid_json", "bad JSON", "POST", "/v1/evaluations", raw=b'{"items": [')
+    refused(400, "invalid_request", "no items", "POST", "/v1/evaluations", {"items": []})
+    refused(400, "invalid_request", "an unknown field", "POST", "/v1/evaluations", {"items": [item(files[0])], "x": 1})
+    refused(400, "invalid_request", "a bad language", "POST", "/v1/evaluations",
+            {"items": [dict(item(files[0]), lang="fortran")]})
+    refused(413, "source_too_large", "an oversized source", "POST", "/v1/evaluations",
+            {"items": [item(files[0], salt="//" + "x" * 150000)]})
+    refused(413, "payload_too_large", "an oversized body", "POST", "/v1/evaluations",
+            raw=json.dumps({"items": [item(files[0], salt="//" + "x" * 90000)] * 4}).encode())
+    refused(400, "too_many_items", "too many items", "POST", "/v1/evaluations", {"items": [item(files[0])] * 51})
+    unknown = source(files[0]).replace("@temper task vector_add", "@temper task no_such_task")
+    refused(400, "unknown_task", "an unknown task", "POST", "/v1/evaluations",
+            {"items": [{"source": unknown, "lang": "opencl"}]})
+    refused(400, "unknown_knob", "an unknown knob", "POST", "/v1/evaluations",
+            {"items": [dict(item(files[0]), knobs={"NO_SUCH_KNOB": 4})]})
+    refused(400, "invalid_id", "a path-like item id", "POST", "/v1/evaluations",
+            {"items": [item(files[0], id="../../etc/passwd")]})
+    refused(400, "invalid_id", "a path-like batch", "POST", "/v1/evaluations", {"items": [item(files[0])], "batch": "a/b"})
+    refused(400, "invalid_id", "a path-like id in the URL", "GET", "/v1/evaluations/..%2F..%2Fetc%2Fpasswd")
+    refused(400, "invalid_id", "a dots-only id", "GET", "/v1/evaluations/..")
+    refused(400, "invalid_id", "an id of bytes that are not UTF-8", "GET", "/v1/evaluations/%FF%FE")
+    refused(404, "not_found", "a path of bytes that are not UTF-8", "GET", "/%C3")
+    refused(400, "invalid_id", "a path-like batch in the URL", "GET", "/v1/batches/a%2F..%2Fb")
+    refused(404, "not_found", "an unknown id", "GET", "/v1/evaluations/nobody")
+    refused(404, "not_found", "an unknown batch", "GET", "/v1/batches/nobody")
+    refused(404, "not_found", "an unknown endpoint", "GET", "/v2/evaluations")
+    refused(400, "invalid_request", "a bad wait_s", "GET", "/v1/evaluations/f1?wait_s=-1")
+    h = refused(405, "method_not_allowed", "a wrong method", "PUT", "/v1/evaluations/f1", raw=b"")
+    check(h.get("Allow") == "GET, DELETE", "405 says what is allowed", dict(h))
+    check(s.stop() == 0, "SIGTERM stops the server with status 0")
+
+    # a full queue: 429 with Retry-After; tokens
+    tok = os.path.join(WORK, "token")
+    with open(tok, "w") as f:
+        f.write("s3cret-token-0123456789\n")
+    s = Server("--token-file", tok, "--max-depth", "2", store="store2.db", expect_ready=False)
+    refused(401, "unauthorized", "no token", "GET", "/v1/workers")
+    refused(401, "unauthorized", "a wrong token", "GET", "/v1/workers", token="s3cret-token-0123456788")
+    refused(401, "unauthorized", "a token prefix", "GET", "/v1/workers", token="s3cret-token")
+    check(s.call("GET", "/v1/workers", token="s3cret-token-0123456789")[0] == 200, "the right token is let in")
+    check(s.call("GET", "/healthz")[0] == 200, "/healthz needs no token")
+    h = refused(429, "queue_full", "a submission past the queue's depth", "POST", "/v1/evaluations",
+                {"items": [item(files[0], salt="\n// %d\n" % i) for i in range(3)]}, token="s3cret-token-0123456789")
+    check(h.get("Retry-After", "").isdigit(), "429 carries Retry-After", dict(h))
+    check(s.stop() == 0, "the token server stops with status 0")
+
+    r = subprocess.run([TEMPER, "serve", "--listen", "0.0.0.0:0", "--store", os.path.join(WORK, "s3.db")], env=ENV,
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 2 and "token" in r.stderr, "a non-loopback address without a token is refused", r.stderr)
+    r = subprocess.run([TEMPER, "serve", "--token-file", os.path.join(WORK, "missing")], env=ENV, capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 2, "a missing token file is bad usage", r.stderr)
+    # a Redis URL nothing listens at: refused with a message (2: a build without Redis; 4: no queue)
+    r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1"], env=ENV,
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode in (2, 4) and "redis" in r.stderr.lower(), "an unusable Redis URL is refused, not served",
+          (r.returncode, r.stderr))
+    r = subprocess.run([TEMPER, "serve", "--bogus"], env=ENV, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "usage: temper serve" in r.stderr, "an unknown option is bad usage", r.stderr)
+
+
+try:
+    main()
+finally:
+    shutil.rmtree(WORK, ignore_errors=True)
+print("%d failed" % len(failures))
+sys.exit(1 if failures else 0)
