@@ -19,6 +19,9 @@ static const struct {
     {"tune", cmd_tune, "search a candidate's knobs and compiler controls for the fastest correct one"},
     {"best", cmd_best, "the fastest correct kernel known for a task on a device"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
+#ifdef TEMPER_HAVE_WORKER_CMD
+    {"worker", cmd_worker, "evaluate the gym's jobs from a Redis queue on one device"},
+#endif
 };
 
 static void usage(FILE *out)

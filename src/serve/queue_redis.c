@@ -588,12 +588,12 @@ int temper_queue_open_redis(const char *url, const struct temper_queue_config *c
     q->base.ops = &redis_ops;
     if (config)
         q->base.config = *config;
+    int err = redis_url_parse(q, url, msg, msg_size);
     struct temper_queue_config *cf = &q->base.config;
     cf->max_depth = cf->max_depth > 0 ? cf->max_depth : 10000;
     cf->claim_idle_ms = cf->claim_idle_ms > 0 ? cf->claim_idle_ms : 2100000;
     cf->max_deliveries = cf->max_deliveries > 0 ? cf->max_deliveries : 3;
     cf->keep_done_s = cf->keep_done_s > 0 ? cf->keep_done_s : 86400;
-    int err = redis_url_parse(q, url, msg, msg_size);
     if (!q->cache_ttl_s)
         q->cache_ttl_s = cf->keep_done_s;
     redisContext *c = NULL;

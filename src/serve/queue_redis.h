@@ -65,7 +65,8 @@ redisReply *redis_script(struct redis_queue *q, redisContext *c, enum redis_scri
                          char *msg, size_t msg_size);
 /* Runs one plain command on a pooled connection. Caller frees *out. */
 int redis_simple(struct redis_queue *q, int argc, const char **argv, redisReply **out, char *msg, size_t msg_size);
-/* Reads redis://[[user]:password@]host[:port][/db][?prefix=P&cache_ttl_s=N] into q. */
+/* Reads redis://[[user]:password@]host[:port][/db][?NAME=VALUE&...] into q: the parameters are
+ * prefix, cache_ttl_s and the numbers of struct temper_queue_config (which override q's). */
 int redis_url_parse(struct redis_queue *q, const char *url, char *msg, size_t msg_size);
 
 #endif

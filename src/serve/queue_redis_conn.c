@@ -1,6 +1,8 @@
 /* queue_redis_conn.c: the Redis engine's plumbing: the Lua scripts that change a job's state (one
  * each, run atomically by Redis), the connection pool, commands and scripts run on a connection,
  * and the URL. The operations of queue.h are in queue_redis.c. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,7 +272,8 @@ static int part_copy(char *dst, size_t size, const char *src)
     return 1;
 }
 
-/* Reads redis://[[user]:password@]host[:port][/db][?prefix=P&cache_ttl_s=N] into q. */
+/* Reads redis://[[user]:password@]host[:port][/db][?NAME=VALUE&...] into q: the parameters are
+ * prefix, cache_ttl_s and the numbers of struct temper_queue_config (which override q's). */
 int redis_url_parse(struct redis_queue *q, const char *url, char *msg, size_t msg_size)
 {
     if (strncmp(url, "redis://", 8))
@@ -325,15 +328,38 @@ int redis_url_parse(struct redis_queue *q, const char *url, char *msg, size_t ms
             if (n == 0 || n > 64 || strspn(eq, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:-") != n)
                 return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: the prefix must be 1 to 64 of [A-Za-z0-9_.:-]", url);
             snprintf(q->prefix, sizeof(q->prefix), "%s", eq);
-        } else if (!strcmp(p, "cache_ttl_s")) {
-            char *end;
-            long long v = strtoll(eq, &end, 10);
-            if (*end || v < 1)
-                return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: cache_ttl_s must be a positive number", url);
-            q->cache_ttl_s = v;
-        } else {
-            return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: unknown parameter '%s' (prefix, cache_ttl_s)", url, p);
+            continue;
         }
+        /* The numbers: the settings every process of one gym must share, so they travel in the URL. */
+        struct temper_queue_config *cf = &q->base.config;
+        static const struct {
+            const char *name; /* the parameter */
+            long long max;    /* its largest value */
+        } nums[] = {{"cache_ttl_s", 1LL << 40}, {"claim_idle_ms", INT_MAX}, {"max_deliveries", 1000},
+                    {"keep_done_s", 1LL << 40}, {"max_depth", 1LL << 40}};
+        size_t i = 0;
+        while (i < sizeof(nums) / sizeof(nums[0]) && strcmp(p, nums[i].name))
+            i++;
+        if (i == sizeof(nums) / sizeof(nums[0]))
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "%s: unknown parameter '%s' (prefix, cache_ttl_s, claim_idle_ms, max_deliveries, "
+                               "keep_done_s, max_depth)", url, p);
+        char *end;
+        errno = 0;
+        long long v = strtoll(eq, &end, 10);
+        if (errno || !*eq || *end || v < 1 || v > nums[i].max)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: %s must be a number from 1 to %lld", url, p,
+                               nums[i].max);
+        if (i == 0)
+            q->cache_ttl_s = v;
+        else if (i == 1)
+            cf->claim_idle_ms = (int)v;
+        else if (i == 2)
+            cf->max_deliveries = (int)v;
+        else if (i == 3)
+            cf->keep_done_s = v;
+        else
+            cf->max_depth = v;
     }
     return 0;
 }

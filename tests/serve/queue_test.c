@@ -731,6 +731,87 @@ static void test_threads(void **state)
     q->ops->close(q);
 }
 
+/* ---- the Redis engine's own properties (skipped for another engine) ---- */
+
+/* Opens a Redis queue with a URL tail; returns the error. */
+static int open_redis(const char *tail, struct temper_queue **q, char *msg, size_t msg_size)
+{
+    char url[1024];
+    snprintf(url, sizeof(url), "%s%s", base_url, tail);
+    *q = NULL;
+#ifdef TEMPER_HAVE_REDIS
+    return temper_queue_open_redis(url, NULL, q, msg, msg_size);
+#else
+    (void)msg_size;
+    (void)msg;
+    return TEMPER_EUNSUPPORTED;
+#endif
+}
+
+/* The URL: its settings reach the queue; bad ones are clear errors; no server is an I/O error. */
+static void test_redis_url(void **state)
+{
+    (void)state;
+    if (strncmp(base_url, "redis://", 8))
+        skip();
+    struct temper_queue *q = NULL;
+    char msg[512] = "", tail[128];
+    snprintf(tail, sizeof(tail), "/0?prefix=url%d&max_depth=1&claim_idle_ms=150&max_deliveries=5&keep_done_s=9", (int)getpid());
+    assert_int_equal(open_redis(tail, &q, msg, sizeof(msg)), 0);
+    assert_int_equal(q->config.max_depth, 1);
+    assert_int_equal(q->config.claim_idle_ms, 150);
+    assert_int_equal(q->config.max_deliveries, 5);
+    assert_int_equal(q->config.keep_done_s, 9);
+    assert_string_equal(q->ops->engine, "redis");
+    submit_ok(q, "only", NULL);
+    int existing;
+    assert_int_equal(submit(q, "second", NULL, &existing), TEMPER_ERANGE);
+    q->ops->close(q);
+    const char *bad[] = {"/0?prefix=a b", "/0?bogus=1", "/0?claim_idle_ms=soon", "/0?max_deliveries=0", "/x", "/0?prefix"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        msg[0] = 0;
+        assert_int_equal(open_redis(bad[i], &q, msg, sizeof(msg)), TEMPER_EINVALID);
+        assert_null(q);
+        assert_true(strlen(msg) > 10);
+    }
+#ifdef TEMPER_HAVE_REDIS
+    assert_int_equal(temper_queue_open_redis("http://127.0.0.1:6379", NULL, &q, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_int_equal(temper_queue_open_redis("redis://127.0.0.1:99999", NULL, &q, msg, sizeof(msg)), TEMPER_EINVALID);
+    /* port 1 on loopback: nothing listens there */
+    assert_int_equal(temper_queue_open_redis("redis://127.0.0.1:1", NULL, &q, msg, sizeof(msg)), TEMPER_EIO);
+    assert_non_null(strstr(msg, "cannot connect"));
+#endif
+}
+
+/* A consumer that beats keeps its jobs: its beats reset their idle time, so that a long job on a
+ * live worker is not claimed; once the beats stop, the job is claimed. */
+static void test_redis_beat_keeps_jobs(void **state)
+{
+    (void)state;
+    if (strncmp(base_url, "redis://", 8))
+        skip();
+    struct temper_queue *q = open_q((struct temper_queue_config){0});
+    submit_ok(q, "long", NULL);
+    struct temper_job *j = take(q, "alive", 0);
+    assert_non_null(j);
+    job_release(j);
+    struct temper_worker_status w = {.busy = 1};
+    snprintf(w.consumer, sizeof(w.consumer), "alive");
+    snprintf(w.device, sizeof(w.device), "opencl:0");
+    char msg[256];
+    for (int i = 0; i < 8; i++) { /* four claim periods */
+        assert_int_equal(q->ops->beat(q, &w, msg, sizeof(msg)), 0);
+        sleep_ms(CLAIM_MS / 2);
+        assert_null(take(q, "other", 0));
+    }
+    j = take(q, "other", CLAIM_MS * 10);
+    assert_non_null(j);
+    assert_string_equal(j->id, "long");
+    assert_int_equal(j->deliveries, 2);
+    job_release(j);
+    q->ops->close(q);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -755,6 +836,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_long_poll),
         cmocka_unit_test(test_keep_done),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_redis_url),
+        cmocka_unit_test(test_redis_beat_keeps_jobs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
