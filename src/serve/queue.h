@@ -44,6 +44,9 @@ struct temper_job {
                             * options?, parent?, origin? (owned by the job) */
     int64_t submitted_us;  /* when it was submitted (CLOCK_REALTIME, microseconds) */
     int deliveries;        /* times handed to a consumer so far, this hand-over included (take) */
+    json_t *result;        /* submit only: a result known already (a cache hit at submission); the
+                            * job is recorded done with it and never handed over. NULL: none (owned
+                            * by the job) */
 };
 
 void temper_job_free(struct temper_job *job);

@@ -79,19 +79,23 @@ static int r_submit(struct temper_queue *base, const struct temper_job *job, int
     if (!job->item)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "job %s has no item", job->id);
     char *item = json_dumps(job->item, JSON_COMPACT);
-    if (!item)
+    char *result = job->result ? json_dumps(job->result, JSON_COMPACT) : strdup("");
+    if (!item || !result) {
+        free(item);
+        free(result);
         return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    }
     char sub[24], depth[24], now[24], keep[24];
     const char *a[] = {job->id, job->batch, job->cache_key, item, i64(sub, job->submitted_us ? job->submitted_us : now_us()),
-                       i64(depth, base->config.max_depth), i64(now, now_us()), i64(keep, base->config.keep_done_s)};
+                       i64(depth, base->config.max_depth), i64(now, now_us()), i64(keep, base->config.keep_done_s),
+                       result};
     redisContext *c;
     int err = redis_conn_get(q, &c, msg, msg_size);
-    if (err) {
-        free(item);
-        return err;
-    }
-    redisReply *r = redis_script(q, c, SCRIPT_SUBMIT, 8, a, msg, msg_size);
+    redisReply *r = err ? NULL : redis_script(q, c, SCRIPT_SUBMIT, 9, a, msg, msg_size);
     free(item);
+    free(result);
+    if (err)
+        return err;
     redis_conn_put(q, c, !r);
     if (!r)
         return TEMPER_EIO;

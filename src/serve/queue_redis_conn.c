@@ -33,22 +33,24 @@
 
 
 const char *const redis_scripts[SCRIPT_COUNT_] = {
-    /* SUBMIT id batch cache_key item submitted_us max_depth now keep: 1 known, 2 full, 0 queued */
-    [SCRIPT_SUBMIT] =
+    /* SUBMIT id batch cache_key item submitted_us max_depth now keep result: 1 known, 2 full, 0
+     * queued (or, with a result, recorded done at once and never on the stream) */
+    [SCRIPT_SUBMIT] = LUA_FINISH
         "local P=ARGV[1] local jk=P..':job:'..ARGV[2]\n"
         "if redis.call('EXISTS',jk)==1 then return 1 end\n"
         "local c=redis.call('HMGET',P..':counts','queued','running')\n"
-        "if (tonumber(c[1]) or 0)+(tonumber(c[2]) or 0)>=tonumber(ARGV[7]) then return 2 end\n"
+        "if ARGV[10]=='' and (tonumber(c[1]) or 0)+(tonumber(c[2]) or 0)>=tonumber(ARGV[7]) then return 2 end\n"
         "for _,s in ipairs({'done','failed','cancelled'}) do\n"
         " redis.call('ZREMRANGEBYSCORE',P..':finished:'..s,'-inf',tonumber(ARGV[8])-tonumber(ARGV[9])*1000000) end\n"
         "redis.call('ZREM',P..':finished:done',ARGV[2]) redis.call('ZREM',P..':finished:failed',ARGV[2])\n"
         "redis.call('ZREM',P..':finished:cancelled',ARGV[2]) redis.call('DEL',P..':notify:'..ARGV[2])\n"
-        "local sid=redis.call('XADD',P..':jobs','*','id',ARGV[2])\n"
         "redis.call('HSET',jk,'state','queued','batch',ARGV[3],'cache_key',ARGV[4],'item',ARGV[5],\n"
-        " 'submitted_us',ARGV[6],'sid',sid,'deliveries','0')\n"
+        " 'submitted_us',ARGV[6],'deliveries','0')\n"
         "redis.call('HINCRBY',P..':counts','queued',1) redis.call('HINCRBY',P..':counts','submitted',1)\n"
         "if ARGV[3]~='' then local bk=P..':batch:'..ARGV[3]\n"
         " redis.call('RPUSH',bk,ARGV[2]) redis.call('PERSIST',bk) redis.call('HINCRBY',P..':batchopen',ARGV[3],1) end\n"
+        "if ARGV[10]~='' then finish(P,ARGV[2],'queued','done',ARGV[10],ARGV[8],ARGV[9]) return 0 end\n"
+        "redis.call('HSET',jk,'sid',redis.call('XADD',P..':jobs','*','id',ARGV[2]))\n"
         "return 0\n",
     /* MARK id sid consumer deliveries: hands a delivered or claimed entry over as running; nil (and
      * the entry acknowledged) when its job is finished, cancelled or gone */
@@ -86,7 +88,7 @@ const char *const redis_scripts[SCRIPT_COUNT_] = {
         "local r=1\n"
         "if st=='queued' or st=='running' then finish(P,ARGV[2],st,ARGV[3],ARGV[4],ARGV[5],ARGV[6]) r=0 end\n"
         "local sid=redis.call('HGET',jk,'sid')\n"
-        "redis.call('XACK',P..':jobs','" REDIS_GROUP "',sid) redis.call('XDEL',P..':jobs',sid)\n"
+        "if sid then redis.call('XACK',P..':jobs','" REDIS_GROUP "',sid) redis.call('XDEL',P..':jobs',sid) end\n"
         "return r\n",
     /* DEAD id sid deliveries result now keep: records the runtime_error result, then the dead letter */
     [SCRIPT_DEAD] = LUA_FINISH
@@ -105,7 +107,8 @@ const char *const redis_scripts[SCRIPT_COUNT_] = {
         "local st=redis.call('HGET',jk,'state')\n"
         "if not st then return false end\n"
         "if st=='queued' or st=='running' then finish(P,ARGV[2],st,'cancelled',nil,ARGV[3],ARGV[4]) end\n"
-        "if st=='queued' then local sid=redis.call('HGET',jk,'sid')\n"
+        "local sid=redis.call('HGET',jk,'sid')\n"
+        "if st=='queued' and sid then\n"
         " redis.call('XACK',P..':jobs','" REDIS_GROUP "',sid) redis.call('XDEL',P..':jobs',sid) end\n"
         "return st\n",
     /* BEAT consumer report now keep_s: the report, and the idle time of the consumer's own pending

@@ -1,7 +1,7 @@
-/* queue_test.c: the conformance test of queue.h: every property of the job queue's contract, run
+/* queue_conformance_test.c: the conformance test of queue.h: every property of the job queue's contract, run
  * against the engine named on the command line, so that both engines pass the same test:
- *   queue_test redis://127.0.0.1:PORT   (a real redis-server: queue_redis_test.sh starts one)
- *   queue_test sqlite:DIR               (a store file per test case in DIR)
+ *   queue_conformance_test redis://127.0.0.1:PORT   (a real redis-server: queue_redis_test.sh starts one)
+ *   queue_conformance_test sqlite:DIR               (a store file per test case in DIR)
  * Each case opens a fresh queue (its own key prefix, or its own store file). Claims use a short
  * claim_idle_ms so that the test is quick; nothing asserts a speed. */
 #include <pthread.h>
@@ -65,6 +65,7 @@ static void job_release(struct temper_job *j)
 #else /* queue.c (with temper_job_free) comes with the SQLite engine */
     if (j) {
         json_decref(j->item);
+        json_decref(j->result);
         free(j);
     }
 #endif
@@ -205,6 +206,45 @@ static void test_submit_take_complete(void **state)
     json_t *unknown = NULL;
     char msg[256];
     assert_int_equal(q->ops->get(q, "no-such-job", 0, &unknown, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    q->ops->close(q);
+}
+
+/* A job submitted with its result known (a cache hit at submission) is done at once, never handed
+ * over, and not refused by admission control. */
+static void test_submit_with_result(void **state)
+{
+    (void)state;
+    struct temper_queue *q = open_q((struct temper_queue_config){.max_depth = 1});
+    submit_ok(q, "open", NULL); /* the queue is full */
+    struct temper_job j = {0};
+    snprintf(j.id, sizeof(j.id), "known");
+    snprintf(j.batch, sizeof(j.batch), "step-k");
+    j.item = json_pack("{s:s, s:s}", "source", "__kernel void k() {}", "lang", "opencl");
+    j.result = verdict_result("correct");
+    j.submitted_us = now_us();
+    int existing = -1;
+    char msg[256];
+    assert_int_equal(q->ops->submit(q, &j, &existing, msg, sizeof(msg)), 0);
+    assert_int_equal(existing, 0);
+    json_t *v = view(q, "known", 0);
+    assert_string_equal(json_string_value(json_object_get(v, "status")), "done");
+    assert_true(json_equal(json_object_get(v, "result"), j.result));
+    json_decref(v);
+    json_t *ids = NULL;
+    assert_int_equal(q->ops->batch(q, "step-k", &ids, msg, sizeof(msg)), 0);
+    assert_int_equal(json_array_size(ids), 1);
+    json_decref(ids);
+    struct temper_job *t = take(q, "c1", 0);
+    assert_non_null(t);
+    assert_string_equal(t->id, "open");
+    job_release(t);
+    assert_null(take(q, "c1", 0));
+    struct temper_queue_stats st = stats(q);
+    assert_int_equal(st.done, 1);
+    assert_int_equal(st.queued, 0);
+    assert_int_equal(st.running, 1);
+    json_decref(j.item);
+    json_decref(j.result);
     q->ops->close(q);
 }
 
@@ -815,13 +855,14 @@ static void test_redis_beat_keeps_jobs(void **state)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: queue_test redis://HOST:PORT | sqlite:DIR\n");
+        fprintf(stderr, "usage: queue_conformance_test redis://HOST:PORT | sqlite:DIR\n");
         return 2;
     }
     base_url = argv[1];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_submit_take_complete),
         cmocka_unit_test(test_failed_outcome),
+        cmocka_unit_test(test_submit_with_result),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_resubmit_existing),
         cmocka_unit_test(test_admission),
