@@ -24,7 +24,7 @@ redis_stop() {
 # Answers 0 when the server on REDIS_PORT answers PING.
 redis_ping() {
     local reply
-    exec 9<>"/dev/tcp/127.0.0.1/$REDIS_PORT" 2>/dev/null || return 1
+    { exec 9<>"/dev/tcp/127.0.0.1/$REDIS_PORT"; } 2>/dev/null || return 1
     printf 'PING\r\n' >&9
     read -r -t 2 reply <&9
     exec 9<&- 9>&-
