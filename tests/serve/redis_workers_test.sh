@@ -47,11 +47,19 @@ sed -e 's/"name": "vector_add"/"name": "serve_add"/' \
     -e 's/"check": \[.*\]/"check": [{"N": 1}, {"N": 257}, {"N": 4097}]/' \
     -e 's/"cpu": \[{"N": [0-9]*}\]/"cpu": [{"N": 4096}]/' "$src/tasks/L1/vector_add/task.json" >"$task/task.json"
 cp "$src/tasks/L1/vector_add/reference.c" "$task/"
-sed 's/@temper task vector_add/@temper task serve_add/' "$src/tasks/L1/vector_add/naive.cl" >"$task/naive.cl"
+for f in naive.cl naive.cu; do
+    sed 's/@temper task vector_add/@temper task serve_add/' "$src/tasks/L1/vector_add/$f" >"$task/$f"
+done
 export TEMPER_TASKS=$work/tasks
 good=$task/naive.cl
 bad=$work/partial.cl # never writes the last element: incorrect
 sed 's/@temper task vector_add/@temper task serve_add/' "$src/tests/cases/opencl/partial_write.cl" >"$bad"
+# Correct but slow (work-item 0 spins on a volatile counter at each launch): a job lasts seconds,
+# so that a kill lands in the middle of it.
+slow=$work/slow.cl
+sed -e 's/int i = get_global_id(0);/int i = get_global_id(0);\
+    if (i == 0) { volatile int spins = 0; for (int k = 0; k < 200000000; k++) spins++; }/' "$good" >"$slow"
+grep -q spins "$slow" || fail "the slow candidate was not made"
 marker=TEMPER_TEST_KILLS_ITS_WORKER
 killer=$work/killer.cl
 { echo "// $marker"; cat "$good"; } >"$killer"
@@ -101,7 +109,7 @@ stats=$(q stats)
 start_worker w3
 killed=
 for id in k1 k2 k3; do
-    q submit "$id" "$good" opencl >/dev/null || fail "submit $id"
+    q submit "$id" "$slow" opencl >/dev/null || fail "submit $id"
     for i in $(seq 1 600); do
         st=$(q get "$id" | field 'v["status"]')
         [ "$st" != queued ] && break
@@ -113,15 +121,17 @@ for id in k1 k2 k3; do
         # the kill landed mid-job if the job is still running now that its worker is gone
         [ "$(q get "$id" | field 'v["status"]')" = running ] && killed=$id && break
     fi
-    start_worker w3 # too late (the job finished first): try again with a new job
+    [ "$id" != k3 ] && start_worker w3 # too late (the job finished first): try again with a new job
 done
 if [ -z "$killed" ]; then
     fail "no kill landed in the middle of a job"
+    kill -TERM "$(cat "$work/w3.pid")" 2>/dev/null
+    wait "$(cat "$work/w3.pid")" 2>/dev/null
 else
     ok "worker killed with SIGKILL while it held $killed"
     start_worker w4
     q wait 300 "$killed" >"$work/claimed.json" || fail "$killed did not finish after its worker was killed"
-    [ "$(field 'v["result"]["verdict"]' <"$work/claimed.json")" = correct ] && ok "a second worker claimed $killed and got its verdict" ||
+    [ "$(field 'v["result"]["verdict"]' <"$work/claimed.json" 2>/dev/null)" = correct ] && ok "a second worker claimed $killed and got its verdict" ||
         fail "$killed after the kill: $(cat "$work/claimed.json")"
     stats=$(q stats)
     done_n=$(echo "$stats" | field 'v["done"]')
