@@ -77,6 +77,20 @@ start_worker() {
     echo $! >"$work/$name.pid"
 }
 
+# 0. Bad usage: exit 2 with a message naming what is wrong.
+usage_case() { # WHAT EXPECTED_TEXT ARGS...
+    local what=$1 text=$2
+    shift 2
+    "$temper" worker "$@" >"$work/usage.out" 2>&1
+    local status=$?
+    [ $status -eq 2 ] && grep -q -- "$text" "$work/usage.out" && ok "$what: exit 2, says '$text'" ||
+        fail "$what: exit $status, $(cat "$work/usage.out")"
+}
+usage_case "no --redis" "--redis URL is needed"
+usage_case "a URL that is not redis://" "redis:// URL" --redis http://127.0.0.1:1
+usage_case "--in-flight 0" "--in-flight must be" --redis "$REDIS_URL" --in-flight 0
+usage_case "an unknown URL parameter" "unknown parameter 'speed'" --redis "$REDIS_URL/0?speed=9" --device opencl
+
 # 1. A batch gets every result, with its verdict.
 for id in g1 g2 g3; do q submit "$id" "$good" opencl step1 >/dev/null || fail "submit $id"; done
 q submit b1 "$bad" opencl step1 >/dev/null || fail "submit b1"
@@ -156,7 +170,9 @@ supervise() {
         done
     ) &
     workers+=($!)
+    supervisors+=($!)
 }
+supervisors=()
 q submit x1 "$killer" opencl >/dev/null || fail "submit x1"
 q submit x2 "$good" opencl >/dev/null || fail "submit x2"
 supervise s1
@@ -231,6 +247,25 @@ EOF
 else
     echo "skip 4: $temper has no serve command"
 fi
+
+# 5. The queue goes away (Redis stops): an idle worker exits 2, saying so.
+touch "$work/stop" # the supervised workers stop first
+for p in "${supervisors[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in "${supervisors[@]}"; do wait "$p" 2>/dev/null; done
+start_worker w9
+for i in $(seq 1 600); do
+    grep -q "takes jobs" "$work/w9.log" && break
+    sleep 0.1
+done
+redis_stop
+for i in $(seq 1 600); do
+    kill -0 "$(cat "$work/w9.pid")" 2>/dev/null || break
+    sleep 0.1
+done
+wait "$(cat "$work/w9.pid")"
+status=$?
+[ $status -eq 2 ] && grep -qi "redis" "$work/w9.log" && ok "a worker whose Redis stops exits 2, naming Redis" ||
+    { fail "after Redis stopped: exit $status"; tail -3 "$work/w9.log"; }
 
 echo "$failures failure(s)"
 [ $failures -eq 0 ]
