@@ -6,7 +6,6 @@
  * Needs one Redis server (not Redis Cluster: the scripts touch keys they compute), 6.2 or later
  * (XAUTOCLAIM). Threads: each call borrows a connection from a small pool, so that a blocking
  * take or get holds only its own. */
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,6 @@
 #include "serve/queue_redis.h"
 #include "temper/error.h"
 #include "temper/result.h"
-
 
 /* The states as stored in a job's hash (the API's names). */
 static const char *const state_names[] = {"queued", "running", "done", "cancelled", "failed"};
@@ -32,7 +30,6 @@ static int state_parse(const char *name)
             return (int)i;
     return -1;
 }
-
 
 static int64_t now_us(void)
 {
@@ -372,7 +369,6 @@ static int r_cancel(struct temper_queue *base, const char *id, enum temper_job_s
     return 0;
 }
 
-
 static int r_batch(struct temper_queue *base, const char *batch, json_t **ids, char *msg, size_t msg_size)
 {
     struct redis_queue *q = (struct redis_queue *)base;
@@ -579,7 +575,6 @@ static const struct temper_queue_ops redis_ops = {
     .dead_letters = r_dead_letters,
     .close = r_close,
 };
-
 
 int temper_queue_open_redis(const char *url, const struct temper_queue_config *config, struct temper_queue **out,
                             char *msg, size_t msg_size)

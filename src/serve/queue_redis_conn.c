@@ -30,8 +30,6 @@
     " redis.call('RPUSH',nk,'1') redis.call('EXPIRE',nk,keep)\n"                                           \
     "end\n"
 
-
-
 const char *const redis_scripts[SCRIPT_COUNT_] = {
     /* SUBMIT id batch cache_key item submitted_us max_depth now keep result: 1 known, 2 full, 0
      * queued (or, with a result, recorded done at once and never on the stream) */
