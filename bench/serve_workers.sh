@@ -58,7 +58,7 @@ export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks}
 # Link in only the carried libraries this machine lacks (its own stay first), as ldd finds them.
 if [ -d "$dir/lib" ]; then
     need=$(mktemp -d /tmp/serve-bench-lib-XXXXXX)
-    for round in 1 2 3 4; do
+    for round in 1 2 3 4 5 6 7 8; do
         missing=$(for b in "$TEMPER_BIN" "$TEMPER_WORKER" "$REDIS_SERVER"; do
             LD_LIBRARY_PATH=$need${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$b" | awk '/not found/ {print $1}'
         done | sort -u)
