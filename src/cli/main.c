@@ -26,6 +26,9 @@ static const struct {
     {"compare", cmd_compare, "two stored results or files side by side; --retime times them again, interleaved"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
     {"serve", cmd_serve, "the kernel gym: an HTTP/JSON API for evaluations (docs/serve.md)"},
+#ifdef TEMPER_HAVE_WORKER_CMD
+    {"worker", cmd_worker, "evaluate the gym's jobs from a Redis queue on one device"},
+#endif
 };
 
 static void usage(FILE *out)
