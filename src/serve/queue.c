@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "serve/queue.h"
+#include "temper/result.h"
 #include "temper/error.h"
 
 const char *temper_job_state_name(enum temper_job_state s)
@@ -91,4 +92,17 @@ void temper_job_cache_key(const char *content_key, const char *device_key, char 
     memcpy(text + a + 1, device_key, b + 1);
     hash128_hex(text, a + b + 1, out);
     free(text);
+}
+
+json_t *temper_job_dead_result(const char *id, int deliveries, int max_deliveries)
+{
+    char text[512];
+    snprintf(text, sizeof(text),
+             "job %.128s was handed to a worker %d times (the limit is %d) and each time the worker stopped before "
+             "recording a result: the kernel kills its worker, so it is not run again (dead letters)",
+             id, deliveries, max_deliveries);
+    json_t *o = json_pack("{s:s, s:s, s:s}", "verdict", "runtime_error", "message", text, "task", "");
+    json_t *norm = o ? temper_result_normalize(o, NULL, 0) : NULL;
+    json_decref(o);
+    return norm;
 }

@@ -8,7 +8,10 @@
  * Delivery: at least once, with the outcome recorded exactly once. A consumer takes a job, and
  * the job stays pending under that consumer until complete() has recorded its outcome and then
  * acknowledged it; a consumer that dies leaves it pending, and after claim_idle_ms any live
- * consumer's take() claims it (XAUTOCLAIM on Redis). Each hand-over counts a delivery; a job
+ * consumer's take() claims it (XAUTOCLAIM on Redis). A live consumer's beats keep its jobs (on
+ * Redis each beat resets their idle time; the SQLite engine also claims at once a job whose
+ * consumer has not reported for 10 s), so claim_idle_ms need only exceed a few beats, not the
+ * longest job. Each hand-over counts a delivery; a job
  * handed over more than max_deliveries times (a kernel that kills whoever runs it) is not handed
  * over again: the engine records a runtime_error result for it, saying so, and puts it on the
  * dead letters. complete() of a job whose outcome is already recorded changes nothing.
@@ -54,8 +57,8 @@ void temper_job_free(struct temper_job *job);
 /* Settings shared by both engines. Zero means the default in brackets. */
 struct temper_queue_config {
     int64_t max_depth;     /* unfinished jobs (queued + running) above which submit refuses [10000] */
-    int claim_idle_ms;     /* a job pending this long under a consumer is claimed by another; must
-                            * exceed the longest job (the worker's job limit) [ 2100000 ] */
+    int claim_idle_ms;     /* a job pending this long under a consumer that no longer beats is claimed
+                            * by another [60000] */
     int max_deliveries;    /* hand-overs after which a job goes to the dead letters [3] */
     int64_t keep_done_s;   /* finished jobs and their outcomes are kept this long [86400] */
 };
@@ -138,6 +141,12 @@ int temper_queue_open_local(const char *store_path, const struct temper_queue_co
                             struct temper_queue **q, char *msg, size_t msg_size);
 int temper_queue_open_redis(const char *url, const struct temper_queue_config *config, struct temper_queue **q,
                             char *msg, size_t msg_size);
+
+/* The result a job gets when it goes to the dead letters: a runtime_error record in the one form
+ * of a result (temper_result_normalize), saying the job was handed to a worker `deliveries` times
+ * (the limit is max_deliveries) and each time the worker died before recording its outcome.
+ * Caller decrefs; NULL when out of memory. */
+json_t *temper_job_dead_result(const char *id, int deliveries, int max_deliveries);
 
 /* The content key of an item without the device: a hash (hex) of the task's content hash, the
  * source, the knobs (sorted), the options and temper's version. */

@@ -217,13 +217,7 @@ static int load_job(struct local_queue *lq, int64_t rowid, struct temper_job **j
 static int dead_letter(struct local_queue *lq, int64_t rowid, const char *id, int deliveries, char *msg,
                        size_t msg_size)
 {
-    char text[512];
-    snprintf(text, sizeof(text),
-             "the job was handed to a worker %d times and each time the worker died before recording its outcome "
-             "(a kernel that kills whoever runs it): it is not handed over again",
-             deliveries);
-    json_t *r = json_pack("{s:s, s:s, s:s, s:b, s:i}", "candidate", id, "verdict", "runtime_error", "message", text,
-                          "dead_letter", 1, "deliveries", deliveries);
+    json_t *r = temper_job_dead_result(id, deliveries, lq->base.config.max_deliveries);
     char *rt = r ? json_dumps(r, JSON_COMPACT) : NULL;
     json_decref(r);
     if (!rt)
@@ -538,6 +532,10 @@ static int local_beat(struct temper_queue *q, const struct temper_worker_status 
     pthread_mutex_lock(&lq->lock);
     int err = exec_bind(lq, "INSERT OR REPLACE INTO serve_workers(consumer, device, device_key, busy, jobs_done, "
                             "seen_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", t, 3, v, 3, msg, msg_size);
+    /* A live consumer keeps its jobs: their idle time starts again (queue.h), as on Redis. */
+    if (!err)
+        err = exec_bind(lq, "UPDATE serve_jobs SET taken_us = ?2 WHERE consumer = ?1 AND state = 'running'", t, 1,
+                        v + 2, 1, msg, msg_size);
     pthread_mutex_unlock(&lq->lock);
     return err;
 }
@@ -655,7 +653,7 @@ static void config_defaults(const struct temper_queue_config *in, struct temper_
     if (in)
         c = *in;
     c.max_depth = c.max_depth > 0 ? c.max_depth : 10000;
-    c.claim_idle_ms = c.claim_idle_ms > 0 ? c.claim_idle_ms : 2100000;
+    c.claim_idle_ms = c.claim_idle_ms > 0 ? c.claim_idle_ms : 60000;
     c.max_deliveries = c.max_deliveries > 0 ? c.max_deliveries : 3;
     c.keep_done_s = c.keep_done_s > 0 ? c.keep_done_s : 86400;
     *out = c;

@@ -132,21 +132,6 @@ static int job_make(const char *id, redisReply *r, int deliveries, struct temper
     return 0;
 }
 
-/* The result of a job that killed every consumer it was handed to: runtime_error, in the one
- * form of a result. Caller decrefs. */
-static json_t *dead_result(struct redis_queue *q, const char *id, int deliveries)
-{
-    char text[512];
-    snprintf(text, sizeof(text),
-             "job %s was handed to a worker %d times (the limit is %d) and each time the worker stopped before "
-             "recording a result: the kernel kills its worker, so it is not run again (dead letters)",
-             id, deliveries, q->base.config.max_deliveries);
-    json_t *o = json_pack("{s:s, s:s, s:s}", "verdict", "runtime_error", "message", text, "task", "");
-    json_t *norm = temper_result_normalize(o, NULL, 0);
-    json_decref(o);
-    return norm;
-}
-
 /* Hands over the job of a claimed or delivered entry (MARK), or sends it to the dead letters when
  * it has been handed over too often. *job stays NULL when there is nothing to hand over. */
 static int hand_over(struct redis_queue *q, redisContext *c, const char *consumer, const char *sid, const char *id,
@@ -156,7 +141,7 @@ static int hand_over(struct redis_queue *q, redisContext *c, const char *consume
     if (deliveries > q->base.config.max_deliveries) {
         /* This claim is not a hand-over: the job was handed over deliveries - 1 times. */
         deliveries--;
-        json_t *res = dead_result(q, id, deliveries);
+        json_t *res = temper_job_dead_result(id, deliveries, q->base.config.max_deliveries);
         char *text = res ? json_dumps(res, JSON_COMPACT) : NULL;
         json_decref(res);
         if (!text)
@@ -590,7 +575,7 @@ int temper_queue_open_redis(const char *url, const struct temper_queue_config *c
     int err = redis_url_parse(q, url, msg, msg_size);
     struct temper_queue_config *cf = &q->base.config;
     cf->max_depth = cf->max_depth > 0 ? cf->max_depth : 10000;
-    cf->claim_idle_ms = cf->claim_idle_ms > 0 ? cf->claim_idle_ms : 2100000;
+    cf->claim_idle_ms = cf->claim_idle_ms > 0 ? cf->claim_idle_ms : 60000;
     cf->max_deliveries = cf->max_deliveries > 0 ? cf->max_deliveries : 3;
     cf->keep_done_s = cf->keep_done_s > 0 ? cf->keep_done_s : 86400;
     if (!q->cache_ttl_s)
