@@ -2,14 +2,16 @@
 # install-deps.sh: installs what temper needs to build and test, from Debian 12's packages.
 # Run as root (or with sudo). Safe to run again: apt-get skips what is installed. clang and its
 # runtime libraries (libFuzzer, sanitizers) build the fuzzers of tests/fuzz; python3 reads JSON and
-# object symbols in the device, install, layout and store tests.
+# object symbols in the device, install, layout and store tests. libcurl carries the agent's
+# requests to language models.
 set -eu
 if [ "$(id -u)" -ne 0 ]; then
     exec sudo "$0" "$@"
 fi
 export DEBIAN_FRONTEND=noninteractive
 packages="build-essential cmake pkg-config libjansson-dev libsqlite3-dev sqlite3 libxxhash-dev \
-ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libcmocka-dev clang libclang-rt-dev python3"
+ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libcmocka-dev clang libclang-rt-dev python3 \
+libcurl4-openssl-dev"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -26,6 +26,8 @@ int cmd_eval(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_best(int argc, char **argv);
 int cmd_schema(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+int cmd_knowledge(int argc, char **argv);
 
 /* Opens a session on device (NULL: the default) whose notices and warnings are printed on
  * stderr; no_store: record nothing. Caller closes with temper_session_close. */

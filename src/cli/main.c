@@ -18,6 +18,8 @@ static const struct {
     {"eval", cmd_eval, "check a candidate kernel and time it: a verdict you can trust"},
     {"tune", cmd_tune, "search a candidate's knobs and compiler controls for the fastest correct one"},
     {"best", cmd_best, "the fastest correct kernel known for a task on a device"},
+    {"agent", cmd_agent, "a language model writes kernels for a task, judged, tuned and recorded by temper"},
+    {"knowledge", cmd_knowledge, "search the kernel knowledge base: what an agent's prompt would retrieve"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
 };
 
