@@ -206,6 +206,8 @@ int temper_agent_run(const struct temper_agent_config *config, json_t **summary,
             task_name = json_string_value(json_object_get(recorded, "task"));
             if (!L->cfg.lang)
                 L->cfg.lang = json_string_value(json_object_get(st, "lang"));
+            if (!L->cfg.device)
+                L->cfg.device = json_string_value(json_object_get(recorded, "device"));
             json_t *cons = json_object_get(st, "constraints");
             if (json_is_array(cons)) {
                 json_decref(L->constraints);

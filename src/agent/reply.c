@@ -153,7 +153,16 @@ static int vector_width(const char *s)
 void temper_kernel_features_detect(const char *s, struct temper_kernel_features *f)
 {
     memset(f, 0, sizeof(*f));
-    f->shared_mem = count_word(s, "__shared__") + count_word(s, "__local") + count_word(s, "local") > 0;
+    f->shared_mem = count_word(s, "__shared__") + count_word(s, "__local") > 0;
+    /* OpenCL's qualifier also goes without underscores: "local float buf[...]" */
+    static const char *const types[] = {"float", "half", "int", "uint", "double", "char", "uchar", "short", "long"};
+    for (const char *p = strstr(s, "local "); p && !f->shared_mem; p = strstr(p + 6, "local ")) {
+        if (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_'))
+            continue;
+        for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++)
+            if (!strncmp(p + 6, types[t], strlen(types[t])))
+                f->shared_mem = 1;
+    }
     f->vector_width = vector_width(s);
     f->tensor_cores = strstr(s, "wmma") || strstr(s, "mma.sync") || strstr(s, "wgmma") || strstr(s, "mma_sync") ||
                       strstr(s, "intel_sub_group_") != NULL;
@@ -184,7 +193,7 @@ void temper_kernel_features_detect(const char *s, struct temper_kernel_features 
 
 void temper_kernel_features_format(const struct temper_kernel_features *f, char *out, size_t size)
 {
-    snprintf(out, size, "%s vec%d %s%s%s launches=%d knobs=%d", f->tiled ? "tiled" : "untiled", f->vector_width,
-             f->shared_mem ? "shared " : "", f->tensor_cores ? "tensor-cores " : "",
-             f->warp_shuffle ? "shuffle " : "", f->launches, f->knobs);
+    snprintf(out, size, "%s vec%d%s%s%s launches=%d knobs=%d", f->tiled ? "tiled" : "untiled", f->vector_width,
+             f->shared_mem ? " shared" : "", f->tensor_cores ? " tensor-cores" : "", f->warp_shuffle ? " shuffle" : "",
+             f->launches, f->knobs);
 }

@@ -18,8 +18,10 @@ command -v sqlite3 >/dev/null || { echo "SKIP: sqlite3 is needed to read the sto
 "$temper" devices 2>/dev/null | grep -q opencl || { echo "SKIP: no OpenCL device (PoCL)"; exit 77; }
 
 # start_server SCRIPT: starts the scripted model; sets port and log.
+servers=0
 start_server() {
-    log=$work/server.log
+    servers=$((servers + 1))
+    log=$work/server-$servers.log
     rm -f "$work/port"
     python3 "$src/tests/agent/fake_model.py" --script "$1" --port-file "$work/port" --log "$log" &
     server_pid=$!
