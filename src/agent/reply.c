@@ -141,7 +141,7 @@ static int vector_width(const char *s)
             int v = 0;
             while (isdigit((unsigned char)*q))
                 v = v * 10 + (*q++ - '0');
-            if ((isalnum((unsigned char)*q) || *q == '_') && *q != 'x')
+            if (isalnum((unsigned char)*q) || *q == '_')
                 continue;
             if ((v == 2 || v == 4 || v == 8 || v == 16) && v > w)
                 w = v;
