@@ -261,6 +261,12 @@ int temper_knowledge_prompt(const struct temper_knowledge_config *c, const char 
         const char *kind = json_string_value(json_object_get(h, "kind"));
         const char *body = json_string_value(json_object_get(h, "text"));
         size_t n = strlen(body), cut = n > share ? share : n;
+        /* cut at a line's end where one is near */
+        for (size_t k = cut; cut < n && k > cut * 3 / 4; k--)
+            if (body[k] == '\n') {
+                cut = k;
+                break;
+            }
         int kernel = !strcmp(kind, "kernel");
         temper_buf_printf(&b, "### %s: %s (%s", kind, json_string_value(json_object_get(h, "title")),
                           json_string_value(json_object_get(h, "ref")));

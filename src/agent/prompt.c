@@ -392,9 +392,10 @@ char *agent_section_contract(const struct temper_task *t, const char *lang)
         temper_buf_printf(&b, "%s%s", i ? ", " : "", t->args[i].name);
     temper_buf_printf(&b, ")\n"
                           "Grid and block expressions use the task's sizes and the knobs; grid counts %s. "
-                          "Arguments come in the order above: arrays as %s pointers, sizes as int. Only the "
-                          "standard %s headers are allowed.\n",
-                      cuda ? "blocks" : "work-groups", cuda ? "device" : "__global",
+                          "Arguments come in the order above: arrays as %s pointers to their element type "
+                          "(f32: float; f16 and bf16 hold raw bits: unsigned short, converted by the kernel), "
+                          "an i32 scalar as int, an i64 scalar as %s. Only the standard %s headers are allowed.\n",
+                      cuda ? "blocks" : "work-groups", cuda ? "device" : "__global", cuda ? "long long" : "long",
                       cuda ? "CUDA" : "OpenCL C");
     return take(&b);
 }
