@@ -44,4 +44,14 @@ best_eval=$(python3 -c "import json; print(json.load(open('$work/summary.json'))
 timed=$(sqlite3 "$db" "select verdict = 'correct' and median_ms > 0 from evaluations where id = $best_eval")
 [ "$timed" = 1 ] && ok "the best is a correct, timed evaluation" || fail "best eval $best_eval: '$timed'"
 
+
+# The store's fastest correct softmax kernel on this device is in the knowledge base now.
+fastest=$(sqlite3 "$db" "select id from evaluations where task = 'softmax' and verdict = 'correct' and median_ms > 0
+    and task_hash is not null order by median_ms, id limit 1")
+hit=$("$temper" knowledge search softmax --json --limit 1 | python3 -c "
+import json, sys
+h = json.load(sys.stdin)[0]
+print(h['kind'], h['task'], h['ref'])")
+[ "$hit" = "kernel softmax eval $fastest" ] && ok "knowledge search finds the store's fastest softmax kernel" ||
+    fail "knowledge search: '$hit', want the kernel of eval $fastest"
 [ $failures -eq 0 ] || { echo "$failures failures"; exit 1; }

@@ -269,7 +269,7 @@ static int judge(struct loop *L, const char *source, json_t *result)
 /* A person reviews a proposal; returns the decision, replacing *source and *result when they
  * edited it (the edit is evaluated as the person's candidate). */
 static int review(struct loop *L, char **source, json_t **result, int64_t *eval_id, int64_t prompt_id,
-                  enum temper_agent_decision *decision)
+                  int64_t call_id, const char *role, int64_t parent_eval, enum temper_agent_decision *decision)
 {
     struct temper_agent_review rv = {TEMPER_AGENT_ACCEPT, NULL, NULL};
     L->cfg.review(L->cfg.review_user, *source, *result, &rv);
@@ -281,8 +281,13 @@ static int review(struct loop *L, char **source, json_t **result, int64_t *eval_
     free(rv.constraint);
     int err = 0;
     if (rv.decision == TEMPER_AGENT_EDIT && rv.edited) {
+        /* the proposal as it came, then the person's edit of it */
+        const char *v = temper_session_result_verdict(*result);
+        err = record(L, prompt_id, call_id, role, parent_eval, *eval_id, -1, *source, v ? v : "?", NAN,
+                     "edited by the person");
         json_t *r2 = NULL;
-        err = loop_evaluate(L, rv.edited, "person", *eval_id, prompt_id, &r2);
+        if (!err)
+            err = loop_evaluate(L, rv.edited, "person", *eval_id, prompt_id, &r2);
         if (!err) {
             free(*source);
             *source = rv.edited;
@@ -332,7 +337,12 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
     }
     enum temper_agent_decision decision = TEMPER_AGENT_ACCEPT;
     if (L->cfg.review) {
-        err = review(L, &source, &result, &eval_id, prompt_id, &decision);
+        int64_t proposal = eval_id;
+        err = review(L, &source, &result, &eval_id, prompt_id, call_id, role, parent_eval, &decision);
+        if (!err && eval_id != proposal) {
+            role = "person";
+            parent_eval = proposal;
+        }
         if (err) {
             free(source);
             json_decref(result);
