@@ -47,6 +47,9 @@ static void help(FILE *out)
             "  --budget N            kernels the model writes at most, repairs included (default 12)\n"
             "  --samples K           coder replies per plan (default 1)\n"
             "  --islands N           islands of the population (default 2)\n"
+            "  --island-size N       kernels an island keeps (default 4)\n"
+            "  --history N           recent attempts a prompt shows (default 6)\n"
+            "  --error-chars N       characters of compiler output or failed checks a prompt shows (default 1500)\n"
             "  --debug-rounds N      repairs of one failing kernel (default 1)\n"
             "  --tune-budget N       evaluations of the tune of a correct kernel with knobs (default 8; 0: none)\n"
             "  --target-share F      stop when the best reaches this roofline share (default 0.8)\n"
@@ -193,7 +196,7 @@ int cmd_agent(int argc, char **argv)
         O_ENDPOINT = 256, O_MODEL, O_API, O_KEYENV, O_TEMP, O_MAXTOK, O_TOKPARAM, O_TIMEOUT, O_RETRIES, O_BACKOFF,
         O_FROM, O_LANG, O_BUDGET, O_SAMPLES, O_ISLANDS, O_DEBUG, O_TUNE, O_TARGET, O_PLATEAU, O_MAXTOTAL, O_MAXCOST,
         O_PRICEIN, O_PRICEOUT, O_NOTIMING, O_TIMEBUDGET, O_CONSTRAINT, O_KNOWLEDGE, O_SEED, O_DEVICE, O_TASKS, O_OUT,
-        O_JSON, O_DRY, O_REPLAY, O_INTERACTIVE, O_HELP
+        O_JSON, O_DRY, O_REPLAY, O_INTERACTIVE, O_ISLANDSIZE, O_HISTORY, O_ERRCHARS, O_HELP
     };
     static const struct option opts[] = {
         {"endpoint", required_argument, 0, O_ENDPOINT}, {"model", required_argument, 0, O_MODEL},
@@ -213,7 +216,9 @@ int cmd_agent(int argc, char **argv)
         {"device", required_argument, 0, O_DEVICE}, {"tasks", required_argument, 0, O_TASKS},
         {"out", required_argument, 0, O_OUT}, {"json", no_argument, 0, O_JSON},
         {"dry-run", no_argument, 0, O_DRY}, {"replay", required_argument, 0, O_REPLAY},
-        {"interactive", no_argument, 0, O_INTERACTIVE}, {"help", no_argument, 0, O_HELP},
+        {"interactive", no_argument, 0, O_INTERACTIVE}, {"island-size", required_argument, 0, O_ISLANDSIZE},
+        {"history", required_argument, 0, O_HISTORY}, {"error-chars", required_argument, 0, O_ERRCHARS},
+        {"help", no_argument, 0, O_HELP},
         {0, 0, 0, 0}};
     struct temper_agent_config cfg;
     memset(&cfg, 0, sizeof(cfg));
@@ -259,6 +264,9 @@ int cmd_agent(int argc, char **argv)
         case O_BUDGET: bad = temper_parse_int_option("--budget", optarg, 1, 100000, &cfg.budget, msg, sizeof(msg)); break;
         case O_SAMPLES: bad = temper_parse_int_option("--samples", optarg, 1, 64, &cfg.samples, msg, sizeof(msg)); break;
         case O_ISLANDS: bad = temper_parse_int_option("--islands", optarg, 1, 64, &cfg.islands, msg, sizeof(msg)); break;
+        case O_ISLANDSIZE: bad = temper_parse_int_option("--island-size", optarg, 1, 64, &cfg.island_size, msg, sizeof(msg)); break;
+        case O_HISTORY: bad = temper_parse_int_option("--history", optarg, 1, 100, &cfg.history, msg, sizeof(msg)); break;
+        case O_ERRCHARS: bad = temper_parse_int_option("--error-chars", optarg, 100, 100000, &cfg.error_chars, msg, sizeof(msg)); break;
         case O_DEBUG: bad = temper_parse_int_option("--debug-rounds", optarg, 0, 16, &cfg.debug_rounds, msg, sizeof(msg)); break;
         case O_TUNE:
             bad = temper_parse_int_option("--tune-budget", optarg, 0, 100000, &cfg.tune_budget, msg, sizeof(msg));
