@@ -176,6 +176,8 @@ struct temper_agent_config {
     int tune_budget;             /* evaluations of a tune of a correct kernel with knobs; 0: 8;
                                   * negative: no tuning */
     int no_timing;               /* 1: correctness only (no tuning, no judge) */
+    int profile;                 /* 1 (CUDA): profile correct kernels with Nsight Compute, so that the
+                                  * prompts carry its metrics */
     double time_budget_s;        /* timing budget per bench shape; 0: the harness's default */
     double target_share;         /* stop at this roofline share; 0: 0.8 */
     int plateau;                 /* stop after this many kernels without a better one; 0: 6 */

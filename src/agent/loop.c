@@ -155,6 +155,7 @@ int loop_evaluate(struct loop *L, const char *source, const char *role, int64_t 
     req.source = source;
     req.lang = L->lang;
     req.no_timing = L->cfg.no_timing;
+    req.profile = L->cfg.profile && !L->cfg.no_timing;
     req.time_budget_s = L->cfg.time_budget_s;
     req.parent_id = parent_eval;
     req.made_by = role;

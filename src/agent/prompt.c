@@ -281,6 +281,10 @@ char *agent_section_best(json_t *r, const char *label)
                           bound, json_string_value(json_object_get(t, "shape")) ?: "?",
                           json_number_value(json_object_get(t, "roofline_floor_ms")),
                           json_number_value(json_object_get(t, "gbps")), json_number_value(json_object_get(t, "tflops")));
+        if (!isnan(share) && share < 0.2)
+            temper_buf_printf(&b, "At %.1f%% of the roofline it is far from both ceilings: latency (too little "
+                                  "parallelism or work in flight, serial dependences, barriers, occupancy) limits it "
+                                  "more than bandwidth or arithmetic.\n", share * 100);
     } else {
         temper_buf_printf(&b, "Not timed: no roofline share or bottleneck is known.\n");
     }

@@ -28,6 +28,7 @@ json_t *agent_run_settings(const struct loop *L, const char *start_source)
                           (json_int_t)c->seed, "start_source", start_source);
     json_object_set(s, "constraints", L->constraints);
     json_object_set_new(s, "from", c->from ? json_string(c->from) : json_null());
+    json_object_set_new(s, "profile", json_boolean(c->profile));
     json_object_set_new(s, "temperature", json_real(c->chat.temperature));
     json_object_set_new(s, "max_tokens", json_integer(c->chat.max_tokens));
     return s;
@@ -48,6 +49,7 @@ void agent_run_take_settings(struct temper_agent_config *c, json_t *s)
     INT_OF(error_chars);
 #undef INT_OF
     c->no_timing = json_is_true(json_object_get(s, "no_timing"));
+    c->profile = json_is_true(json_object_get(s, "profile"));
     c->time_budget_s = json_number_value(json_object_get(s, "time_budget_s"));
     c->target_share = json_number_value(json_object_get(s, "target_share"));
     c->max_tokens_total = json_integer_value(json_object_get(s, "max_tokens_total"));

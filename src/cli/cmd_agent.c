@@ -58,6 +58,7 @@ static void help(FILE *out)
             "  --max-cost C          stop past this cost, with --price-in and --price-out (per million tokens)\n"
             "  --no-timing           correctness only: no timing, tuning or judge\n"
             "  --time-budget S       timing budget per bench shape\n"
+            "  --profile             CUDA: profile correct kernels with Nsight Compute; prompts carry its metrics\n"
             "  --constraint TEXT     a constraint every prompt carries (repeatable)\n"
             "  --knowledge DIR       the guides retrieved into prompts (default: the installed knowledge/)\n"
             "  --seed N              draws parents (default 1)\n"
@@ -196,7 +197,7 @@ int cmd_agent(int argc, char **argv)
         O_ENDPOINT = 256, O_MODEL, O_API, O_KEYENV, O_TEMP, O_MAXTOK, O_TOKPARAM, O_TIMEOUT, O_RETRIES, O_BACKOFF,
         O_FROM, O_LANG, O_BUDGET, O_SAMPLES, O_ISLANDS, O_DEBUG, O_TUNE, O_TARGET, O_PLATEAU, O_MAXTOTAL, O_MAXCOST,
         O_PRICEIN, O_PRICEOUT, O_NOTIMING, O_TIMEBUDGET, O_CONSTRAINT, O_KNOWLEDGE, O_SEED, O_DEVICE, O_TASKS, O_OUT,
-        O_JSON, O_DRY, O_REPLAY, O_INTERACTIVE, O_ISLANDSIZE, O_HISTORY, O_ERRCHARS, O_HELP
+        O_JSON, O_DRY, O_REPLAY, O_INTERACTIVE, O_ISLANDSIZE, O_HISTORY, O_ERRCHARS, O_PROFILE, O_HELP
     };
     static const struct option opts[] = {
         {"endpoint", required_argument, 0, O_ENDPOINT}, {"model", required_argument, 0, O_MODEL},
@@ -217,7 +218,7 @@ int cmd_agent(int argc, char **argv)
         {"out", required_argument, 0, O_OUT}, {"json", no_argument, 0, O_JSON},
         {"dry-run", no_argument, 0, O_DRY}, {"replay", required_argument, 0, O_REPLAY},
         {"interactive", no_argument, 0, O_INTERACTIVE}, {"island-size", required_argument, 0, O_ISLANDSIZE},
-        {"history", required_argument, 0, O_HISTORY}, {"error-chars", required_argument, 0, O_ERRCHARS},
+        {"history", required_argument, 0, O_HISTORY}, {"profile", no_argument, 0, O_PROFILE}, {"error-chars", required_argument, 0, O_ERRCHARS},
         {"help", no_argument, 0, O_HELP},
         {0, 0, 0, 0}};
     struct temper_agent_config cfg;
@@ -282,6 +283,7 @@ int cmd_agent(int argc, char **argv)
         case O_PRICEIN: bad = temper_parse_double_option("--price-in", optarg, 0, 1e9, &cfg.price_in, msg, sizeof(msg)); break;
         case O_PRICEOUT: bad = temper_parse_double_option("--price-out", optarg, 0, 1e9, &cfg.price_out, msg, sizeof(msg)); break;
         case O_NOTIMING: cfg.no_timing = 1; break;
+        case O_PROFILE: cfg.profile = 1; break;
         case O_TIMEBUDGET: bad = temper_parse_double_option("--time-budget", optarg, 0.001, 3600, &cfg.time_budget_s, msg, sizeof(msg)); break;
         case O_CONSTRAINT:
             if (nconstraints >= 64)
