@@ -3,7 +3,8 @@
 # scripted model server in one API shape (openai: chat completions; anthropic: the Messages API).
 # The server (tests/agent/fake_model.py, Python's standard library) is the only stand-in: no
 # language model runs on the test machine; the harness, PoCL and the store are real. Its replies
-# do not compile, fail a check, cheat (write only the first rows; skip each row's tail), win,
+# do not compile, fail a check, cheat (write only the first rows; skip each row's tail; a correct
+# kernel for another, easier task, which is refused before it is evaluated), win,
 # carry reasoning text, hold no code block, are cut off, or are slow (past the client's timeout,
 # then retried); it also answers 429 with Retry-After and 500 (and, as OpenAI's newer models do, a
 # 400 asking for max_completion_tokens). The loop must end with the first correct kernel (with
@@ -34,6 +35,7 @@ python3 "$src/tests/agent/make_script.py" "$work/script.json" "$src/tests/agent/
             {"kernel": "first_rows.cl"},
             {"content": "```c\n// @temper task softmax\n__kernel void softmax_cut(__global float *y", "finish": "length"},
             {"content": "I would use vector loads, but I have no kernel for you today."},
+            {"kernel": "tasks/L1/vector_add/naive.cl"},
             {"kernel": "task/rows.cl", "reasoning": "The CPU wants one row per work-item.",
              "before": "<think>Rows are independent, so no barriers are needed.</think>\nHere it is:\n\n"},
             {"kernel": "task/block.cl"}],
@@ -45,7 +47,7 @@ start_server "$work/script.json"
 endpoint=http://127.0.0.1:$port
 [ "$api" = openai ] && endpoint=$endpoint/v1
 "$temper" agent softmax --device opencl --endpoint "$endpoint" --api "$api" --model scripted --key-env TEST_MODEL_KEY \
-    --budget 8 --plateau 20 --no-timing --timeout 2 --backoff 0.05 --retries 3 --out "$work/best.cl" --json \
+    --budget 10 --plateau 20 --no-timing --timeout 2 --backoff 0.05 --retries 3 --out "$work/best.cl" --json \
     >"$work/summary.json" 2>"$work/agent.err"
 status=$?
 stop_server
@@ -58,10 +60,10 @@ j() { python3 -c "import json,sys; d=json.load(open('$work/summary.json')); prin
     ok "the best is the first correct kernel (rows.cl, from the reply that carried reasoning)" ||
     fail "the best is not rows.cl"
 [ "$(j "d['found_better']")" = True ] && ok "found_better" || fail "found_better is $(j "d['found_better']")"
-[ "$(j "d['stop_reason']")" = "the budget of 8 kernels was spent" ] && ok "stopped at the budget" ||
+[ "$(j "d['stop_reason']")" = "the budget of 10 kernels was spent" ] && ok "stopped at the budget" ||
     fail "stop reason '$(j "d['stop_reason']")'"
 outcomes=$(j "' '.join(f'{k}={v}' for k, v in sorted(d['outcomes'].items()))")
-[ "$outcomes" = "compile_error=1 correct=2 cut_off=1 incorrect=3 no_code=1" ] && ok "outcomes: $outcomes" ||
+[ "$outcomes" = "compile_error=1 correct=2 cut_off=1 incorrect=3 no_code=2 wrong_task=1" ] && ok "outcomes: $outcomes" ||
     fail "outcomes '$outcomes'"
 session=$(j "d['session_id']")
 
@@ -74,6 +76,10 @@ done
 v=$(sqlite3 "$db" "select e.verdict from agent_candidates a join evaluations e on e.id = a.eval_id
     where a.session_id = $session and a.source glob '*undeclared_offset*'")
 [ "$v" = compile_error ] && ok "the kernel that does not compile is compile_error" || fail "compile failure got '$v'"
+
+wrong=$(sqlite3 "$db" "select count(*) from agent_candidates where session_id = $session and outcome = 'wrong_task'
+    and eval_id is null and instr(source, '@temper task vector_add') > 0")
+[ "$wrong" = 1 ] && ok "a kernel for another task is refused, not evaluated" || fail "wrong task: $wrong"
 
 # Lineage: every evaluation of the agent has its role, its parent and its prompt.
 lineage=$(sqlite3 "$db" "select count(*) from agent_candidates d join agent_candidates c on d.parent_eval_id = c.eval_id

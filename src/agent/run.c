@@ -306,6 +306,19 @@ static int review(struct loop *L, char **source, json_t **result, int64_t *eval_
     return err;
 }
 
+/* The task a kernel names (`@temper task`) into out; 0 when it does not parse (the session then
+ * says why). */
+static int kernel_task(const char *source, const char *lang, char out[TEMPER_NAME_MAX])
+{
+    struct temper_candidate cand;
+    char msg[256];
+    if (temper_candidate_parse_lang("agent-kernel", lang, source, strlen(source), &cand, msg, sizeof(msg)))
+        return 0;
+    snprintf(out, TEMPER_NAME_MAX, "%s", cand.task);
+    temper_candidate_free(&cand);
+    return 1;
+}
+
 static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, const char *role, int64_t parent_eval,
                         int64_t prompt_id, int64_t call_id, int island, int depth)
 {
@@ -321,6 +334,24 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
         L->since_better++;
         int err = record(L, prompt_id, call_id, role, parent_eval, 0, -1, NULL, outcome, NAN, why);
         check_stops(L);
+        return err;
+    }
+    /* a kernel for another task would be judged against that task: it is refused before */
+    char named[TEMPER_NAME_MAX];
+    if (kernel_task(source, L->lang, named) && strcmp(named, L->task.name)) {
+        char why[400];
+        snprintf(why, sizeof(why), "the kernel says '@temper task %s', but the task is %s: it would be judged "
+                 "against the wrong task", named, L->task.name);
+        loop_line(L, "  %s: %s", role, why);
+        add_attempt(L, role, 0, source, "wrong_task", INFINITY, why);
+        L->since_better++;
+        int err = record(L, prompt_id, call_id, role, parent_eval, 0, -1, source, "wrong_task", NAN, why);
+        check_stops(L);
+        json_t *feedback = json_pack("{s:s, s:s}", "verdict", "invalid", "message", why);
+        if (!err)
+            err = repair(L, source, feedback, parent_eval, island, depth);
+        json_decref(feedback);
+        free(source);
         return err;
     }
     json_t *result = NULL;
