@@ -5,6 +5,8 @@
 # carries its result (time, roofline share, bound) and its reply becomes the next prompts'
 # reflection; the exit status follows found_better (no assertion on speed: timing on a busy
 # machine is not deterministic). The first timed evaluation calibrates the fresh store's device.
+# A second run stops at its roofline target; then the store's fastest kernel is in the
+# knowledge base.
 # usage: agent_timing_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -44,6 +46,18 @@ best_eval=$(python3 -c "import json; print(json.load(open('$work/summary.json'))
 timed=$(sqlite3 "$db" "select verdict = 'correct' and median_ms > 0 from evaluations where id = $best_eval")
 [ "$timed" = 1 ] && ok "the best is a correct, timed evaluation" || fail "best eval $best_eval: '$timed'"
 
+
+# The roofline target stops the loop at the first kernel that reaches it (on the store now
+# calibrated; no tune this time).
+start_server "$work/script.json"
+"$temper" agent softmax --device opencl --endpoint "http://127.0.0.1:$port/v1" --model scripted --budget 5 \
+    --time-budget 0.02 --tune-budget 0 --target-share 0.001 --json >"$work/target.json" 2>"$work/target.err"
+stop_server
+got=$(python3 -c "import json; d = json.load(open('$work/target.json')); print(d['kernels'], d['stop_reason'][:30])" 2>/dev/null)
+case "$got" in
+"1 the best reached"*) ok "the roofline target stops the loop" ;;
+*) fail "target: '$got'"; tail -3 "$work/target.err" ;;
+esac
 
 # The store's fastest correct softmax kernel on this device is in the knowledge base now.
 fastest=$(sqlite3 "$db" "select id from evaluations where task = 'softmax' and verdict = 'correct' and median_ms > 0
