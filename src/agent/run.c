@@ -319,6 +319,20 @@ static int kernel_task(const char *source, const char *lang, char out[TEMPER_NAM
     return 1;
 }
 
+/* 1 if the kernel has a knob with more than one value: something for a tune to choose. */
+static int has_choices(const char *source, const char *lang)
+{
+    struct temper_candidate cand;
+    char msg[256];
+    if (temper_candidate_parse_lang("agent-kernel", lang, source, strlen(source), &cand, msg, sizeof(msg)))
+        return 0;
+    int choices = 0;
+    for (int i = 0; i < cand.nparams; i++)
+        choices |= cand.params[i].nvalues > 1;
+    temper_candidate_free(&cand);
+    return choices;
+}
+
 static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, const char *role, int64_t parent_eval,
                         int64_t prompt_id, int64_t call_id, int island, int depth)
 {
@@ -394,10 +408,8 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
         err = record(L, prompt_id, call_id, role, parent_eval, eval_id, -1, source, "rejected", NAN, NULL);
     } else if (is_correct(result)) {
         json_t *tuned = NULL;
-        struct temper_kernel_features f;
-        temper_kernel_features_detect(source, &f);
         double ms = result_ms(result, L->cfg.no_timing);
-        if (!L->cfg.no_timing && L->cfg.tune_budget > 0 && f.knobs > 0) {
+        if (!L->cfg.no_timing && L->cfg.tune_budget > 0 && has_choices(source, L->lang)) {
             loop_line(L, "  tuning its knobs (%d evaluations at most)", L->cfg.tune_budget);
             err = loop_tune(L, source, &tuned);
             if (err == TEMPER_ESTORE) {
