@@ -6,8 +6,8 @@
 # do not compile, fail a check, cheat (write only the first rows; skip each row's tail; a correct
 # kernel for another, easier task, which is refused before it is evaluated), win,
 # carry reasoning text, hold no code block, are cut off, or are slow (past the client's timeout,
-# then retried); it also answers 429 with Retry-After and 500 (and, as OpenAI's newer models do, a
-# 400 asking for max_completion_tokens). The loop must end with the first correct kernel (with
+# then retried); it also answers 429 with Retry-After, 500, a 200 whose body is a proxy's page (and,
+# as OpenAI's newer models do, a 400 asking for max_completion_tokens). The loop must end with the first correct kernel (with
 # --no-timing, the best is the first correct one), judge both cheats incorrect, record every call
 # with its tokens, latency and reasoning apart from the code, never store the key, and not crash.
 # usage: agent_loop_test.sh TEMPER_BINARY SOURCE_DIR openai|anthropic
@@ -30,6 +30,7 @@ python3 "$src/tests/agent/make_script.py" "$work/script.json" "$src/tests/agent/
               {"content": "Plan 3: vector loads."},
               {"delay": 4, "content": "too late"},
               {"content": "Plan 4: one row per work-item."},
+              {"raw": "<html><body>502 Bad Gateway</body></html>"},
               {"content": "Plan 5."}, {"content": "Plan 6."}],
   "coder": [{"kernel": "compile_error.cl"},
             {"kernel": "first_rows.cl"},
@@ -91,13 +92,13 @@ unparented=$(sqlite3 "$db" "select count(*) from evaluations e join agent_candid
 [ "$unparented" = 0 ] && ok "every evaluation carries its parent, role and prompt" || fail "$unparented evaluations lack lineage"
 
 # Calls: tokens and latency of every answered one, the failures retried, reasoning kept apart.
-untallied=$(sqlite3 "$db" "select count(*) from agent_calls where session_id = $session and status = 200
+untallied=$(sqlite3 "$db" "select count(*) from agent_calls where session_id = $session and status = 200 and error is null
     and (prompt_tokens is null or completion_tokens is null or latency_ms is null or latency_ms <= 0)")
 [ "$untallied" = 0 ] && ok "every answered call has its tokens and latency" || fail "$untallied calls lack tokens or latency"
 failed=$(sqlite3 "$db" "select group_concat(coalesce(status, 'none') || ':' || (error like '%imed out%'), ' ') from (
     select status, error from agent_calls where session_id = $session and error is not null and coalesce(status, 0) != 400
     order by id)")
-[ "$failed" = "429:0 500:0 none:1" ] && ok "the 429, the 500 and the slow answer were each retried" ||
+[ "$failed" = "429:0 500:0 none:1 200:0" ] && ok "the 429, the 500, the slow answer and a 200 that is no answer were each retried" ||
     fail "failed calls: '$failed'"
 reasoning=$(sqlite3 "$db" "select count(*) from agent_calls where session_id = $session and reasoning like
     '%one row per work-item%' and reasoning like '%Rows are independent%' and content not like '%<think>%'

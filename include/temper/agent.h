@@ -91,7 +91,7 @@ void temper_chat_close(struct temper_chat *c);
 /* Sends a conversation and reads the reply into *reply (caller frees with
  * temper_chat_reply_free), retrying 429, 5xx and connection errors with exponential backoff and
  * full jitter, waiting what Retry-After says where it says it, never retrying a quota or billing
- * error. cb (optional) sees every attempt. Fails with TEMPER_EIO (the endpoint cannot be reached
+ * error; a 200 whose body is not the API's answer is retried as a 5xx is. cb (optional) sees every attempt. Fails with TEMPER_EIO (the endpoint cannot be reached
  * or kept failing), TEMPER_EINVALID (it refused the request: a 4xx, a quota error) or
  * TEMPER_EPARSE (an answer that is not the API's), the message saying which and why. */
 int temper_chat_complete(struct temper_chat *c, const struct temper_chat_message *messages, int n,

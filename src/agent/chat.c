@@ -428,6 +428,9 @@ int temper_chat_complete(struct temper_chat *c, const struct temper_chat_message
             err = temper_chat_parse(c->cfg.api, text, reply, pmsg, sizeof(pmsg));
             if (err)
                 snprintf(why, sizeof(why), "%.200s: %s", url, pmsg);
+            /* a 200 that is not the API's answer (a proxy's page, a truncated body) is a server's
+             * fault, as a 5xx is */
+            retryable = err == TEMPER_EPARSE;
         } else {
             char words[400];
             error_words(text, words, sizeof(words));

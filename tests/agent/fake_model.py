@@ -16,6 +16,7 @@ the list is spent). An entry is an object:
   error         that body's error message (and type, e.g. insufficient_quota)
   retry_after   a Retry-After header's seconds
   delay         seconds to wait before answering (past the client's timeout, for a retry)
+  raw           a body sent as it is with status 200 (not the API's answer: a proxy's page)
 Each request is logged as one JSON line: time, path, role, headers that matter, body, answer.
 The port is written to --port-file once the server listens."""
 import argparse
@@ -107,6 +108,14 @@ class Handler(BaseHTTPRequestHandler):
                 if e.get("code"):
                     err["code"] = e["code"]
                 self.answer(e["status"], {"type": "error", "error": err}, headers)
+                return
+            if "raw" in e:
+                data = e["raw"].encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
                 return
             content = e.get("content", "")
             cut = e.get("finish") == "length"
