@@ -7,7 +7,7 @@
 # kernel for another, easier task, which is refused before it is evaluated), win,
 # carry reasoning text, hold no code block, are cut off, or are slow (past the client's timeout,
 # then retried); it also answers 429 with Retry-After, 500, a 200 whose body is a proxy's page (and,
-# as OpenAI's newer models do, a 400 asking for max_completion_tokens). The loop must end with the first correct kernel (with
+# as OpenAI's reasoning models do, 400s asking for max_completion_tokens and refusing a temperature). The loop must end with the first correct kernel (with
 # --no-timing, the best is the first correct one), judge both cheats incorrect, record every call
 # with its tokens, latency and reasoning apart from the code, never store the key, and not crash.
 # usage: agent_loop_test.sh TEMPER_BINARY SOURCE_DIR openai|anthropic
@@ -21,7 +21,7 @@ export TEST_MODEL_KEY=sk-temper-test-5f1a9c
 require=false
 [ "$api" = openai ] && require=true
 python3 "$src/tests/agent/make_script.py" "$work/script.json" "$src/tests/agent/kernels" "$src/tasks" '{
- "require_completion_tokens": '$require',
+ "require_completion_tokens": '$require', "reject_temperature": '$require',
  "roles": {
   "planner": [{"content": "Plan 1: one work-group per row."},
               {"status": 429, "error": "rate limited, slow down", "type": "rate_limit_error", "retry_after": 1},
@@ -117,9 +117,12 @@ if [ "$api" = openai ]; then
     switched=$(python3 -c "
 import json
 rs = [json.loads(l) for l in open('$log')]
-print(rs[0]['answer'], 'max_tokens' in rs[0]['body'], all('max_completion_tokens' in r['body'] and 'max_tokens' not in r['body'] for r in rs[1:]))")
-    [ "$switched" = "400 True True" ] && ok "a 400 naming max_completion_tokens switches the field for good" ||
-        fail "token field switch: '$switched'"
+print(rs[0]['answer'], 'max_tokens' in rs[0]['body'], rs[1]['answer'], 'temperature' in rs[1]['body'],
+      all('max_completion_tokens' in r['body'] and 'max_tokens' not in r['body'] and 'temperature' not in r['body']
+          for r in rs[2:]))")
+    [ "$switched" = "400 True 400 True True" ] &&
+        ok "400s naming max_completion_tokens and temperature change the request for good" ||
+        fail "token field switch and temperature drop: '$switched'"
     auth=$(python3 -c "import json; print(set(json.loads(l)['authorization'] for l in open('$log')))")
     [ "$auth" = "{'Bearer $TEST_MODEL_KEY'}" ] && ok "the key went as a bearer token" || fail "authorization: $auth"
 else

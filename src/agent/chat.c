@@ -24,6 +24,7 @@ struct temper_chat {
     char *model;                   /* copied */
     char *key;                     /* the key's value, or NULL; never written anywhere but a header */
     int use_completion_tokens;     /* 1: the endpoint wants max_completion_tokens */
+    int no_temperature;            /* 1: the endpoint refused a temperature (OpenAI's reasoning models) */
     struct temper_rng rng;         /* the jitter */
     CURL *curl;                    /* reused between calls (keeps connections) */
 };
@@ -161,7 +162,7 @@ static char *request_body(struct temper_chat *c, const struct temper_chat_messag
                             json_integer(c->cfg.max_tokens));
     }
     json_object_set_new(body, "messages", msgs);
-    if (c->cfg.temperature >= 0)
+    if (c->cfg.temperature >= 0 && !c->no_temperature)
         json_object_set_new(body, "temperature", json_real(c->cfg.temperature));
     char *text = json_dumps(body, JSON_COMPACT);
     json_decref(body);
@@ -401,7 +402,7 @@ int temper_chat_complete(struct temper_chat *c, const struct temper_chat_message
     char url[4200];
     snprintf(url, sizeof(url), "%s%s", c->endpoint, chat_path(c));
     double start = temper_now_s();
-    int switched = 0, err = TEMPER_EIO;
+    int switched = 0, dropped = 0, err = TEMPER_EIO;
     char why[1200] = "";
     for (int attempt = 1, retry = 0;; attempt++) {
         char *body = request_body(c, messages, n);
@@ -442,12 +443,22 @@ int temper_chat_complete(struct temper_chat *c, const struct temper_chat_message
             } else if (a.status == 429 || a.status >= 500) {
                 retryable = 1;
                 err = TEMPER_EIO;
-            } else if (a.status == 400 && !switched && c->cfg.api == TEMPER_CHAT_OPENAI &&
-                       c->cfg.token_param == TEMPER_CHAT_TOKENS_AUTO && !c->use_completion_tokens && text &&
-                       strstr(text, "max_completion_tokens")) {
-                /* the endpoint wants the newer field: switch for good and ask again at once */
-                c->use_completion_tokens = 1;
-                switched = 1;
+            } else if (a.status == 400 && text &&
+                       ((!switched && c->cfg.api == TEMPER_CHAT_OPENAI &&
+                         c->cfg.token_param == TEMPER_CHAT_TOKENS_AUTO && !c->use_completion_tokens &&
+                         strstr(text, "max_completion_tokens")) ||
+                        (!dropped && !c->no_temperature && c->cfg.temperature >= 0 && strstr(text, "temperature") &&
+                         (strstr(text, "nsupported") || strstr(text, "not supported"))))) {
+                /* the endpoint wants the newer token field, or takes no temperature: change the
+                 * request for good and ask again at once */
+                if (strstr(text, "max_completion_tokens") && !switched && c->cfg.api == TEMPER_CHAT_OPENAI &&
+                    c->cfg.token_param == TEMPER_CHAT_TOKENS_AUTO && !c->use_completion_tokens) {
+                    c->use_completion_tokens = 1;
+                    switched = 1;
+                } else {
+                    c->no_temperature = 1;
+                    dropped = 1;
+                }
                 ex.error = why;
                 if (cb)
                     cb(user, &ex);

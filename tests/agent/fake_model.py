@@ -6,7 +6,8 @@ everything else (the harness, PoCL, the store) is real. It serves OpenAI's chat 
 loopback port, with Python's standard library only, and replays a script of replies.
 
 The script is a JSON object {"roles": {"planner": [...], "coder": [...], ...}, "defaults": {...},
-"require_completion_tokens": bool}. The role of a request is read from its system prompt ("You
+"require_completion_tokens": bool, "reject_temperature": bool} (the last two answer 400 to a
+request with max_tokens, or with a temperature, as OpenAI's reasoning models do). The role of a request is read from its system prompt ("You
 are the planner ..."); each request takes the next entry of its role's list (the default when
 the list is spent). An entry is an object:
   content       the reply's text
@@ -94,6 +95,13 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with "
                                         "this model. Use 'max_completion_tokens' instead.",
                                         "type": "invalid_request_error", "param": "max_tokens"}})
+            return
+        if state.script.get("reject_temperature") and "temperature" in body:
+            record["answer"] = 400
+            state.log.write(json.dumps(record) + "\n")
+            self.answer(400, {"error": {"message": "Unsupported value: 'temperature' does not support 0.7 with this "
+                                        "model. Only the default (1) value is supported.",
+                                        "type": "invalid_request_error", "param": "temperature"}})
             return
         e = state.take(role)
         record["answer"] = e.get("status", 200)
