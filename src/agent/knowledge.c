@@ -123,14 +123,14 @@ static int add_kernels(sqlite3 *db, const char *store_path, const struct temper_
     }
     sqlite3_busy_timeout(s, 5000);
     sqlite3_stmt *q;
+    /* the fastest of each task on each device, found once over the table (a window, not a
+     * subquery per row), then joined to its source */
     const char *sql =
-        "SELECT e.task, e.device, e.id, e.median_ms, c.source, e.device_key FROM evaluations e"
-        " JOIN candidates c ON c.hash = e.candidate"
-        " WHERE e.verdict = 'correct' AND e.median_ms > 0 AND e.task_hash IS NOT NULL AND e.id = ("
-        "  SELECT e2.id FROM evaluations e2 WHERE e2.task = e.task AND e2.device_key IS e.device_key"
-        "  AND e2.verdict = 'correct' AND e2.median_ms > 0 AND e2.task_hash IS NOT NULL"
-        "  ORDER BY e2.median_ms, e2.id LIMIT 1)"
-        " ORDER BY e.task, e.device_key";
+        "WITH b AS (SELECT id, row_number() OVER (PARTITION BY task, device_key ORDER BY median_ms, id) AS rn"
+        "  FROM evaluations WHERE verdict = 'correct' AND median_ms > 0 AND task_hash IS NOT NULL)"
+        " SELECT e.task, e.device, e.id, e.median_ms, c.source, e.device_key FROM b"
+        " JOIN evaluations e ON e.id = b.id JOIN candidates c ON c.hash = e.candidate"
+        " WHERE b.rn = 1 ORDER BY e.task, e.device_key";
     if (sqlite3_prepare_v2(s, sql, -1, &q, NULL) == SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW) {
             const char *task = (const char *)sqlite3_column_text(q, 0);
