@@ -34,6 +34,8 @@ int cmd_history(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_worker(int argc, char **argv); /* cmd_worker.c, built with hiredis and the consumer loop */
+int cmd_agent(int argc, char **argv);
+int cmd_knowledge(int argc, char **argv);
 
 /* Opens a session on device (NULL: the default) whose notices and warnings are printed on
  * stderr; no_store: record nothing. Caller closes with temper_session_close. */

@@ -24,6 +24,8 @@ static const struct {
     {"bench", cmd_bench, "evaluate a folder of samples per task and sum them up: pass@k, fast_p, speedups"},
     {"history", cmd_history, "past evaluations, runs and benches, newest first"},
     {"compare", cmd_compare, "two stored results or files side by side; --retime times them again, interleaved"},
+    {"agent", cmd_agent, "a language model writes kernels for a task, judged, tuned and recorded by temper"},
+    {"knowledge", cmd_knowledge, "search the kernel knowledge base: what an agent's prompt would retrieve"},
     {"schema", cmd_schema, "the fields of an evaluation result, as docs/result.md lists them"},
     {"serve", cmd_serve, "the kernel gym: an HTTP/JSON API for evaluations (docs/serve.md)"},
 #ifdef TEMPER_HAVE_WORKER_CMD

@@ -104,11 +104,34 @@ static const char schema_v4[] =
     "CREATE TABLE serve_dead_letters (id TEXT PRIMARY KEY, deliveries INTEGER NOT NULL, result TEXT NOT NULL,"
     "  created_us INTEGER NOT NULL);";
 
+/* Version 5: the agent's sessions, prompts, model calls (every HTTP exchange, with its tokens and
+ * latency) and candidates with their lineage (docs/agent.md, docs/store.md). */
+static const char schema_v5[] =
+    "CREATE TABLE agent_sessions ("
+    "  id INTEGER PRIMARY KEY, task TEXT NOT NULL, device TEXT, api TEXT, endpoint TEXT, model TEXT,"
+    "  settings TEXT NOT NULL, replay_of INTEGER, best_eval_id INTEGER, summary TEXT,"
+    "  started_at TEXT NOT NULL, finished_at TEXT);"
+    "CREATE TABLE agent_prompts ("
+    "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, role TEXT NOT NULL, messages TEXT NOT NULL,"
+    "  created_at TEXT NOT NULL);"
+    "CREATE TABLE agent_calls ("
+    "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, prompt_id INTEGER, attempt INTEGER NOT NULL,"
+    "  url TEXT, request TEXT NOT NULL, status INTEGER, reply TEXT, content TEXT, reasoning TEXT,"
+    "  finish_reason TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms REAL, error TEXT,"
+    "  created_at TEXT NOT NULL);"
+    "CREATE TABLE agent_candidates ("
+    "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, prompt_id INTEGER, call_id INTEGER,"
+    "  role TEXT NOT NULL, parent_eval_id INTEGER, eval_id INTEGER, island INTEGER, features TEXT,"
+    "  source TEXT, outcome TEXT NOT NULL, median_ms REAL, note TEXT, created_at TEXT NOT NULL);"
+    "CREATE INDEX agent_calls_session ON agent_calls(session_id, id);"
+    "CREATE INDEX agent_candidates_session ON agent_candidates(session_id, id);";
+
 static const struct migration migrations[] = {
     {1, "the first schema", schema_v1, add_run_id},
     {2, "task content and device identity keys, lineage", schema_v2, NULL},
     {3, "benches", schema_v3, NULL},
     {4, "the gym's job queue", schema_v4, NULL},
+    {5, "the agent's sessions, prompts, calls and candidates", schema_v5, NULL},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,
