@@ -45,6 +45,8 @@ struct loop {
     double best_ms;                   /* its time; INFINITY if not timed */
     char best_by[16];                 /* who made it */
     double start_ms;                  /* the starting kernel's time; INFINITY if not timed */
+    double made_share;                /* the largest roofline share of a correct, timed kernel the model
+                                       * (or a person) made; 0 before there is one */
     int stop;                         /* 1: a stop was reached */
     char stop_reason[256];            /* why */
     char msg[4096];                   /* the last error's words */
