@@ -38,11 +38,13 @@ done
     fail "skip_every_tenth_launch.cl incorrect in $caught of 10 evaluations"
 
 for run in 1 2 3; do
-    if "$temper" eval "$correct" --time-budget 0.2 >"$work/out" 2>&1; then
+    if "$temper" eval "$correct" --time-budget 0.2 --json >"$work/out" 2>"$work/err"; then
         ok "correct_vector_add_float4.cl timed and correct (run $run)"
     else
         fail "correct_vector_add_float4.cl run $run"
-        tail -3 "$work/out" | sed 's/^/     /'
+        grep '"verdict"\|"message"\|"median_ms"\|"min_ms"\|"fast_samples"\|"samples_under_floor"' "$work/out" |
+            head -8 | sed 's/^/     /'
+        tail -3 "$work/err" | sed 's/^/     /'
     fi
 done
 
