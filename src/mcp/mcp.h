@@ -90,6 +90,7 @@ json_t *mcp_tool_list_tasks(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_show_task(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_best_kernel(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_history(struct mcp_call *call, json_t *args);
+json_t *mcp_tool_search_knowledge(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_evaluate(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_profile(struct mcp_call *call, json_t *args);
 json_t *mcp_tool_tune(struct mcp_call *call, json_t *args);

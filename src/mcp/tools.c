@@ -118,6 +118,23 @@ static const struct mcp_tool tools[] = {
      "{\"type\": \"object\", \"properties\": {\"task\": {\"type\": \"string\"}, \"history\": {\"type\": "
      "\"array\", \"items\": {\"type\": \"object\"}}}, \"required\": [\"task\", \"history\"]}",
      1, mcp_tool_history},
+    {"search_knowledge", "Search the kernel knowledge base",
+     "Full-text search over temper's optimisation guides (coalescing, vector loads, reductions, tiling, "
+     "tensor cores, Hopper's TMA and wgmma, OpenCL on CPUs) and the store's best kernels, one per task and "
+     "device: what `temper knowledge search` shows and the agent's prompts retrieve.",
+     "{\"type\": \"object\", \"properties\": {\"query\": {\"type\": \"string\", \"minLength\": 1, "
+     "\"maxLength\": 1000, \"description\": \"Free text; any of its words match, stemmed.\"}, \"task\": "
+     "{\"type\": \"string\", \"pattern\": \"^[a-z0-9_]{1,63}$\", \"description\": \"A task whose best kernels "
+     "rank first.\"}, \"lang\": {\"type\": \"string\", \"enum\": [\"cuda\", \"opencl\"], \"description\": "
+     "\"Only kernels in this language.\"}, \"limit\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": "
+     "50, \"default\": 5, \"description\": \"Hits at most.\"}}, \"required\": [\"query\"], "
+     "\"additionalProperties\": false}",
+     "{\"type\": \"object\", \"properties\": {\"query\": {\"type\": \"string\"}, \"hits\": {\"type\": "
+     "\"array\", \"items\": {\"type\": \"object\", \"properties\": {\"kind\": {\"type\": \"string\", "
+     "\"enum\": [\"guide\", \"kernel\"]}, \"title\": {\"type\": \"string\"}, \"ref\": {\"type\": "
+     "\"string\"}, \"text\": {\"type\": \"string\"}}, \"required\": [\"kind\", \"title\", \"text\"]}}}, "
+     "\"required\": [\"query\", \"hits\"]}",
+     1, mcp_tool_search_knowledge},
 };
 
 const struct mcp_tool *mcp_tools(size_t *n)

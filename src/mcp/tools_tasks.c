@@ -7,6 +7,7 @@
 
 #include "mcp.h"
 #include "temper/error.h"
+#include "temper/knowledge.h"
 #include "temper/store.h"
 #include "temper/task.h"
 
@@ -209,4 +210,34 @@ json_t *mcp_tool_history(struct mcp_call *call, json_t *args)
                                  "are in the structured result",
              n, task, evals, correct);
     return mcp_tool_result(json_pack("{s:s, s:o}", "task", task, "history", rows), text, 0);
+}
+
+json_t *mcp_tool_search_knowledge(struct mcp_call *call, json_t *args)
+{
+    const struct mcp_config *config = mcp_call_config(call);
+    json_t *limit = json_object_get(args, "limit");
+    struct temper_knowledge_config kc = {0};
+    kc.store_path = config->store_path;
+    kc.task = json_string_value(json_object_get(args, "task"));
+    kc.lang = json_string_value(json_object_get(args, "lang"));
+    const char *query = json_string_value(json_object_get(args, "query"));
+    json_t *hits = NULL;
+    char msg[2048];
+    int err = temper_knowledge_search(&kc, query, limit ? (int)json_integer_value(limit) : 5, &hits, msg, sizeof(msg));
+    if (err)
+        return mcp_tool_result(NULL, msg, 1);
+    char text[2048];
+    size_t used = (size_t)snprintf(text, sizeof(text), "%zu hits for '%.200s'%s", json_array_size(hits), query,
+                                   json_array_size(hits) ? ":" : "");
+    json_t *h;
+    size_t i;
+    json_array_foreach(hits, i, h)
+    {
+        if (used >= sizeof(text))
+            break;
+        used += (size_t)snprintf(text + used, sizeof(text) - used, "%s %s (%s)", i ? ";" : "",
+                                 json_string_value(json_object_get(h, "title")),
+                                 json_string_value(json_object_get(h, "kind")));
+    }
+    return mcp_tool_result(json_pack("{s:s, s:o}", "query", query, "hits", hits), text, 0);
 }

@@ -23,7 +23,7 @@ from driver import Server  # noqa: E402
 
 MODERN = "2026-07-28"
 LEGACY = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
-TOOLS = ["list_tasks", "show_task", "evaluate", "tune", "profile", "best_kernel", "history"]
+TOOLS = ["list_tasks", "show_task", "evaluate", "tune", "profile", "best_kernel", "history", "search_knowledge"]
 
 
 def meta(version=MODERN, caps=True, **extra):
@@ -81,7 +81,8 @@ class Test:
     def __init__(self, args):
         self.args = args
         self.env = dict(os.environ, TEMPER_HOME=os.path.join(args.work, "home"),
-                        TEMPER_CACHE=os.path.join(args.work, "cache"), TEMPER_TASKS=args.tasks)
+                        TEMPER_CACHE=os.path.join(args.work, "cache"), TEMPER_TASKS=args.tasks,
+                        TEMPER_KNOWLEDGE=os.path.join(os.path.dirname(os.path.abspath(args.tasks)), "knowledge"))
         self.stderr = os.path.join(args.work, "mcp.stderr")
         folder = os.path.join(args.tasks, "L1", "transpose")
         self.good = open(os.path.join(folder, "naive.cl")).read()
@@ -392,6 +393,19 @@ class Test:
               f"history: {text_of(r)[:300]}")
         r = s.call("tools/call", {"name": "history", "arguments": {"task": "no_such_task"}}, meta=meta())["result"]
         check(r.get("isError") is True and "no_such_task" in text_of(r), f"history of no task: {text_of(r)[:300]}")
+        # the knowledge base: a guide on coalescing, and the store's best transpose kernel for a
+        # query about transposes (the evaluations above put one there)
+        r = self.tool(s, "search_knowledge", {"query": "coalesced memory access"}, meta=meta())["result"]
+        hits = r["structuredContent"]["hits"] if r.get("isError") is not True else []
+        check(any(h["kind"] == "guide" and "coalesc" in h["text"].lower() for h in hits),
+              f"search_knowledge, a guide: {text_of(r)[:300]}")
+        r = self.tool(s, "search_knowledge", {"query": "transpose", "task": "transpose", "lang": "opencl"},
+                      meta=meta())["result"]
+        hits = r["structuredContent"]["hits"] if r.get("isError") is not True else []
+        check(any(h["kind"] == "kernel" and "@temper task transpose" in h["text"] for h in hits),
+              f"search_knowledge, a kernel from the store: {text_of(r)[:300]}")
+        expect_error(s.call("tools/call", {"name": "search_knowledge", "arguments": {"query": 3}}, meta=meta()),
+                     -32602, "arguments.query")
         # a legacy initialize on the same process is served too (a dual-era server)
         r = s.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                   "clientInfo": {"name": "t", "version": "1"}})
