@@ -68,4 +68,13 @@ h = json.load(sys.stdin)[0]
 print(h['kind'], h['task'], h['ref'])")
 [ "$hit" = "kernel softmax eval $fastest" ] && ok "knowledge search finds the store's fastest softmax kernel" ||
     fail "knowledge search: '$hit', want the kernel of eval $fastest"
+# Once the task changes (a copy of the suite whose softmax has another tolerance note), a kernel
+# judged against the old task is no example any more.
+cp -r "$src/tasks" "$work/tasks_changed"
+sed -i 's/"tolerance_note": "/"tolerance_note": "Changed. /' "$work/tasks_changed/L1/softmax/task.json"
+kinds=$(TEMPER_TASKS=$work/tasks_changed "$temper" knowledge search softmax --json --limit 50 | python3 -c "
+import json, sys
+print(sum(1 for h in json.load(sys.stdin) if h['kind'] == 'kernel' and h.get('task') == 'softmax'))")
+[ "$kinds" = 0 ] && ok "a kernel judged against an older softmax is not offered" ||
+    fail "knowledge search offers $kinds softmax kernels judged against the older task"
 [ $failures -eq 0 ] || { echo "$failures failures"; exit 1; }

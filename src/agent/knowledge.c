@@ -12,6 +12,7 @@
 
 #include "temper/error.h"
 #include "temper/knowledge.h"
+#include "temper/task.h"
 #include "temper/util.h"
 
 /* The most a guide may hold. */
@@ -126,18 +127,29 @@ static int add_kernels(sqlite3 *db, const char *store_path, const struct temper_
     /* the fastest of each task on each device, found once over the table (a window, not a
      * subquery per row), then joined to its source */
     const char *sql =
-        "WITH b AS (SELECT id, row_number() OVER (PARTITION BY task, device_key ORDER BY median_ms, id) AS rn"
-        "  FROM evaluations WHERE verdict = 'correct' AND median_ms > 0 AND task_hash IS NOT NULL)"
-        " SELECT e.task, e.device, e.id, e.median_ms, c.source, e.device_key FROM b"
+        "WITH b AS (SELECT id, row_number() OVER (PARTITION BY task, task_hash, device_key ORDER BY median_ms, id)"
+        "  AS rn FROM evaluations WHERE verdict = 'correct' AND median_ms > 0 AND task_hash IS NOT NULL)"
+        " SELECT e.task, e.device, e.id, e.median_ms, c.source, e.device_key, e.task_hash FROM b"
         " JOIN evaluations e ON e.id = b.id JOIN candidates c ON c.hash = e.candidate"
         " WHERE b.rn = 1 ORDER BY e.task, e.device_key";
+    /* Only kernels judged against the task as it is now (its content hash): one judged against an
+     * older task may be wrong for this one. The hash of the task in hand is kept (rows come by task). */
+    char hash_task[64] = "", hash[17] = "", why[512];
     if (sqlite3_prepare_v2(s, sql, -1, &q, NULL) == SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW) {
             const char *task = (const char *)sqlite3_column_text(q, 0);
             const char *device = (const char *)sqlite3_column_text(q, 1);
             const char *source = (const char *)sqlite3_column_text(q, 4);
             const char *key = (const char *)sqlite3_column_text(q, 5);
-            if (!task || !source)
+            const char *judged = (const char *)sqlite3_column_text(q, 6);
+            if (!task || !source || !judged)
+                continue;
+            if (strcmp(hash_task, task)) {
+                snprintf(hash_task, sizeof(hash_task), "%s", task);
+                if (temper_task_content_hash_named(temper_tasks_root(NULL), task, hash, why, sizeof(why)))
+                    hash[0] = 0; /* a task no longer found: none of its kernels */
+            }
+            if (strcmp(hash, judged))
                 continue;
             int cuda = strstr(source, "__global__") != NULL;
             if (c && c->lang && strcmp(c->lang, cuda ? "cuda" : "opencl"))
