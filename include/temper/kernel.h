@@ -120,6 +120,10 @@ int temper_launch_eval(const struct temper_shape *shape, const struct temper_kno
 
 /* The headers a candidate in lang may include, NULL-terminated; static. None for OpenCL. */
 const char *const *temper_allowed_headers(enum temper_lang lang);
+/* The toolkit folders ("cub/", ...) under which a candidate in lang may include any header by a
+ * relative path in angle brackets (no "..", no part starting with '.'), NULL-terminated; static.
+ * None for OpenCL. */
+const char *const *temper_allowed_header_folders(enum temper_lang lang);
 /* Scans len bytes of source for every preprocessor directive any compiler could see (after
  * splicing lines, through comments, digraphs) and refuses, with TEMPER_EPARSE and a message naming
  * path:line, an include of anything but an allowed header (by name, not a macro or path),

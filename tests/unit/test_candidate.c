@@ -702,7 +702,22 @@ static void test_include_rule(void **state)
         {"opencl", "#pragma GCC dependency \"/etc/passwd\"\n", 3, "a pragma that names files is not allowed"},
         /* A raw string the scan does not follow cannot hide a directive on a later line. */
         {"cuda", "const char *s = R\"x(\" /* )x\";\n#include \"/etc/passwd\"\n// */\n", 4, "only the toolkit's"},
+        /* The toolkit's folders: by relative path in angle brackets only, within the folder. */
+        {"cuda", "#include \"cub/block/block_reduce.cuh\"\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub/../../../etc/passwd>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cuda/std/.hidden>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub//block_reduce.cuh>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub/>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <thrust/reduce.h>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cubx/a.h>\n", 3, "only the toolkit's"},
+        {"cuda", "#include </usr/local/cuda/include/cub/cub.cuh>\n", 3, "only the toolkit's"},
+        {"opencl", "#include <cub/cub.cuh>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cuda/std/limits>\n#if _CCCL_HAS_INCLUDE(</etc/passwd>)\n#endif\n", 4,
+         "_CCCL_HAS_INCLUDE is not allowed"},
         /* Taken. */
+        {"cuda", "#include <cub/block/block_reduce.cuh>\n#include <cuda/std/limits>\n#include <nv/target>\n"
+                 "#include <cooperative_groups/scan.h>\n#include <cuda/std/__cccl/version.h>\n", 0, NULL},
         {"cuda", "#include <cuda_fp16.h>\n#include \"cuda_bf16.h\" // bf16 too\n", 0, NULL},
         {"cuda", "  #  include /* c */ <cooperative_groups.h> /* c */\n", 0, NULL},
         {"opencl", "#define X 1\n#if defined(X) && X > 0\n#pragma unroll 4\n#elif 0\n#else\n#endif\n#undef X\n", 0, NULL},
@@ -735,6 +750,8 @@ static void test_include_rule(void **state)
     const char *const *h = temper_allowed_headers(TEMPER_LANG_OPENCL);
     assert_null(h[0]);
     assert_string_equal(temper_allowed_headers(TEMPER_LANG_CUDA)[0], "cuda_fp16.h");
+    assert_null(temper_allowed_header_folders(TEMPER_LANG_OPENCL)[0]);
+    assert_string_equal(temper_allowed_header_folders(TEMPER_LANG_CUDA)[1], "cub/");
 }
 
 /* The include scan stays linear in the source's length whatever the source holds: each of these
