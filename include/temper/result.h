@@ -124,6 +124,7 @@
     X(JSON, caps, none, "What the backend can do, a list of names: `offline_compile` (NVRTC, without a device), `in_process` (kernels run in the worker's address space), `expert` (vendor-library experts).") \
     X(STR, uuid, none, "The device's UUID where the driver tells it, else empty.")                           \
     X(STR, pci_bus_id, none, "Its PCI bus id (`0000:1b:00.0`) where known, else empty.")                    \
+    X(JSON, attrs, none, "The device attributes launch expressions may name, an object of integers: `SMS`, `SMEM_PER_BLOCK`, `SMEM_PER_BLOCK_OPTIN`, `SMEM_PER_SM`, `WARP`, `L2_BYTES`, `MAX_THREADS_PER_BLOCK`, `CC`, `MEM_BYTES` (docs/candidate.md).") \
     X(JSON, sandbox, none, "What confines the worker that ran it: an object of `no_new_privs`, `rlimits`, `seccomp`, `network_blocked`, `exec_blocked`, `landlock` (booleans), `landlock_abi` and `reason` (what is not enforced, and why).")
 
 /* One evaluation. */

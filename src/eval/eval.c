@@ -129,11 +129,15 @@ int temper_list_devices(struct temper_worker *w, json_t **devices, char *msg, si
 static int check_launch_names(const struct temper_candidate *c, const struct temper_task *t,
                               const struct temper_knobs *k, char *msg, size_t msg_size)
 {
+    struct temper_device_info none;
+    memset(&none, 0, sizeof(none));
+    struct temper_dev_attrs attrs; /* for the names only */
+    temper_dev_attrs_fill(&none, &attrs);
     for (int l = 0; l < c->nlaunches; l++) {
         const struct temper_launch *ln = &c->launches[l];
         for (int i = 0; i < ln->nargs; i++) {
             const char *name = ln->args[i];
-            int found = 0;
+            int found = !temper_launch_arg_is_name(name); /* an expression: its names at run time */
             int64_t v;
             for (int j = 0; j < t->nargs && !found; j++)
                 found = !strcmp(t->args[j].name, name);
@@ -141,10 +145,12 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
                 found = !strcmp(c->scratch[s].name, name);
             if (!found)
                 found = !temper_knobs_int(k, name, strlen(name), &v);
+            for (int d = 0; d < TEMPER_DEV_ATTRS && !found; d++)
+                found = !strcmp(attrs.names[d], name);
             if (!found)
                 return temper_fail(msg, msg_size, TEMPER_EPARSE,
                                    "%s:%d: args(...) names '%s', which is not an argument of task %s, a scratch "
-                                   "buffer or an integer param",
+                                   "buffer, an integer param or a device attribute",
                                    c->path, ln->line, name, t->name);
         }
     }
