@@ -625,6 +625,36 @@ void temper_eval_print(FILE *out, json_t *r)
     }
     fprintf(out, "verdict    %s\n", verdict ? verdict : "?");
     fprintf(out, "message    %s\n", json_string_value(json_object_get(r, "message")));
+    json_t *san = json_object_get(r, "sanitize");
+    if (json_is_object(san)) {
+        char summary[1024];
+        temper_sanitize_summary(san, summary, sizeof(summary));
+        fprintf(out, "sanitize   %s\n", summary);
+        const char *tool;
+        json_t *t;
+        int header = 0;
+        json_object_foreach(san, tool, t)
+        {
+            if (!json_is_object(t))
+                continue;
+            json_t *h = json_object_get(t, "hazards"), *n = json_object_get(t, "hazard_instances");
+            if (!header++)
+                fprintf(out, "\n%-12s %8s %8s %12s %12s  %s\n", "sanitizer", "errors", "warnings", "write-write",
+                        "read-write", "status");
+            char ww[48] = "-", rw[48] = "-";
+            if (h) {
+                snprintf(ww, sizeof(ww), "%lld (%lld)", (long long)json_integer_value(json_object_get(h, "write_write")),
+                         (long long)json_integer_value(json_object_get(n, "write_write")));
+                snprintf(rw, sizeof(rw), "%lld (%lld)", (long long)json_integer_value(json_object_get(h, "read_write")),
+                         (long long)json_integer_value(json_object_get(n, "read_write")));
+            }
+            fprintf(out, "%-12s %8lld %8lld %12s %12s  %s\n", tool,
+                    (long long)json_integer_value(json_object_get(t, "errors")),
+                    (long long)json_integer_value(json_object_get(t, "warnings")), ww, rw,
+                    json_is_string(json_object_get(t, "incomplete")) ? json_string_value(json_object_get(t, "incomplete"))
+                                                                    : "complete");
+        }
+    }
     json_t *checks = json_object_get(r, "checks");
     if (json_array_size(checks)) {
         fprintf(out, "\n%-28s %-7s %-6s %12s %12s %10s\n", "check shape", "seed", "result", "max abs err",
