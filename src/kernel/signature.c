@@ -125,58 +125,86 @@ static enum temper_param_kind param_kind(const char *text, size_t from, size_t t
     return TEMPER_PARAM_UNKNOWN;
 }
 
+/* Bounds that keep the search linear in the source's length whatever it holds: a declaration's
+ * name comes within this many bytes after its __global__ / __kernel keyword, and at most this many
+ * keywords are looked at. */
+#define SIG_KEYWORD_REACH 1024
+#define SIG_KEYWORDS_MAX 256
+
+/* Parses the parameter list opening at code[open] ('('): fills up to max kinds and returns the
+ * number of parameters, or -1 when the list does not close. */
+static int param_list(const char *code, size_t len, size_t open, enum temper_param_kind *kinds, int max)
+{
+    size_t p = open + 1, from = p;
+    int depth = 0, n = 0;
+    for (; p < len; p++) {
+        char c = code[p];
+        if (c == '(' || c == '<' || c == '[')
+            depth++;
+        else if ((c == ')' || c == '>' || c == ']') && depth)
+            depth--;
+        else if ((c == ',' || c == ')') && !depth) {
+            size_t a = from, b = p;
+            while (a < b && (code[a] == ' ' || code[a] == '\t' || code[a] == '\n' || code[a] == '\r'))
+                a++;
+            while (b > a && (code[b - 1] == ' ' || code[b - 1] == '\t' || code[b - 1] == '\n' || code[b - 1] == '\r'))
+                b--;
+            int none = a == b || (b - a == 4 && !memcmp(code + a, "void", 4)); /* f() or f(void) */
+            if (!(c == ')' && n == 0 && none)) {
+                if (n < max)
+                    kinds[n] = param_kind(code, from, p);
+                n++;
+            }
+            from = p + 1;
+            if (c == ')')
+                return n;
+        }
+    }
+    return -1;
+}
+
 int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
                               int max)
 {
+    size_t kn = strlen(kernel);
+    if (!kn)
+        return -1;
     char *code = code_only(source, len);
     if (!code)
         return -1;
-    size_t kn = strlen(kernel);
-    int found = -1;
-    for (size_t i = 0; kn && i + kn <= len && found < 0; i++) {
-        if (memcmp(code + i, kernel, kn) || (i && is_word((unsigned char)code[i - 1])) ||
-            is_word((unsigned char)code[i + kn]))
+    static const char *const keywords[] = {"__global__", "__kernel", "kernel", NULL};
+    int found = -1, seen = 0;
+    for (size_t i = 0; i < len && found < 0 && seen < SIG_KEYWORDS_MAX; i++) {
+        if (i && is_word((unsigned char)code[i - 1]))
             continue;
-        size_t open = i + kn;
-        while (open < len && (code[open] == ' ' || code[open] == '\t' || code[open] == '\n' || code[open] == '\r'))
-            open++;
-        if (open >= len || code[open] != '(')
+        size_t kw = 0;
+        for (int k = 0; keywords[k] && !kw; k++) {
+            size_t n = strlen(keywords[k]);
+            if (i + n <= len && !memcmp(code + i, keywords[k], n) && (i + n == len || !is_word((unsigned char)code[i + n])))
+                kw = n;
+        }
+        if (!kw)
             continue;
-        /* The declaration's start: back to the previous ';', '{', '}' or preprocessor line. */
-        size_t start = i;
-        while (start && code[start - 1] != ';' && code[start - 1] != '{' && code[start - 1] != '}' &&
-               !(code[start - 1] == '\n' && code[start] == '#'))
-            start--;
-        if (!has_word(code, start, i, "__global__") && !has_word(code, start, i, "__kernel") &&
-            !has_word(code, start, i, "kernel"))
-            continue;
-        size_t p = open + 1, from = p;
-        int depth = 0, n = 0;
-        for (; p < len; p++) {
-            char c = code[p];
-            if (c == '(' || c == '<' || c == '[')
-                depth++;
-            else if ((c == ')' || c == '>' || c == ']') && depth)
-                depth--;
-            else if ((c == ',' || c == ')') && !depth) {
-                size_t a = from, b = p;
-                while (a < b && (code[a] == ' ' || code[a] == '\t' || code[a] == '\n' || code[a] == '\r'))
-                    a++;
-                while (b > a && (code[b - 1] == ' ' || code[b - 1] == '\t' || code[b - 1] == '\n' || code[b - 1] == '\r'))
-                    b--;
-                int none = a == b || (b - a == 4 && !memcmp(code + a, "void", 4)); /* f() or f(void) */
-                if (!(c == ')' && n == 0 && none)) {
-                    if (n < max)
-                        kinds[n] = param_kind(code, from, p);
-                    n++;
-                }
-                from = p + 1;
-                if (c == ')')
-                    break;
+        seen++;
+        /* The kernel's name after the keyword (attributes, `void`, `extern "C"` between), before
+         * the declaration ends. */
+        size_t end = i + kw + SIG_KEYWORD_REACH < len ? i + kw + SIG_KEYWORD_REACH : len;
+        for (size_t j = i + kw; j + kn <= end; j++) {
+            if (code[j] == ';' || code[j] == '{' || code[j] == '}')
+                break;
+            if (code[j] != kernel[0] || is_word((unsigned char)code[j - 1]) || memcmp(code + j, kernel, kn) ||
+                (j + kn < len && is_word((unsigned char)code[j + kn])))
+                continue;
+            size_t open = j + kn;
+            while (open < len && (code[open] == ' ' || code[open] == '\t' || code[open] == '\n' || code[open] == '\r'))
+                open++;
+            if (open < len && code[open] == '(') {
+                found = param_list(code, len, open, kinds, max);
+                seen = SIG_KEYWORDS_MAX; /* one declaration decides, whether its list closes or not */
+                break;
             }
         }
-        if (p < len)
-            found = n;
+        i += kw - 1;
     }
     free(code);
     return found;

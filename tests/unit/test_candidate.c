@@ -947,6 +947,22 @@ static void test_param_kinds(void **state)
             if (kinds[k] != cases[i].kinds[k])
                 fail_msg("case %zu: parameter %d is kind %d, want %d", i, k + 1, (int)kinds[k], (int)cases[i].kinds[k]);
     }
+    /* Linear in the source's length whatever it holds (each of these 1 MiB sources would take
+     * hours if every occurrence of the name or a keyword were followed to the end). */
+    static const char *const units[] = {"__kernel ", "__kernel k(", "k(", "kernel k (k(", "__global__ kk k "};
+    char *big = malloc(TEMPER_SOURCE_MAX + 1);
+    assert_non_null(big);
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+        size_t n = 0, ul = strlen(units[u]);
+        while (n + ul <= TEMPER_SOURCE_MAX) {
+            memcpy(big + n, units[u], ul);
+            n += ul;
+        }
+        big[n] = 0;
+        enum temper_param_kind kinds[8];
+        assert_int_equal(temper_kernel_param_kinds(big, n, "k", kinds, 8), -1);
+    }
+    free(big);
     assert_true(temper_launch_arg_is_name("R_1"));
     assert_false(temper_launch_arg_is_name("R*C"));
     assert_false(temper_launch_arg_is_name("1R"));
