@@ -69,6 +69,10 @@ grep -q '"verdict": "correct"' "$work/out" && grep -q 'is not supported on openc
 PATH=$work/bin:$PATH "$temper" eval "$good" --sanitize --no-timing --checks-only >"$work/out" 2>"$work/err"
 grep -q '^sanitize   not run: --sanitize is not supported on opencl' "$work/out" &&
     ok "the verdict table says so too" || fail "table: $(cat "$work/out")"
+PATH=$work/bin:$PATH "$temper" eval "$src/tests/cases/opencl/partial_write.cl" --sanitize --no-timing --checks-only --json \
+    >"$work/out" 2>"$work/err"
+grep -q '"verdict": "incorrect"' "$work/out" && grep -q 'is not supported on opencl device' "$work/out" &&
+    ok "an incorrect kernel's result says so too" || fail "sanitize on OpenCL, incorrect: $(grep -A2 sanitize "$work/out")"
 "$temper" eval "$good" --sanitize=everything --no-timing >"$work/out" 2>"$work/err"
 status=$?
 [ $status -eq 2 ] && grep -q "takes no value or =strict" "$work/err" && ok "--sanitize=VALUE other than strict is a usage error" ||

@@ -210,6 +210,10 @@ void temper_sanitize_summary(json_t *sanitize, char *out, size_t out_size);
  * memory traffic. Caller decrefs. */
 int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
 
+/* When result's device is not CUDA, sets its "sanitize" to {"error": "--sanitize is not supported
+ * on ... device ..."} and returns 1; else 0. For every result of a --sanitize request, whatever
+ * its verdict, so that the option is never ignored in silence. */
+int temper_deep_sanitize_unsupported(json_t *result);
 /* How --sanitize judges (temper_session_request.sanitize). */
 #define TEMPER_SANITIZE_REPORT 1 /* report every tool's errors and warnings; errors fail */
 #define TEMPER_SANITIZE_STRICT 2 /* --sanitize=strict: any hazard, warnings included, fails */

@@ -403,17 +403,24 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     return 0;
 }
 
+int temper_deep_sanitize_unsupported(json_t *result)
+{
+    const char *lang = json_string_value(json_object_get(json_object_get(result, "device_info"), "language"));
+    if (!lang || !strcmp(lang, "cuda"))
+        return 0;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "--sanitize is not supported on %s device %s: compute-sanitizer checks CUDA "
+             "kernels only; nothing was checked", lang,
+             json_string_value(json_object_get(json_object_get(result, "device_info"), "id")));
+    json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
+    return 1;
+}
+
 void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile)
 {
     char msg[2048];
-    const char *lang = json_string_value(json_object_get(json_object_get(result, "device_info"), "language"));
-    if (sanitize && lang && strcmp(lang, "cuda")) {
-        snprintf(msg, sizeof(msg), "--sanitize is not supported on %s device %s: compute-sanitizer checks CUDA "
-                 "kernels only; nothing was checked", lang,
-                 json_string_value(json_object_get(json_object_get(result, "device_info"), "id")));
-        json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
+    if (sanitize && temper_deep_sanitize_unsupported(result))
         sanitize = 0;
-    }
     if (sanitize) {
         json_t *found = NULL;
         if (temper_deep_sanitize(req, &found, msg, sizeof(msg))) {
