@@ -50,9 +50,10 @@ sed -n 2p "$work/out" | grep -q '"verdict":"invalid"' && sed -n 2p "$work/out" |
     fail "stored $((after - before)) evaluations, expected 2"
 grep -q "missing.cl" "$work/err" && ok "stderr names the missing file" || fail "stderr: $(cat "$work/err")"
 
-# 3b. Deep checks change a verdict inside the library, before it is stored: a compute-sanitizer
-#     (a stand-in here, which no CPU machine has) that reports errors makes a correct kernel
-#     incorrect, and the store records incorrect.
+# 3b. --sanitize on an OpenCL device says that it is not supported, in the result and the verdict
+#     line, and changes nothing else: compute-sanitizer checks CUDA kernels only (a stand-in that
+#     would report errors is on the PATH, and must not be run). What the findings do to a CUDA
+#     verdict is unit_compare's test_deep_check_verdicts.
 mkdir -p "$work/bin"
 cat >"$work/bin/compute-sanitizer" <<'TOOL'
 #!/bin/sh
@@ -62,11 +63,20 @@ TOOL
 chmod +x "$work/bin/compute-sanitizer"
 PATH=$work/bin:$PATH "$temper" eval "$good" --sanitize --no-timing --checks-only --json >"$work/out" 2>"$work/err"
 status=$?
-[ $status -eq 1 ] && ok "sanitizer findings make eval exit 1" || fail "eval --sanitize exit $status"
-grep -q '"verdict": "incorrect"' "$work/out" && grep -q 'compute-sanitizer reported 6 errors' "$work/out" &&
-    ok "the verdict is incorrect, with the findings" || fail "verdict after findings: $(grep verdict "$work/out")"
-[ "$(sqlite3 "$db" "select verdict from evaluations order by id desc limit 1")" = incorrect ] &&
-    ok "the store records incorrect" || fail "the store records $(sqlite3 "$db" "select verdict from evaluations order by id desc limit 1")"
+[ $status -eq 0 ] && ok "--sanitize on OpenCL leaves a correct kernel correct" || fail "eval --sanitize exit $status"
+grep -q '"verdict": "correct"' "$work/out" && grep -q 'is not supported on opencl device' "$work/out" &&
+    ok "the result says --sanitize is not supported on OpenCL" || fail "sanitize on OpenCL: $(grep -A2 sanitize "$work/out")"
+PATH=$work/bin:$PATH "$temper" eval "$good" --sanitize --no-timing --checks-only >"$work/out" 2>"$work/err"
+grep -q '^sanitize   not run: --sanitize is not supported on opencl' "$work/out" &&
+    ok "the verdict table says so too" || fail "table: $(cat "$work/out")"
+PATH=$work/bin:$PATH "$temper" eval "$src/tests/cases/opencl/partial_write.cl" --sanitize --no-timing --checks-only --json \
+    >"$work/out" 2>"$work/err"
+grep -q '"verdict": "incorrect"' "$work/out" && grep -q 'is not supported on opencl device' "$work/out" &&
+    ok "an incorrect kernel's result says so too" || fail "sanitize on OpenCL, incorrect: $(grep -A2 sanitize "$work/out")"
+"$temper" eval "$good" --sanitize=everything --no-timing >"$work/out" 2>"$work/err"
+status=$?
+[ $status -eq 2 ] && grep -q "takes no value or =strict" "$work/err" && ok "--sanitize=VALUE other than strict is a usage error" ||
+    fail "--sanitize=everything: exit $status, $(cat "$work/err")"
 
 # 4. A timing says when it cannot be trusted as it is: load over the cores, or spread over 10%.
 # (Every result has the keys "warning" and "warnings"; null when there is nothing to say.)

@@ -42,6 +42,8 @@ struct temper_device_info {
     uint64_t local_mem_bytes;       /* shared (local) memory per block without opt-in */
     uint64_t local_mem_optin_bytes; /* shared memory per block with opt-in (CUDA); else as above */
     uint64_t cache_bytes;           /* last-level cache (L2 on GPUs), 0 if unknown */
+    uint64_t local_mem_per_cu_bytes; /* shared memory per SM (CUDA); OpenCL: as local_mem_bytes */
+    int warp_size;                  /* threads of a warp (CUDA), NVIDIA's or AMD's OpenCL extension's, else 1 */
     size_t max_work_group;          /* threads per block at most */
     size_t base_align_bytes;        /* alignment of view offsets (OpenCL sub-buffers) */
 };

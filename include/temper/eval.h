@@ -190,22 +190,38 @@ struct temper_deep_request {
     double timeout_s;         /* each tool run is killed after this */
 };
 
-/* Runs compute-sanitizer's memcheck, racecheck and synccheck on the candidate at its check
- * shapes: {"memcheck": {"errors": N, "report": [...]}, ...}. Caller decrefs. */
+/* Runs compute-sanitizer's memcheck, racecheck (warnings included), initcheck and synccheck on
+ * the candidate at its check shapes: {"memcheck": {...temper_sanitizer_findings...}, ...}. Caller
+ * decrefs. */
 int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
-/* What one compute-sanitizer run printed, read: {"errors": N, "report": [first lines of findings],
- * "exit_code": E} plus "incomplete" when no summary line was seen or the run timed out. Errors are
- * summed over the summaries of every process ("ERROR SUMMARY: N errors"; racecheck's
- * "RACECHECK SUMMARY: H hazards displayed (N errors, W warnings)"). Caller decrefs. */
+/* What one compute-sanitizer run printed, read: {"errors": N, "warnings": W, "report": [first
+ * lines of findings], "exit_code": E}, for racecheck also "hazards" and "hazard_instances"
+ * (objects: "write_write", "read_write": reported access pairs, and the hazards they stand for),
+ * plus "incomplete" when no summary line was seen or the run timed out. Errors and warnings are
+ * summed over the summaries of every process ("ERROR SUMMARY: N errors", racecheck's "RACECHECK
+ * SUMMARY: H hazards displayed (N errors, W warnings)"); without one, counted from the finding
+ * lines. Caller decrefs. */
 json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_out);
+/* One line for people from a result's "sanitize" object: "memcheck 0 errors; racecheck 0 errors,
+ * 2 warnings (write_write 2); ...", or "not run: WHY". */
+void temper_sanitize_summary(json_t *sanitize, char *out, size_t out_size);
 /* Runs Nsight Compute on the candidate's launches at its first bench shape, with the clocks as
  * they are: per kernel, duration, DRAM throughput, achieved occupancy, registers and local
  * memory traffic. Caller decrefs. */
 int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
 
-/* Runs the deep checks asked for (sanitize: compute-sanitizer; profile: Nsight Compute) on a
- * correct kernel and adds their findings to its result ("sanitize", "profile"); a sanitizer
- * finding makes the verdict incorrect. req->path must name the candidate's file. */
+/* When result's device is not CUDA, sets its "sanitize" to {"error": "--sanitize is not supported
+ * on ... device ..."} and returns 1; else 0. For every result of a --sanitize request, whatever
+ * its verdict, so that the option is never ignored in silence. */
+int temper_deep_sanitize_unsupported(json_t *result);
+/* How --sanitize judges (temper_session_request.sanitize). */
+#define TEMPER_SANITIZE_REPORT 1 /* report every tool's errors and warnings; errors fail */
+#define TEMPER_SANITIZE_STRICT 2 /* --sanitize=strict: any hazard, warnings included, fails */
+
+/* Runs the deep checks asked for (sanitize: TEMPER_SANITIZE_*, compute-sanitizer; profile: Nsight
+ * Compute) on a correct kernel and adds their findings to its result ("sanitize", "profile"); a
+ * sanitizer error (in strict mode also a warning) makes the verdict incorrect. On a device that is
+ * not CUDA, "sanitize" says it is not supported. req->path must name the candidate's file. */
 void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile);
 
 /* Prints a result for people. */

@@ -29,7 +29,18 @@ struct temper_param {
     int line;                                     /* line of the directive */
 };
 
-/* One launch: `@temper launch KERNEL grid(...) block(...) [smem(...)] [args(...)]`. */
+/* What temper read from the kernel's own parameter list in the source, for one position: how an
+ * integer expression in args(...) is passed there. */
+enum temper_param_kind {
+    TEMPER_PARAM_UNKNOWN = 0, /* not found in the source, or a type temper does not know (a typedef) */
+    TEMPER_PARAM_I32,         /* int, int32_t, signed */
+    TEMPER_PARAM_U32,         /* unsigned, unsigned int, uint32_t, uint */
+    TEMPER_PARAM_I64,         /* long, long long, int64_t, ptrdiff_t, intptr_t, ssize_t */
+    TEMPER_PARAM_U64,         /* unsigned long (long), uint64_t, size_t, uintptr_t, ulong */
+    TEMPER_PARAM_OTHER,       /* a pointer, a float, a short or a char: no integer expression goes there */
+};
+
+/* One launch: `@temper launch KERNEL grid(...) block(...) [smem(...)] [args(...)] [when(...)]`. */
 struct temper_launch {
     char kernel[128];                               /* the kernel's name */
     int grid_n;                                     /* grid dimensions given (1 to 3) */
@@ -37,8 +48,12 @@ struct temper_launch {
     int block_n;                                    /* block dimensions given (1 to 3) */
     char block[3][TEMPER_EXPR_MAX];                 /* threads per block per dimension */
     char smem[TEMPER_EXPR_MAX];                     /* dynamic shared memory bytes, "" for none */
+    char when[TEMPER_EXPR_MAX];                     /* the launch group's condition, "" for none */
     int nargs;                                      /* -1: the task's argument order */
-    char args[TEMPER_MAX_LAUNCH_ARGS][TEMPER_NAME_MAX]; /* task arguments, scratch buffers or knobs */
+    char args[TEMPER_MAX_LAUNCH_ARGS][TEMPER_NAME_MAX]; /* task arguments, scratch buffers, knobs or
+                                                       * integer expressions */
+    enum temper_param_kind arg_kind[TEMPER_MAX_LAUNCH_ARGS]; /* the kernel's parameter at each
+                                                               * position, as read from the source */
     int line;                                       /* line of the directive */
 };
 
@@ -116,10 +131,38 @@ int temper_candidate_options(const struct temper_candidate *cand, const struct t
 int temper_launch_eval(const struct temper_shape *shape, const struct temper_knobs *knobs, const char *expr,
                        int64_t *value, char *msg, size_t msg_size);
 
+/* The device attributes expressions may name (docs/candidate.md), filled from the device query. */
+#define TEMPER_DEV_ATTRS 9
+struct temper_dev_attrs {
+    const char *names[TEMPER_DEV_ATTRS]; /* "SMS", "SMEM_PER_BLOCK", ...: static strings */
+    int64_t values[TEMPER_DEV_ATTRS];    /* their values on the device */
+};
+struct temper_device_info;
+/* Fills attrs from a device's description. */
+void temper_dev_attrs_fill(const struct temper_device_info *info, struct temper_dev_attrs *attrs);
+/* temper_launch_eval that also sees the device attributes (attrs may be NULL: none); a size wins
+ * over a knob of the same name and both over an attribute. */
+int temper_launch_eval_dev(const struct temper_shape *shape, const struct temper_knobs *knobs,
+                           const struct temper_dev_attrs *attrs, const char *expr, int64_t *value, char *msg,
+                           size_t msg_size);
+/* 1 when an args(...) entry is a plain name (letters, digits and '_', not starting with a digit),
+ * 0 when it is an expression. */
+int temper_launch_arg_is_name(const char *arg);
+/* The kind of each parameter of kernel `kernel` as declared in source (comments skipped): the
+ * first declaration or definition of that name marked __global__ (CUDA) or __kernel / kernel
+ * (OpenCL). Fills up to max kinds; returns the number of parameters, or -1 when the kernel's
+ * parameter list is not found. */
+int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
+                              int max);
+
 /* ---- what a candidate may reach: the include rule and the compiler-option allow-list ---- */
 
 /* The headers a candidate in lang may include, NULL-terminated; static. None for OpenCL. */
 const char *const *temper_allowed_headers(enum temper_lang lang);
+/* The toolkit folders ("cub/", ...) under which a candidate in lang may include any header by a
+ * relative path in angle brackets (no "..", no part starting with '.'), NULL-terminated; static.
+ * None for OpenCL. */
+const char *const *temper_allowed_header_folders(enum temper_lang lang);
 /* Scans len bytes of source for every preprocessor directive any compiler could see (after
  * splicing lines, through comments, digraphs) and refuses, with TEMPER_EPARSE and a message naming
  * path:line, an include of anything but an allowed header (by name, not a macro or path),

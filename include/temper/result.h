@@ -124,6 +124,7 @@
     X(JSON, caps, none, "What the backend can do, a list of names: `offline_compile` (NVRTC, without a device), `in_process` (kernels run in the worker's address space), `expert` (vendor-library experts).") \
     X(STR, uuid, none, "The device's UUID where the driver tells it, else empty.")                           \
     X(STR, pci_bus_id, none, "Its PCI bus id (`0000:1b:00.0`) where known, else empty.")                    \
+    X(JSON, attrs, none, "The device attributes launch expressions may name, an object of integers: `SMS`, `SMEM_PER_BLOCK`, `SMEM_PER_BLOCK_OPTIN`, `SMEM_PER_SM`, `WARP`, `L2_BYTES`, `MAX_THREADS_PER_BLOCK`, `CC`, `MEM_BYTES` (docs/candidate.md).") \
     X(JSON, sandbox, none, "What confines the worker that ran it: an object of `no_new_privs`, `rlimits`, `seccomp`, `network_blocked`, `exec_blocked`, `landlock` (booleans), `landlock_abi` and `reason` (what is not enforced, and why).")
 
 /* One evaluation. */
@@ -158,7 +159,7 @@
     X(STR, same_code_as, none, "Not run: the compiler options of an earlier, identical build it took its result from.") \
     X(STR, same_code_path, none, "The candidate path of that earlier build.")                                \
     X(STR, tune_phase, none, "In a tune: the phase that proposed this configuration.")                       \
-    X(JSON, sanitize, none, "compute-sanitizer's findings per tool (`eval --sanitize`); null otherwise.")   \
+    X(JSON, sanitize, none, "compute-sanitizer's findings (`eval --sanitize[=strict]`, CUDA): an object with `mode` (`report` or `strict`) and one object per tool (`memcheck`, `racecheck`, `initcheck`, `synccheck`) holding `errors`, `warnings`, `exit_code`, `report` (the first lines of findings), `incomplete` where the tool printed no summary or ran out of time, and for racecheck `hazards` and `hazard_instances` by kind (`write_write`, `read_write`: reported access pairs, and the hazards they stand for); or `{\"error\": WHY}` when the tools did not run (on an OpenCL device: not supported). null without --sanitize.")   \
     X(JSON, profile, none, "Nsight Compute's metrics per kernel (`eval --profile`); null otherwise.")      \
     X(JSON, warnings, none, "Why a timing should not be trusted as it is, a list of sentences; null when none.") \
     X(BOOL, cancelled, none, "true: the request was cancelled before it finished, and nothing was stored.") \

@@ -94,8 +94,8 @@ struct temper_session_request {
     int reuse_same_code;       /* 1: a repeat of an earlier request's source, knobs and compiled code in
                                 * this session's worker takes that result ("same_code_as") */
     int keep_going;            /* 1: check every shape after a failure and report each */
-    int sanitize;              /* 1 (CUDA): run compute-sanitizer on a correct kernel; findings make it
-                                * incorrect */
+    int sanitize;              /* (CUDA) compute-sanitizer on a correct kernel: 0 no, 1 (TEMPER_SANITIZE_REPORT)
+                                * errors make it incorrect, 2 (TEMPER_SANITIZE_STRICT) any hazard does */
     int profile;               /* 1 (CUDA): run Nsight Compute on a correct kernel's launches */
     int no_store;              /* 1: do not record this result */
     int64_t parent_id;         /* lineage: the store row id of the result this candidate came from; 0: none */

@@ -35,8 +35,11 @@ static void help(FILE *out)
             "                        before in this run takes that result (\"same_code_as\") instead of\n"
             "                        running: for batches with repeats, such as RL rollouts\n"
             "  --jobs N              compile processes at a time (default: one per core)\n"
-            "  --sanitize            CUDA: for a correct kernel, also run compute-sanitizer's memcheck,\n"
-            "                        racecheck and synccheck on its check shapes; findings make it incorrect\n"
+            "  --sanitize[=strict]   CUDA: for a correct kernel, also run compute-sanitizer's memcheck,\n"
+            "                        racecheck, initcheck and synccheck on its check shapes and report each\n"
+            "                        tool's errors and warnings (racecheck's hazards by kind); errors make it\n"
+            "                        incorrect, and with =strict any hazard, warnings included (not\n"
+            "                        supported on OpenCL: the result says so)\n"
             "  --profile             CUDA: for a correct kernel, also run Nsight Compute on its launches at\n"
             "                        the first bench shape (duration, DRAM throughput, occupancy, registers,\n"
             "                        local memory)\n\n"
@@ -88,6 +91,12 @@ static void print_result(struct eval_output *o, json_t *result)
             printf(" %9.4g ms %6.2fx", json_number_value(json_object_get(t, "median_ms")),
                    json_number_value(json_object_get(t, "speedup")));
         printf("  %s", json_string_value(json_object_get(result, "message")));
+        json_t *san = json_object_get(result, "sanitize");
+        if (json_is_object(san) && !(verdict && strcmp(verdict, "correct") && json_object_get(san, "memcheck"))) {
+            char summary[1024]; /* a failing verdict's message already holds it */
+            temper_sanitize_summary(san, summary, sizeof(summary));
+            printf(" [sanitize: %s]", summary);
+        }
         if (t && json_object_get(t, "warning"))
             printf(" (timing: %s)", json_string_value(json_object_get(t, "warning")));
         printf("\n");
@@ -104,7 +113,7 @@ int cmd_eval(int argc, char **argv)
         {"tasks", required_argument, 0, 't'},    {"seed", required_argument, 0, 'S'},
         {"launch-timeout", required_argument, 0, 'L'}, {"time-budget", required_argument, 0, 'B'},
         {"no-store", no_argument, 0, 'N'},       {"jobs", required_argument, 0, 'J'},
-        {"sanitize", no_argument, 0, 'Z'},       {"profile", no_argument, 0, 'P'},
+        {"sanitize", optional_argument, 0, 'Z'},       {"profile", no_argument, 0, 'P'},
         {"checks-only", no_argument, 0, 'C'},    {"profile-run", no_argument, 0, 'R'},
         {"reuse-same-code", no_argument, 0, 'U'}, {"help", no_argument, 0, 'h'},
         {"lang", required_argument, 0, 'l'},     {"keep-going", no_argument, 0, 'K'},
@@ -159,7 +168,11 @@ int cmd_eval(int argc, char **argv)
             bad = temper_parse_int_option("--jobs", optarg, 1, 1024, &jobs, optmsg, sizeof(optmsg));
             break;
         case 'Z':
-            req.sanitize = 1;
+            req.sanitize = !optarg ? TEMPER_SANITIZE_REPORT : !strcmp(optarg, "strict") ? TEMPER_SANITIZE_STRICT : 0;
+            if (!req.sanitize) {
+                snprintf(optmsg, sizeof(optmsg), "--sanitize takes no value or =strict, not '%s'", optarg);
+                bad = 1;
+            }
             break;
         case 'P':
             req.profile = 1;

@@ -85,6 +85,9 @@ static void cuda_fill_info(struct cuda_ctx *c, int index)
     if (in->local_mem_optin_bytes < in->local_mem_bytes)
         in->local_mem_optin_bytes = in->local_mem_bytes;
     in->cache_bytes = (uint64_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
+    in->local_mem_per_cu_bytes =
+        (uint64_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    in->warp_size = cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_WARP_SIZE);
     in->max_work_group = (size_t)cuda_attr(c->dev, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     in->base_align_bytes = 256;
     snprintf(in->language, sizeof in->language, "cuda");

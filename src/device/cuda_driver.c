@@ -1,21 +1,14 @@
-/* cuda_driver.c: loading libcuda and libnvrtc with dlopen, finding the toolkit's include folder,
- * initialising the driver, and turning driver errors into temper errors. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* dladdr and Dl_info */
-#endif
+/* cuda_driver.c: loading libcuda and libnvrtc with dlopen, initialising the driver, and turning
+ * driver errors into temper errors. */
 #include "cuda_impl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct cuda_driver_api cuda_cu;
 struct cuda_nvrtc_api cuda_nv;
-/* The CUDA toolkit's include folder (cuda_fp16.h, cuda_bf16.h, ...), which NVRTC does not search
- * by itself; "" when none was found. Set with NVRTC, read-only afterwards. */
-char cuda_include_dir[PATH_MAX];
 static struct cuda_lib cuda_driver_lib = {PTHREAD_ONCE_INIT, NULL, NULL, 0, ""};
 static struct cuda_lib cuda_nvrtc_lib = {PTHREAD_ONCE_INIT, NULL, NULL, 0, ""};
 
@@ -106,39 +99,6 @@ static void cuda_load_driver_once(void)
     cuda_open_lib(&cuda_driver_lib, "the CUDA driver", cuda_driver_names, syms);
 }
 
-/* Sets cuda_include_dir to the first folder holding cuda_fp16.h among $CUDA_HOME/include,
- * $CUDA_PATH/include, the include folder beside the NVRTC that loaded, and /usr/local/cuda/include. */
-static void cuda_find_include_dir(void)
-{
-    char candidates[4][PATH_MAX];
-    int n = 0;
-    const char *env[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH")};
-    for (int i = 0; i < 2; i++)
-        if (env[i] && *env[i])
-            snprintf(candidates[n++], PATH_MAX, "%.*s/include", PATH_MAX - 16, env[i]);
-    Dl_info where;
-    void *sym;
-    memcpy(&sym, &cuda_nv.nvrtcVersion, sizeof sym);
-    char lib_path[PATH_MAX];
-    if (dladdr(sym, &where) && where.dli_fname && realpath(where.dli_fname, lib_path)) {
-        char *slash = strrchr(lib_path, '/');
-        if (slash) {
-            *slash = '\0'; /* the library's folder; its include folder is a sibling */
-            snprintf(candidates[n++], PATH_MAX, "%.*s/../include", PATH_MAX - 16, lib_path);
-        }
-    }
-    snprintf(candidates[n++], PATH_MAX, "/usr/local/cuda/include");
-    for (int i = 0; i < n; i++) {
-        char header[PATH_MAX + 16];
-        snprintf(header, sizeof header, "%s/cuda_fp16.h", candidates[i]);
-        if (access(header, R_OK) == 0) {
-            if (!realpath(candidates[i], cuda_include_dir))
-                snprintf(cuda_include_dir, sizeof cuda_include_dir, "%s", candidates[i]);
-            return;
-        }
-    }
-}
-
 static void cuda_load_nvrtc_once(void)
 {
     static const struct cuda_sym syms[] = {
@@ -148,8 +108,6 @@ static void cuda_load_nvrtc_once(void)
         NVRTC_SYM(nvrtcGetProgramLogSize), NVRTC_SYM(nvrtcGetProgramLog),  {{NULL, NULL, NULL}, NULL},
     };
     cuda_open_lib(&cuda_nvrtc_lib, "NVRTC", cuda_nvrtc_names, syms);
-    if (!cuda_nvrtc_lib.err)
-        cuda_find_include_dir();
 }
 
 /* Loads libcuda once per process (thread-safe); fills msg on failure. */

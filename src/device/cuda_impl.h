@@ -48,6 +48,7 @@ enum {
 enum {
     CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+    CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
     CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36,
@@ -55,6 +56,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81,
     CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
@@ -202,9 +204,6 @@ struct temper_dmodule {
  * afterwards. */
 extern struct cuda_driver_api cuda_cu;
 extern struct cuda_nvrtc_api cuda_nv;
-/* The CUDA toolkit's include folder (cuda_fp16.h, cuda_bf16.h, ...), which NVRTC does not search
- * by itself; "" when none was found. Set with NVRTC, read-only afterwards. */
-extern char cuda_include_dir[PATH_MAX];
 
 /* Opens the first of names that loads and resolves syms in it. On failure lib->msg lists every
  * name tried with dlerror's text for each. */
@@ -224,6 +223,12 @@ int cuda_fail(struct cuda_ctx *c, CUresult r, int fallback, char *msg, size_t ms
 int cuda_check_alive(struct cuda_ctx *c, char *msg, size_t msg_size);
 
 /* ---- cuda_nvrtc.c ---- */
+
+/* The toolkit's include folders NVRTC is given (the include folder, then include/cccl), found once
+ * from $CUDA_HOME, $CUDA_PATH, the loaded NVRTC's own folder or /usr/local/cuda; borrowed
+ * pointers, at most max, into dirs. Returns how many (0 when no toolkit headers were found). Call
+ * after cuda_load_nvrtc succeeded. */
+int cuda_include_dirs(const char **dirs, int max);
 
 /* Compiles CUDA C++ source with NVRTC, without a device context (the ops' compile). */
 int cuda_compile(const struct temper_device_info *info, const char *source, const char *options,

@@ -234,6 +234,14 @@ static int ocl_info(void *vctx, struct temper_device_info *info)
     info->local_mem_bytes = local;
     info->local_mem_optin_bytes = local;
     info->cache_bytes = cache;
+    info->local_mem_per_cu_bytes = local;
+    /* No warp in OpenCL C; NVIDIA's and AMD's platforms say theirs (cl_nv_device_attribute_query,
+     * cl_amd_device_attribute_query), others run work-items in no fixed lockstep group: 1. */
+    cl_uint warp = 0;
+    if (clGetDeviceInfo(c->device, CL_DEVICE_WARP_SIZE_NV, sizeof(warp), &warp, NULL) != CL_SUCCESS &&
+        clGetDeviceInfo(c->device, CL_DEVICE_WAVEFRONT_WIDTH_AMD, sizeof(warp), &warp, NULL) != CL_SUCCESS)
+        warp = 1;
+    info->warp_size = warp ? (int)warp : 1;
     info->max_work_group = wg;
     info->base_align_bytes = align_bits >= 8 ? align_bits / 8 : 128;
     snprintf(info->language, sizeof(info->language), "opencl");

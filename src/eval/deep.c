@@ -1,5 +1,6 @@
 /* deep.c: optional deep checks for a candidate that passed: compute-sanitizer (memcheck,
- * racecheck, synccheck) on its check shapes, and Nsight Compute on its launches at the first
+ * racecheck, initcheck, synccheck) on its check shapes, its findings read (errors, warnings,
+ * racecheck's hazards by kind), and Nsight Compute on its launches at the first
  * bench shape. Both run this temper binary again under the tool, as a child process with a
  * time limit, and read what the tool printed. */
 #include <ctype.h>
@@ -38,45 +39,178 @@ static int eval_args(const struct temper_deep_request *r, char **argv, int argc,
     return argc;
 }
 
-/* Sums "ERROR SUMMARY: N error" (racecheck: "RACECHECK SUMMARY: H hazards displayed (N errors,
- * W warnings)") over every process the tool reported on, and keeps the first lines of findings. */
+/* The racecheck hazard kinds, by the two accesses of a reported pair: "Race reported between
+ * Write access ... and Write access" (or hazard mode's "Potential WAW hazard") is write_write;
+ * one read and one write (either order; RAW and WAR) is read_write. */
+static const char *const hazard_kinds[] = {"write_write", "read_write", NULL};
+
+/* The number after text (skipping spaces), or -1 when none. */
+static long number_after(const char *text, const char *end)
+{
+    while (text < end && *text == ' ')
+        text++;
+    if (text >= end || *text < '0' || *text > '9')
+        return -1;
+    return strtol(text, NULL, 10);
+}
+
+/* The severity a finding line begins with (after the ========= and spaces): 1 for an error
+ * ("Error:", "ERROR:"), 2 for a warning ("Warning:", "WARNING:", "WARN:"), 0 otherwise. */
+static int line_severity(const char *text, size_t len)
+{
+    static const struct {
+        const char *word;
+        int severity;
+    } words[] = {{"Error:", 1}, {"ERROR:", 1}, {"Warning:", 2}, {"WARNING:", 2}, {"WARN:", 2}};
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (len >= strlen(words[i].word) && !strncmp(text, words[i].word, strlen(words[i].word)))
+            return words[i].severity;
+    return 0;
+}
+
+/* Which access a "<Kind> access" names: 'W' for Write, 'R' for Read (also Atomic reads), 0 none. */
+static char access_kind(const char *text, const char *end)
+{
+    const char *w = memmem(text, (size_t)(end - text), "Write access", 12);
+    const char *r = memmem(text, (size_t)(end - text), "Read access", 11);
+    if (w && (!r || w < r))
+        return 'W';
+    return r ? 'R' : 0;
+}
+
+/* Reads compute-sanitizer's output (every process it reported on): errors and warnings from the
+ * summaries ("ERROR SUMMARY: N errors", racecheck's "RACECHECK SUMMARY: H hazards displayed (N
+ * errors, W warnings)"; memcheck's second "ERROR SUMMARY: N errors were not printed" line is not
+ * counted again), racecheck's reported pairs by kind, and the first lines of findings. Without a
+ * summary the errors and warnings are counted from the finding lines, and the run is marked
+ * incomplete. */
 json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_out)
 {
-    long errors = 0;
-    int summaries = 0;
+    long errors = 0, warnings = 0, line_errors = 0, line_warnings = 0;
+    long pairs[2] = {0, 0}, instances[2] = {0, 0};
+    int summaries = 0, racecheck = 0;
+    char first = 0; /* the first access of the race being read, 0 outside one */
     json_t *report = json_array();
     for (const char *p = output; p && *p;) {
         const char *end = strchr(p, '\n');
         size_t len = end ? (size_t)(end - p) : strlen(p);
+        const char *eol = p + len;
         const char *sum = memmem(p, len, "ERROR SUMMARY:", 14);
         const char *race = memmem(p, len, "RACECHECK SUMMARY:", 18);
-        const char *paren = race ? memchr(race, '(', (size_t)(p + len - race)) : NULL;
-        if (sum) {
-            errors += strtol(sum + 14, NULL, 10);
+        if (sum && !memmem(p, len, "not printed", 11)) {
+            long n = number_after(sum + 14, eol);
+            errors += n > 0 ? n : 0;
             summaries++;
-        } else if (paren) {
-            errors += strtol(paren + 1, NULL, 10);
+        } else if (race) {
+            const char *paren = memchr(race, '(', (size_t)(eol - race));
+            const char *comma = paren ? memchr(paren, ',', (size_t)(eol - paren)) : NULL;
+            long e = paren ? number_after(paren + 1, eol) : -1, w = comma ? number_after(comma + 1, eol) : -1;
+            errors += e > 0 ? e : 0;
+            warnings += w > 0 ? w : 0;
             summaries++;
+            racecheck = 1;
         }
-        if (!sum && len > 10 && !strncmp(p, "=========", 9) && json_array_size(report) < 24) {
-            const char *text = p + 9;
-            while (*text == ' ' && text < p + len)
+        const char *text = p;
+        if (len >= 9 && !strncmp(p, "=========", 9)) {
+            text = p + 9;
+            while (text < eol && *text == ' ')
                 text++;
-            if (text < p + len)
-                json_array_append_new(report, json_stringn(text, (size_t)(p + len - text)));
         }
+        size_t tlen = (size_t)(eol - text);
+        int severity = line_severity(text, tlen);
+        const char *between = memmem(text, tlen, "Race reported between", 21);
+        const char *potential = memmem(text, tlen, "Potential ", 10);
+        if (severity && (between || (potential && memmem(text, tlen, "hazard", 6)))) {
+            line_errors += severity == 1;
+            line_warnings += severity == 2;
+            racecheck = 1;
+        }
+        if (between) {
+            first = access_kind(between + 21, eol);
+        } else if (potential && potential + 13 <= eol && potential[13] == ' ' &&
+                   (!strncmp(potential + 10, "WAW", 3) || !strncmp(potential + 10, "RAW", 3) ||
+                    !strncmp(potential + 10, "WAR", 3))) {
+            int k = potential[10] == 'W' && potential[12] == 'W' ? 0 : 1;
+            pairs[k]++;
+            instances[k]++;
+            first = 0;
+        } else if (first && tlen > 4 && !strncmp(text, "and ", 4)) {
+            char second = access_kind(text + 4, eol);
+            if (second) {
+                int k = first == 'W' && second == 'W' ? 0 : 1;
+                pairs[k]++;
+                const char *bracket = memrchr(text, '[', tlen);
+                long n = bracket ? number_after(bracket + 1, eol) : -1;
+                instances[k] += n > 0 ? n : 1;
+            }
+        } else if (!(tlen > 2 && text[0] == '>' && text[1] == '>') && text != p && tlen) {
+            first = first && (!strncmp(text, "at ", 3) || !strncmp(text, "in ", 3)) ? first : 0;
+        }
+        if (!sum && !race && len > 10 && !strncmp(p, "=========", 9) && json_array_size(report) < 24 && tlen)
+            json_array_append_new(report, json_stringn(text, tlen));
         p = end ? end + 1 : p + len;
     }
-    json_t *r = json_pack("{s:I, s:o, s:i}", "errors", (json_int_t)errors, "report", report, "exit_code", exit_code);
+    if (!summaries) {
+        errors = line_errors;
+        warnings = line_warnings;
+    }
+    json_t *r = json_pack("{s:I, s:I, s:o, s:i}", "errors", (json_int_t)errors, "warnings", (json_int_t)warnings,
+                          "report", report, "exit_code", exit_code);
+    if (racecheck || pairs[0] || pairs[1]) {
+        json_t *h = json_object(), *n = json_object();
+        for (int k = 0; hazard_kinds[k]; k++) {
+            json_object_set_new(h, hazard_kinds[k], json_integer(pairs[k]));
+            json_object_set_new(n, hazard_kinds[k], json_integer(instances[k]));
+        }
+        json_object_set_new(r, "hazards", h);
+        json_object_set_new(r, "hazard_instances", n);
+    }
     if (!summaries || timed_out)
         json_object_set_new(r, "incomplete", json_string(timed_out ? "the tool ran past its time limit" :
                                                                       "the tool printed no error summary"));
     return r;
 }
 
+void temper_sanitize_summary(json_t *sanitize, char *out, size_t out_size)
+{
+    size_t used = 0;
+    out[0] = 0;
+    const char *tool;
+    json_t *r;
+    if (json_is_string(json_object_get(sanitize, "error"))) {
+        snprintf(out, out_size, "not run: %s", json_string_value(json_object_get(sanitize, "error")));
+        return;
+    }
+    json_object_foreach(sanitize, tool, r)
+    {
+        if (used >= out_size)
+            break;
+        if (!json_is_object(r)) /* "mode" */
+            continue;
+        long long e = json_integer_value(json_object_get(r, "errors")), w = json_integer_value(json_object_get(r, "warnings"));
+        used += (size_t)snprintf(out + used, out_size - used, "%s%s %lld error%s", used ? "; " : "", tool, e,
+                                 e == 1 ? "" : "s");
+        if (used < out_size && json_object_get(r, "hazards"))
+            used += (size_t)snprintf(out + used, out_size - used, ", %lld warning%s", w, w == 1 ? "" : "s");
+        json_t *h = json_object_get(r, "hazards");
+        int shown = 0;
+        for (int k = 0; hazard_kinds[k] && used < out_size; k++) {
+            json_int_t n = json_integer_value(json_object_get(h, hazard_kinds[k]));
+            if (n)
+                used += (size_t)snprintf(out + used, out_size - used, "%s%s %lld", shown++ ? ", " : " (", hazard_kinds[k],
+                                         (long long)n);
+        }
+        if (shown && used < out_size)
+            used += (size_t)snprintf(out + used, out_size - used, ")");
+        if (used < out_size && json_object_get(r, "incomplete"))
+            used += (size_t)snprintf(out + used, out_size - used, " [incomplete: %s]",
+                                     json_string_value(json_object_get(r, "incomplete")));
+    }
+}
+
 int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size)
 {
-    static const char *const tools[] = {"memcheck", "racecheck", "synccheck"};
+    static const char *const tools[] = {"memcheck", "racecheck", "initcheck", "synccheck"};
     *out = json_object();
     for (size_t t = 0; t < sizeof(tools) / sizeof(tools[0]); t++) {
         char *argv[MAX_TOOL_ARGS];
@@ -91,6 +225,10 @@ int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, ch
         argv[argc++] = "all";
         argv[argc++] = "--print-limit";
         argv[argc++] = "20";
+        if (!strcmp(tools[t], "racecheck")) { /* warnings too: a warp's lanes racing are warnings */
+            argv[argc++] = "--racecheck-detect-level";
+            argv[argc++] = "warn";
+        }
         eval_args(req, argv, argc, "--checks-only");
         struct temper_proc_result pr;
         int err = temper_proc_run(argv, req->timeout_s, TOOL_OUTPUT_MAX, &pr, msg, msg_size);
@@ -265,23 +403,49 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     return 0;
 }
 
+int temper_deep_sanitize_unsupported(json_t *result)
+{
+    const char *lang = json_string_value(json_object_get(json_object_get(result, "device_info"), "language"));
+    if (!lang || !strcmp(lang, "cuda"))
+        return 0;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "--sanitize is not supported on %s device %s: compute-sanitizer checks CUDA "
+             "kernels only; nothing was checked", lang,
+             json_string_value(json_object_get(json_object_get(result, "device_info"), "id")));
+    json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
+    return 1;
+}
+
 void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile)
 {
     char msg[2048];
+    if (sanitize && temper_deep_sanitize_unsupported(result))
+        sanitize = 0;
     if (sanitize) {
         json_t *found = NULL;
         if (temper_deep_sanitize(req, &found, msg, sizeof(msg))) {
             json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
         } else {
-            json_int_t errors = 0;
+            json_int_t errors = 0, warnings = 0;
             const char *tool;
             json_t *r;
-            json_object_foreach(found, tool, r) errors += json_integer_value(json_object_get(r, "errors"));
+            json_object_foreach(found, tool, r)
+            {
+                errors += json_integer_value(json_object_get(r, "errors"));
+                warnings += json_integer_value(json_object_get(r, "warnings"));
+            }
+            char summary[1024], text[1400];
+            temper_sanitize_summary(found, summary, sizeof(summary));
+            json_object_set_new(found, "mode", json_string(sanitize == TEMPER_SANITIZE_STRICT ? "strict" : "report"));
             json_object_set_new(result, "sanitize", found);
-            if (errors) {
-                char text[512];
-                snprintf(text, sizeof(text), "compute-sanitizer reported %lld error%s (see sanitize)",
-                         (long long)errors, errors == 1 ? "" : "s");
+            if (errors || (sanitize == TEMPER_SANITIZE_STRICT && warnings)) {
+                if (errors)
+                    snprintf(text, sizeof(text), "compute-sanitizer reported %lld error%s%s (%s)", (long long)errors,
+                             errors == 1 ? "" : "s", warnings ? " and warnings" : "", summary);
+                else
+                    snprintf(text, sizeof(text),
+                             "compute-sanitizer reported %lld warning%s, which --sanitize=strict fails (%s)",
+                             (long long)warnings, warnings == 1 ? "" : "s", summary);
                 json_object_set_new(result, "verdict", json_string("incorrect"));
                 json_object_set_new(result, "message", json_string(text));
             }

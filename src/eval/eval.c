@@ -129,11 +129,15 @@ int temper_list_devices(struct temper_worker *w, json_t **devices, char *msg, si
 static int check_launch_names(const struct temper_candidate *c, const struct temper_task *t,
                               const struct temper_knobs *k, char *msg, size_t msg_size)
 {
+    struct temper_device_info none;
+    memset(&none, 0, sizeof(none));
+    struct temper_dev_attrs attrs; /* for the names only */
+    temper_dev_attrs_fill(&none, &attrs);
     for (int l = 0; l < c->nlaunches; l++) {
         const struct temper_launch *ln = &c->launches[l];
         for (int i = 0; i < ln->nargs; i++) {
             const char *name = ln->args[i];
-            int found = 0;
+            int found = !temper_launch_arg_is_name(name); /* an expression: its names at run time */
             int64_t v;
             for (int j = 0; j < t->nargs && !found; j++)
                 found = !strcmp(t->args[j].name, name);
@@ -141,10 +145,12 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
                 found = !strcmp(c->scratch[s].name, name);
             if (!found)
                 found = !temper_knobs_int(k, name, strlen(name), &v);
+            for (int d = 0; d < TEMPER_DEV_ATTRS && !found; d++)
+                found = !strcmp(attrs.names[d], name);
             if (!found)
                 return temper_fail(msg, msg_size, TEMPER_EPARSE,
                                    "%s:%d: args(...) names '%s', which is not an argument of task %s, a scratch "
-                                   "buffer or an integer param",
+                                   "buffer, an integer param or a device attribute",
                                    c->path, ln->line, name, t->name);
         }
     }
@@ -626,6 +632,36 @@ void temper_eval_print(FILE *out, json_t *r)
     }
     fprintf(out, "verdict    %s\n", verdict ? verdict : "?");
     fprintf(out, "message    %s\n", json_string_value(json_object_get(r, "message")));
+    json_t *san = json_object_get(r, "sanitize");
+    if (json_is_object(san)) {
+        char summary[1024];
+        temper_sanitize_summary(san, summary, sizeof(summary));
+        fprintf(out, "sanitize   %s\n", summary);
+        const char *tool;
+        json_t *t;
+        int header = 0;
+        json_object_foreach(san, tool, t)
+        {
+            if (!json_is_object(t))
+                continue;
+            json_t *h = json_object_get(t, "hazards"), *n = json_object_get(t, "hazard_instances");
+            if (!header++)
+                fprintf(out, "\n%-12s %8s %8s %12s %12s  %s\n", "sanitizer", "errors", "warnings", "write-write",
+                        "read-write", "status");
+            char ww[48] = "-", rw[48] = "-";
+            if (h) {
+                snprintf(ww, sizeof(ww), "%lld (%lld)", (long long)json_integer_value(json_object_get(h, "write_write")),
+                         (long long)json_integer_value(json_object_get(n, "write_write")));
+                snprintf(rw, sizeof(rw), "%lld (%lld)", (long long)json_integer_value(json_object_get(h, "read_write")),
+                         (long long)json_integer_value(json_object_get(n, "read_write")));
+            }
+            fprintf(out, "%-12s %8lld %8lld %12s %12s  %s\n", tool,
+                    (long long)json_integer_value(json_object_get(t, "errors")),
+                    (long long)json_integer_value(json_object_get(t, "warnings")), ww, rw,
+                    json_is_string(json_object_get(t, "incomplete")) ? json_string_value(json_object_get(t, "incomplete"))
+                                                                    : "complete");
+        }
+    }
     json_t *checks = json_object_get(r, "checks");
     if (json_array_size(checks)) {
         fprintf(out, "\n%-28s %-7s %-6s %12s %12s %10s\n", "check shape", "seed", "result", "max abs err",

@@ -44,6 +44,12 @@ static json_t *device_json(const struct temper_device_info *i)
     json_object_set_new(o, "language", json_string(i->language));
     json_object_set_new(o, "uuid", json_string(i->uuid));
     json_object_set_new(o, "pci_bus_id", json_string(i->pci_bus_id));
+    struct temper_dev_attrs attrs;
+    temper_dev_attrs_fill(i, &attrs);
+    json_t *at = json_object();
+    for (int k = 0; k < TEMPER_DEV_ATTRS; k++)
+        json_object_set_new(at, attrs.names[k], json_integer((json_int_t)attrs.values[k]));
+    json_object_set_new(o, "attrs", at);
     return o;
 }
 

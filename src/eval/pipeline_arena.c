@@ -233,11 +233,13 @@ static int plan_scratch(struct worker_state *ws, struct plan *p, struct arena *a
 {
     char msg[1024];
     size_t total = 0;
+    struct temper_dev_attrs attrs;
+    temper_dev_attrs_fill(&ws->dev.info, &attrs);
     for (int s = 0; s < p->cand.nscratch; s++) {
         const struct temper_scratch *sc = &p->cand.scratch[s];
         int64_t count;
         size_t es = temper_dtype_size(sc->dtype), bytes, whole;
-        if (temper_launch_eval(&a->shape, &p->knobs, sc->count, &count, msg, sizeof(msg)))
+        if (temper_launch_eval_dev(&a->shape, &p->knobs, &attrs, sc->count, &count, msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: scratch %s: %s", p->cand.path, sc->line, sc->name, msg);
         if (count < 0)
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: scratch %s: size %s = %lld at %s is negative",
@@ -262,6 +264,59 @@ static int plan_scratch(struct worker_state *ws, struct plan *p, struct arena *a
     return 0;
 }
 
+/* An args(...) entry that is neither a task argument nor a scratch buffer: a knob or an integer
+ * expression over sizes, knobs and device attributes, passed as the kernel's parameter at that
+ * position is declared (i64 for a 64-bit one, else i32), its range checked. A knob where the
+ * parameter's type could not be read goes as i32, as knobs always have; a device attribute or an
+ * expression there is refused. */
+static int launch_int_arg(struct worker_state *ws, struct plan *p, const struct temper_launch *l, int i,
+                          struct arena *a, const struct temper_dev_attrs *attrs, struct temper_karg *arg,
+                          struct failure *f)
+{
+    (void)ws;
+    const char *expr = l->args[i];
+    int plain = temper_launch_arg_is_name(expr);
+    char msg[1024];
+    int64_t v;
+    int knob = plain && !temper_knobs_int(&p->knobs, expr, strlen(expr), &v);
+    if (plain && !knob && temper_launch_eval_dev(NULL, NULL, attrs, expr, &v, msg, sizeof(msg)))
+        return fail_with(f, TEMPER_VERDICT_INVALID,
+                         "%s:%d: args(...) names '%s', which is not an argument of task %s, a scratch buffer, an "
+                         "integer param or a device attribute",
+                         p->cand.path, l->line, expr, a->task->name);
+    if (!plain && temper_launch_eval_dev(&a->shape, &p->knobs, attrs, expr, &v, msg, sizeof(msg)))
+        return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: args(...): '%s': %s", p->cand.path, l->line, expr, msg);
+    enum temper_param_kind kind = l->arg_kind[i];
+    if (kind == TEMPER_PARAM_UNKNOWN && !knob)
+        return fail_with(f, TEMPER_VERDICT_INVALID,
+                         "%s:%d: args(...): '%s' is an integer expression, but kernel %s's parameter %d could not be "
+                         "read from the source to pass it as i32 or i64 (declare it as int, unsigned, long, "
+                         "int64_t or size_t)",
+                         p->cand.path, l->line, expr, l->kernel, i + 1);
+    if (kind == TEMPER_PARAM_OTHER)
+        return fail_with(f, TEMPER_VERDICT_INVALID,
+                         "%s:%d: args(...): '%s' is an integer, but kernel %s's parameter %d is not an integer "
+                         "(a pointer, a float or a narrow type)",
+                         p->cand.path, l->line, expr, l->kernel, i + 1);
+    int64_t lo = kind == TEMPER_PARAM_U32 || kind == TEMPER_PARAM_U64 ? 0 : kind == TEMPER_PARAM_I64 ? INT64_MIN : INT32_MIN;
+    int64_t hi = kind == TEMPER_PARAM_U32 ? (int64_t)UINT32_MAX : kind == TEMPER_PARAM_I64 || kind == TEMPER_PARAM_U64 ? INT64_MAX : INT32_MAX;
+    if (v < lo || v > hi)
+        return fail_with(f, TEMPER_VERDICT_INVALID,
+                         "%s:%d: args(...): '%s' = %lld at %s does not fit kernel %s's %s parameter %d", p->cand.path,
+                         l->line, expr, (long long)v, a->shape_text, l->kernel,
+                         kind == TEMPER_PARAM_U32 ? "32-bit unsigned" : kind == TEMPER_PARAM_U64 ? "64-bit unsigned" :
+                         kind == TEMPER_PARAM_I64 ? "64-bit" : "32-bit",
+                         i + 1);
+    if (kind == TEMPER_PARAM_I64 || kind == TEMPER_PARAM_U64) {
+        arg->kind = TEMPER_KARG_I64;
+        arg->v.i64 = v;
+    } else {
+        arg->kind = TEMPER_KARG_I32;
+        arg->v.i32 = (int32_t)(uint32_t)v;
+    }
+    return 0;
+}
+
 /* Resolves one launch's geometry and arguments at the arena's shape. */
 static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, struct arena *a, int variant, int set,
                             struct temper_launch_dims *dims, struct temper_karg *args, int *nargs, struct failure *f)
@@ -270,11 +325,13 @@ static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, str
     const struct temper_task *t = a->task;
     char msg[1024];
     size_t threads = 1;
+    struct temper_dev_attrs attrs;
+    temper_dev_attrs_fill(&ws->dev.info, &attrs);
     for (int d = 0; d < 3; d++) {
         int64_t g = 1, b = 1;
-        if (d < l->grid_n && temper_launch_eval(&a->shape, &p->knobs, l->grid[d], &g, msg, sizeof(msg)))
+        if (d < l->grid_n && temper_launch_eval_dev(&a->shape, &p->knobs, &attrs, l->grid[d], &g, msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: grid: %s", p->cand.path, l->line, msg);
-        if (d < l->block_n && temper_launch_eval(&a->shape, &p->knobs, l->block[d], &b, msg, sizeof(msg)))
+        if (d < l->block_n && temper_launch_eval_dev(&a->shape, &p->knobs, &attrs, l->block[d], &b, msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: block: %s", p->cand.path, l->line, msg);
         if (g < 0 || b < 1 || g > (1ll << 31) || b > 4096)
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR,
@@ -289,7 +346,7 @@ static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, str
                          "%s:%d: launch %s: a block of %zu threads exceeds the device's limit of %zu", p->cand.path,
                          l->line, l->kernel, threads, ws->dev.info.max_work_group);
     int64_t smem = 0;
-    if (l->smem[0] && temper_launch_eval(&a->shape, &p->knobs, l->smem, &smem, msg, sizeof(msg)))
+    if (l->smem[0] && temper_launch_eval_dev(&a->shape, &p->knobs, &attrs, l->smem, &smem, msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: smem: %s", p->cand.path, l->line, msg);
     if (smem < 0)
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: smem is negative", p->cand.path, l->line);
@@ -322,20 +379,41 @@ static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, str
                 args[i].kind = TEMPER_KARG_BUFFER;
                 args[i].v.buf = p->scratch[s].view;
             }
-        int64_t knob;
-        if (!found && !temper_knobs_int(&p->knobs, name, strlen(name), &knob)) {
-            found = 1;
-            args[i].kind = TEMPER_KARG_I32;
-            args[i].v.i32 = (int32_t)knob;
-        }
-        if (!found)
-            return fail_with(f, TEMPER_VERDICT_INVALID,
-                             "%s:%d: args(...) names '%s', which is not an argument of task %s, a scratch buffer or "
-                             "an integer param",
-                             p->cand.path, l->line, name, t->name);
+        if (!found && launch_int_arg(ws, p, l, i, a, &attrs, &args[i], f))
+            return -1;
     }
     *nargs = n;
     return 0;
+}
+
+/* The launch lines to run at the arena's shape, [*first, *end): all of them without when(...);
+ * with it, the first group (a when(...) line and the lines after it up to the next) whose
+ * condition is nonzero. No group's condition holding is the candidate's error. */
+static int launch_group(struct worker_state *ws, struct plan *p, struct arena *a, int *first, int *end,
+                        struct failure *f)
+{
+    const struct temper_candidate *c = &p->cand;
+    if (!c->nlaunches || !c->launches[0].when[0])
+        return 0;
+    struct temper_dev_attrs attrs;
+    temper_dev_attrs_fill(&ws->dev.info, &attrs);
+    for (int li = 0; li < c->nlaunches; li++) {
+        if (!c->launches[li].when[0])
+            continue;
+        int64_t v;
+        char msg[1024];
+        if (temper_launch_eval_dev(&a->shape, &p->knobs, &attrs, c->launches[li].when, &v, msg, sizeof(msg)))
+            return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: when: %s", c->path, c->launches[li].line, msg);
+        if (!v)
+            continue;
+        *first = li;
+        *end = li + 1;
+        while (*end < c->nlaunches && !c->launches[*end].when[0])
+            (*end)++;
+        return 0;
+    }
+    return fail_with(f, TEMPER_VERDICT_INVALID, "%s: no launch group's when(...) holds at shape %s", c->path,
+                     a->shape_text);
 }
 
 /* Queues the plan: every launch line in order, or the expert's vendor routine. */
@@ -358,7 +436,10 @@ int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int va
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "expert %s failed: %s", p->expert, msg);
         return 0;
     }
-    for (int li = 0; li < p->cand.nlaunches; li++) {
+    int first = 0, end = p->cand.nlaunches;
+    if (launch_group(ws, p, a, &first, &end, f))
+        return -1;
+    for (int li = first; li < end; li++) {
         struct temper_launch_dims dims;
         struct temper_karg args[TEMPER_MAX_LAUNCH_ARGS];
         int nargs = 0;

@@ -114,7 +114,8 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
         p = read_word(p, clause, sizeof(clause));
         if (*p != '(')
             return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                               "%s: launch: expected grid(...), block(...), smem(...) or args(...) at '%.20s'", where,
+                               "%s: launch: expected grid(...), block(...), smem(...), args(...) or when(...) at '%.20s'",
+                               where,
                                start);
         const char *open = ++p;
         int depth = 1;
@@ -157,28 +158,55 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
             }
             int split = split_list(open, len, l->args[0], TEMPER_NAME_MAX, TEMPER_MAX_LAUNCH_ARGS, &n);
             if (split == -2)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: a name in args(...) is longer than %d bytes",
-                                   where, TEMPER_NAME_MAX - 1);
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: launch: a name or expression in args(...) is longer than %d bytes", where,
+                                   TEMPER_NAME_MAX - 1);
             if (split)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: args(...) must be up to %d names",
-                                   where, TEMPER_MAX_LAUNCH_ARGS);
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: launch: args(...) must be up to %d names or expressions", where,
+                                   TEMPER_MAX_LAUNCH_ARGS);
             for (int a = 0; a < n; a++) {
-                const char *name = l->args[a];
-                size_t k = 0;
-                while (is_word_char(name[k]))
-                    k++;
-                if (name[k] || (name[0] >= '0' && name[0] <= '9'))
-                    return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                       "%s: launch: args(...): '%s' is not a name (letters, digits and '_')", where,
-                                       name);
+                const char *arg = l->args[a];
+                if (temper_launch_arg_is_name(arg))
+                    continue;
+                /* An expression: only what expressions are made of (checked fully when evaluated). */
+                for (const char *q = arg; *q; q++)
+                    if (!is_word_char(*q) && !strchr(" \t+-*/%()<>=!&|,", *q))
+                        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                           "%s: launch: args(...): '%s' is neither a name nor an integer expression",
+                                           where, arg);
             }
             l->nargs = n;
+        } else if (!strcmp(clause, "when")) {
+            if (len >= TEMPER_EXPR_MAX)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: launch: the expression in when(...) is longer than %d bytes", where,
+                                   TEMPER_EXPR_MAX - 1);
+            if (len == 0)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: when(...) needs one expression", where);
+            snprintf(l->when, sizeof(l->when), "%.*s", (int)len, open);
         } else {
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: unknown clause '%s'", where, clause);
         }
     }
     if (!have_grid || !have_block)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: needs both grid(...) and block(...)", where);
+    return 0;
+}
+
+/* With when(...) on any launch line, the first line must carry one: each line with when(...)
+ * begins a launch group, and a line before the first would belong to none. */
+static int launch_groups_check(const struct temper_candidate *c, char *msg, size_t msg_size)
+{
+    int any = 0;
+    for (int l = 0; l < c->nlaunches; l++)
+        any |= c->launches[l].when[0] != 0;
+    if (any && !c->launches[0].when[0])
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s:%d: launch: when(...) is on a later launch line but not on this first one: every "
+                           "launch must belong to a group that begins with a when(...) line (write when(1) for one "
+                           "that always runs)",
+                           c->path, c->launches[0].line);
     return 0;
 }
 
@@ -425,6 +453,13 @@ int temper_candidate_parse_lang(const char *path, const char *lang, const char *
         err = temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s", path, missing);
     if (!err)
         err = temper_candidate_check_includes(c->lang, path, c->source, len, msg, msg_size);
+    if (!err)
+        err = launch_groups_check(c, msg, msg_size);
+    for (int l = 0; !err && l < c->nlaunches; l++) {
+        struct temper_launch *ln = &c->launches[l];
+        if (temper_kernel_param_kinds(c->source, len, ln->kernel, ln->arg_kind, TEMPER_MAX_LAUNCH_ARGS) < 0)
+            memset(ln->arg_kind, 0, sizeof(ln->arg_kind));
+    }
     if (err)
         temper_candidate_free(c);
     return err;
@@ -582,26 +617,41 @@ int temper_candidate_options(const struct temper_candidate *c, const struct temp
     return err;
 }
 
-/* Lookup over a shape's sizes first, then the knobs. */
-struct launch_scope {
-    const struct temper_shape *shape; /* the task's sizes */
-    const struct temper_knobs *knobs; /* the candidate's knobs */
+/* What an expression may name: a shape's sizes, then the knobs, then the device's attributes. */
+struct dev_scope {
+    const struct temper_shape *shape;     /* sizes; may be NULL */
+    const struct temper_knobs *knobs;     /* knobs; may be NULL */
+    const struct temper_dev_attrs *attrs; /* device attributes; may be NULL */
 };
 
-static int launch_lookup(void *user, const char *name, size_t len, int64_t *value)
+static int dev_lookup(void *user, const char *name, size_t len, int64_t *value)
 {
-    struct launch_scope *s = user;
+    const struct dev_scope *s = user;
     for (int i = 0; s->shape && i < s->shape->n; i++)
         if (strlen(s->shape->names[i]) == len && !strncmp(s->shape->names[i], name, len)) {
             *value = s->shape->values[i];
             return 0;
         }
-    return s->knobs ? temper_knobs_int(s->knobs, name, len, value) : 1;
+    if (s->knobs && !temper_knobs_int(s->knobs, name, len, value))
+        return 0;
+    for (int i = 0; s->attrs && i < TEMPER_DEV_ATTRS; i++)
+        if (strlen(s->attrs->names[i]) == len && !strncmp(s->attrs->names[i], name, len)) {
+            *value = s->attrs->values[i];
+            return 0;
+        }
+    return 1;
+}
+
+int temper_launch_eval_dev(const struct temper_shape *shape, const struct temper_knobs *knobs,
+                           const struct temper_dev_attrs *attrs, const char *expr, int64_t *value, char *msg,
+                           size_t msg_size)
+{
+    struct dev_scope s = {shape, knobs, attrs};
+    return temper_expr_eval(expr, dev_lookup, &s, value, msg, msg_size);
 }
 
 int temper_launch_eval(const struct temper_shape *shape, const struct temper_knobs *knobs, const char *expr,
                        int64_t *value, char *msg, size_t msg_size)
 {
-    struct launch_scope s = {shape, knobs};
-    return temper_expr_eval(expr, launch_lookup, &s, value, msg, msg_size);
+    return temper_launch_eval_dev(shape, knobs, NULL, expr, value, msg, msg_size);
 }

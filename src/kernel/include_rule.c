@@ -11,7 +11,9 @@
  * '%:'). So a comment between '#' and `include`, `%:include`, `#inc\` newline `lude`, and an
  * include inside an array initialiser or an `#if 0` are all seen. Trigraphs, `#include` with a macro
  * operand, absolute or `..` paths, `#include_next`, `#import`, `#embed`, `#__include_macros`,
- * `#line` and line markers, and `__has_include` / `__has_embed` anywhere are refused. */
+ * `#line` and line markers, and `__has_include` / `__has_embed` (and libcu++'s `_CCCL_HAS_INCLUDE`)
+ * anywhere are refused. CUDA candidates may also include headers under the toolkit's folders
+ * cooperative_groups/, cub/, cuda/ and nv/ by relative path in angle brackets (docs/candidate.md). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,18 @@ static const char *const cuda_headers[] = {
     "cuda_pipeline.h",   "cuda_awbarrier.h",   "mma.h",
     NULL,
 };
+
+/* Folders of the toolkit's include path (include and include/cccl, as nvcc and temper's NVRTC
+ * give them) whose headers a CUDA candidate may include by a relative path in angle brackets:
+ * cooperative groups, cub, libcu++ (cuda/std, cuda/...) and nv/target. Thrust is left out: its
+ * headers take include operands from macros a candidate could define. */
+static const char *const cuda_folders[] = {"cooperative_groups/", "cub/", "cuda/", "nv/", NULL};
+
+const char *const *temper_allowed_header_folders(enum temper_lang lang)
+{
+    static const char *const none[] = {NULL};
+    return lang == TEMPER_LANG_CUDA ? cuda_folders : none;
+}
 
 const char *const *temper_allowed_headers(enum temper_lang lang)
 {
@@ -186,12 +200,43 @@ static void show_rest(const struct spliced *s, size_t i, char *out, size_t out_s
     show(s->text + i, s->next_nl[i] - i, out, out_size);
 }
 
-static int header_allowed(enum temper_lang lang, const char *name, size_t n)
+/* 1 when name (n bytes) is a path under an allowed folder: the folder, then one or more parts
+ * of letters, digits, '_', '-' and '.' separated by single '/', no part starting with '.' (so no
+ * "..", no hidden files) and no '/' at the end. */
+static int folder_header(enum temper_lang lang, const char *name, size_t n)
+{
+    for (const char *const *f = temper_allowed_header_folders(lang); *f; f++) {
+        size_t fl = strlen(*f);
+        if (n <= fl || memcmp(name, *f, fl))
+            continue;
+        int part_start = 1;
+        for (size_t i = fl; i < n; i++) {
+            unsigned char ch = (unsigned char)name[i];
+            if (ch == '/') {
+                if (part_start)
+                    return 0;
+                part_start = 1;
+                continue;
+            }
+            if (part_start && ch == '.')
+                return 0;
+            if (!is_ident(ch) && ch != '-' && ch != '.')
+                return 0;
+            part_start = 0;
+        }
+        return !part_start;
+    }
+    return 0;
+}
+
+/* 1 when the include operand name (n bytes, between open and its closing) is allowed: a listed
+ * header in either form, or a header under a listed folder in angle brackets. */
+static int header_allowed(enum temper_lang lang, char open, const char *name, size_t n)
 {
     for (const char *const *h = temper_allowed_headers(lang); *h; h++)
         if (strlen(*h) == n && !memcmp(*h, name, n))
             return 1;
-    return 0;
+    return open == '<' && folder_header(lang, name, n);
 }
 
 /* Checks the operand of an include at i (after the directive name) and what follows it. */
@@ -213,11 +258,13 @@ static int check_include(const struct spliced *s, size_t i, enum temper_lang lan
                            "(a macro, or anything else, is not taken)",
                            where, shown);
     size_t n = (size_t)(end - name);
-    if (!header_allowed(lang, name, n)) {
-        char allowed[400] = "";
+    if (!header_allowed(lang, open, name, n)) {
+        char allowed[600] = "";
         size_t used = 0;
         for (const char *const *h = temper_allowed_headers(lang); *h && used < sizeof(allowed); h++)
             used += (size_t)snprintf(allowed + used, sizeof(allowed) - used, "%s%s", used ? ", " : "", *h);
+        for (const char *const *f = temper_allowed_header_folders(lang); *f && used < sizeof(allowed); f++)
+            used += (size_t)snprintf(allowed + used, sizeof(allowed) - used, ", <%s...>", *f);
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
                            "%s: #include %s: a candidate may include only the toolkit's own headers (%s: %s)", where,
                            shown, lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", used ? allowed : "none");
@@ -320,7 +367,8 @@ int temper_candidate_check_includes(enum temper_lang lang, const char *path, con
     int err = spliced_make(source, len, &s);
     if (err)
         return temper_fail(msg, msg_size, err, "%s: out of memory scanning the source", path);
-    static const char *const probes[] = {"__has_include", "__has_embed", NULL};
+    /* _CCCL_HAS_INCLUDE is libcu++'s macro for __has_include, reachable through cuda/ and cub/. */
+    static const char *const probes[] = {"__has_include", "__has_embed", "_CCCL_HAS_INCLUDE", NULL};
     for (int p = 0; probes[p] && !err; p++) {
         const char *at = memmem(s.text, s.len, probes[p], strlen(probes[p]));
         if (at)

@@ -437,6 +437,8 @@ static void batch_result(void *user, int index, json_t *result, int err, const c
     if (!result)
         result = session_result_unevaluated(p->path, err, error, 0);
     const char *verdict = temper_session_result_verdict(result);
+    if (p->req.sanitize && !(verdict && !strcmp(verdict, "correct")))
+        temper_deep_sanitize_unsupported(result); /* an OpenCL result says so whatever its verdict */
     if ((p->req.sanitize || p->req.profile) && verdict && !strcmp(verdict, "correct")) {
         if (p->from_text || !s->deep_exe) {
             const char *why = p->from_text ? "deep checks need the candidate as a file"

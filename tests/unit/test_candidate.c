@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "temper/device.h"
 #include "temper/kernel.h"
 
 #include "unit.h"
@@ -512,7 +513,7 @@ static void test_long_directives(void **state)
         {"// @temper launch %s grid(1) block(1)\n", "launch: the kernel name is longer than 127 bytes"},
         {"// @temper launch k grid(%s) block(1)\n", "an expression in grid(...) is longer than 255 bytes"},
         {"// @temper launch k grid(1) block(1) smem(%s)\n", "smem(...) is longer than 255 bytes"},
-        {"// @temper launch k grid(1) block(1) args(%s)\n", "a name in args(...) is longer than 63 bytes"},
+        {"// @temper launch k grid(1) block(1) args(%s)\n", "a name or expression in args(...) is longer than 63 bytes"},
         {"// @temper flags -D%s\n", "flags: the flags of all lines together are over the limit of 1022 bytes"},
     };
     char word[1500];
@@ -702,7 +703,22 @@ static void test_include_rule(void **state)
         {"opencl", "#pragma GCC dependency \"/etc/passwd\"\n", 3, "a pragma that names files is not allowed"},
         /* A raw string the scan does not follow cannot hide a directive on a later line. */
         {"cuda", "const char *s = R\"x(\" /* )x\";\n#include \"/etc/passwd\"\n// */\n", 4, "only the toolkit's"},
+        /* The toolkit's folders: by relative path in angle brackets only, within the folder. */
+        {"cuda", "#include \"cub/block/block_reduce.cuh\"\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub/../../../etc/passwd>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cuda/std/.hidden>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub//block_reduce.cuh>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub/>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cub>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <thrust/reduce.h>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cubx/a.h>\n", 3, "only the toolkit's"},
+        {"cuda", "#include </usr/local/cuda/include/cub/cub.cuh>\n", 3, "only the toolkit's"},
+        {"opencl", "#include <cub/cub.cuh>\n", 3, "only the toolkit's"},
+        {"cuda", "#include <cuda/std/limits>\n#if _CCCL_HAS_INCLUDE(</etc/passwd>)\n#endif\n", 4,
+         "_CCCL_HAS_INCLUDE is not allowed"},
         /* Taken. */
+        {"cuda", "#include <cub/block/block_reduce.cuh>\n#include <cuda/std/limits>\n#include <nv/target>\n"
+                 "#include <cooperative_groups/scan.h>\n#include <cuda/std/__cccl/version.h>\n", 0, NULL},
         {"cuda", "#include <cuda_fp16.h>\n#include \"cuda_bf16.h\" // bf16 too\n", 0, NULL},
         {"cuda", "  #  include /* c */ <cooperative_groups.h> /* c */\n", 0, NULL},
         {"opencl", "#define X 1\n#if defined(X) && X > 0\n#pragma unroll 4\n#elif 0\n#else\n#endif\n#undef X\n", 0, NULL},
@@ -735,6 +751,8 @@ static void test_include_rule(void **state)
     const char *const *h = temper_allowed_headers(TEMPER_LANG_OPENCL);
     assert_null(h[0]);
     assert_string_equal(temper_allowed_headers(TEMPER_LANG_CUDA)[0], "cuda_fp16.h");
+    assert_null(temper_allowed_header_folders(TEMPER_LANG_OPENCL)[0]);
+    assert_string_equal(temper_allowed_header_folders(TEMPER_LANG_CUDA)[1], "cub/");
 }
 
 /* The include scan stays linear in the source's length whatever the source holds: each of these
@@ -894,6 +912,155 @@ static void test_build_cache(void **state)
     assert_int_equal(st.st_size, sizeof(binary));
 }
 
+/* The kernel's parameter list read from the source: how an integer expression is passed. */
+static void test_param_kinds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *src, *kernel;
+        int n;                          /* parameters, -1 not found */
+        enum temper_param_kind kinds[6];
+    } cases[] = {
+        {"extern \"C\" __global__ void __launch_bounds__(256, 2) k(float *y, const float *__restrict__ x,\n"
+         "    int N, long long M, size_t S, unsigned U) {}", "k", 6,
+         {TEMPER_PARAM_OTHER, TEMPER_PARAM_OTHER, TEMPER_PARAM_I32, TEMPER_PARAM_I64, TEMPER_PARAM_U64,
+          TEMPER_PARAM_U32}},
+        {"__kernel __attribute__((reqd_work_group_size(64, 1, 1))) void k(__global float *y, long n, ulong m,\n"
+         "    const int c, uint u, float f) {}", "k", 6,
+         {TEMPER_PARAM_OTHER, TEMPER_PARAM_I64, TEMPER_PARAM_U64, TEMPER_PARAM_I32, TEMPER_PARAM_U32,
+          TEMPER_PARAM_OTHER}},
+        /* A call or a device function of the same name is not the kernel; comments are skipped. */
+        {"__device__ int k2(long a);\n/* __global__ void k(long x) */\nkernel void k(int64_t a, index_t b) { k2(a); }",
+         "k", 2, {TEMPER_PARAM_I64, TEMPER_PARAM_UNKNOWN}},
+        {"extern \"C\" __global__ void k(void) {}", "k", 0, {TEMPER_PARAM_UNKNOWN}},
+        {"extern \"C\" __global__ void kk(int a) {}", "k", -1, {TEMPER_PARAM_UNKNOWN}},
+        {"__device__ void k(int a) {}", "k", -1, {TEMPER_PARAM_UNKNOWN}},
+        {"extern \"C\" __global__ void k(unsigned long n, uint32_t m, int32_t q, const Foo<int, 4> t) {}", "k", 4,
+         {TEMPER_PARAM_U64, TEMPER_PARAM_U32, TEMPER_PARAM_I32, TEMPER_PARAM_UNKNOWN}},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        enum temper_param_kind kinds[8];
+        int n = temper_kernel_param_kinds(cases[i].src, strlen(cases[i].src), cases[i].kernel, kinds, 8);
+        if (n != cases[i].n)
+            fail_msg("case %zu: %d parameters, want %d", i, n, cases[i].n);
+        for (int k = 0; k < n; k++)
+            if (kinds[k] != cases[i].kinds[k])
+                fail_msg("case %zu: parameter %d is kind %d, want %d", i, k + 1, (int)kinds[k], (int)cases[i].kinds[k]);
+    }
+    /* Linear in the source's length whatever it holds (each of these 1 MiB sources would take
+     * hours if every occurrence of the name or a keyword were followed to the end). */
+    static const char *const units[] = {"__kernel ", "__kernel k(", "k(", "kernel k (k(", "__global__ kk k "};
+    char *big = malloc(TEMPER_SOURCE_MAX + 1);
+    assert_non_null(big);
+    for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+        size_t n = 0, ul = strlen(units[u]);
+        while (n + ul <= TEMPER_SOURCE_MAX) {
+            memcpy(big + n, units[u], ul);
+            n += ul;
+        }
+        big[n] = 0;
+        enum temper_param_kind kinds[8];
+        assert_int_equal(temper_kernel_param_kinds(big, n, "k", kinds, 8), -1);
+    }
+    free(big);
+    assert_true(temper_launch_arg_is_name("R_1"));
+    assert_false(temper_launch_arg_is_name("R*C"));
+    assert_false(temper_launch_arg_is_name("1R"));
+    assert_false(temper_launch_arg_is_name(""));
+}
+
+/* Expressions see sizes, then knobs, then device attributes. */
+static void test_launch_eval_dev(void **state)
+{
+    (void)state;
+    struct temper_device_info info;
+    memset(&info, 0, sizeof(info));
+    info.compute_units = 132;
+    info.local_mem_bytes = 49152;
+    info.local_mem_optin_bytes = 232448;
+    info.local_mem_per_cu_bytes = 233472;
+    info.warp_size = 32;
+    info.cache_bytes = 52428800;
+    info.max_work_group = 1024;
+    info.cc_major = 9;
+    struct temper_dev_attrs attrs;
+    temper_dev_attrs_fill(&info, &attrs);
+    struct temper_shape shape = {.n = 2, .names = {"R", "WARP"}, .values = {7, 5}};
+    struct temper_knobs knobs = {.n = 2, .names = {"BLOCK", "SMS"}, .values = {"256", "3"}};
+    static const struct {
+        const char *expr;
+        int64_t want;
+    } cases[] = {
+        {"R * SMEM_PER_BLOCK", 7 * 49152},     {"WARP", 5}, /* a size wins */
+        {"SMS", 3},                            /* a knob wins */
+        {"SMEM_PER_BLOCK_OPTIN", 232448},      {"SMEM_PER_SM", 233472},
+        {"L2_BYTES / 1024", 51200},            {"MAX_THREADS_PER_BLOCK / BLOCK", 4},
+        {"CC", 90},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t v = -1;
+        char msg[256] = "";
+        if (temper_launch_eval_dev(&shape, &knobs, &attrs, cases[i].expr, &v, msg, sizeof(msg)))
+            fail_msg("%s: %s", cases[i].expr, msg);
+        if (v != cases[i].want)
+            fail_msg("%s = %lld, want %lld", cases[i].expr, (long long)v, (long long)cases[i].want);
+    }
+    struct temper_knobs none = {0};
+    int64_t v;
+    char msg[256];
+    assert_int_equal(temper_launch_eval_dev(&shape, &none, &attrs, "SMS * 2", &v, msg, sizeof(msg)), 0);
+    assert_int_equal(v, 264);
+    assert_int_not_equal(temper_launch_eval_dev(&shape, &none, NULL, "SMS", &v, msg, sizeof(msg)), 0);
+    info.warp_size = 0; /* an OpenCL device without a warp */
+    temper_dev_attrs_fill(&info, &attrs);
+    assert_int_equal(temper_launch_eval_dev(NULL, NULL, &attrs, "WARP", &v, msg, sizeof(msg)), 0);
+    assert_int_equal(v, 1);
+}
+
+/* args(...) takes expressions; when(...) begins a launch group and must be on the first line. */
+static void test_args_and_when(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        const char *error; /* NULL: parses */
+    } cases[] = {
+        {"// @temper launch k grid(R) block(64) args(y, x, R * C, ceil_div(C, 4))\n", NULL},
+        {"// @temper launch a grid(R) block(64) when(C <= 1024)\n// @temper launch b grid(R) block(256) when(1)\n",
+         NULL},
+        {"// @temper launch a grid(R) block(64) when(C > 4)\n// @temper launch a2 grid(R) block(64)\n", NULL},
+        {"// @temper launch a grid(R) block(64)\n// @temper launch b grid(R) block(64) when(C > 4)\n",
+         "not on this first one"},
+        {"// @temper launch a grid(R) block(64) when()\n", "when(...) needs one expression"},
+        {"// @temper launch a grid(R) block(64) args(y, x[0])\n", "neither a name nor an integer expression"},
+        {"// @temper launch a grid(R) block(64) args(y, \"x\")\n", "neither a name nor an integer expression"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char src[1024];
+        snprintf(src, sizeof(src), "// @temper task t\n%s", cases[i].body);
+        struct temper_candidate c;
+        char msg[1024] = "";
+        int err = temper_candidate_parse("w.cu", src, strlen(src), &c, msg, sizeof(msg));
+        if (!cases[i].error && err)
+            fail_msg("case %zu refused: %s", i, msg);
+        if (cases[i].error) {
+            assert_int_equal(err, TEMPER_EPARSE);
+            assert_contains(msg, cases[i].error);
+        }
+        temper_candidate_free(&c);
+    }
+    const char *src = "// @temper task t\n// @temper launch k grid(R) block(64) args(y, R * C, 7) when(R > 1)\n"
+                      "extern \"C\" __global__ void k(float *y, long long n, unsigned m) {}\n";
+    struct temper_candidate c;
+    char msg[1024];
+    assert_int_equal(temper_candidate_parse("w.cu", src, strlen(src), &c, msg, sizeof(msg)), 0);
+    assert_string_equal(c.launches[0].args[1], "R * C");
+    assert_string_equal(c.launches[0].when, "R > 1");
+    assert_int_equal(c.launches[0].arg_kind[1], TEMPER_PARAM_I64);
+    assert_int_equal(c.launches[0].arg_kind[2], TEMPER_PARAM_U32);
+    temper_candidate_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -909,6 +1076,9 @@ int main(void)
         cmocka_unit_test(test_language),
         cmocka_unit_test(test_include_rule),
         cmocka_unit_test(test_scan_linear),
+        cmocka_unit_test(test_param_kinds),
+        cmocka_unit_test(test_launch_eval_dev),
+        cmocka_unit_test(test_args_and_when),
         cmocka_unit_test(test_option_rule),
         cmocka_unit_test_setup_teardown(test_load_from_file, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(test_build_cache, make_tmp, remove_tmp),

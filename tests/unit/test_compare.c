@@ -8,7 +8,10 @@
 #include <stdint.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -226,6 +229,189 @@ static void test_sanitizer_findings(void **state)
     }
 }
 
+/* compute-sanitizer's output as real runs printed it, quoted line for line from public logs,
+ * and what must be read from it: errors and warnings, and racecheck's pairs by kind. */
+static void test_sanitizer_real_logs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *from; /* where the lines were published */
+        const char *output;
+        long errors, warnings, write_write, read_write, read_write_instances;
+        int incomplete;
+    } table[] = {
+        {"a public reproduction, 'Race condition reported in cg::reduce()' (README; nvcc 12.2, Quadro RTX 5000)",
+         "========= COMPUTE-SANITIZER\n"
+         "========= Error: Race reported between Write access at 0xa60 in void Kernel<(int)256>(const int *, int, int *)\n"
+         "=========     and Read access at 0xcc0 in void Kernel<(int)256>(const int *, int, int *) [28 hazards]\n"
+         "=========\n"
+         "========= Error: Race reported between Write access at 0xd60 in void Kernel<(int)256>(const int *, int, int *)\n"
+         "=========     and Read access at 0xf30 in void Kernel<(int)256>(const int *, int, int *) [4 hazards]\n"
+         "=========\n"
+         "Host min = 10; Device min = 10\n"
+         "Host and device calculation match - we're good!\n"
+         "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n",
+         2, 0, 0, 2, 32, 0},
+        {"github.com/kokkos/kokkos/pull/4855 (the description's racecheck run, before the change)",
+         "========= COMPUTE-SANITIZER\n"
+         "Running with n = 1\n"
+         "========= WARNING: Race reported between Read access at 0xf10 in /scratch/pbmille/kokkos/install/cuda10/"
+         "include/impl/Kokkos_FunctorAdapter.hpp:1571:Kokkos::Impl::CudaReductionsFunctor<Sum,void,bool=0,bool=0>::"
+         "scalar_intra_warp_reduction(Sum const &,double*,bool,int)\n"
+         "=========     and Write access at 0x8a0 in /scratch/pbmille/kokkos/install/cuda10/include/Cuda/"
+         "Kokkos_Cuda_ReduceScan.hpp:557:Kokkos::Impl::CudaReductionsFunctor<Sum,void,bool=0,bool=0>::"
+         "scalar_intra_block_reduction(Sum const &,double,bool,double*,int,double*) [3968 hazards]\n"
+         "========= \n",
+         /* no summary in the quoted part: counted from the lines, and incomplete */
+         0, 1, 0, 1, 3968, 1},
+        {"github.com/kynema/kynema-ugf/issues/943 (racecheck --racecheck-report all, CUDA 11.0.3)",
+         "========= WARNING: Race reported between Write access at 0x4c60 in __nv_static_82__69_tmpxft_001d866f_"
+         "00000000_7_Tpetra_Details_FixedHashTable_Cuda_cpp1_ii_b028c491__ZN6Kokkos4Impl33cuda_parallel_launch_local_"
+         "memoryINS0_21ParallelScanWithTotalIN6Tpetra7Details93_GLOBAL__N__69_tmpxft_001d866f_00000000_7_Tpetra_"
+         "Details_FixedHashTable_Cuda_cpp1_ii_b028c49124ComputeOffsetsFromCountsIiijEENS_11RangePolicyIJNS_4CudaEjEEEi"
+         "S9_EEEEvT_\n"
+         "=========     and Read access at 0x4f70 in __nv_static_82__69_tmpxft_001d866f_00000000_7_Tpetra_Details_"
+         "FixedHashTable_Cuda_cpp1_ii_b028c491__ZN6Kokkos4Impl33cuda_parallel_launch_local_memoryINS0_21ParallelScan"
+         "WithTotalIN6Tpetra7Details93_GLOBAL__N__69_tmpxft_001d866f_00000000_7_Tpetra_Details_FixedHashTable_Cuda_"
+         "cpp1_ii_b028c49124ComputeOffsetsFromCountsIiijEENS_11RangePolicyIJNS_4CudaEjEEEiS9_EEEEvT_ [4 hazards]\n"
+         "=========\n"
+         "========= WARNING: (Warp Level Programming) Potential RAW hazard detected at __shared__ 0x80 in block "
+         "(0,0,0) :\n",
+         0, 2, 0, 2, 5, 1},
+        {"github.com/gunrock/gunrock/issues/844 (cuda-memcheck racecheck --racecheck-report hazard)",
+         "========= WARN:(Warp Level Programming) Potential RAW hazard detected at __shared__ 0xf4 in block (0, 0, 0) :\n",
+         0, 1, 0, 1, 1, 1},
+        {"a public CUDA course's 'Actual Sanitizer Output' of memory_errors.cu (memcheck, --print-limit reached)",
+         "========= COMPUTE-SANITIZER\n"
+         "========= Invalid __global__ write of size 4 bytes\n"
+         "=========     at misaligned_access_kernel(char *, int)+0x380 in memory_errors.cu:61\n"
+         "=========     by thread (65,0,0) in block (0,0,0)\n"
+         "=========     Access to 0x7bd889c03041 is misaligned\n"
+         "=========     and is inside the nearest allocation at 0x7bd889c03000 of size 1,024 bytes\n"
+         "========= ERROR SUMMARY: 769 errors\n"
+         "========= ERROR SUMMARY: 669 errors were not printed. Use --print-limit option\n",
+         769, 0, -1, -1, -1, 0},
+        /* No public write-write log was found: this one was captured for this test on an H200
+         * (compute-sanitizer 2025.3.1.0 of CUDA 13.0, --tool racecheck), from two kernels: every
+         * thread writing one of two shared words (waw) and a shared read without a barrier
+         * (raw). Its blank separator lines end in a space. */
+        {"captured on an H200 for this test (compute-sanitizer 2025.3.1.0)",
+         "========= COMPUTE-SANITIZER\n"
+         "========= Error: Race reported between Write access at waw(float *)+0x90\n"
+         "=========     and Write access at waw(float *)+0x90 [267 hazards]\n"
+         "========= \n"
+         "========= Error: Race reported between Write access at raw(float *)+0xa0\n"
+         "=========     and Read access at raw(float *)+0xb0 [1024 hazards]\n"
+         "========= \n"
+         "done\n"
+         "========= RACECHECK SUMMARY: 2 hazards displayed (2 errors, 0 warnings)\n",
+         2, 0, 1, 1, 1024, 0},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        json_t *r = temper_sanitizer_findings(table[i].output, 0, 0);
+        assert_non_null(r);
+        if (json_integer_value(json_object_get(r, "errors")) != table[i].errors ||
+            json_integer_value(json_object_get(r, "warnings")) != table[i].warnings)
+            fail_msg("%s: %lld errors, %lld warnings; want %ld, %ld", table[i].from,
+                     (long long)json_integer_value(json_object_get(r, "errors")),
+                     (long long)json_integer_value(json_object_get(r, "warnings")), table[i].errors, table[i].warnings);
+        json_t *h = json_object_get(r, "hazards"), *n = json_object_get(r, "hazard_instances");
+        if (table[i].write_write < 0) {
+            assert_null(h);
+        } else {
+            assert_non_null(h);
+            if (json_integer_value(json_object_get(h, "write_write")) != table[i].write_write ||
+                json_integer_value(json_object_get(h, "read_write")) != table[i].read_write ||
+                json_integer_value(json_object_get(n, "read_write")) != table[i].read_write_instances)
+                fail_msg("%s: hazards write_write %lld, read_write %lld (%lld instances)", table[i].from,
+                         (long long)json_integer_value(json_object_get(h, "write_write")),
+                         (long long)json_integer_value(json_object_get(h, "read_write")),
+                         (long long)json_integer_value(json_object_get(n, "read_write")));
+        }
+        assert_int_equal(json_object_get(r, "incomplete") != NULL, table[i].incomplete);
+        json_decref(r);
+    }
+    /* The summary line for people names each tool, its warnings and hazards by kind. */
+    json_t *san = json_pack("{s:{s:i, s:i}, s:{s:i, s:i, s:{s:i, s:i}}, s:s}", "memcheck", "errors", 0, "warnings", 0,
+                            "racecheck", "errors", 0, "warnings", 3, "hazards", "write_write", 3, "read_write", 0,
+                            "mode", "strict");
+    char line[512];
+    temper_sanitize_summary(san, line, sizeof(line));
+    assert_string_equal(line, "memcheck 0 errors; racecheck 0 errors, 3 warnings (write_write 3)");
+    json_decref(san);
+    san = json_pack("{s:s}", "error", "--sanitize is not supported on opencl device opencl:0");
+    temper_sanitize_summary(san, line, sizeof(line));
+    assert_string_equal(line, "not run: --sanitize is not supported on opencl device opencl:0");
+    json_decref(san);
+}
+
+/* What the findings do to a CUDA verdict, through temper_deep_check with a stand-in
+ * compute-sanitizer on the PATH (no CPU machine has the real one): errors fail in both modes,
+ * warnings only with strict, and a non-CUDA device is not checked at all. */
+static void test_deep_check_verdicts(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/temper_deep_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char tool[128], path[4096];
+    snprintf(tool, sizeof(tool), "%s/compute-sanitizer", dir);
+    const char *old_path = getenv("PATH");
+    snprintf(path, sizeof(path), "%s:%s", dir, old_path ? old_path : "/usr/bin:/bin");
+    char *saved = old_path ? strdup(old_path) : NULL;
+    setenv("PATH", path, 1);
+    static const struct {
+        const char *race_lines, *mem_summary; /* what the stand-in prints for racecheck, memcheck */
+        int mode;                             /* TEMPER_SANITIZE_* */
+        const char *language;
+        const char *verdict, *phrase; /* the verdict after, a phrase of its message (or sanitize's error) */
+    } cases[] = {
+        {"echo '========= Warning: Race reported between Write access at 0x290 in k'\n"
+         "echo '=========     and Write access at 0x290 in k [64 hazards]'\n"
+         "echo '========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)'\n",
+         "0 errors", TEMPER_SANITIZE_REPORT, "cuda", "correct", "passed"},
+        {"echo '========= Warning: Race reported between Write access at 0x290 in k'\n"
+         "echo '=========     and Write access at 0x290 in k [64 hazards]'\n"
+         "echo '========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)'\n",
+         "0 errors", TEMPER_SANITIZE_STRICT, "cuda", "incorrect", "1 warning, which --sanitize=strict fails"},
+        {"echo '========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)'\n", "2 errors",
+         TEMPER_SANITIZE_REPORT, "cuda", "incorrect", "compute-sanitizer reported 2 errors (memcheck 2 errors"},
+        {"echo '========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)'\n", "2 errors",
+         TEMPER_SANITIZE_STRICT, "opencl", "correct", "not supported on opencl device opencl:0"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        FILE *f = fopen(tool, "w");
+        assert_non_null(f);
+        fprintf(f, "#!/bin/sh\ncase \"$2\" in\nracecheck)\n%s;;\nmemcheck) echo '========= ERROR SUMMARY: %s';;\n"
+                   "*) echo '========= ERROR SUMMARY: 0 errors';;\nesac\n",
+                cases[i].race_lines, cases[i].mem_summary);
+        fclose(f);
+        chmod(tool, 0755);
+        json_t *result = json_pack("{s:s, s:s, s:{s:s, s:s}}", "verdict", "correct", "message", "passed",
+                                   "device_info", "language", cases[i].language, "id",
+                                   !strcmp(cases[i].language, "cuda") ? "cuda:0" : "opencl:0");
+        struct temper_deep_request req = {"/bin/true", "k.cu", NULL, NULL, NULL, 30};
+        temper_deep_check(&req, result, cases[i].mode, 0);
+        const char *verdict = json_string_value(json_object_get(result, "verdict"));
+        const char *message = json_string_value(json_object_get(result, "message"));
+        const char *error = json_string_value(json_object_get(json_object_get(result, "sanitize"), "error"));
+        if (strcmp(verdict, cases[i].verdict))
+            fail_msg("case %zu: verdict %s, want %s (%s)", i, verdict, cases[i].verdict, message);
+        if (!strstr(error ? error : message, cases[i].phrase))
+            fail_msg("case %zu: '%s' lacks '%s'", i, error ? error : message, cases[i].phrase);
+        if (!error) {
+            json_t *race = json_object_get(json_object_get(result, "sanitize"), "racecheck");
+            assert_non_null(json_object_get(json_object_get(result, "sanitize"), "initcheck"));
+            assert_non_null(json_object_get(race, "hazards"));
+        }
+        json_decref(result);
+    }
+    unlink(tool);
+    rmdir(dir);
+    if (saved)
+        setenv("PATH", saved, 1);
+    free(saved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +421,8 @@ int main(void)
         cmocka_unit_test(test_verdict_names),
         cmocka_unit_test(test_default_limits),
         cmocka_unit_test(test_sanitizer_findings),
+        cmocka_unit_test(test_sanitizer_real_logs),
+        cmocka_unit_test(test_deep_check_verdicts),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }

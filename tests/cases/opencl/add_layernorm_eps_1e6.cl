@@ -1,0 +1,50 @@
+// Wrong (tasks/L2/add_layernorm's note: a wrong eps, 1e-6, fails every element of the
+// small-variance shape): the task's baseline with eps 1e-6 instead of 1e-5.
+// @expect incorrect
+// @temper task add_layernorm
+// @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
+// @temper launch add_layernorm grid(R) block(BLOCK) args(y, h, x, r, gamma, beta, R, C)
+
+/* Sums v over the work-group; every work-item gets the total. */
+static float block_sum(__local float *buf, float v)
+{
+    int t = get_local_id(0);
+    buf[t] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (t < s)
+            buf[t] += buf[t + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float total = buf[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read buf[0] before it is reused */
+    return total;
+}
+
+__kernel void add_layernorm(__global float *y, __global float *h, __global const float *x,
+                            __global const float *r, __global const float *gamma, __global const float *beta,
+                            int R, int C)
+{
+    __local float buf[BLOCK];
+    int t = get_local_id(0);
+    size_t off = get_group_id(0) * (size_t)C;
+
+    float sum = 0.0f;
+    for (int j = t; j < C; j += BLOCK) {
+        float v = x[off + j] + r[off + j];
+        h[off + j] = v;
+        sum += v;
+    }
+    float mean = block_sum(buf, sum) / C;
+
+    float sq = 0.0f;
+    for (int j = t; j < C; j += BLOCK) { /* reads back only what this work-item wrote */
+        float d = h[off + j] - mean;
+        sq += d * d;
+    }
+    float rstd = 1.0f / sqrt(block_sum(buf, sq) / C + 1e-6f); /* CHANGED: eps 1e-6 */
+
+    for (int j = t; j < C; j += BLOCK)
+        y[off + j] = (h[off + j] - mean) * rstd * gamma[j] + beta[j];
+}

@@ -1,0 +1,44 @@
+// Wrong by the task's check-shape tolerance (tasks/L1/gemv's note claimed it passes; corrected): the
+// task's baseline (tasks/L1/gemv/naive.cl) with its one rounding to bf16 replaced by truncation
+// (dropping the low 16 bits). Truncation errs by up to one bf16 ulp, 2^-7 = 7.8e-3 relative, past
+// the check-shape rtol of 5e-3 for a good share of the outputs; only the bench-shape comparison
+// with the rounded baseline output allows that extra rounding step.
+// @expect incorrect
+// @temper task gemv
+// @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
+// @temper launch gemv grid(N) block(BLOCK) args(y, W, x, N, K)
+
+static float bf16_to_f32(ushort b)
+{
+    return as_float((uint)b << 16);
+}
+
+static ushort f32_to_bf16(float f)
+{
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (ushort)((u >> 16) | 0x40u); /* NaN stays a quiet NaN */
+    return (ushort)(u >> 16); /* truncation */
+}
+
+__kernel void gemv(__global ushort *y, __global const ushort *W, __global const ushort *x, int N, int K)
+{
+    __local float buf[BLOCK];
+    int t = get_local_id(0);
+    size_t row = get_group_id(0);
+    __global const ushort *wr = W + row * K;
+
+    float acc = 0.0f;
+    for (int k = t; k < K; k += BLOCK)
+        acc += bf16_to_f32(wr[k]) * bf16_to_f32(x[k]);
+    buf[t] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (t < s)
+            buf[t] += buf[t + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (t == 0)
+        y[row] = f32_to_bf16(buf[0]);
+}
