@@ -3,7 +3,7 @@
 #
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
 #   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
-#                          floor skips (bench/stream_floor.cu, built there with nvcc: how fast a plain
+#                          floor skips compat serve peers (bench/stream_floor.cu, built there with nvcc: how fast a plain
 #                          read of 117.5 and 470 MB can go under the timing protocol) peers (every
 #                          L1/L2 task's tunable CUDA candidate tuned, then PyTorch eager,
 #                          torch.compile and Triton's tutorial kernels timed beside temper's best
@@ -11,6 +11,7 @@
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
 cd "$(dirname "$0")/.."
+. bench/carry_libs.sh
 export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks} # tasks of this checkout (docs/task.md)
 case "${1:-}" in
 prepare)
@@ -21,6 +22,14 @@ prepare)
     cp build-gpu/temper build-gpu/temper-worker build-gpu/tests/cases_test build-gpu/tests/baselines_test build-gpu/tests/cuda_smoke \
         build-gpu/tests/cublas_smoke .gpu/
     [ ! -f build-gpu/temper-worker ] || cp build-gpu/temper-worker .gpu/
+    # the libraries temper loads that the GPU machine may lack (libmicrohttpd, hiredis and theirs)
+    rm -rf .gpu/lib
+    carry_libs_collect .gpu/lib .gpu/temper .gpu/temper-worker
+    # redis-server for the gym's benchmark (bench/serve_workers.sh run with BENCH_SERVE_DIR=.gpu)
+    if command -v redis-server >/dev/null; then
+        cp "$(readlink -f "$(command -v redis-server)")" .gpu/redis-server
+        carry_libs_collect .gpu/lib .gpu/redis-server
+    fi
     # BASE_BUILD=DIR: the build of an earlier commit, timed against this one in the throughput
     # stage of the same call (its temper, and its temper-worker where it has one).
     if [ -n "${BASE_BUILD:-}" ]; then
@@ -51,6 +60,7 @@ mkdir -p "$out"
 pack() { tar -czf "$dest/logs.tar.gz" -C "$out" . 2>/dev/null; cp "$summary" "$dest/summary.txt" 2>/dev/null; }
 export TEMPER_HOME=$work/home TEMPER_CACHE=$work/cache PATH=$PATH:/usr/local/cuda/bin
 T=.gpu/temper
+[ ! -d .gpu/lib ] || carry_libs_link .gpu/lib $T .gpu/temper-worker || exit 1
 summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -210,6 +220,36 @@ if has deep; then
     note "== deep checks"
     timeout 120 $T eval tests/cases/cuda/correct_softmax_warp_shuffle.cu --json --no-store --no-timing --sanitize >"$out/san_ok.json" 2>"$out/san_ok.err"
     python3 bench/gpu_tables.py sanitize "$out/san_ok.json" | tee -a "$summary"
+    pack
+fi
+
+if has compat; then
+    # Kernels as people write them (issue 15): the real-kernel set's verdicts against their
+    # expectations, timed; the sanitizer's report on a racy kernel (report mode, then strict); the
+    # device attributes a candidate's expressions see.
+    note "== kernels as people write them"
+    TIMING=1 timeout 240 tests/real_kernels_test.sh $T "$PWD" cuda >"$out/real_cuda.log" 2>&1
+    note "real_kernels cuda exit $?: $(tail -1 "$out/real_cuda.log")"
+    grep -E "^(FAIL|MISMATCH)|expected" "$out/real_cuda.log" | cut -c1-250 | head -12 | tee -a "$summary"
+    for mode in "" "=strict"; do
+        timeout 200 $T eval tests/cases/cuda/missing_syncthreads.cu --json --no-store --no-timing --sanitize$mode \
+            >"$out/san_race$mode.json" 2>"$out/san_race$mode.err"
+        note "missing_syncthreads --sanitize$mode exit $?: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["verdict"], "|", r["message"][:160], "|", json.dumps(r.get("sanitize"))[:400])' "$out/san_race$mode.json" 2>&1)"
+    done
+    timeout 60 $T eval tests/cases/cuda/correct_softmax_warp_shuffle.cu --json --no-store --no-timing \
+        >"$out/attrs.json" 2>"$out/attrs.err"
+    note "device attributes: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["verdict"], json.dumps(r["device_info"].get("attrs")))' "$out/attrs.json" 2>&1)"
+    pack
+fi
+
+if has serve; then
+    # The gym (issue 10): distinct softmax candidates per minute through temper serve --redis with
+    # one temper worker per GPU (one, then two where there are two) against temper eval directly.
+    note "== the gym on Redis: candidates per minute"
+    CANDIDATES=${SERVE_CANDIDATES:-48} BENCH_SERVE_DIR=.gpu OUT=$out/serve timeout 420 bench/serve_workers.sh run \
+        >"$out/serve_workers.log" 2>&1
+    note "serve_workers exit $?"
+    tail -12 "$out/serve_workers.log" | tee -a "$summary"
     pack
 fi
 

@@ -20,7 +20,8 @@
 # candidates of its own (calibration, CUDA contexts), untimed.
 set -u
 cd "$(dirname "$0")/.."
-dir=.bench-serve
+. bench/carry_libs.sh
+dir=${BENCH_SERVE_DIR:-.bench-serve} # BENCH_SERVE_DIR=.gpu: the binaries and libraries of bench/gpu.sh prepare
 case "${1:-}" in
 prepare)
     set -e
@@ -30,12 +31,7 @@ prepare)
     mkdir -p "$dir/lib"
     cp build-bench/temper build-bench/temper-worker "$dir/"
     cp "$(readlink -f "$(command -v redis-server)")" "$dir/redis-server"
-    # every library they load but the C runtime's own (the run links in only the missing ones)
-    for b in "$dir/temper" "$dir/temper-worker" "$dir/redis-server"; do
-        ldd "$b" | awk '/=> \// {print $3}'
-    done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' | while read -r lib; do
-        cp -L "$lib" "$dir/lib/"
-    done
+    carry_libs_collect "$dir/lib" "$dir/temper" "$dir/temper-worker" "$dir/redis-server"
     exclude=$(git rev-parse --git-path info/exclude)
     grep -qx "/$dir/" "$exclude" 2>/dev/null || echo "/$dir/" >>"$exclude"
     "$dir/temper" worker --help >/dev/null || { echo "the build has no worker command (hiredis missing?)" >&2; exit 1; }
@@ -55,27 +51,8 @@ export TEMPER_BIN=${TEMPER_BIN:-$PWD/$dir/temper}
 export TEMPER_WORKER=${TEMPER_WORKER:-$PWD/$dir/temper-worker}
 export REDIS_SERVER=${REDIS_SERVER:-$PWD/$dir/redis-server}
 export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks}
-# Link in only the carried libraries this machine lacks (its own stay first), as ldd finds them.
-if [ -d "$dir/lib" ]; then
-    need=$(mktemp -d /tmp/serve-bench-lib-XXXXXX)
-    for round in 1 2 3 4 5 6 7 8; do
-        missing=$(for b in "$TEMPER_BIN" "$TEMPER_WORKER" "$REDIS_SERVER"; do
-            LD_LIBRARY_PATH=$need${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} ldd "$b" | awk '/not found/ {print $1}'
-        done | sort -u)
-        [ -z "$missing" ] && break
-        for m in $missing; do
-            [ -e "$dir/lib/$m" ] && ln -sf "$PWD/$dir/lib/$m" "$need/$m"
-        done
-    done
-    export LD_LIBRARY_PATH=$need${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    [ -n "$(ls "$need")" ] && echo "carried libraries used: $(ls "$need" | tr '\n' ' ')"
-fi
-for b in "$TEMPER_BIN" "$TEMPER_WORKER" "$REDIS_SERVER"; do
-    if ldd "$b" | grep -q "not found"; then
-        echo "$b cannot load: $(ldd "$b" | grep 'not found' | tr '\n' ' ')" >&2
-        exit 1
-    fi
-done
+# Link in only the carried libraries this machine lacks (its own stay first).
+carry_libs_link "$dir/lib" "$TEMPER_BIN" "$TEMPER_WORKER" "$REDIS_SERVER" || exit 1
 export OUT=${OUT:-/tmp/temper-serve-bench}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
