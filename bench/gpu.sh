@@ -232,9 +232,10 @@ if has compat; then
     note "real_kernels cuda exit $?: $(tail -1 "$out/real_cuda.log")"
     grep -E "^(FAIL|MISMATCH)|expected" "$out/real_cuda.log" | cut -c1-250 | head -12 | tee -a "$summary"
     for mode in "" "=strict"; do
-        timeout 200 $T eval tests/cases/cuda/missing_syncthreads.cu --json --no-store --no-timing --sanitize$mode \
+        timeout 200 $T eval tests/cases/cuda/correct_output_shared_race.cu --json --no-store --no-timing --sanitize$mode \
             >"$out/san_race$mode.json" 2>"$out/san_race$mode.err"
-        note "missing_syncthreads --sanitize$mode exit $?: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["verdict"], "|", r["message"][:160], "|", json.dumps(r.get("sanitize"))[:400])' "$out/san_race$mode.json" 2>&1)"
+        note "correct_output_shared_race --sanitize$mode exit $?: $(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["verdict"], "|", r["message"][:160], "|", json.dumps(r.get("sanitize"))[:400])' "$out/san_race$mode.json" 2>&1)"
+        python3 bench/gpu_tables.py sanitize "$out/san_race$mode.json" 2>&1 | tail -8 | tee -a "$summary"
     done
     timeout 60 $T eval tests/cases/cuda/correct_softmax_warp_shuffle.cu --json --no-store --no-timing \
         >"$out/attrs.json" 2>"$out/attrs.err"
