@@ -11,7 +11,7 @@
 # The GPU machine has no redis-server, hiredis or libmicrohttpd: carry .bench-serve. Paths can be
 # given instead: TEMPER_BIN, TEMPER_WORKER, REDIS_SERVER, and LD_LIBRARY_PATH for the libraries.
 # CANDIDATES (default 96) per row; GPUS (default: nvidia-smi -L) caps the workers; IN_FLIGHT
-# (default 8) jobs per worker. BACKEND=opencl runs the same on OpenCL devices (the .cl variants;
+# (default 32) jobs per worker. BACKEND=opencl runs the same on OpenCL devices (the .cl variants;
 # GPUS=N devices) to try the script on a machine without a GPU (PoCL).
 #
 # Candidates are knob variants of tasks/L1/softmax/{block,fast,naive}.cu, each knob fixed in its
@@ -61,7 +61,7 @@ import itertools, json, os, re, signal, socket, subprocess, sys, tempfile, time,
 
 TEMPER, REDIS = os.environ["TEMPER_BIN"], os.environ["REDIS_SERVER"]
 M = int(os.environ.get("CANDIDATES", "96"))
-IN_FLIGHT = os.environ.get("IN_FLIGHT", "8")
+IN_FLIGHT = os.environ.get("IN_FLIGHT", "32")
 out_dir = os.environ["OUT"]
 work = tempfile.mkdtemp(prefix="serve-bench-")
 try:

@@ -35,7 +35,7 @@ static void help(FILE *out)
             "  --device D            cuda[:N] or opencl[:N]; repeatable (without --redis)\n"
             "  --store PATH          the store (default $TEMPER_HOME/temper.db)\n"
             "  --tasks DIR           where tasks are looked up\n"
-            "  --in-flight N         jobs each worker holds at once, compiling ahead (default 8)\n"
+            "  --in-flight N         jobs each worker holds at once, compiling ahead (default 32)\n"
             "  --max-body-bytes N    largest request body (default 16777216)\n"
             "  --max-source-bytes N  largest candidate source (default 1048576)\n"
             "  --max-items N         items in one request (default 1000)\n"
@@ -133,7 +133,7 @@ int cmd_serve(int argc, char **argv)
         {0, 0, 0, 0}};
     const char *listen = "127.0.0.1:8787", *token_file = NULL, *redis = NULL, *store = NULL, *tasks_dir = NULL;
     char devices[SERVE_MAX_DEVICES][64];
-    int ndevices = 0, in_flight = 8, c;
+    int ndevices = 0, in_flight = 32, c;
     int64_t body = 0, source = 0, items = 0, depth = 0, wait = 0, mem_mb = 0;
     struct temper_limits limits;
     temper_limits_default(&limits);

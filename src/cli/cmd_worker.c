@@ -29,7 +29,7 @@ static void help(FILE *out)
             "                     every process of one gym uses the same URL\n"
             "  --device D         cuda[:N] or opencl[:N] (default: first CUDA device, else OpenCL)\n"
             "  --name N           its consumer name, unique among live workers (default host:pid:device)\n"
-            "  --in-flight K      jobs in the session at once, so compiles overlap device runs (default 8)\n"
+            "  --in-flight K      jobs in the session at once, so compiles overlap device runs (default 32)\n"
             "  --tasks DIR        where tasks are looked up\n"
             "  --jobs N           compile processes at a time (default: one per core)\n"
             "  --launch-timeout S kill a launch that runs longer (default 5 s)\n"
@@ -87,7 +87,7 @@ int cmd_worker(int argc, char **argv)
         {"launch-timeout", required_argument, 0, 'L'}, {"no-store", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
     const char *url = NULL, *device = NULL, *name = NULL, *tasks = NULL;
-    long in_flight = 8, jobs = 0;
+    long in_flight = 32, jobs = 0;
     int no_store = 0, c;
     struct temper_limits limits;
     temper_limits_default(&limits);

@@ -280,7 +280,7 @@ int temper_consumer_run(const struct temper_consumer_config *config, struct temp
                         char *msg, size_t msg_size)
 {
     struct temper_consumer_config c = *config;
-    c.in_flight = c.in_flight > 0 ? c.in_flight : 8;
+    c.in_flight = c.in_flight > 0 ? c.in_flight : 32;
     c.beat_ms = c.beat_ms > 0 ? c.beat_ms : 2000;
     char device_key[256];
     temper_store_device_key(temper_session_device_info(c.session), device_key, sizeof(device_key));

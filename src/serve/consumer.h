@@ -19,7 +19,7 @@ struct temper_consumer_config {
     struct temper_session *session;  /* the device's session (borrowed) */
     const char *consumer;            /* its name in the queue (host:pid:device) */
     const char *device;              /* the device spec the session opened ("cuda:0") */
-    int in_flight;                   /* jobs submitted to the session at once [8] */
+    int in_flight;                   /* jobs submitted to the session at once [32] */
     int beat_ms;                     /* how often it reports itself [2000] */
     atomic_int *stop;                /* set to 1 to stop: jobs in flight finish and are completed */
 };
