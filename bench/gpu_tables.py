@@ -60,8 +60,8 @@ def tune(paths):
         same = s.get("same_code", 0)  # points whose code was an earlier one's: scored from it, not run
         evals = "%d+%d" % (s["evaluations"] - same, same) if same else "%d" % s["evaluations"]
         print("%-30s %7s %10.4g %9.0f %8.2f %8.1f%% %8.2fx %8s %s" % (s["candidate"].replace("tasks/L1/", "")[:30], evals,
-              t["median_ms"], t["gbps"], t["tflops"], 100 * t.get("roofline_share", 0), t["speedup"],
-              "%.2fx" % t["speedup_vs_expert"] if "speedup_vs_expert" in t else "-", s["best"]["config"]))
+              t["median_ms"], t["gbps"], t["tflops"], 100 * (t.get("roofline_share") or 0), t["speedup"],
+              "%.2fx" % t["speedup_vs_expert"] if t.get("speedup_vs_expert") is not None else "-", s["best"]["config"]))
 
 
 def throughput(full_path, full_s, check_path, check_s):
