@@ -74,7 +74,8 @@ json_t *temper_store_lookup(struct temper_store *store, const char *source_hash,
                             const char *device_key, const char *options);
 
 /* The fastest correct, timed evaluation of a task judged against its content task_hash, on a
- * device (device_key; NULL: any): its result (*result, caller decrefs) and source (*source,
+ * device (device_key; NULL: any), each configuration (source, options, device) counting with its
+ * latest timed evaluation (a tune's full re-timing, not its screening sample): its result (*result, caller decrefs) and source (*source,
  * caller frees). Returns 0, TEMPER_ENOTFOUND when there is none (msg says so, and how many
  * results judged against other contents of the task were left out), or TEMPER_ESTORE. */
 int temper_store_best(struct temper_store *store, const char *task, const char *task_hash, const char *device_key,

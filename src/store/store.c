@@ -277,16 +277,20 @@ static int locked_best(struct temper_store *s, const char *task, const char *tas
     *source = NULL;
     if (!task || !task_hash)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "the best kernel needs a task and its content hash");
+    /* Each configuration (source, options, device) counts with its latest timed evaluation: a tune
+     * re-times its best in full after screening them, and the re-timing, not a noisy screening
+     * sample of the same code, is what the configuration takes. */
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT e.result, c.source, e.id FROM evaluations e JOIN candidates c ON c.hash = e.candidate "
-                           "WHERE e.task = ? AND e.task_hash = ? AND (? IS NULL OR e.device_key = ?) "
-                           "AND e.verdict = 'correct' AND e.median_ms > 0 ORDER BY e.median_ms ASC, e.id ASC LIMIT 1",
+                           "WITH latest AS (SELECT max(id) AS id FROM evaluations WHERE task = ?1 AND task_hash = ?2 "
+                           "AND (?3 IS NULL OR device_key = ?3) AND verdict = 'correct' AND median_ms > 0 "
+                           "GROUP BY candidate, coalesce(options, ''), device_key) "
+                           "SELECT e.result, c.source, e.id FROM latest l JOIN evaluations e ON e.id = l.id "
+                           "JOIN candidates c ON c.hash = e.candidate ORDER BY e.median_ms ASC, e.id ASC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return store_fail(s, msg, msg_size, what);
     sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 2, task_hash, -1, SQLITE_TRANSIENT);
     bind_text(st, 3, device_key);
-    bind_text(st, 4, device_key);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         const char *text = (const char *)sqlite3_column_text(st, 0);

@@ -422,6 +422,33 @@ static void test_refused_results_store_nothing(void **state)
 
 /* ---- keys: the task's content and the device's identity ---- */
 
+/* best takes each configuration at its latest timed evaluation: a noisy screening sample of a
+ * configuration that its re-timing found slower is not the best (a tune screens, then re-times). */
+static void test_best_takes_the_retiming(void **state)
+{
+    (void)state;
+    char msg[512] = "";
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(NULL, &s, msg, sizeof(msg)), 0);
+    json_t *screen = make_result("00000000000000d1", "correct", "a.cl", 18.0); /* screening, noisy */
+    json_t *other = make_result("00000000000000d2", "correct", "b.cl", 20.0);
+    json_t *retime = make_result("00000000000000d1", "correct", "a.cl", 23.0); /* the same code, re-timed */
+    json_t *rs[] = {screen, other, retime};
+    const char *srcs[] = {"src-a", "src-b", "src-a"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(temper_store_record(s, rs[i], srcs[i], NULL, msg, sizeof(msg)), 0);
+        json_decref(rs[i]);
+    }
+    json_t *best = NULL;
+    char *source = NULL;
+    assert_int_equal(temper_store_best(s, "softmax", TASK_HASH, DEVICE_KEY, &best, &source, msg, sizeof(msg)), 0);
+    assert_string_equal(json_string_value(json_object_get(best, "source_hash")), "00000000000000d2");
+    assert_string_equal(source, "src-b");
+    json_decref(best);
+    free(source);
+    temper_store_close(s);
+}
+
 /* A result judged against one content of a task is never reused, nor served as best, under
  * another; results of one device never stand for another of the same name and driver. */
 static void test_keys_task_content_and_device(void **state)
@@ -1030,6 +1057,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_calibration, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refused_results_store_nothing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_keys_task_content_and_device, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_best_takes_the_retiming, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_device_key, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_calibration_by_identity, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_lineage, store_setup, store_teardown),
