@@ -44,6 +44,16 @@ sys.exit(0 if h and h[0]['ref'] == 'knowledge/hopper-tma-wgmma.md' and h[0]['kin
 "$temper" knowledge search xylophone --no-store >/dev/null
 status=$?
 [ $status -eq 1 ] && ok "nothing found: exit 1" || fail "nothing found: exit $status"
+# A guides folder that is not there, and a language that is not one: exit 2, saying what.
+TEMPER_KNOWLEDGE=$work/no-such-folder "$temper" knowledge search tiling --no-store >/dev/null 2>"$work/kerr"
+[ $? -eq 2 ] && grep -q "no guides folder at $work/no-such-folder" "$work/kerr" &&
+    ok "knowledge search without its guides folder: exit 2, naming it" || fail "no guides folder: $(cat "$work/kerr")"
+"$temper" knowledge search tiling --no-store --lang fortran >/dev/null 2>"$work/kerr"
+[ $? -eq 2 ] && grep -q "'fortran' is not a language" "$work/kerr" && ok "knowledge search --lang fortran: exit 2" ||
+    fail "--lang fortran: $(cat "$work/kerr")"
+TEMPER_KNOWLEDGE=$work/no-such-folder "$temper" agent softmax --dry-run --device opencl >/dev/null 2>"$work/kerr"
+[ $? -eq 0 ] && grep -q "warning: no guides folder" "$work/kerr" && ok "agent --dry-run without guides warns" ||
+    fail "agent without guides: $(cat "$work/kerr")"
 "$temper" knowledge search --no-store -- "!!" >/dev/null 2>&1
 status=$?
 [ $status -eq 2 ] && ok "a query without words: exit 2" || fail "a query without words: exit $status"

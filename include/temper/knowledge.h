@@ -29,6 +29,10 @@ struct temper_knowledge_config {
  * comes from it); a query with no words is TEMPER_EINVALID. */
 int temper_knowledge_search(const struct temper_knowledge_config *config, const char *query, int limit, json_t **hits,
                             char *msg, size_t msg_size);
+/* The guides' folder a search reads (config->dir, $TEMPER_KNOWLEDGE, ../share/temper/knowledge
+ * beside the running program, or the installed one), written to out: 1 if it exists, 0 if not
+ * (out then names where it was looked for). A checkout's folder is knowledge/ at its root. */
+int temper_knowledge_dir(const struct temper_knowledge_config *config, char *out, size_t out_size);
 /* The hits as the prompt's "retrieved examples" section, cut to max_chars; *text (caller frees)
  * is "" when nothing matched. */
 int temper_knowledge_prompt(const struct temper_knowledge_config *config, const char *query, int limit,

@@ -48,6 +48,11 @@ static int guides_dir(const struct temper_knowledge_config *c, char *out, size_t
 #endif
 }
 
+int temper_knowledge_dir(const struct temper_knowledge_config *config, char *out, size_t out_size)
+{
+    return guides_dir(config, out, out_size);
+}
+
 static int insert(sqlite3 *db, const char *kind, const char *title, const char *body, const char *ref,
                   const char *task, const char *device, double median_ms)
 {

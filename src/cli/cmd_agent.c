@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "temper/knowledge.h"
 #include "temper/agent.h"
 #include "temper/error.h"
 #include "temper/option.h"
@@ -323,6 +324,20 @@ int cmd_agent(int argc, char **argv)
         return cli_error(TEMPER_EINVALID, "give the model's --endpoint URL and --model M (or --dry-run, or --replay RUN)");
     if (cfg.replay_of && cfg.dry_run)
         return cli_error(TEMPER_EINVALID, "--dry-run and --replay do not go together");
+    {
+        /* The guides are not a must (the store's kernels still are examples), but a folder that is
+         * not there is said, not passed over in silence; one named by --knowledge must exist. */
+        struct temper_knowledge_config kc = {0};
+        kc.dir = cfg.knowledge_dir;
+        char where[4096];
+        if (!temper_knowledge_dir(&kc, where, sizeof(where))) {
+            if (cfg.knowledge_dir)
+                return cli_error(TEMPER_ENOTFOUND, "--knowledge: no guides folder at that path");
+            fprintf(stderr, "temper: warning: no guides folder at %s: the prompts get no guides (set "
+                            "TEMPER_KNOWLEDGE or --knowledge DIR; in a checkout, TEMPER_KNOWLEDGE=$PWD/knowledge)\n",
+                    where);
+        }
+    }
     cfg.constraints = constraints;
     cfg.on_line = print_line;
     json_t *summary = NULL;

@@ -62,6 +62,16 @@ int cmd_knowledge(int argc, char **argv)
         help(stderr);
         return CLI_USAGE;
     }
+    if (kc.lang && strcmp(kc.lang, "cuda") && strcmp(kc.lang, "opencl")) {
+        fprintf(stderr, "temper: --lang: '%s' is not a language (cuda or opencl)\n", kc.lang);
+        return CLI_USAGE;
+    }
+    char where[4096];
+    if (!temper_knowledge_dir(&kc, where, sizeof(where))) {
+        fprintf(stderr, "temper: no guides folder at %s (set --dir DIR or TEMPER_KNOWLEDGE; in a checkout, "
+                        "TEMPER_KNOWLEDGE=$PWD/knowledge)\n", where);
+        return CLI_USAGE;
+    }
     char query[4096] = "";
     for (int i = optind + 1; i < argc; i++) {
         size_t n = strlen(query);
