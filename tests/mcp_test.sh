@@ -17,6 +17,13 @@ if ! TEMPER_HOME=$work/probe "$temper" devices 2>/dev/null | grep -q 'opencl:0';
     echo "SKIP: no OpenCL device (the conversations evaluate OpenCL candidates)"
     exit 77
 fi
+# A device that is no device kind is bad usage at start (exit 2, nothing on stdout).
+"$temper" mcp --device foo </dev/null >"$work/foo.out" 2>"$work/foo.err"
+status=$?
+if [ $status -ne 2 ] || [ -s "$work/foo.out" ] || ! grep -q "not cuda\[:N\] or opencl\[:N\]" "$work/foo.err"; then
+    echo "FAIL: mcp --device foo: exit $status, $(cat "$work/foo.err")"
+    exit 1
+fi
 if ! "$python" "$src/tests/mcp/conversation_test.py" --temper "$temper" --tasks "$src/tasks" --work "$work"; then
     echo "FAIL: the conversation above; the server's standard error:"
     tail -40 "$work/mcp.stderr" | sed 's/^/     /'

@@ -40,9 +40,20 @@ int cmd_mcp(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'd':
+        case 'd': {
+            /* cuda[:N] or opencl[:N]: a kind that is none of these is bad usage now, not an error at
+             * every tool call (whether the device is there is the first call's to find out). */
+            size_t kind = strcspn(optarg, ":");
+            const char *idx = optarg[kind] ? optarg + kind + 1 : "0";
+            int ok = ((kind == 4 && !strncmp(optarg, "cuda", 4)) || (kind == 6 && !strncmp(optarg, "opencl", 6))) &&
+                     *idx && strspn(idx, "0123456789") == strlen(idx) && strlen(idx) < 4;
+            if (!ok) {
+                fprintf(stderr, "temper mcp: --device '%s' is not cuda[:N] or opencl[:N]\n", optarg);
+                return CLI_USAGE;
+            }
             config.device = optarg;
             break;
+        }
         case 's':
             config.store_path = optarg;
             break;

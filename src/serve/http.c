@@ -88,7 +88,13 @@ int server_parse_wait(struct server_state *st, const char *text, double *wait_s,
 int server_json_wait(struct server_state *st, json_t *wait, double *wait_s, struct server_reply *r)
 {
     *wait_s = 0;
-    return wait ? wait_value(st, json_is_number(wait), json_number_value(wait), json_is_number(wait) ? "number" : "not a number", wait_s, r) : 0;
+    if (!wait)
+        return 0;
+    /* The message quotes what the client sent, as JSON (a number as written, a string quoted). */
+    char *shown = json_dumps(wait, JSON_ENCODE_ANY | JSON_COMPACT);
+    int err = wait_value(st, json_is_number(wait), json_number_value(wait), shown ? shown : "?", wait_s, r);
+    free(shown);
+    return err;
 }
 
 /* Constant-time comparison of the Authorization header with "Bearer <token>". */
