@@ -202,6 +202,13 @@ status=$?
 status=$?
 [ $status -eq 3 ] && ok "no CUDA device: exit 3, '$(head -1 "$work/bad.err")'" ||
     fail "--device cuda:0 here: exit $status, '$(head -1 "$work/bad.err")'"
+# Only a CUDA sample, on a machine whose bench has no CUDA device: nothing to measure, said (exit 1).
+mkdir -p "$work/cuda_only/softmax"
+cp "$src/tasks/L1/softmax/block.cu" "$work/cuda_only/softmax/"
+"$temper" bench --from "$work/cuda_only" --no-timing >/dev/null 2>"$work/bad.err"
+status=$?
+[ $status -eq 1 ] && grep -q "left out .*block.cu" "$work/bad.err" && grep -q "no sample in .* can be evaluated here" "$work/bad.err" &&
+    ok "nothing a device here takes: exit 1, the file named" || fail "CUDA-only folder: exit $status, '$(cat "$work/bad.err")'"
 after=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from benches').fetchone()[0])" "$db")
 [ "$benches" = "$after" ] && ok "bad input stored no bench" || fail "benches $benches -> $after after bad input"
 

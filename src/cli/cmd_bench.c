@@ -482,6 +482,23 @@ static int run_from(const struct bench_args *a)
         return status;
     }
     plan_assign(&plan, a, langs, nsessions);
+    /* What the bench leaves out is said, not only listed in its JSON; a bench with no sample a
+     * device here takes has nothing to measure. */
+    size_t k;
+    json_t *out_one;
+    json_array_foreach(plan.left_out, k, out_one)
+        fprintf(stderr, "temper: left out %s: %s\n", json_string_value(json_object_get(out_one, "path")),
+                json_string_value(json_object_get(out_one, "why")));
+    if (!plan.n) {
+        fprintf(stderr, "temper: no sample in %s can be evaluated here (%zu left out)\n", a->from,
+                json_array_size(plan.left_out));
+        close_sessions(sessions, nsessions);
+        json_decref(missing);
+        json_decref(plan.levels);
+        json_decref(plan.left_out);
+        free(plan.files);
+        return CLI_NOT_OK;
+    }
     json_t *by_task = json_object();
     const char *name;
     json_t *v;
