@@ -358,7 +358,7 @@ static void drop_reason(struct temper_sandbox_status *st, const char *prefix)
     char *end = strstr(at, "; ");
     if (end)
         memmove(at, end + 2, strlen(end + 2) + 1);
-    else if (at > st->reason && at[-1] == ' ' && at[-2] == ';')
+    else if (at >= st->reason + 2 && at[-1] == ' ' && at[-2] == ';')
         at[-2] = 0;
     else
         *at = 0;
