@@ -156,13 +156,14 @@ for exe in "$shared" "$static"; do
     grep -q '"store_id": null' "$work/$kind.json" || fail "$kind: a store id without --store"
 done
 [ -e "$TEMPER_HOME/temper.db" ] && fail "the example wrote a store without --store"
-# Without a store, the device's ceilings are measured once and kept in the cache: the first run
+# Without a store, the device's ceilings are measured once and kept in $TEMPER_HOME/calibration (not a store): the first run
 # calibrates, the second (the static example) does not.
 if [ -x "$shared" ] && [ -x "$static" ]; then
     grep -q "calibrating" "$work/eval_source.err" || fail "the first run without a store did not calibrate"
     grep -q "calibrating" "$work/eval_source_static.err" &&
         fail "the second run without a store measured the device again: $(cat "$work/eval_source_static.err")"
-    ls "$TEMPER_CACHE"/calibration/*.json >/dev/null 2>&1 || fail "no ceilings kept in \$TEMPER_CACHE/calibration"
+    ls "$TEMPER_HOME"/calibration/*.json >/dev/null 2>&1 || fail "no ceilings kept in \$TEMPER_HOME/calibration"
+    [ -e "$TEMPER_HOME/temper.db" ] && fail "keeping the ceilings made a store"
 fi
 
 if [ -x "$shared" ]; then

@@ -329,14 +329,15 @@ int temper_session_cancel(struct temper_session *s, int64_t id)
 /* Gets the ceilings from the store or measures them (always, with measure_again); worker_lock
  * held. */
 /* Where a session without a store keeps a device's ceilings: calibration/<hash of the device's
- * key>.json in the build cache, so that a client evaluating without a store does not measure the
- * device again each time it starts. */
+ * key>.json in temper's data folder ($TEMPER_HOME), so that a client evaluating without a store
+ * does not measure the device again each time it starts. Not in the build cache: workers, which
+ * run strangers' kernels, may write there, and ceilings decide what timing is impossible. */
 static void ceilings_cache_path(struct temper_session *s, char *path, size_t size, char *key, size_t key_size)
 {
-    char cache[TEMPER_PATH_MAX], hex[17];
+    char home[TEMPER_PATH_MAX], hex[17];
     temper_store_device_key(s->info, key, key_size);
     temper_hash_hex(temper_hash64(key, strlen(key), 0), hex);
-    snprintf(path, size, "%.3000s/calibration/%s.json", temper_cache_dir(cache, sizeof(cache)), hex);
+    snprintf(path, size, "%.3000s/calibration/%s.json", temper_home_dir(home, sizeof(home)), hex);
 }
 
 /* The ceilings cached for this device, or NULL (none, unreadable, or another device's). */
