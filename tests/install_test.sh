@@ -156,8 +156,8 @@ for exe in "$shared" "$static"; do
     grep -q '"store_id": null' "$work/$kind.json" || fail "$kind: a store id without --store"
 done
 [ -e "$TEMPER_HOME/temper.db" ] && fail "the example wrote a store without --store"
-# Without a store, the device's ceilings are measured once and kept in $TEMPER_HOME/calibration (not a store): the first run
-# calibrates, the second (the static example) does not.
+# Without a store, the device's ceilings are measured once and kept in $TEMPER_HOME/calibration
+# (not a store): the first run calibrates, the second (the static example) does not.
 if [ -x "$shared" ] && [ -x "$static" ]; then
     grep -q "calibrating" "$work/eval_source.err" || fail "the first run without a store did not calibrate"
     grep -q "calibrating" "$work/eval_source_static.err" &&
