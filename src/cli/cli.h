@@ -46,6 +46,9 @@ int cli_session_open(struct temper_session **s, const char *device, const struct
 int cli_exit_for(int err);
 /* Prints "temper: <msg>" on stderr and returns the exit status for err. */
 int cli_error(int err, const char *msg);
+/* Reads a store id given to option ("--run"): a positive decimal integer. Returns 0 with *id set,
+ * or prints "temper: OPTION: 'TEXT' is not a WHAT (a positive integer)" and returns CLI_USAGE. */
+int cli_parse_id(const char *option, const char *what, const char *text, int64_t *id);
 
 /* Prints a progress line on stderr when stderr is a terminal and the operation has taken over a
  * second since cli_progress_start; a no-op otherwise. cli_progress_done clears the line

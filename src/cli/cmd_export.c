@@ -36,15 +36,6 @@ static void help(FILE *out)
             "failed\n");
 }
 
-/* Parses a positive run id; 0 when text is not one. */
-static int64_t parse_id(const char *text)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    return errno || end == text || *end || v <= 0 ? 0 : (int64_t)v;
-}
-
 int cmd_export(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -60,10 +51,8 @@ int cmd_export(int argc, char **argv)
             format_name = optarg;
             break;
         case 'r':
-            if (!(filter.run_id = parse_id(optarg))) {
-                fprintf(stderr, "temper: --run: '%s' is not a run id (a positive integer)\n", optarg);
+            if (cli_parse_id("--run", "run id", optarg, &filter.run_id))
                 return CLI_USAGE;
-            }
             selectors++;
             break;
         case 't':

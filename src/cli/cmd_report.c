@@ -49,18 +49,14 @@ int cmd_report(int argc, char **argv)
     struct temper_report_request req = {0};
     const char *out_path = NULL, *tasks_dir = NULL, *bench_path = NULL;
     int selectors = 0, c;
-    long long bench_id = 0;
+    int64_t bench_id = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (c) {
         case 'r': {
-            char *end;
-            errno = 0;
-            long long v = strtoll(optarg, &end, 10);
-            if (errno || end == optarg || *end || v <= 0) {
-                fprintf(stderr, "temper: --run: '%s' is not a run id (a positive integer)\n", optarg);
+            int64_t run;
+            if (cli_parse_id("--run", "run id", optarg, &run))
                 return CLI_USAGE;
-            }
-            req.run_id = v;
+            req.run_id = run;
             selectors++;
             break;
         }
@@ -76,17 +72,11 @@ int cmd_report(int argc, char **argv)
             bench_path = optarg;
             selectors++;
             break;
-        case 'B': {
-            char *end;
-            errno = 0;
-            bench_id = strtoll(optarg, &end, 10);
-            if (errno || end == optarg || *end || bench_id <= 0) {
-                fprintf(stderr, "temper: --bench: '%s' is not a bench id (a positive integer)\n", optarg);
+        case 'B':
+            if (cli_parse_id("--bench", "bench id", optarg, &bench_id))
                 return CLI_USAGE;
-            }
             selectors++;
             break;
-        }
         case 'o':
             out_path = optarg;
             break;

@@ -1,4 +1,6 @@
 /* main.c: `temper <command>`: dispatches to one file per command. */
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,6 +52,19 @@ int cli_error(int err, const char *msg)
 {
     fprintf(stderr, "temper: %s\n", msg && *msg ? msg : temper_strerror(err));
     return cli_exit_for(err);
+}
+
+int cli_parse_id(const char *option, const char *what, const char *text, int64_t *id)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v <= 0) {
+        fprintf(stderr, "temper: %s: '%s' is not a %s (a positive integer)\n", option, text, what);
+        return CLI_USAGE;
+    }
+    *id = v;
+    return 0;
 }
 
 int main(int argc, char **argv)
