@@ -86,16 +86,12 @@ static int r_submit(struct temper_queue *base, const struct temper_job *job, int
     const char *a[] = {job->id, job->batch, job->cache_key, item, i64(sub, job->submitted_us ? job->submitted_us : now_us()),
                        i64(depth, base->config.max_depth), i64(now, now_us()), i64(keep, base->config.keep_done_s),
                        result};
-    redisContext *c;
-    int err = redis_conn_get(q, &c, msg, msg_size);
-    redisReply *r = err ? NULL : redis_script(q, c, SCRIPT_SUBMIT, 9, a, msg, msg_size);
+    redisReply *r;
+    int err = redis_run(q, SCRIPT_SUBMIT, 9, a, &r, msg, msg_size);
     free(item);
     free(result);
     if (err)
         return err;
-    redis_conn_put(q, c, !r);
-    if (!r)
-        return TEMPER_EIO;
     long long v = r->integer;
     freeReplyObject(r);
     if (v == 1)
@@ -249,15 +245,11 @@ static int r_complete(struct temper_queue *base, const char *consumer, const cha
         return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
     char now[24], keep[24];
     const char *a[] = {id, state_name(state), text, i64(now, now_us()), i64(keep, base->config.keep_done_s)};
-    redisContext *c;
-    int err = redis_conn_get(q, &c, msg, msg_size);
-    redisReply *r = err ? NULL : redis_script(q, c, SCRIPT_COMPLETE, 5, a, msg, msg_size);
+    redisReply *r;
+    int err = redis_run(q, SCRIPT_COMPLETE, 5, a, &r, msg, msg_size);
     free(text);
     if (err)
         return err;
-    redis_conn_put(q, c, !r);
-    if (!r)
-        return TEMPER_EIO;
     long long v = r->integer;
     freeReplyObject(r);
     return v < 0 ? temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "job %s is unknown (or expired)", id) : 0;
@@ -337,14 +329,10 @@ static int r_cancel(struct temper_queue *base, const char *id, enum temper_job_s
         return TEMPER_EINVALID;
     char now[24], keep[24];
     const char *a[] = {id, i64(now, now_us()), i64(keep, base->config.keep_done_s)};
-    redisContext *c;
-    int err = redis_conn_get(q, &c, msg, msg_size);
+    redisReply *r;
+    int err = redis_run(q, SCRIPT_CANCEL, 3, a, &r, msg, msg_size);
     if (err)
         return err;
-    redisReply *r = redis_script(q, c, SCRIPT_CANCEL, 3, a, msg, msg_size);
-    redis_conn_put(q, c, !r);
-    if (!r)
-        return TEMPER_EIO;
     int st = r->type == REDIS_REPLY_STRING ? state_parse(r->str) : -1;
     freeReplyObject(r);
     if (st < 0)
@@ -427,15 +415,11 @@ static int r_beat(struct temper_queue *base, const struct temper_worker_status *
         return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
     char nb[24], keep[24];
     const char *a[] = {w->consumer, text, i64(nb, now), i64(keep, REDIS_WORKER_KEEP_S)};
-    redisContext *c;
-    int err = redis_conn_get(q, &c, msg, msg_size);
-    redisReply *r = err ? NULL : redis_script(q, c, SCRIPT_BEAT, 4, a, msg, msg_size);
+    redisReply *r;
+    int err = redis_run(q, SCRIPT_BEAT, 4, a, &r, msg, msg_size);
     free(text);
     if (err)
         return err;
-    redis_conn_put(q, c, !r);
-    if (!r)
-        return TEMPER_EIO;
     freeReplyObject(r);
     return 0;
 }
@@ -484,14 +468,10 @@ static int r_stats(struct temper_queue *base, struct temper_queue_stats *st, cha
     memset(st, 0, sizeof(*st));
     char now[24], keep[24];
     const char *a[] = {i64(now, now_us()), i64(keep, base->config.keep_done_s)};
-    redisContext *c;
-    int err = redis_conn_get(q, &c, msg, msg_size);
+    redisReply *r;
+    int err = redis_run(q, SCRIPT_STATS, 2, a, &r, msg, msg_size);
     if (err)
         return err;
-    redisReply *r = redis_script(q, c, SCRIPT_STATS, 2, a, msg, msg_size);
-    redis_conn_put(q, c, !r);
-    if (!r)
-        return TEMPER_EIO;
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 7) {
         int64_t *f[] = {&st->queued, &st->running, &st->done, &st->failed, &st->cancelled, &st->redeliveries,
                         &st->dead_letters};

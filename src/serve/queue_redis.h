@@ -63,6 +63,10 @@ void redis_conn_put(struct redis_queue *q, redisContext *c, int failed);
  * then argv. Caller frees the reply; NULL with msg on failure. */
 redisReply *redis_script(struct redis_queue *q, redisContext *c, enum redis_script s, int argc, const char **argv,
                          char *msg, size_t msg_size);
+/* redis_script on a connection from the pool, given back after (closed if it failed): *out is the
+ * reply (caller frees); TEMPER_EIO with msg when there is none. */
+int redis_run(struct redis_queue *q, enum redis_script s, int argc, const char **argv, redisReply **out, char *msg,
+              size_t msg_size);
 /* Runs one plain command on a pooled connection. Caller frees *out. */
 int redis_simple(struct redis_queue *q, int argc, const char **argv, redisReply **out, char *msg, size_t msg_size);
 /* Reads redis://[[user]:password@]host[:port][/db][?NAME=VALUE&...] into q: the parameters are

@@ -364,3 +364,16 @@ int redis_url_parse(struct redis_queue *q, const char *url, char *msg, size_t ms
     }
     return 0;
 }
+
+int redis_run(struct redis_queue *q, enum redis_script s, int argc, const char **argv, redisReply **out, char *msg,
+              size_t msg_size)
+{
+    redisContext *c;
+    *out = NULL;
+    int err = redis_conn_get(q, &c, msg, msg_size);
+    if (err)
+        return err;
+    *out = redis_script(q, c, s, argc, argv, msg, msg_size);
+    redis_conn_put(q, c, !*out);
+    return *out ? 0 : TEMPER_EIO;
+}
