@@ -5,11 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "store_impl.h"
 #include "temper/util.h"
 
 /* One step of the schema. Invariant: versions run 1, 2, ... TEMPER_STORE_SCHEMA_VERSION. */
+/* How long a store waits for another process's lock, in milliseconds. */
+#define STORE_BUSY_MS 10000
+
 struct migration {
     int version;                    /* PRAGMA user_version once it has run */
     const char *what;               /* for messages */
@@ -324,9 +328,17 @@ int temper_store_open(const char *path, struct temper_store **out, char *msg, si
         err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: cannot open the store: %s", path,
                           s->db ? sqlite3_errmsg(s->db) : "out of memory");
     if (!err) {
-        sqlite3_busy_timeout(s->db, 10000);
-        if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+        /* Switching a new file to WAL takes a lock that SQLite does not wait for through the busy
+         * handler: when another process opens the same new store at that moment, it answers BUSY
+         * at once. Waited for here, as long as any other lock. */
+        int rc = SQLITE_BUSY;
+        for (int waited = 0; rc == SQLITE_BUSY && waited <= STORE_BUSY_MS; waited += 10) {
+            rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL);
+            if (rc == SQLITE_BUSY)
+                usleep(10000);
+        }
+        if (rc != SQLITE_OK || sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL, NULL) != SQLITE_OK)
             err = store_fail(s, msg, msg_size, "opening the store");
     }
     if (!err)
