@@ -210,6 +210,48 @@ static void wait_callbacks(int n)
         usleep(10000);
 }
 
+/* A chain of requests, each submitted by the previous one's callback (in the dispatcher's
+ * thread, while its stream runs): the secret seed each result carried. */
+struct chain {
+    struct temper_session *s; /* the session */
+    const char *path;         /* the candidate */
+    int n;                    /* results received */
+    uint64_t secret[4];       /* their secret seeds */
+    uint64_t last_secret;     /* the secret seed the last request asks for */
+    atomic_int done;          /* 1 once the last came */
+};
+
+static void chain_next(void *user, int64_t id, json_t *result);
+
+/* Submits the chain's next request: the last asks for its own secret seed. */
+static void chain_submit(struct chain *c)
+{
+    struct temper_session_request q = {0};
+    char msg[1024];
+    q.path = c->path;
+    q.no_timing = 1;
+    q.checks_only = 1;
+    q.made_by = "session_test";
+    q.secret_seed = c->n == 3 ? c->last_secret : 0;
+    q.on_result = chain_next;
+    q.user = c;
+    CHECK(!temper_session_submit(c->s, &q, NULL, msg, sizeof(msg)), "chained submit: %s", msg);
+}
+
+static void chain_next(void *user, int64_t id, json_t *result)
+{
+    (void)id;
+    struct chain *c = user;
+    c->secret[c->n] = (uint64_t)json_integer_value(json_object_get(result, "secret_seed"));
+    CHECK(!strcmp(temper_session_result_verdict(result) ? temper_session_result_verdict(result) : "", "correct"),
+          "chained request %d: %s", c->n, json_string_value(json_object_get(result, "message")));
+    json_decref(result);
+    if (++c->n == 4)
+        atomic_store(&c->done, 1);
+    else
+        chain_submit(c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -435,6 +477,28 @@ int main(int argc, char **argv)
     check_correct(r, "the last request");
     json_decref(r);
     printf("running requests cancelled: each got one cancelled result, and the next ones ran\n");
+    temper_session_close(s);
+
+    /* 5. A request submitted while a stream runs joins it: three requests without a secret seed,
+     * each submitted from the previous one's callback, share the seed the stream drew (a request
+     * that waited for a new batch would draw its own); a fourth that brings its own seed keeps it. */
+    config.limits = NULL;
+    if ((err = temper_session_open(&config, &s, msg, sizeof(msg)))) {
+        fprintf(stderr, "FAIL reopen: %s\n", msg);
+        free(source);
+        return 1;
+    }
+    struct chain ch = {s, candidate, 0, {0}, 0x5eed5eedull, 0};
+    chain_submit(&ch);
+    for (int i = 0; i < 6000 && !atomic_load(&ch.done); i++)
+        usleep(10000);
+    CHECK(atomic_load(&ch.done), "the chain of requests did not finish: %d results", ch.n);
+    CHECK(ch.secret[0] && ch.secret[0] == ch.secret[1] && ch.secret[1] == ch.secret[2],
+          "requests that came while the stream ran did not join it: secret seeds %llx %llx %llx",
+          (unsigned long long)ch.secret[0], (unsigned long long)ch.secret[1], (unsigned long long)ch.secret[2]);
+    CHECK(ch.secret[3] == ch.last_secret, "a request's own secret seed was not kept: %llx",
+          (unsigned long long)ch.secret[3]);
+    printf("requests submitted while the stream ran joined it (one secret seed)\n");
     temper_session_close(s);
     free(source);
     char cmd[400];

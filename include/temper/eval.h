@@ -163,6 +163,20 @@ int temper_eval(struct temper_worker *w, const struct temper_eval_request *req, 
  * err and error say why. */
 typedef void (*temper_eval_cb)(void *user, int index, json_t *result, int err, const char *error);
 
+/* Gives the request with the given index (0, 1, 2, ... in turn) of a stream, or NULL when none
+ * is ready now. The request must stay valid until its result has been delivered. */
+typedef const struct temper_eval_request *(*temper_eval_next)(void *user, int index);
+
+/* Evaluates requests as next gives them, with one worker, until next gives none while nothing
+ * taken is left: each request's index is the order it was taken in. Compiles run ahead across
+ * every request taken (up to jobs processes), so a request that comes while others run joins
+ * the pipeline instead of waiting for them. A request without a secret seed takes one drawn by
+ * the stream, drawn again every 256 such requests or 5 minutes. Results are delivered in order.
+ * Returns nonzero only if no device answers (nothing taken) or memory ran out (then every
+ * request taken and not evaluated has had its callback with the error). */
+int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *next_user, json_t *calibration, int jobs,
+                       temper_eval_cb cb, void *user, char *msg, size_t msg_size);
+
 /* Evaluates n candidates with one worker and one secret seed for the whole run, so that inputs,
  * references and baseline outputs are made once. Where the backend compiles without a device
  * (NVRTC), candidates compile in separate processes, up to jobs at a time (0: one per core),

@@ -6,9 +6,9 @@
  * session, with its lineage, and carries its store row id. The library never prints: notices and
  * warnings come as events.
  *
- * Threads: one dispatcher thread owns the worker. It takes the queued requests in order and
- * hands them to temper_eval_batch in batches (so compilation overlaps device runs), records each
- * result and delivers it. Every function here may be called from any thread, except that a
+ * Threads: one dispatcher thread owns the worker. It takes the queued requests in order into one
+ * stream (temper_eval_stream: compilation runs ahead of device runs, and a request submitted
+ * while others run joins them), records each result and delivers it. Every function here may be called from any thread, except that a
  * session's callbacks must not call temper_session_close nor wait for a result (they may submit
  * and cancel). */
 #ifndef TEMPER_SESSION_H
@@ -49,7 +49,8 @@ struct temper_session_config {
     const char *tasks_dir;               /* where tasks are looked up; NULL: the default folders */
     const struct temper_limits *limits;  /* limits on the worker; NULL: temper_limits_default */
     int jobs;                            /* compile processes at a time; 0: one per core */
-    int max_batch;                       /* queued requests handed to one temper_eval_batch; 0: 32 */
+    int max_batch;                       /* requests the running stream takes ahead of their results
+                                          * (compiling ahead), at most; 0: 32 */
     const char *deep_exe;                /* the temper binary deep checks run under their tool; NULL:
                                           * none, and a request for deep checks gets an error there */
     temper_session_event_cb on_event;    /* notices and warnings; NULL: dropped */

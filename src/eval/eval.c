@@ -1,5 +1,6 @@
 /* eval.c: the parent side of an evaluation: reading and checking the candidate, resolving its
- * task and knobs, sending the job to the worker, and printing the result for people. */
+ * task and knobs, compiling ahead in compile processes, and running a stream of requests through
+ * the worker (printing a result for people is in eval_print.c). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -176,6 +177,8 @@ struct job {
     double compile_start_s;                /* when that started */
     int log_fd;                            /* the memfd its compile process writes its log into */
     int compiled;                          /* 1 when its build is in the cache (or not needed) */
+    int index;                             /* its place in the stream: the callback's index */
+    uint64_t secret;                       /* the secret seed it runs with */
 };
 
 /* Parses, finds the task, applies knobs and checks constraints: everything that needs no
@@ -368,17 +371,17 @@ static int compile_reap(struct job *j, const struct compile_target *t, int block
     return 1;
 }
 
-/* Keeps up to jobs compile processes running for the jobs from next on. */
-static void compile_fill(struct job *js, int n, int from, int jobs, const struct compile_target *t)
+/* Keeps up to jobs compile processes running for the jobs js[from..n). */
+static void compile_fill(struct job **js, int n, int from, int jobs, const struct compile_target *t)
 {
     int running = 0;
     for (int i = from; i < n; i++)
-        if (js[i].compile_pid && !compile_reap(&js[i], t, 0))
+        if (js[i]->compile_pid && !compile_reap(js[i], t, 0))
             running++;
     for (int i = from; i < n && running < jobs; i++)
-        if (!js[i].compiled && !js[i].compile_pid && !js[i].early && !js[i].err) {
-            compile_start(&js[i], t);
-            running += js[i].compile_pid != 0;
+        if (!js[i]->compiled && !js[i]->compile_pid && !js[i]->early && !js[i]->err) {
+            compile_start(js[i], t);
+            running += js[i]->compile_pid != 0;
         }
 }
 
@@ -447,8 +450,137 @@ static void job_deliver(struct job *j, int index, json_t *result, temper_eval_cb
         cb(user, index, NULL, TEMPER_EPARSE, msg);
 }
 
-int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request *reqs, int n, json_t *calibration,
-                      int jobs, temper_eval_cb cb, void *user, char *msg, size_t msg_size)
+/* Runs a prepared, compiled job on the worker and delivers its result. */
+static void run_job(struct temper_worker *w, struct job *j, json_t *info, const char *device_id, json_t *calibration,
+                    temper_eval_cb cb, void *user)
+{
+    const struct temper_eval_request *req = j->req;
+    json_t *job = json_pack("{s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O, s:b, s:b}", "op", "eval", "task_dir",
+                            j->task_dir, "knobs", j->knobs, "seed", (json_int_t)(req->seed & 0x7fffffffffffffffull),
+                            "secret_seed", (json_int_t)j->secret, "no_timing", req->no_timing, "time_budget_s",
+                            req->time_budget_s, "calibration", calibration ? calibration : json_null(),
+                            "checks_only", req->checks_only, "profile_run", req->profile_run);
+    /* The path and the source go byte for byte: they need not be UTF-8 (the frame carries such
+     * strings in base64). */
+    json_object_set_new(job, "path", json_stringn_nocheck(req->path, strlen(req->path)));
+    json_object_set_new(job, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len));
+    if (req->extra_flags && *req->extra_flags)
+        json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
+    if (req->reuse_same_code)
+        json_object_set_new(job, "reuse_same_code", json_true());
+    if (req->keep_going)
+        json_object_set_new(job, "keep_going", json_true());
+    json_t *result = NULL;
+    char call_msg[2048];
+    int err = call_unless_cancelled(w, req, job, &result, call_msg, sizeof(call_msg));
+    json_decref(job);
+    if (!err && json_object_get(result, "error")) {
+        err = temper_fail(call_msg, sizeof(call_msg), TEMPER_EINVALID, "%s",
+                          json_string_value(json_object_get(result, "error")));
+        json_decref(result);
+    }
+    if (err) {
+        cb(user, j->index, NULL, err, call_msg);
+        return;
+    }
+    json_object_set(result, "knobs", j->knobs);
+    json_object_set_new(result, "device", json_string(device_id));
+    json_object_set(result, "device_info", info);
+    json_object_set_new(result, "secret_seed", json_integer((json_int_t)j->secret));
+    json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
+    timing_warnings(result);
+    job_deliver(j, j->index, result, cb, user);
+}
+
+/* The jobs a stream has taken and not yet delivered, in the order taken: js[head..n). */
+struct window {
+    struct job **js;       /* the jobs (each owned), js[0..head) already freed */
+    int head, n, cap;      /* the first live job, the end, the array's size */
+    int taken;             /* requests taken so far: the next one's index */
+    int more;              /* 0 once next gave nothing while the window was empty */
+};
+
+/* How the secret seed of requests that bring none is drawn: a new one after this many requests
+ * or this many seconds, so that a long stream (a gym's worker) does not keep one for hours. */
+#define SECRET_USES 256
+#define SECRET_SECONDS 300.0
+
+/* The secret seed drawn for requests without one, and when it must be drawn again. */
+struct secret_draw {
+    uint64_t seed;   /* the seed, 0 before the first draw */
+    int uses;        /* requests that took it */
+    double drawn_s;  /* when it was drawn */
+};
+
+static uint64_t secret_for(struct secret_draw *d, const struct temper_eval_request *req)
+{
+    if (req->secret_seed)
+        return req->secret_seed & 0x7fffffffffffffffull;
+    if (!d->seed || d->uses >= SECRET_USES || temper_now_s() - d->drawn_s > SECRET_SECONDS) {
+        d->seed = temper_secret_seed() & 0x7fffffffffffffffull;
+        d->seed = d->seed ? d->seed : 1;
+        d->uses = 0;
+        d->drawn_s = temper_now_s();
+    }
+    d->uses++;
+    return d->seed;
+}
+
+static void job_free(struct job *j)
+{
+    if (j->compile_pid) {
+        kill(j->compile_pid, SIGKILL);
+        waitpid(j->compile_pid, NULL, 0);
+        close(j->log_fd);
+    }
+    if (j->have_cand)
+        temper_candidate_free(&j->cand);
+    json_decref(j->knobs);
+    json_decref(j->early);
+    free(j);
+}
+
+/* Takes requests from next until the window holds ahead jobs (or next has none now), preparing
+ * each. Returns nonzero only when out of memory. */
+static int window_fill(struct window *wd, int ahead, temper_eval_next next, void *next_user, const char *device_id,
+                       int device_lang, int offline, struct secret_draw *draw)
+{
+    while (wd->more && wd->n - wd->head < ahead) {
+        int index = wd->taken;
+        const struct temper_eval_request *req = next(next_user, index);
+        if (!req) {
+            wd->more = wd->n > wd->head; /* an empty window with nothing to take ends the stream */
+            return 0;
+        }
+        if (wd->head > 0 && wd->n == wd->cap) { /* drop the freed slots before growing */
+            memmove(wd->js, wd->js + wd->head, (size_t)(wd->n - wd->head) * sizeof(*wd->js));
+            wd->n -= wd->head;
+            wd->head = 0;
+        }
+        if (wd->n == wd->cap) {
+            int cap = wd->cap ? 2 * wd->cap : 64;
+            struct job **js = realloc(wd->js, (size_t)cap * sizeof(*js));
+            if (!js)
+                return TEMPER_ENOMEM;
+            wd->js = js;
+            wd->cap = cap;
+        }
+        struct job *j = calloc(1, sizeof(*j));
+        if (!j)
+            return TEMPER_ENOMEM;
+        j->req = req;
+        j->index = index;
+        j->secret = secret_for(draw, req);
+        job_prepare(j, device_id, (enum temper_lang)device_lang);
+        j->compiled = !offline;
+        wd->js[wd->n++] = j;
+        wd->taken++;
+    }
+    return 0;
+}
+
+int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *next_user, json_t *calibration, int jobs,
+                       temper_eval_cb cb, void *user, char *msg, size_t msg_size)
 {
     json_t *info = NULL;
     int err = temper_worker_device_info(w, &info, msg, msg_size);
@@ -488,95 +620,89 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         jobs = cores > 0 ? (int)cores : 1;
     }
-    /* One secret seed for the whole run: drawn here, never known before the run starts. */
-    uint64_t secret = (n && reqs[0].secret_seed ? reqs[0].secret_seed : temper_secret_seed()) & 0x7fffffffffffffffull;
-    struct job *js = calloc((size_t)(n ? n : 1), sizeof(*js));
-    if (!js) {
-        json_decref(info);
-        return TEMPER_ENOMEM;
-    }
-    for (int i = 0; i < n; i++) {
-        js[i].req = &reqs[i];
-        job_prepare(&js[i], device_id, (enum temper_lang)device_lang);
-        js[i].compiled = !target.ops;
-    }
-    for (int i = 0; i < n; i++) {
-        struct job *j = &js[i];
+    /* Compiles run ahead of the device by up to jobs processes; the window holds enough taken
+     * requests that one is always ready to start when another finishes. Without compile
+     * processes, the running request and the next suffice. */
+    int ahead = target.ops ? 2 * jobs + 2 : 2;
+    struct window wd = {.more = 1};
+    struct secret_draw draw = {0};
+    for (;;) {
+        if ((err = window_fill(&wd, ahead, next, next_user, device_id, device_lang, target.ops != NULL, &draw)))
+            break;
+        if (wd.head == wd.n)
+            break;
+        struct job *j = wd.js[wd.head];
+        int i = j->index;
         if (target.ops) {
-            compile_fill(js, n, i, jobs, &target);
+            compile_fill(wd.js, wd.n, wd.head, jobs, &target);
             if (!j->compiled && !j->early && !j->err) {
                 if (!j->compile_pid)
                     compile_start(j, &target);
-                compile_reap(j, &target, 1);
+                /* While it compiles, requests that come are taken and start compiling too. */
+                while (!compile_reap(j, &target, 0)) {
+                    usleep(2000);
+                    if ((err = window_fill(&wd, ahead, next, next_user, device_id, device_lang, 1, &draw)))
+                        break;
+                    compile_fill(wd.js, wd.n, wd.head + 1, jobs, &target);
+                }
+                if (err)
+                    break;
             }
         }
+        wd.head++;
         /* A result's elapsed time counts from its turn: waiting for earlier ones is not its own. */
         j->start_s = temper_now_s();
         if ((j->err || j->early) && !cancel_claim(j->req, TEMPER_EVAL_WAITING, TEMPER_EVAL_DONE)) {
             job_deliver(j, i, cancelled_result(), cb, user);
-            continue;
-        }
-        if (j->err) {
+        } else if (j->err) {
             cb(user, i, NULL, j->err, j->msg);
-            continue;
-        }
-        if (j->early) {
+        } else if (j->early) {
             job_deliver(j, i, j->early, cb, user);
             j->early = NULL;
-            continue;
+        } else {
+            run_job(w, j, info, device_id, calibration, cb, user);
         }
-        const struct temper_eval_request *req = j->req;
-        json_t *job = json_pack("{s:s, s:s, s:O, s:I, s:I, s:b, s:f, s:O, s:b, s:b}", "op", "eval",
-                                "task_dir", j->task_dir, "knobs", j->knobs,
-                                "seed", (json_int_t)(req->seed & 0x7fffffffffffffffull), "secret_seed",
-                                (json_int_t)secret, "no_timing", req->no_timing, "time_budget_s", req->time_budget_s,
-                                "calibration", calibration ? calibration : json_null(), "checks_only",
-                                req->checks_only, "profile_run", req->profile_run);
-        /* The path and the source go byte for byte: they need not be UTF-8 (the frame carries
-         * such strings in base64). */
-        json_object_set_new(job, "path", json_stringn_nocheck(req->path, strlen(req->path)));
-        json_object_set_new(job, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len));
-        if (req->extra_flags && *req->extra_flags)
-            json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
-        if (req->reuse_same_code)
-            json_object_set_new(job, "reuse_same_code", json_true());
-        if (req->keep_going)
-            json_object_set_new(job, "keep_going", json_true());
-        json_t *result = NULL;
-        char call_msg[2048];
-        err = call_unless_cancelled(w, req, job, &result, call_msg, sizeof(call_msg));
-        json_decref(job);
-        if (!err && json_object_get(result, "error")) {
-            err = temper_fail(call_msg, sizeof(call_msg), TEMPER_EINVALID, "%s",
-                              json_string_value(json_object_get(result, "error")));
-            json_decref(result);
-        }
+        job_free(j);
+    }
+    for (int i = wd.head; i < wd.n; i++) /* after an error: what was taken and not run */
         if (err) {
-            cb(user, i, NULL, err, call_msg);
-            continue;
+            cb(user, wd.js[i]->index, NULL, err, "out of memory");
+            job_free(wd.js[i]);
         }
-        json_object_set(result, "knobs", j->knobs);
-        json_object_set_new(result, "device", json_string(device_id));
-        json_object_set(result, "device_info", info);
-        json_object_set_new(result, "secret_seed", json_integer((json_int_t)secret));
-        json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
-        timing_warnings(result);
-        job_deliver(j, i, result, cb, user);
-    }
-    for (int i = 0; i < n; i++) {
-        if (js[i].compile_pid) {
-            kill(js[i].compile_pid, SIGKILL);
-            waitpid(js[i].compile_pid, NULL, 0);
-            close(js[i].log_fd);
-        }
-        if (js[i].have_cand)
-            temper_candidate_free(&js[i].cand);
-        json_decref(js[i].knobs);
-        json_decref(js[i].early);
-    }
-    free(js);
+    free(wd.js);
     json_decref(info);
-    return 0;
+    return err;
+}
+
+/* temper_eval_batch's requests, handed out in order. */
+struct array_feed {
+    const struct temper_eval_request *reqs; /* the requests */
+    int n;                                  /* their number */
+};
+
+static const struct temper_eval_request *array_next(void *user, int index)
+{
+    struct array_feed *f = user;
+    return index < f->n ? &f->reqs[index] : NULL;
+}
+
+int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request *reqs, int n, json_t *calibration,
+                      int jobs, temper_eval_cb cb, void *user, char *msg, size_t msg_size)
+{
+    /* One secret seed for the whole batch: a request without one takes the first's, or one drawn
+     * here for all. */
+    uint64_t secret = n && reqs[0].secret_seed ? reqs[0].secret_seed : temper_secret_seed() & 0x7fffffffffffffffull;
+    struct temper_eval_request *copy = calloc((size_t)(n ? n : 1), sizeof(*copy));
+    if (!copy)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        copy[i] = reqs[i];
+        copy[i].secret_seed = secret ? secret : 1;
+    }
+    struct array_feed f = {copy, n};
+    int err = temper_eval_stream(w, array_next, &f, calibration, jobs, cb, user, msg, msg_size);
+    free(copy);
+    return err;
 }
 
 /* Keeps the one result of a batch of one. */
@@ -604,127 +730,4 @@ int temper_eval(struct temper_worker *w, const struct temper_eval_request *req, 
     int err = temper_eval_batch(w, req, 1, calibration, 1, single_cb, &s, msg, msg_size);
     *result = s.result;
     return err ? err : s.err;
-}
-
-static double num(json_t *o, const char *key)
-{
-    return json_number_value(json_object_get(o, key));
-}
-
-void temper_eval_print(FILE *out, json_t *r)
-{
-    const char *verdict = json_string_value(json_object_get(r, "verdict"));
-    fprintf(out, "candidate  %s\n", json_string_value(json_object_get(r, "candidate")));
-    const char *task = json_string_value(json_object_get(r, "task"));
-    if (task && *task)
-        fprintf(out, "task       %s\n", task);
-    json_t *dev = json_object_get(r, "device_info");
-    if (json_is_object(dev))
-        fprintf(out, "device     %s  %s (%s)\n", json_string_value(json_object_get(dev, "id")),
-                json_string_value(json_object_get(dev, "name")), json_string_value(json_object_get(dev, "class")));
-    json_t *knobs = json_object_get(r, "knobs");
-    if (json_object_size(knobs)) {
-        fprintf(out, "knobs     ");
-        const char *k;
-        json_t *v;
-        json_object_foreach(knobs, k, v) fprintf(out, " %s=%s", k, json_string_value(v));
-        fprintf(out, "\n");
-    }
-    fprintf(out, "verdict    %s\n", verdict ? verdict : "?");
-    fprintf(out, "message    %s\n", json_string_value(json_object_get(r, "message")));
-    json_t *san = json_object_get(r, "sanitize");
-    if (json_is_object(san)) {
-        char summary[1024];
-        temper_sanitize_summary(san, summary, sizeof(summary));
-        fprintf(out, "sanitize   %s\n", summary);
-        const char *tool;
-        json_t *t;
-        int header = 0;
-        json_object_foreach(san, tool, t)
-        {
-            if (!json_is_object(t))
-                continue;
-            json_t *h = json_object_get(t, "hazards"), *n = json_object_get(t, "hazard_instances");
-            if (!header++)
-                fprintf(out, "\n%-12s %8s %8s %12s %12s  %s\n", "sanitizer", "errors", "warnings", "write-write",
-                        "read-write", "status");
-            char ww[48] = "-", rw[48] = "-";
-            if (h) {
-                snprintf(ww, sizeof(ww), "%lld (%lld)", (long long)json_integer_value(json_object_get(h, "write_write")),
-                         (long long)json_integer_value(json_object_get(n, "write_write")));
-                snprintf(rw, sizeof(rw), "%lld (%lld)", (long long)json_integer_value(json_object_get(h, "read_write")),
-                         (long long)json_integer_value(json_object_get(n, "read_write")));
-            }
-            fprintf(out, "%-12s %8lld %8lld %12s %12s  %s\n", tool,
-                    (long long)json_integer_value(json_object_get(t, "errors")),
-                    (long long)json_integer_value(json_object_get(t, "warnings")), ww, rw,
-                    json_is_string(json_object_get(t, "incomplete")) ? json_string_value(json_object_get(t, "incomplete"))
-                                                                    : "complete");
-        }
-    }
-    json_t *checks = json_object_get(r, "checks");
-    if (json_array_size(checks)) {
-        fprintf(out, "\n%-28s %-7s %-6s %12s %12s %10s\n", "check shape", "seed", "result", "max abs err",
-                "max rel err", "mismatches");
-        size_t i;
-        json_t *c;
-        json_array_foreach(checks, i, c)
-        {
-            json_t *passed = json_object_get(c, "passed");
-            const char *res = !json_is_boolean(passed) ? "error" : json_is_true(passed) ? "pass" : "FAIL";
-            fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld%s\n", json_string_value(json_object_get(c, "shape")),
-                    json_string_value(json_object_get(c, "seed")), res, num(c, "max_abs_err"), num(c, "max_rel_err"),
-                    (long long)json_integer_value(json_object_get(c, "mismatches")),
-                    json_is_false(json_object_get(c, "deterministic")) ? "  nondeterministic" : "");
-        }
-    }
-    json_t *bench = json_object_get(r, "bench_checks");
-    if (json_array_size(bench)) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(bench, i, c)
-        {
-            json_t *passed = json_object_get(c, "passed");
-            fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld\n", json_string_value(json_object_get(c, "shape")),
-                    "bench", !json_is_boolean(passed) ? "error" : json_is_true(passed) ? "pass" : "FAIL", num(c, "max_abs_err"),
-                    num(c, "max_rel_err"), (long long)json_integer_value(json_object_get(c, "mismatches")));
-        }
-    }
-    json_t *timings = json_object_get(r, "timings");
-    if (json_array_size(timings)) {
-        fprintf(out, "\n%-24s %10s %8s %7s %10s %9s %9s %8s %8s\n", "timed at", "median ms", "spread", "samples",
-                "GB/s", "TFLOP/s", "roofline", "base ms", "speedup");
-        size_t i;
-        json_t *t;
-        json_array_foreach(timings, i, t)
-        {
-            json_t *share = json_object_get(t, "roofline_share");
-            char share_text[32];
-            if (json_is_number(share))
-                snprintf(share_text, sizeof(share_text), "%.1f%%", json_number_value(share) * 100);
-            else
-                snprintf(share_text, sizeof(share_text), "-");
-            fprintf(out, "%-24s %10.4g %7.1f%% %7lld %10.1f %9.3f %9s %8.4g %7.2fx%s\n",
-                    json_string_value(json_object_get(t, "shape")), num(t, "median_ms"), num(t, "spread") * 100,
-                    (long long)json_integer_value(json_object_get(t, "samples")), num(t, "gbps"), num(t, "tflops"),
-                    share_text, num(t, "baseline_median_ms"), num(t, "speedup"),
-                    json_is_true(json_object_get(t, "impossible")) ? "  IMPOSSIBLE" : "");
-            if (json_is_string(json_object_get(t, "warning")))
-                fprintf(out, "%-24s warning: %s\n", "", json_string_value(json_object_get(t, "warning")));
-            json_t *ceil = json_object_get(t, "ceilings");
-            if (json_is_object(ceil) && i == 0)
-                fprintf(out, "%-24s measured ceilings: copy %.1f GB/s, FMA %.1f GFLOP/s; %s-bound\n", "",
-                        num(ceil, "copy_gbs"), num(ceil, "fma_gflops"), json_string_value(json_object_get(t, "bound")));
-        }
-    }
-    const char *log = json_string_value(json_object_get(r, "compile_log"));
-    if (verdict && !strcmp(verdict, "compile_error") && log && *log)
-        fprintf(out, "\ncompiler log:\n%s\n", log);
-    json_t *ph = json_object_get(r, "phases_ms");
-    if (json_is_object(ph))
-        fprintf(out,
-                "\ntime       %.0f ms (build %.0f, inputs %.0f, reference %.0f, device runs %.0f, compare %.0f, "
-                "timing %.0f)\n",
-                num(r, "elapsed_ms"), num(ph, "build"), num(ph, "inputs"), num(ph, "reference"), num(ph, "device"),
-                num(ph, "compare"), num(ph, "timing"));
 }

@@ -1,16 +1,19 @@
 /* session.c: a session's life (open, close), the ceilings of its device, and its requests:
- * submission from any thread, the dispatcher thread that runs them in batches through
- * temper_eval_batch, recording each result in the store with its lineage, and delivering it
+ * submission from any thread, the dispatcher thread that runs them as a stream through
+ * temper_eval_stream (a request submitted while others run joins them), recording each result in the store with its lineage, and delivering it
  * exactly once (callback or wait), or cancelling it, queued or running. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "session_impl.h"
 #include "temper/result.h"
 
 #define DEFAULT_MAX_BATCH 32
+/* Requests a stream takes ahead of their results, at most, whatever max_batch says. */
+#define MAX_IN_FLIGHT 4096
 
 static char *dup_or_null(const char *text)
 {
@@ -422,19 +425,29 @@ json_t *temper_session_device_info(struct temper_session *s)
 
 /* ---- the dispatcher ---- */
 
-/* One batch as the dispatcher runs it. */
-struct batch {
+/* What the dispatcher runs: a stream of queued requests through temper_eval_stream. */
+struct stream {
     struct temper_session *s; /* the session */
-    struct pending **ps;      /* its requests, in order */
-    int *delivered;           /* per request: 1 once its result went out */
+    uint64_t secret;          /* the secret seed of the requests it takes (0: drawn by the stream) */
+    int timed;                /* 1: it has the ceilings, so timed requests may join */
+    int max;                  /* requests taken and not yet delivered, at most */
+    struct pending **ps;      /* the requests taken, by index */
+    char *delivered;          /* per request taken: 1 once its result went out */
+    int n, cap;               /* requests taken; the arrays' size */
+    int ndelivered;           /* results delivered */
 };
 
-/* Deep checks, recording and delivery of one result of a batch (result NULL: not evaluated). */
-static void batch_result(void *user, int index, json_t *result, int err, const char *error)
+static int request_timed(const struct pending *p)
 {
-    struct batch *b = user;
-    struct temper_session *s = b->s;
-    struct pending *p = b->ps[index];
+    return !p->req.no_timing && !p->req.checks_only && !p->req.profile_run;
+}
+
+/* Deep checks, recording and delivery of one result of the stream (result NULL: not evaluated). */
+static void stream_result(void *user, int index, json_t *result, int err, const char *error)
+{
+    struct stream *st = user;
+    struct temper_session *s = st->s;
+    struct pending *p = st->ps[index];
     if (!result)
         result = session_result_unevaluated(p->path, err, error, 0);
     const char *verdict = temper_session_result_verdict(result);
@@ -452,28 +465,13 @@ static void batch_result(void *user, int index, json_t *result, int err, const c
         }
     }
     result_record(s, p, result);
-    b->delivered[index] = 1;
+    st->delivered[index] = 1;
+    st->ndelivered++;
     deliver(s, p, result);
 }
 
-/* Takes the next batch off the queue: consecutive queued requests with one secret seed (a batch
- * draws or takes one for all), at most max. Lock held. Returns how many. */
-static int take_batch(struct temper_session *s, struct pending **ps, int max)
-{
-    int n = 0;
-    for (struct pending *p = s->first; p && n < max; p = p->next) {
-        if (p->state != PENDING_QUEUED)
-            continue;
-        if (n && p->req.secret_seed != ps[0]->req.secret_seed)
-            break;
-        p->state = PENDING_RUNNING;
-        ps[n++] = p;
-    }
-    return n;
-}
-
-/* Decides the result of a request of the running batch that never reaches temper_eval_batch's
- * worker: 1, or 0 if it was cancelled first (then its result must say cancelled). */
+/* Decides the result of a request that never reaches temper_eval_stream's worker: 1, or 0 if it
+ * was cancelled first (then its result must say cancelled). */
 static int claim(struct pending *p)
 {
     int expect = TEMPER_EVAL_WAITING;
@@ -481,23 +479,68 @@ static int claim(struct pending *p)
                                        __ATOMIC_SEQ_CST);
 }
 
-static void run_batch(struct temper_session *s, struct pending **ps, int n)
+/* Delivers the result of a request that is not evaluated: its early error, or err and msg. */
+static void deliver_unevaluated(struct temper_session *s, struct pending *p, int err, const char *msg)
 {
-    struct temper_eval_request reqs[DEFAULT_MAX_BATCH * 4];
-    int delivered[DEFAULT_MAX_BATCH * 4] = {0};
-    struct pending *evals[DEFAULT_MAX_BATCH * 4];
-    int m = 0, timed = 0;
-    for (int i = 0; i < n; i++) {
-        struct pending *p = ps[i];
+    int cancelled = !claim(p);
+    json_t *r = cancelled ? session_result_unevaluated(p->path, 0, "cancelled before it ran", 1)
+                          : session_result_unevaluated(p->path, err, msg, 0);
+    result_set_lineage(r, p);
+    deliver(s, p, r);
+}
+
+/* How long a stream with nothing left in flight waits for another request before it ends: a
+ * client that submits as results come (the gym's workers) keeps its compiles running ahead. */
+#define STREAM_LINGER_MS 20
+
+/* temper_eval_stream's next: the first queued request, if it has the stream's secret seed and
+ * (when timed) the stream has the ceilings; a request that cannot be evaluated gets its result
+ * here. NULL when there is none now, or the stream has max requests in flight. */
+static const struct temper_eval_request *stream_next(void *user, int index)
+{
+    struct stream *st = user;
+    struct temper_session *s = st->s;
+    if (index != st->n || st->n - st->ndelivered >= st->max)
+        return NULL;
+    for (;;) {
+        pthread_mutex_lock(&s->lock);
+        struct pending *p = s->first;
+        while (p && p->state != PENDING_QUEUED)
+            p = p->next;
+        if (!p && st->n == st->ndelivered && !s->closing) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += STREAM_LINGER_MS * 1000000L;
+            ts.tv_sec += ts.tv_nsec / 1000000000L;
+            ts.tv_nsec %= 1000000000L;
+            pthread_cond_timedwait(&s->work, &s->lock, &ts);
+            for (p = s->first; p && p->state != PENDING_QUEUED;)
+                p = p->next;
+        }
+        if (!p || (!p->early_err && (p->req.secret_seed != st->secret || (request_timed(p) && !st->timed)))) {
+            pthread_mutex_unlock(&s->lock);
+            return NULL;
+        }
+        p->state = PENDING_RUNNING;
+        pthread_mutex_unlock(&s->lock);
         if (p->early_err) {
-            int cancelled = !claim(p);
-            json_t *r = cancelled ? session_result_unevaluated(p->path, 0, "cancelled before it ran", 1)
-                                  : session_result_unevaluated(p->path, p->early_err, p->early_msg, 0);
-            result_set_lineage(r, p);
-            deliver(s, p, r);
+            deliver_unevaluated(s, p, p->early_err, p->early_msg);
             continue;
         }
-        struct temper_eval_request *r = &reqs[m];
+        if (st->n == st->cap) {
+            int cap = st->cap ? 2 * st->cap : 64;
+            struct pending **ps = realloc(st->ps, (size_t)cap * sizeof(*ps));
+            char *delivered = ps ? realloc(st->delivered, (size_t)cap) : NULL;
+            if (ps)
+                st->ps = ps;
+            if (!delivered) {
+                deliver_unevaluated(s, p, TEMPER_ENOMEM, "out of memory");
+                return NULL;
+            }
+            st->delivered = delivered;
+            st->cap = cap;
+        }
+        struct temper_eval_request *r = &p->eval;
         memset(r, 0, sizeof(*r));
         r->cancel = &p->cancel_word;
         r->path = p->path;
@@ -513,48 +556,60 @@ static void run_batch(struct temper_session *s, struct pending **ps, int n)
         r->profile_run = p->req.profile_run;
         r->reuse_same_code = p->req.reuse_same_code;
         r->keep_going = p->req.keep_going;
-        timed |= !r->no_timing && !r->checks_only && !r->profile_run;
-        evals[m++] = p;
+        st->ps[st->n] = p;
+        st->delivered[st->n++] = 0;
+        return r;
     }
-    if (!m)
-        return;
+}
+
+/* Runs one stream from the first queued request p on: lock held on entry and on return. */
+static void run_stream(struct temper_session *s, struct pending *first)
+{
+    int max = s->config.max_batch > 0 ? s->config.max_batch : DEFAULT_MAX_BATCH;
+    struct stream st = {.s = s, .secret = first->req.secret_seed, .timed = request_timed(first),
+                        .max = max > MAX_IN_FLIGHT ? MAX_IN_FLIGHT : max};
+    pthread_mutex_unlock(&s->lock);
     char msg[2048] = "";
     pthread_mutex_lock(&s->worker_lock);
-    int err = timed ? ceilings_locked(s, 0, msg, sizeof(msg)) : 0;
-    struct batch b = {s, evals, delivered};
+    int err = st.timed ? ceilings_locked(s, 0, msg, sizeof(msg)) : 0;
+    json_t *calibration = s->ceilings; /* known ceilings go with untimed requests too */
     if (!err)
-        err = temper_eval_batch(s->worker, reqs, m, timed ? s->ceilings : NULL, s->config.jobs, batch_result, &b, msg,
-                                sizeof(msg));
+        err = temper_eval_stream(s->worker, stream_next, &st, st.timed ? calibration : NULL, s->config.jobs,
+                                 stream_result, &st, msg, sizeof(msg));
     pthread_mutex_unlock(&s->worker_lock);
-    /* No device answered (or it could not be calibrated): what was not evaluated says why. */
-    for (int i = 0; err && i < m; i++)
-        if (!delivered[i]) {
-            int cancelled = !claim(evals[i]);
-            json_t *r = cancelled ? session_result_unevaluated(evals[i]->path, 0, "cancelled before it ran", 1)
-                                  : session_result_unevaluated(evals[i]->path, err, msg, 0);
-            result_set_lineage(r, evals[i]);
-            deliver(s, evals[i], r);
+    if (err) {
+        /* No device answered (or it could not be calibrated): what was taken and not evaluated
+         * says why, and so does the request the stream began with if it was not taken. */
+        for (int i = 0; i < st.n; i++)
+            if (!st.delivered[i])
+                deliver_unevaluated(s, st.ps[i], err, msg);
+        if (!st.n) {
+            st.timed = 1;
+            st.max = 1;
+            if (stream_next(&st, 0))
+                deliver_unevaluated(s, st.ps[0], err, msg);
         }
+    }
+    free(st.ps);
+    free(st.delivered);
+    pthread_mutex_lock(&s->lock);
 }
 
 static void *dispatcher_main(void *arg)
 {
     struct temper_session *s = arg;
-    struct pending *ps[DEFAULT_MAX_BATCH * 4];
-    int max = s->config.max_batch > 0 ? s->config.max_batch : DEFAULT_MAX_BATCH;
-    max = max > DEFAULT_MAX_BATCH * 4 ? DEFAULT_MAX_BATCH * 4 : max;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        int n = take_batch(s, ps, max);
-        if (!n) {
-            if (s->closing)
-                break;
-            pthread_cond_wait(&s->work, &s->lock);
+        struct pending *p = s->first;
+        while (p && p->state != PENDING_QUEUED)
+            p = p->next;
+        if (p) {
+            run_stream(s, p);
             continue;
         }
-        pthread_mutex_unlock(&s->lock);
-        run_batch(s, ps, n);
-        pthread_mutex_lock(&s->lock);
+        if (s->closing)
+            break;
+        pthread_cond_wait(&s->work, &s->lock);
     }
     pthread_mutex_unlock(&s->lock);
     return NULL;

@@ -11,7 +11,7 @@
 /* Where a request stands. */
 enum pending_state {
     PENDING_QUEUED,  /* waiting for the dispatcher */
-    PENDING_RUNNING, /* handed to temper_eval_batch */
+    PENDING_RUNNING, /* taken by the running stream (temper_eval_stream) */
     PENDING_DONE,    /* its result waits for temper_session_wait */
 };
 
@@ -33,8 +33,9 @@ struct pending {
     int64_t run_id;                    /* the tune run it is recorded with, 0 if none */
     const char *tune_phase;            /* "screen" or "retime" for a tune's evaluation, else NULL */
     int cancel_word;                   /* enum temper_eval_cancel, changed atomically: how a cancel reaches
-                                        * the running batch (its request's cancel points here) */
+                                        * the running stream (its request's cancel points here) */
     json_t *result;                    /* the result, once done and not yet received */
+    struct temper_eval_request eval;   /* what the stream evaluates, once taken (points into this) */
     struct pending *prev, *next;       /* the session's list, in submission order */
 };
 
