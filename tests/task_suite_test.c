@@ -6,7 +6,8 @@
  *  - CUDA grids: no CUDA candidate under the tasks folder or the CUDA verdict cases puts more than
  *    65,535 blocks in grid y or z, or more than 2^31 - 1 in grid x, at any check or bench shape of
  *    its task, for any knob setting its `require` lines allow. CUDA kernels cannot run here, but
- *    their launch lines can be evaluated.
+ *    their launch lines can be evaluated; device attributes (SMS, WARP, ...) take an H200's values,
+ *    as the device query gives them there.
  *
  * usage: task_suite_test TASKS_DIR CUDA_CASES_DIR */
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "temper/device.h"
 #include "temper/kernel.h"
 #include "temper/task.h"
 
@@ -64,11 +66,33 @@ static void check_large_shapes(const struct temper_task *t)
     }
 }
 
+/* The device attributes of an H200 (132 SMs, compute capability 9.0) as bench/RESULTS.md records
+ * them from its device query, and its 143,771 MiB of memory: what grid(...) expressions naming
+ * SMS and the like are evaluated with. */
+static void h200_attrs(struct temper_dev_attrs *attrs)
+{
+    struct temper_device_info info;
+    memset(&info, 0, sizeof(info));
+    info.compute_units = 132;
+    info.cc_major = 9;
+    info.cc_minor = 0;
+    info.global_mem_bytes = 150754820096ull;
+    info.local_mem_bytes = 49152;
+    info.local_mem_optin_bytes = 232448;
+    info.local_mem_per_cu_bytes = 233472;
+    info.cache_bytes = 62914560;
+    info.warp_size = 32;
+    info.max_work_group = 1024;
+    temper_dev_attrs_fill(&info, attrs);
+}
+
 /* Checks every launch of cand at every shape for one knob setting; returns 1 on the first
  * failure (one message per candidate is enough). */
 static int check_grids_at(const struct temper_candidate *cand, const struct temper_task *t,
                           const struct temper_knobs *knobs)
 {
+    struct temper_dev_attrs attrs;
+    h200_attrs(&attrs);
     const struct temper_shape *lists[3] = {t->check, t->bench_gpu, t->bench_cpu};
     const int counts[3] = {t->ncheck, t->nbench_gpu, t->nbench_cpu};
     static const char *const axis[3] = {"x", "y", "z"};
@@ -80,7 +104,7 @@ static int check_grids_at(const struct temper_candidate *cand, const struct temp
                     int64_t v;
                     char msg[512], shape[256];
                     temper_shape_format(&lists[l][s], shape, sizeof(shape));
-                    if (temper_launch_eval(&lists[l][s], knobs, launch->grid[d], &v, msg, sizeof(msg))) {
+                    if (temper_launch_eval_dev(&lists[l][s], knobs, &attrs, launch->grid[d], &v, msg, sizeof(msg))) {
                         fail("%s:%d: grid %s at %s: %s", cand->path, launch->line, axis[d], shape, msg);
                         return 1;
                     }
