@@ -21,6 +21,7 @@ parsing, shapes, distributions, the table) are tested by tests/peers_test.py in 
   python3 bench/peers.py [--tasks DIR] [--temper PATH] [--suite FILE.jsonl] [--reps N] [--json OUT]
                          [--only NAME,...] [--no-compile] [--no-triton] [--measure | --report]
                          [--calibrate FILE.json] [--expert-run PICK=FILE.jsonl ...]
+  python3 bench/peers.py --tune-order FILE... [--suite FILE.jsonl]   (the stage's tune order)
 
 --measure times the peers and writes their rows to --json; --report (no torch needed) adds temper's
 numbers to those rows and prints the table; neither does both. A SIGTERM (timeout's) while timing
@@ -194,7 +195,8 @@ def temper_numbers(suite_rows, best):
         if r.get("verdict", "correct") == "correct" and ms is not None and ms < e.get("tuned_ms", float("inf")):
             # the fastest correct kernel of the suite, where `temper best` gives none
             e["tuned_ms"] = ms
-            e["tuned_by"] = "%s %s (in the suite)" % (os.path.basename(r.get("candidate") or "?"), r.get("options") or "")
+            e["tuned_by"] = " ".join([os.path.basename(r.get("candidate") or "?")] + ([r["options"]] if r.get("options")
+                                                                                       else []) + ["(in the suite)"])
         if t.get("expert_median_ms") is not None:
             e["expert_ms"], e["expert"] = t["expert_median_ms"], t.get("expert")
     for name, r in best.items():
@@ -323,12 +325,13 @@ def outcome(task, row, calib):
     goal = goal_of(task, roof["bound"])
     pname, pms = faster_peer(row)
     tuned, copy_ms = row.get("tuned"), roof["copy_ms"]
+    shown = copy_ms if roof["bound"] == "memory" else None  # shares of copy say nothing of a compute-bound task
     ref = {"peer": pms, "expert": row.get("expert"), "matmul": faster_peer(row, MATMUL_KEYS)[1]}
     ref_ms = ref[goal["ref"]] if goal and goal["ref"] else None
     return {"bound": roof["bound"], "copy_ms": copy_ms, "peer": pname, "peer_ms": pms,
-            "tuned_copy": copy_ms / tuned if copy_ms and tuned else None,
-            "peer_copy": copy_ms / pms if copy_ms and pms else None,
-            "at_most": pms / copy_ms if copy_ms and pms else None,
+            "tuned_copy": shown / tuned if shown and tuned else None,
+            "peer_copy": shown / pms if shown and pms else None,
+            "at_most": pms / shown if shown and pms else None,
             "goal": goal["text"] if goal else "-",
             "goal_ratio": ref_ms / tuned if goal and ref_ms and tuned else None,
             "verdict": judge(goal, tuned, ref_ms, pms, copy_ms)}
@@ -352,6 +355,42 @@ def table(rows):
             "-" if r.get("goal_ratio") is None else "%.3f" % r["goal_ratio"], r.get("verdict", "-"),
             r.get("notes", "")]) + " |")
     return "\n".join(lines)
+
+
+# ---- the order of the stage's tunes ----
+
+# The tasks whose goals were open after session 10, first (bench/gpu.sh peers tunes in this order
+# while its time lasts); every other task with a tunable candidate follows.
+TUNE_PRIORITY = ("sgemm", "rmsnorm_rope", "attention_decode", "transpose", "layernorm", "softmax", "hgemm",
+                 "add_layernorm", "swiglu", "cross_entropy", "gemv", "cumsum", "gelu", "rmsnorm", "reduce_sum",
+                 "vector_add")
+
+
+def tune_order(files, suite_rows, priority=TUNE_PRIORITY):
+    """The tunable candidates in the order to tune them: tasks in priority's order, then the rest by
+    level and name; first each task's kernel that ran fastest at its default knobs in the suite
+    (suite_rows: temper eval --json results; a candidate without a correct timed result after
+    those with one, by name), then, in a second pass over the tasks, their other kernels."""
+    def task_of(f):
+        return os.path.basename(os.path.dirname(os.path.abspath(f)))
+
+    def level_of(f):
+        return os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(f))))
+
+    best = {}
+    for r in suite_rows:
+        t = (r.get("timings") or [None])[0]
+        if r.get("verdict") == "correct" and t and t.get("median_ms") is not None and r.get("candidate"):
+            key = os.path.abspath(r["candidate"])
+            best[key] = min(best.get(key, float("inf")), t["median_ms"])
+    tasks = {}
+    for f in files:
+        tasks.setdefault(task_of(f), []).append(f)
+    rank = {name: i for i, name in enumerate(priority)}
+    order = sorted(tasks, key=lambda n: (rank.get(n, len(rank)), level_of(tasks[n][0]), n))
+    for n in order:
+        tasks[n].sort(key=lambda f: (best.get(os.path.abspath(f), float("inf")), os.path.basename(f)))
+    return [tasks[n][0] for n in order] + [f for n in order for f in tasks[n][1:]]
 
 
 # ---- the cuBLAS experts beside torch.matmul (issue 14, item 1) ----
@@ -871,10 +910,15 @@ def main(argv=None):
     p.add_argument("--list", action="store_true", help="print each task's bench arguments and exit (no torch)")
     p.add_argument("--measure", action="store_true", help="time the peers only, into --json")
     p.add_argument("--report", action="store_true", help="no timing: the table from --json's rows and temper's numbers")
+    p.add_argument("--tune-order", nargs="+", metavar="FILE", help="print these tunable candidates in the order the"
+                   " stage tunes them (--suite: their times at default knobs) and exit (no torch)")
     p.add_argument("--calibrate", default=None, help="temper calibrate --json of the same call: the copy bandwidth")
     p.add_argument("--expert-run", action="append", default=[], help="PICK=FILE: temper eval --json of the GEMMs run"
                    " with TEMPER_EXPERT_PICK=PICK (cublas, first, fastest); repeat for rounds")
     args = p.parse_args(argv)
+    if args.tune_order:
+        print("\n".join(tune_order(args.tune_order, [row for s in args.suite for row in jsonl(s)])))
+        return 0
     tasks = tasks_in(args.tasks)
     if args.only:
         want = set(args.only.split(","))
@@ -944,7 +988,8 @@ def report(args, tasks, rows):
           " its default knobs, or the baseline); faster peer: the fastest of eager, compile, triton and (GEMMs)"
           " torch.matmul through cuBLASLt or after an idle GPU; %% of copy: the time the task's roofline bytes"
           " take at the copy bandwidth (%s) over the kernel's; at most: the faster peer's time over that"
-          " copy-bound time, the largest ratio over it a kernel moving the bytes at copy bandwidth reaches%s;"
+          " copy-bound time, the largest ratio over it a kernel moving the bytes at copy bandwidth reaches%s"
+          " (both for memory-bound tasks only);"
           " ratio: the goal's reference time over temper best (above 1: temper is faster)." % (
               "%.0f GB/s, temper calibrate in this call" % calib["copy_gbs"] if calib and calib.get("copy_gbs")
               else "not measured", "" if top is None else " (kernels can pass 100 %%: here %s on %s at %.0f %%)" % (
@@ -957,9 +1002,8 @@ def report(args, tasks, rows):
     if text:
         print("\nThe cuBLAS experts beside torch.matmul (expert: temper's, TEMPER_EXPERT_PICK=cublas: the plain"
               " cuBLAS call, as torch.matmul makes it; first: cuBLASLt's first heuristic result, as torch.matmul"
-              " with TORCH_BLAS_PREFER_CUBLASLT=1; fastest: the default, the fastest of both kinds, timed; medians"
-              " over %s rounds):\n" % "/".join(str(max((len(v) for v in runs.get(t, {}).values()), default=0))
-                                              for t in sorted(runs)))
+              " with TORCH_BLAS_PREFER_CUBLASLT=1; fastest: the default, the fastest of both kinds, timed; each"
+              " the median of its rounds' medians; within 3 %: the goal of issue 14):\n")
         print(text)
     if args.json:
         with open(args.json, "w") as f:

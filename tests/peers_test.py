@@ -347,6 +347,35 @@ class Goals(unittest.TestCase):
         self.assertEqual(o["verdict"], "not met: 0.967x (goal 1x)")
 
 
+class TuneOrder(unittest.TestCase):
+    def test_order(self):
+        files = ["tasks/L1/vector_add/fast.cu", "tasks/L1/sgemm/tiled.cu", "tasks/L1/hgemm/mma.cu",
+                 "tasks/L1/hgemm/wgmma.cu", "tasks/L1/sgemm/warptile.cu", "tasks/L2/zz_new/fast.cu",
+                 "tasks/L1/aa_new/fast.cu", "tasks/L2/rmsnorm_rope/fast.cu"]
+        suite = [{"candidate": "tasks/L1/hgemm/wgmma.cu", "verdict": "correct", "timings": [{"median_ms": 1.6}]},
+                 {"candidate": "tasks/L1/hgemm/mma.cu", "verdict": "correct", "timings": [{"median_ms": 2.9}]},
+                 {"candidate": "tasks/L1/sgemm/tiled.cu", "verdict": "correct", "timings": [{"median_ms": 2.9}]},
+                 {"candidate": "tasks/L1/sgemm/warptile.cu", "verdict": "correct", "timings": [{"median_ms": 2.7}]},
+                 {"candidate": "tasks/L1/sgemm/tiled.cu", "verdict": "incorrect", "timings": [{"median_ms": 0.1}]}]
+        self.assertEqual(peers.tune_order(files, suite), [
+            "tasks/L1/sgemm/warptile.cu",  # sgemm first, its fastest kernel at default knobs first
+            "tasks/L2/rmsnorm_rope/fast.cu", "tasks/L1/hgemm/wgmma.cu", "tasks/L1/vector_add/fast.cu",
+            "tasks/L1/aa_new/fast.cu", "tasks/L2/zz_new/fast.cu",  # tasks not in the priority list: level, name
+            "tasks/L1/sgemm/tiled.cu", "tasks/L1/hgemm/mma.cu"])  # the second pass
+        # without suite results: by name within a task
+        self.assertEqual(peers.tune_order(["tasks/L1/sgemm/b.cu", "tasks/L1/sgemm/a.cu"], []),
+                         ["tasks/L1/sgemm/a.cu", "tasks/L1/sgemm/b.cu"])
+
+    def test_cli(self):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = peers.main(["--tune-order", "tasks/L1/gelu/fast.cu", "tasks/L1/transpose/fast.cu"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.getvalue().split(), ["tasks/L1/transpose/fast.cu", "tasks/L1/gelu/fast.cu"])
+
+
 def c_reference(task, workdir):
     """The task's reference.c built into a shared library, as a callable (outs, ins, scalars) over
     lists of Python floats; None without a C compiler."""
