@@ -4,10 +4,11 @@
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
 #   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
 #                          floor skips compat serve peers (bench/stream_floor.cu, built there with nvcc: how fast a plain
-#                          read of 117.5 and 470 MB can go under the timing protocol) peers (every
-#                          L1/L2 task's tunable CUDA candidate tuned, then PyTorch eager,
-#                          torch.compile and Triton's tutorial kernels timed beside temper's best
-#                          and expert: bench/peers.py) (default: tests suite throughput fidelity deep); logs and JSON under
+#                          read of 117.5 and 470 MB can go under the timing protocol) peers (PyTorch
+#                          eager, torch.compile and Triton's tutorial kernels timed beside temper's
+#                          best and expert, the cuBLAS experts beside torch.matmul, every tunable
+#                          candidate tuned, issue 14's goals judged: bench/peers.py) (default: tests
+#                          suite throughput fidelity deep); logs and JSON under
 #                          $OUT (or /tmp/temper-gpu) as logs.tar.gz, the summary table last
 set -u
 cd "$(dirname "$0")/.."
