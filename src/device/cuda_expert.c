@@ -458,11 +458,11 @@ static int cuda_gemm_run(struct cuda_ctx *c, const struct cuda_gemm_call *g, cha
  * The first call of a routine makes the cuBLAS and cuBLASLt handles, and the first call on a shape
  * and set of operand alignments times the candidate configurations (the plain call and up to 8 of
  * cuBLASLt's) and keeps the fastest (cuda_gemm_run; the call's output is the kept one's): callers
- * should warm up before timing. TEMPER_EXPERT_PICK=first or cublas keeps, untimed choice aside,
- * the one configuration PyTorch runs instead, TEMPER_EXPERT_LT_WORKSPACE_KIB sets cuBLASLt's
- * workspace (cuda_blas.h); a value neither understands is TEMPER_EINVALID. An unknown routine or a library that does not load is TEMPER_EUNSUPPORTED;
- * bad counts, dimensions or buffers too small or misaligned are TEMPER_EINVALID; a failing
- * library call is TEMPER_ELAUNCH. */
+ * should warm up before timing. TEMPER_EXPERT_PICK=first or cublas narrows the candidates to the
+ * one configuration PyTorch runs, TEMPER_EXPERT_LT_WORKSPACE_KIB sets cuBLASLt's workspace
+ * (cuda_blas.h); a value of either not understood is TEMPER_EINVALID. An unknown routine or a
+ * library that does not load is TEMPER_EUNSUPPORTED; bad counts, dimensions or buffers too small
+ * or misaligned are TEMPER_EINVALID; a failing library call is TEMPER_ELAUNCH. */
 int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
                        const int64_t *scalars, char *msg, size_t msg_size)
 {
