@@ -307,7 +307,7 @@ if has peers; then
         shift
         for pick in "$@"; do
             # shellcheck disable=SC2086
-            LD_LIBRARY_PATH=$torch_blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} TEMPER_EXPERT_PICK=$pick \
+            LD_LIBRARY_PATH=${torch_blas:+$torch_blas${LD_LIBRARY_PATH:+:}}${LD_LIBRARY_PATH:-} TEMPER_EXPERT_PICK=$pick \
                 TEMPER_EXPERT_TRACE=1 TEMPER_WORKER_STDERR=1 timeout 60 $T eval $gemm_files --json --no-store \
                 --time-budget 0.5 >"$out/peers_expert_${round}_$pick.jsonl" 2>"$out/peers_expert_${round}_$pick.err"
             note "experts, round $round, TEMPER_EXPERT_PICK=$pick: exit $?: $(grep -h '^temper expert' "$out/peers_expert_${round}_$pick.err" | cut -c1-300 | tr '\n' ';')"
@@ -333,7 +333,9 @@ if has peers; then
     [ -z "$gemm_files" ] || expert_round 2 fastest first cublas
     pack
     # shellcheck disable=SC2086
-    for f in $(python3 bench/peers.py --tune-order $tunables --suite "$out/peers_suite.jsonl"); do
+    order=$(python3 bench/peers.py --tune-order $tunables --suite "$out/peers_suite.jsonl" 2>>"$out/peers.err") ||
+        order=$tunables
+    for f in $order; do
         left=$(($(peers_left) - 10))
         if [ "$left" -lt 20 ]; then
             note "tune $f not started: ${left} s of the stage's budget left (PEERS_BUDGET_S=${PEERS_BUDGET_S:-420}); its default knobs stand"

@@ -934,11 +934,17 @@ def main(argv=None):
         if args.measure:
             return 0
     else:
+        if not args.json:
+            print("peers.py: --report needs --json (the rows of a --measure run, read and rewritten)", file=sys.stderr)
+            return 2
         try:
             with open(args.json) as f:
                 rows = json.load(f)["rows"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            print("peers.py: --report needs the rows of a --measure run in --json: %s" % e, file=sys.stderr)
+        except OSError as e:  # the measure did not run or wrote nothing: temper's numbers stand alone
+            print("peers.py: no measured peers (%s): the table has temper's numbers alone" % e, file=sys.stderr)
+            rows = [{"task": load_task(path)["name"], "notes": "peers not measured"} for path in tasks]
+        except (ValueError, KeyError, TypeError) as e:
+            print("peers.py: --json %s holds no rows of a --measure run: %s" % (args.json, e), file=sys.stderr)
             return 2
     return report(args, tasks, rows)
 
@@ -1006,8 +1012,12 @@ def report(args, tasks, rows):
               " the median of its rounds' medians; within 3 %: the goal of issue 14):\n")
         print(text)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"rows": rows, "temper": temper, "experts": runs, "calibrate": calib}, f, indent=1)
+        try:
+            with open(args.json, "w") as f:
+                json.dump({"rows": rows, "temper": temper, "experts": runs, "calibrate": calib}, f, indent=1)
+        except OSError as e:
+            print("peers.py: the numbers were not written to --json: %s" % e, file=sys.stderr)
+            return 1
     return 0
 
 

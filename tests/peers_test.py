@@ -252,13 +252,43 @@ class Report(unittest.TestCase):
         self.assertIn("expected PICK=FILE with PICK one of cublas, first, fastest", err.getvalue())
 
     def test_report_without_rows(self):
+        """A measure that wrote nothing leaves temper's numbers (one row a task, said so); a file
+        that is not a measure's rows, or no --json, is refused."""
         import contextlib
         import io
+        err, out = io.StringIO(), io.StringIO()
+        missing = os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers_test_missing_%d.json" % os.getpid())
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                rc = peers.main(["--report", "--json", missing, "--tasks", TASKS, "--only", "gelu,swiglu"])
+            with open(missing) as f:
+                self.assertEqual(len(json.load(f)["rows"]), 2)
+        finally:
+            if os.path.exists(missing):
+                os.unlink(missing)
+        self.assertEqual(rc, 0)
+        self.assertIn("no measured peers", err.getvalue())
+        self.assertEqual(len([l for l in out.getvalue().splitlines() if l.endswith("| peers not measured |")]), 2)
+        bad = os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers_test_bad_%d.json" % os.getpid())
+        with open(bad, "w") as f:
+            f.write("[1, 2]")
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = peers.main(["--report", "--json", bad, "--tasks", TASKS])
+        finally:
+            os.unlink(bad)
+        self.assertEqual(rc, 2)
+        self.assertIn("holds no rows of a --measure run", err.getvalue())
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            rc = peers.main(["--report", "--json", "/nonexistent/peers.json", "--tasks", TASKS])
-        self.assertEqual(rc, 2)
-        self.assertIn("--report needs", err.getvalue())
+            self.assertEqual(peers.main(["--report", "--tasks", TASKS]), 2)
+        self.assertIn("--report needs --json", err.getvalue())
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(peers.main(["--report", "--json", "/nonexistent/dir/peers.json", "--tasks", TASKS,
+                                         "--only", "gelu"]), 1)
+        self.assertIn("were not written to --json", err.getvalue())
 
 
 class Goals(unittest.TestCase):
