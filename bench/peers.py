@@ -3,12 +3,16 @@
 
 For every L1 and L2 task, at its GPU bench shape (task.json), with inputs drawn from the task's own
 distributions: PyTorch eager, torch.compile (Inductor, default mode) and, where Triton has a
-tutorial kernel for the task (softmax, layernorm, matmul), a kernel written here after that
-tutorial. Timing follows temper's protocol: before every call a buffer larger than the L2 is
+tutorial kernel for the task (softmax, layernorm, hgemm's matmul), a kernel written here after that
+tutorial; for the GEMMs also torch.matmul through cuBLASLt and torch.matmul after an idle GPU. Timing follows temper's protocol: before every call a buffer larger than the L2 is
 written, each call is bracketed by CUDA events, the median of the samples counts, and the peers of
 a task are interleaved round-robin so that clock drift reaches them alike. temper's numbers (its
 tuned best and the vendor-library expert) are read from `temper best TASK --json` and from a
-`temper eval --json` of the baselines made in the same call (bench/gpu.sh peers). Prints one table.
+`temper eval --json` of the baselines made in the same call (bench/gpu.sh peers). Prints one table,
+with each of issue 14's goals judged from the numbers (met, not met, or cannot: the faster peer is
+too near copy bandwidth for any kernel to reach the ratio; the copy bandwidth from `temper
+calibrate --json` of the same call), and, given --expert-run files, the cuBLAS experts beside
+torch.matmul.
 
 Each PyTorch function computes what the task's reference.c computes, from the same argument layout
 (row-major, the task's dtypes); the comments at PEERS say how. The parts that need no torch (task
@@ -16,6 +20,8 @@ parsing, shapes, distributions, the table) are tested by tests/peers_test.py in 
 
   python3 bench/peers.py [--tasks DIR] [--temper PATH] [--suite FILE.jsonl] [--reps N] [--json OUT]
                          [--only NAME,...] [--no-compile] [--no-triton] [--measure | --report]
+                         [--calibrate FILE.json] [--expert-run PICK=FILE.jsonl ...]
+  python3 bench/peers.py --tune-order FILE... [--suite FILE.jsonl]   (the stage's tune order)
 
 --measure times the peers and writes their rows to --json; --report (no torch needed) adds temper's
 numbers to those rows and prints the table; neither does both. A SIGTERM (timeout's) while timing
@@ -156,7 +162,8 @@ def jsonl(path):
     """Every JSON object in a file: one per line, or one pretty-printed."""
     rows, dec, i = [], json.JSONDecoder(), 0
     try:
-        text = open(path).read()
+        with open(path) as f:
+            text = f.read()
     except OSError:
         return rows
     while i < len(text):
@@ -175,14 +182,21 @@ def jsonl(path):
 
 def temper_numbers(suite_rows, best):
     """{task: {"tuned_ms", "tuned_by", "expert_ms", "expert", "baseline_ms"}} from the suite's
-    results (baselines, each timed with its expert) and `temper best` records ({task: record})."""
+    results (baselines and kernels, each timed with its expert) and `temper best` records ({task:
+    record}), which win over the suite's fastest correct kernel."""
     out = {}
     for r in suite_rows:
         t = (r.get("timings") or [None])[0]
         if not r.get("task") or not t:
             continue
         e = out.setdefault(r["task"], {})
-        e["baseline_ms"] = t.get("median_ms")
+        e["baseline_ms"] = t.get("baseline_median_ms", t.get("median_ms"))
+        ms = t.get("median_ms")
+        if r.get("verdict", "correct") == "correct" and ms is not None and ms < e.get("tuned_ms", float("inf")):
+            # the fastest correct kernel of the suite, where `temper best` gives none
+            e["tuned_ms"] = ms
+            e["tuned_by"] = " ".join([os.path.basename(r.get("candidate") or "?")] + ([r["options"]] if r.get("options")
+                                                                                       else []) + ["(in the suite)"])
         if t.get("expert_median_ms") is not None:
             e["expert_ms"], e["expert"] = t["expert_median_ms"], t.get("expert")
     for name, r in best.items():
@@ -201,21 +215,237 @@ def fmt(v, digits=4):
     return "-" if v is None else ("%.*g" % (digits, v))
 
 
+# ---- issue 14's goals, judged from the measured numbers ----
+
+# The peers a row may hold: PyTorch eager, torch.compile, the Triton tutorial kernel, and for the
+# GEMMs torch.matmul through cuBLASLt (PyTorch's TORCH_BLAS_PREFER_CUBLASLT path) and torch.matmul
+# timed after the GPU idled (no sustained load before the call).
+PEER_KEYS = ("eager", "compile", "triton", "eager_lt", "eager_idle")
+MATMUL_KEYS = ("eager", "eager_lt", "eager_idle")  # torch.matmul, however timed
+
+# The fused L2 tasks of issue 14 (each goal: 1.2x the faster peer and 90 % of copy bandwidth).
+FUSED_L2 = ("add_layernorm", "swiglu", "rmsnorm_rope", "cross_entropy", "attention_decode")
+
+
+def roofline(task, calib, device_class="gpu"):
+    """The task's bytes and flops at its bench shape, and from the calibration (`temper calibrate
+    --json`: copy_gbs and the compute ceilings) the copy-bound time of those bytes in ms, the
+    compute-bound time, and which of the two bounds it ("memory" or "compute") as temper's
+    roofline decides it; times None without a calibration."""
+    sizes = {k: v for k, v in task["shapes"]["bench"][device_class][0].items() if k != "init"}
+    nbytes, flops = eval_expr(task["bytes"], sizes), eval_expr(task["flops"], sizes)
+    out = {"bytes": nbytes, "flops": flops, "copy_ms": None, "compute_ms": None, "bound": None}
+    copy = (calib or {}).get("copy_gbs") or 0
+    fma, bf16 = (calib or {}).get("fma_gflops") or 0, (calib or {}).get("tensor_bf16_gflops") or 0
+    ceiling = task.get("compute_ceiling", "fma_gflops")
+    gflops = fma if bf16 <= 0 or ceiling == "fma_gflops" else (2 * bf16 if ceiling == "tensor_int8" else bf16)
+    if copy > 0:
+        out["copy_ms"] = nbytes / (copy * 1e9) * 1e3
+    if gflops > 0:
+        out["compute_ms"] = flops / (gflops * 1e9) * 1e3
+    if out["copy_ms"] is not None and out["compute_ms"] is not None:
+        out["bound"] = "memory" if out["copy_ms"] >= out["compute_ms"] else "compute"
+    return out
+
+
+def goal_of(task, bound):
+    """Issue 14's goal for a task: a dict with "ref" (what temper's best is held against: "peer",
+    "expert" or "matmul"), "ratio" (the least reference time over temper's best) and "copy" (the
+    least share of copy bandwidth, or None), or None for a task without one."""
+    name, level = task["name"], task.get("level", os.path.basename(os.path.dirname(task.get("dir", ""))))
+    if name == "sgemm":
+        return {"ref": "expert", "ratio": 0.95, "copy": None, "text": ">= 0.95x cuBLAS FP32"}
+    if name == "hgemm":
+        return {"ref": "matmul", "ratio": 1.0, "copy": None, "text": ">= 1.0x torch.matmul"}
+    if name in FUSED_L2:
+        return {"ref": "peer", "ratio": 1.2, "copy": 0.90, "text": ">= 1.2x peer, >= 90 % copy"}
+    if str(level) in ("1", "L1") and bound == "memory":
+        return {"ref": "peer", "ratio": 1.05, "copy": None, "text": ">= 1.05x peer"}
+    if str(level) in ("1", "L1") and bound is None:  # memory-bound or not: the calibration says
+        return {"ref": None, "ratio": 1.05, "copy": None, "text": ">= 1.05x peer if memory-bound"}
+    return None
+
+
+def faster_peer(row, keys=PEER_KEYS):
+    """(name, ms) of the fastest of the row's peers among keys, or (None, None)."""
+    have = [(row[k], k) for k in keys if row.get(k) is not None]
+    if not have:
+        return None, None
+    ms, name = min(have)
+    return name, ms
+
+
+def at_most_text(at_most, goal_ratio):
+    """at_most as Y.YY, or with three decimals where two would round up to the goal or past it."""
+    text = "%.2f" % at_most
+    return text if float(text) < goal_ratio or at_most >= goal_ratio else "%.3f" % at_most
+
+
+def judge(goal, tuned, ref_ms, peer_ms, copy_ms):
+    """The outcome of one goal, measured: "met", "not met: ..." or "cannot: the faster peer is at X %
+    of copy, so at most Y.YYx" (no kernel moving the task's bytes at copy bandwidth could reach the
+    ratio), or "unknown: ..." where a number is missing. goal from goal_of; tuned: temper's best
+    ms; ref_ms: the reference's ms (the faster peer, the expert, or torch.matmul's fastest);
+    peer_ms: the faster peer's ms; copy_ms: the copy-bound time of the task's bytes."""
+    if goal is None:
+        return "no goal"
+    if goal["ref"] is None:
+        return "unknown: no calibration to tell memory-bound from compute-bound"
+    if ref_ms is None:
+        return "unknown: no %s time" % {"peer": "peer", "expert": "expert", "matmul": "torch.matmul"}[goal["ref"]]
+    if not tuned:
+        return "unknown: no temper best"
+    ratio = ref_ms / tuned
+    short = []
+    if ratio < goal["ratio"]:
+        short.append("%.3fx (goal %gx)" % (ratio, goal["ratio"]))
+    if goal["copy"] is not None:
+        if copy_ms is None:
+            return "unknown: no copy bandwidth measured"
+        share = copy_ms / tuned
+        if share < goal["copy"]:
+            short.append("%.0f %% of copy (goal %.0f %%)" % (100 * share, 100 * goal["copy"]))
+    if not short:
+        return "met"
+    if goal["ref"] == "peer" and ratio < goal["ratio"] and peer_ms is not None and copy_ms:
+        at_most = peer_ms / copy_ms
+        if at_most < goal["ratio"]:
+            rest = [t for t in short[1:]]
+            return "cannot: the faster peer is at %.0f %% of copy, so at most %sx%s" % (
+                100 * copy_ms / peer_ms, at_most_text(at_most, goal["ratio"]),
+                "; and " + ", ".join(rest) if rest else "")
+    return "not met: " + ", ".join(short)
+
+
+def outcome(task, row, calib):
+    """The columns of a task's row beyond the times: the faster peer, temper's best and the faster
+    peer as shares of copy bandwidth for the task's bytes, the largest ratio any kernel could reach
+    over the faster peer (its time over the copy-bound time), the goal's ratio and its outcome."""
+    roof = roofline(task, calib)
+    goal = goal_of(task, roof["bound"])
+    pname, pms = faster_peer(row)
+    tuned, copy_ms = row.get("tuned"), roof["copy_ms"]
+    shown = copy_ms if roof["bound"] == "memory" else None  # shares of copy say nothing of a compute-bound task
+    ref = {"peer": pms, "expert": row.get("expert"), "matmul": faster_peer(row, MATMUL_KEYS)[1]}
+    ref_ms = ref[goal["ref"]] if goal and goal["ref"] else None
+    return {"bound": roof["bound"], "copy_ms": copy_ms, "peer": pname, "peer_ms": pms,
+            "tuned_copy": shown / tuned if shown and tuned else None,
+            "peer_copy": shown / pms if shown and pms else None,
+            "at_most": pms / shown if shown and pms else None,
+            "goal": goal["text"] if goal else "-",
+            "goal_ratio": ref_ms / tuned if goal and ref_ms and tuned else None,
+            "verdict": judge(goal, tuned, ref_ms, pms, copy_ms)}
+
+
+def pct(v):
+    return "-" if v is None else "%.0f %%" % (100 * v)
+
+
 def table(rows):
-    """The Markdown table: one row per task (dicts with the keys of the header)."""
-    head = ["task", "temper best ms", "expert ms", "eager ms", "compile ms", "triton ms", "ratio", "expert/eager",
-            "notes"]
-    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] + ["---:"] * 7 + ["---"]) + " |"]
+    """The Markdown table: one row per task (dicts with the times and outcome()'s keys)."""
+    head = ["task", "temper best ms", "expert ms", "eager ms", "compile ms", "triton ms", "faster peer",
+            "temper % of copy", "peer % of copy", "at most", "goal", "ratio", "outcome", "notes"]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] + ["---:"] * 9 + ["---", "---:", "---", "---"]) + " |"]
     for r in rows:
-        peers = [v for v in (r.get("eager"), r.get("compile"), r.get("triton")) if v is not None]
-        fastest = min(peers) if peers else None
-        ratio = fastest / r["tuned"] if fastest is not None and r.get("tuned") else None
-        vs = r["expert"] / r["eager"] if r.get("expert") and r.get("eager") else None
-        lines.append("| " + " | ".join([r["task"], fmt(r.get("tuned")), fmt(r.get("expert")), fmt(r.get("eager")),
-                                         fmt(r.get("compile")), fmt(r.get("triton")),
-                                         "-" if ratio is None else "%.2f" % ratio,
-                                         "-" if vs is None else "%.3f" % vs, r.get("notes", "")]) + " |")
+        peer = "-" if not r.get("peer") else "%s %s" % (r["peer"], fmt(r.get("peer_ms")))
+        lines.append("| " + " | ".join([
+            r["task"], fmt(r.get("tuned")), fmt(r.get("expert")), fmt(r.get("eager")), fmt(r.get("compile")),
+            fmt(r.get("triton")), peer, pct(r.get("tuned_copy")), pct(r.get("peer_copy")),
+            "-" if r.get("at_most") is None else "%.2fx" % r["at_most"], r.get("goal", "-"),
+            "-" if r.get("goal_ratio") is None else "%.3f" % r["goal_ratio"], r.get("verdict", "-"),
+            r.get("notes", "")]) + " |")
     return "\n".join(lines)
+
+
+# ---- the order of the stage's tunes ----
+
+# The tasks whose goals were open after session 10, first (bench/gpu.sh peers tunes in this order
+# while its time lasts); every other task with a tunable candidate follows.
+TUNE_PRIORITY = ("sgemm", "rmsnorm_rope", "attention_decode", "transpose", "layernorm", "softmax", "hgemm",
+                 "add_layernorm", "swiglu", "cross_entropy", "gemv", "cumsum", "gelu", "rmsnorm", "reduce_sum",
+                 "vector_add")
+
+
+def tune_order(files, suite_rows, priority=TUNE_PRIORITY):
+    """The tunable candidates in the order to tune them: tasks in priority's order, then the rest by
+    level and name; first each task's kernel that ran fastest at its default knobs in the suite
+    (suite_rows: temper eval --json results; a candidate without a correct timed result after
+    those with one, by name), then, in a second pass over the tasks, their other kernels."""
+    def task_of(f):
+        return os.path.basename(os.path.dirname(os.path.abspath(f)))
+
+    def level_of(f):
+        return os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(f))))
+
+    best = {}
+    for r in suite_rows:
+        t = (r.get("timings") or [None])[0]
+        if r.get("verdict") == "correct" and t and t.get("median_ms") is not None and r.get("candidate"):
+            key = os.path.abspath(r["candidate"])
+            best[key] = min(best.get(key, float("inf")), t["median_ms"])
+    tasks = {}
+    for f in files:
+        tasks.setdefault(task_of(f), []).append(f)
+    rank = {name: i for i, name in enumerate(priority)}
+    order = sorted(tasks, key=lambda n: (rank.get(n, len(rank)), level_of(tasks[n][0]), n))
+    for n in order:
+        tasks[n].sort(key=lambda f: (best.get(os.path.abspath(f), float("inf")), os.path.basename(f)))
+    return [tasks[n][0] for n in order] + [f for n in order for f in tasks[n][1:]]
+
+
+# ---- the cuBLAS experts beside torch.matmul (issue 14, item 1) ----
+
+PICKS = ("cublas", "first", "fastest")  # TEMPER_EXPERT_PICK's values (src/device/cuda_blas.h)
+
+
+def expert_runs(specs):
+    """{task: {pick: [expert ms, ...]}} from "PICK=FILE" specs, each FILE a `temper eval --json`
+    output run with TEMPER_EXPERT_PICK=PICK; a PICK given more than once (rounds) collects every
+    run's time."""
+    out = {}
+    for spec in specs:
+        pick, _, path = spec.partition("=")
+        if pick not in PICKS or not path:
+            raise ValueError("--expert-run %r: expected PICK=FILE with PICK one of %s" % (spec, ", ".join(PICKS)))
+        for r in jsonl(path):
+            t = (r.get("timings") or [None])[0]
+            if r.get("task") and t and t.get("expert_median_ms") is not None:
+                out.setdefault(r["task"], {}).setdefault(pick, []).append(t["expert_median_ms"])
+    return out
+
+
+def within(a, b, tol=0.03):
+    """'yes' or 'no' (a within tol of b, relatively), '-' without both."""
+    if a is None or b is None:
+        return "-"
+    return "yes" if abs(a / b - 1) <= tol else "no"
+
+
+def experts_table(rows, runs):
+    """The experts beside torch.matmul, one row per GEMM task measured: torch.matmul as PyTorch
+    runs it (cuBLAS), through cuBLASLt and after an idle GPU; the expert with the plain cuBLAS call,
+    the heuristic's first result, and the fastest of the candidates (medians over rounds); the
+    ratios that tell layout, algorithm and protocol apart."""
+    head = ["task", "torch.matmul ms", "torch.matmul cuBLASLt ms", "torch.matmul after idle ms", "expert cublas ms",
+            "expert first ms", "expert fastest ms", "cublas / torch.matmul", "first / torch cuBLASLt",
+            "fastest / first", "torch idle / torch"]
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join(["---"] + ["---:"] * (len(head) - 1)) + " |"]
+    for r in rows:
+        name = r["task"]
+        if name not in runs and r.get("eager_lt") is None:
+            continue
+        e = {p: median(runs.get(name, {}).get(p, [])) for p in PICKS}
+
+        def ratio(a, b):
+            return "-" if a is None or b is None else "%.3f (%s)" % (a / b, "within 3 %" if within(a, b) == "yes" else
+                                                                     "outside 3 %")
+        lines.append("| " + " | ".join([
+            name, fmt(r.get("eager")), fmt(r.get("eager_lt")), fmt(r.get("eager_idle")), fmt(e["cublas"]),
+            fmt(e["first"]), fmt(e["fastest"]), ratio(e["cublas"], r.get("eager")), ratio(e["first"], r.get("eager_lt")),
+            "-" if e["fastest"] is None or e["first"] is None else "%.3f" % (e["fastest"] / e["first"]),
+            "-" if r.get("eager_idle") is None or r.get("eager") is None else "%.3f" % (r["eager_idle"] / r["eager"]),
+        ]) + " |")
+    return "\n".join(lines) if len(lines) > 2 else ""
 
 
 # ---- the PyTorch side ----
@@ -351,7 +581,16 @@ def peers_for(torch, name, t):
     if name == "gemv":  # y[N] = W[N,K] x[K], bf16 (cuBLAS, fp32 accumulation)
         return {"eager": lambda: torch.mv(t["W"], t["x"])}
     if name in ("sgemm", "hgemm"):  # row-major C = A @ B (fp32 without TF32; bf16 with fp32 accumulation)
-        return {"eager": lambda: torch.matmul(t["A"], t["B"])}
+        def matmul_lt():  # PyTorch's cuBLASLt path (TORCH_BLAS_PREFER_CUBLASLT=1): the heuristic's 1 result
+            before = torch.backends.cuda.preferred_blas_library()
+            torch.backends.cuda.preferred_blas_library("cublaslt")
+            try:
+                return torch.matmul(t["A"], t["B"])
+            finally:
+                torch.backends.cuda.preferred_blas_library(before)
+        # eager_idle: the same call as eager, timed after the GPU idled (time_peers)
+        return {"eager": lambda: torch.matmul(t["A"], t["B"]), "eager_lt": matmul_lt,
+                "eager_idle": lambda: torch.matmul(t["A"], t["B"])}
     if name == "conv2d":  # 3x3, stride 1, zero padding 1, NCHW, fp32 without TF32
         return {"eager": lambda: F.conv2d(t["x"], t["w"], padding=1)}
     if name == "add_layernorm":  # h = x + r (stored), y = layer_norm(h), fp32
@@ -510,7 +749,7 @@ def triton_peer(torch, triton, kernels, name, t):
             layernorm_kernel[(R,)](y, t["x"], t["gamma"], t["beta"], C, 1e-5, BLOCK=block, num_warps=warps)
             return y
         return layernorm
-    if name in ("hgemm", "sgemm"):
+    if name == "hgemm":  # not sgemm: its IEEE fp32 autotune took 25 s of the stage's time
         M, N, K = t["M"], t["N"], t["K"]
         c = torch.empty((M, N), dtype=t["A"].dtype, device=t["A"].device)
 
@@ -518,7 +757,7 @@ def triton_peer(torch, triton, kernels, name, t):
             return (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)
 
         def matmul():
-            matmul_kernel[grid](c, t["A"], t["B"], M, N, K, IEEE=name == "sgemm")
+            matmul_kernel[grid](c, t["A"], t["B"], M, N, K, IEEE=False)
             return c
         return matmul
     return None
@@ -543,12 +782,20 @@ def agree(torch, ref, got):
     return worst
 
 
+IDLE_S = 0.05  # how long the GPU idles before each call of a peer named *_idle
+
+
 def time_peers(torch, calls, reps, flush):
     """Median ms of each callable, timed round-robin: for each repetition, each peer in turn gets
-    the L2 cleaned (flush written), then an event pair around one call."""
+    the L2 cleaned (flush written), then an event pair around one call. A peer named *_idle is
+    called after the GPU has finished everything queued and idled IDLE_S (no sustained load just
+    before it, as between temper's timed launches, which verify each output)."""
     events = {k: [] for k in calls}
     for i in range(reps):
         for k, fn in calls.items():
+            if k.endswith("_idle"):
+                torch.cuda.synchronize()
+                time.sleep(IDLE_S)
             flush.fill_(i)
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             a.record()
@@ -663,7 +910,15 @@ def main(argv=None):
     p.add_argument("--list", action="store_true", help="print each task's bench arguments and exit (no torch)")
     p.add_argument("--measure", action="store_true", help="time the peers only, into --json")
     p.add_argument("--report", action="store_true", help="no timing: the table from --json's rows and temper's numbers")
+    p.add_argument("--tune-order", nargs="+", metavar="FILE", help="print these tunable candidates in the order the"
+                   " stage tunes them (--suite: their times at default knobs) and exit (no torch)")
+    p.add_argument("--calibrate", default=None, help="temper calibrate --json of the same call: the copy bandwidth")
+    p.add_argument("--expert-run", action="append", default=[], help="PICK=FILE: temper eval --json of the GEMMs run"
+                   " with TEMPER_EXPERT_PICK=PICK (cublas, first, fastest); repeat for rounds")
     args = p.parse_args(argv)
+    if args.tune_order:
+        print("\n".join(tune_order(args.tune_order, [row for s in args.suite for row in jsonl(s)])))
+        return 0
     tasks = tasks_in(args.tasks)
     if args.only:
         want = set(args.only.split(","))
@@ -679,45 +934,91 @@ def main(argv=None):
         if args.measure:
             return 0
     else:
-        try:
-            rows = json.load(open(args.json))["rows"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            print("peers.py: --report needs the rows of a --measure run in --json: %s" % e, file=sys.stderr)
+        if not args.json:
+            print("peers.py: --report needs --json (the rows of a --measure run, read and rewritten)", file=sys.stderr)
             return 2
-    report(args, tasks, rows)
-    return 0
+        try:
+            with open(args.json) as f:
+                rows = json.load(f)["rows"]
+        except OSError as e:  # the measure did not run or wrote nothing: temper's numbers stand alone
+            print("peers.py: no measured peers (%s): the table has temper's numbers alone" % e, file=sys.stderr)
+            rows = [{"task": load_task(path)["name"], "notes": "peers not measured"} for path in tasks]
+        except (ValueError, KeyError, TypeError) as e:
+            print("peers.py: --json %s holds no rows of a --measure run: %s" % (args.json, e), file=sys.stderr)
+            return 2
+    return report(args, tasks, rows)
 
 
 def report(args, tasks, rows):
-    """Adds temper's numbers to the measured rows, prints the table and writes it all to --json."""
+    """Adds temper's numbers and each goal's outcome to the measured rows, prints the table (and
+    the experts' one) and writes it all to --json."""
     best = {}
-    if args.temper:
-        for path in tasks:
-            name = load_task(path)["name"]
-            r = subprocess.run([args.temper, "best", name, "--json"] + (["--device", args.device] if args.device else []),
-                               capture_output=True, text=True)
+    by_name = {}
+    for path in tasks:
+        task = load_task(path)
+        by_name[task["name"]] = task
+        if args.temper:
+            r = subprocess.run([args.temper, "best", task["name"], "--json"] + (["--device", args.device] if args.device
+                                                                                  else []), capture_output=True, text=True)
             if r.returncode == 0:
                 try:
-                    best[name] = json.loads(r.stdout)
+                    best[task["name"]] = json.loads(r.stdout)
                 except ValueError:
                     pass
+    calib = None
+    if args.calibrate:
+        try:
+            with open(args.calibrate) as f:
+                calib = json.load(f)
+        except (OSError, ValueError) as e:
+            print("peers.py: --calibrate %s: %s (no copy bandwidth: shares and goals on it unknown)" % (args.calibrate, e),
+                  file=sys.stderr)
+    try:
+        runs = expert_runs(args.expert_run)
+    except ValueError as e:
+        print("peers.py: %s" % e, file=sys.stderr)
+        return 2
     suite_rows = [row for s in args.suite for row in jsonl(s)]
     temper = temper_numbers(suite_rows, best)
     for r in rows:
         r["tuned"] = temper.get(r["task"], {}).get("tuned_ms")
         r["expert"] = temper.get(r["task"], {}).get("expert_ms")
+        if r["task"] in by_name:
+            r.update(outcome(by_name[r["task"]], r, calib))
     print()
     print(table(rows))
+    shares = [(r[k], r["task"], who) for r in rows if r.get("bound") == "memory"
+              for k, who in (("tuned_copy", "temper"), ("peer_copy", r.get("peer"))) if r.get(k)]
+    top = max(shares) if shares else None
     print("\nms: medians. temper best: the fastest correct kernel in the store (tuned, or a shipped kernel at"
-          " its default knobs, or the baseline); ratio: the fastest of eager, compile and triton over temper"
-          " best (above 1: temper is faster); expert/eager: the vendor-library expert's time over PyTorch"
-          " eager's (for the GEMMs, cuBLAS as temper calls it against torch.matmul).")
+          " its default knobs, or the baseline); faster peer: the fastest of eager, compile, triton and (GEMMs)"
+          " torch.matmul through cuBLASLt or after an idle GPU; %% of copy: the time the task's roofline bytes"
+          " take at the copy bandwidth (%s) over the kernel's; at most: the faster peer's time over that"
+          " copy-bound time, the largest ratio over it a kernel moving the bytes at copy bandwidth reaches%s"
+          " (both for memory-bound tasks only);"
+          " ratio: the goal's reference time over temper best (above 1: temper is faster)." % (
+              "%.0f GB/s, temper calibrate in this call" % calib["copy_gbs"] if calib and calib.get("copy_gbs")
+              else "not measured", "" if top is None else " (kernels can pass 100 %%: here %s on %s at %.0f %%)" % (
+                  top[2], top[1], 100 * top[0])))
     for r in rows:
         by = temper.get(r["task"], {}).get("tuned_by")
         if by:
             print("temper best of %s: %s" % (r["task"], by))
+    text = experts_table(rows, runs)
+    if text:
+        print("\nThe cuBLAS experts beside torch.matmul (expert: temper's, TEMPER_EXPERT_PICK=cublas: the plain"
+              " cuBLAS call, as torch.matmul makes it; first: cuBLASLt's first heuristic result, as torch.matmul"
+              " with TORCH_BLAS_PREFER_CUBLASLT=1; fastest: the default, the fastest of both kinds, timed; each"
+              " the median of its rounds' medians; within 3 %: the goal of issue 14):\n")
+        print(text)
     if args.json:
-        json.dump({"rows": rows, "temper": temper}, open(args.json, "w"), indent=1)
+        try:
+            with open(args.json, "w") as f:
+                json.dump({"rows": rows, "temper": temper, "experts": runs, "calibrate": calib}, f, indent=1)
+        except OSError as e:
+            print("peers.py: the numbers were not written to --json: %s" % e, file=sys.stderr)
+            return 1
+    return 0
 
 
 if __name__ == "__main__":

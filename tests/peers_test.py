@@ -113,7 +113,11 @@ class CReference(unittest.TestCase):
 class Numbers(unittest.TestCase):
     def test_temper_numbers_and_table(self):
         suite = [{"task": "hgemm", "timings": [{"median_ms": 900.0, "expert_median_ms": 1.5, "expert": "cublas_hgemm_bf16"}]},
-                 {"task": "softmax", "timings": [{"median_ms": 0.7}]}, {"task": "gelu", "timings": []}]
+                 {"task": "softmax", "timings": [{"median_ms": 0.7}]}, {"task": "gelu", "timings": []},
+                 {"task": "cumsum", "verdict": "incorrect", "candidate": "x/wrong.cu", "timings": [{"median_ms": 0.1}]},
+                 {"task": "cumsum", "verdict": "correct", "candidate": "x/naive.cu", "timings": [{"median_ms": 0.3}]},
+                 {"task": "cumsum", "verdict": "correct", "candidate": "x/fast.cu", "options": "-DVEC=4",
+                  "timings": [{"median_ms": 0.2, "baseline_median_ms": 0.31}]}]
         best = {"hgemm": {"candidate": "tasks/L1/hgemm/wgmma.cu", "options": "-DBM=128",
                           "timings": [{"median_ms": 1.6, "expert_median_ms": 1.4, "expert": "cublas_hgemm_bf16"}]},
                 "softmax": {"candidate": "tasks/L1/softmax/fast.cu", "options": "", "timings": [{"median_ms": 0.5}]}}
@@ -122,14 +126,26 @@ class Numbers(unittest.TestCase):
         self.assertEqual(nums["hgemm"]["expert_ms"], 1.4)  # the one timed beside the best wins
         self.assertEqual(nums["softmax"]["baseline_ms"], 0.7)
         self.assertNotIn("gelu", nums)
+        self.assertEqual(nums["softmax"]["tuned_ms"], 0.5)  # temper best wins over the suite's 0.7
+        self.assertEqual(nums["cumsum"]["tuned_ms"], 0.2)  # the suite's fastest correct kernel, without a best
+        self.assertEqual(nums["cumsum"]["tuned_by"], "fast.cu -DVEC=4 (in the suite)")
+        self.assertEqual(nums["cumsum"]["baseline_ms"], 0.31)
+        calib = {"copy_gbs": 4000.0, "fma_gflops": 60000.0, "tensor_bf16_gflops": 900000.0}
+        tasks = {n: peers.load_task(os.path.join(TASKS, "L1", n, "task.json")) for n in ("softmax", "hgemm", "histogram")}
         rows = [{"task": "softmax", "tuned": 0.5, "eager": 0.8, "compile": 0.6, "triton": None},
                 {"task": "hgemm", "tuned": 1.75, "expert": 1.4, "eager": 1.4, "compile": 1.45, "triton": 1.5},
                 {"task": "histogram", "notes": "no peer"}]
+        for r in rows:
+            r.update(peers.outcome(tasks[r["task"]], r, calib))
         text = peers.table(rows).splitlines()
         self.assertEqual(len(text), 5)
-        self.assertIn("| 1.20 |", text[2])  # 0.6 / 0.5: the faster peer over temper's tuned best
-        self.assertIn("| 0.80 | 1.000 |", text[3])  # 1.4 / 1.75; expert / eager
+        # softmax: 8*R*C bytes at 4000 GB/s; the faster peer (compile 0.6 ms) over temper's 0.5 ms
+        copy_ms = peers.roofline(tasks["softmax"], calib)["copy_ms"]
+        self.assertIn("| compile 0.6 | %.0f %% | %.0f %% | %.2fx | >= 1.05x peer | 1.200 | met |" % (
+            100 * copy_ms / 0.5, 100 * copy_ms / 0.6, 0.6 / copy_ms), text[2])
+        self.assertIn("| >= 1.0x torch.matmul | 0.800 | not met: 0.800x (goal 1x) |", text[3])  # 1.4 / 1.75
         self.assertTrue(text[4].startswith("| histogram | - |"))
+        self.assertIn("| unknown: no peer time | no peer |", text[4])
 
     def test_jsonl(self):
         path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers_test_%d.jsonl" % os.getpid())
@@ -158,23 +174,236 @@ class Report(unittest.TestCase):
             with contextlib.redirect_stdout(out):
                 rc = peers.main(["--report", "--json", rows_path, "--suite", suite_path, "--tasks", TASKS,
                                  "--only", "gemv"])
-            written = json.load(open(rows_path))
+            with open(rows_path) as f:
+                written = json.load(f)
         finally:
             os.unlink(rows_path)
             os.unlink(suite_path)
         self.assertEqual(rc, 0)
         line = [l for l in out.getvalue().splitlines() if l.startswith("| gemv |")]
-        self.assertEqual(line, ["| gemv | - | 0.036 | 0.04 | 0.05 | - | - | 0.900 | 1 s |"])
+        self.assertEqual(line, ["| gemv | 0.05 | 0.036 | 0.04 | 0.05 | - | eager 0.04 | - | - | - | >= 1.05x peer if"
+                                " memory-bound | - | unknown: no calibration to tell memory-bound from compute-bound"
+                                " | 1 s |"])
         self.assertEqual(written["rows"][0]["expert"], 0.036)
 
-    def test_report_without_rows(self):
+    def test_report_with_calibration_and_experts(self):
+        """--calibrate's copy bandwidth turns into shares, at-most ratios and outcomes; --expert-run
+        files into the experts' table (medians over rounds)."""
         import contextlib
         import io
+        tmp = os.environ.get("TMPDIR", "/tmp")
+        paths = {k: os.path.join(tmp, "peers_test_%s_%d.json" % (k, os.getpid()))
+                 for k in ("rows", "suite", "calib", "cublas", "first1", "first2", "fastest")}
+        with open(paths["rows"], "w") as f:
+            json.dump({"rows": [{"task": "vector_add", "eager": 0.7424, "compile": 0.7418},
+                                {"task": "hgemm", "eager": 1.587, "eager_lt": 1.45, "eager_idle": 1.43,
+                                 "compile": 1.588, "triton": 1.719}]}, f)
+        with open(paths["suite"], "w") as f:
+            f.write(json.dumps({"task": "vector_add", "timings": [{"median_ms": 0.7341}]}) + "\n")
+            f.write(json.dumps({"task": "hgemm", "timings": [{"median_ms": 1.533, "expert_median_ms": 1.376}]}) + "\n")
+        with open(paths["calib"], "w") as f:
+            json.dump({"copy_gbs": 4285.0, "fma_gflops": 62697.0, "tensor_bf16_gflops": 907451.0}, f)
+        for k, ms in (("cublas", 1.44), ("first1", 1.42), ("first2", 1.46), ("fastest", 1.38)):
+            with open(paths[k], "w") as f:
+                f.write(json.dumps({"task": "hgemm", "timings": [{"median_ms": 1.5, "expert_median_ms": ms}]}) + "\n")
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                rc = peers.main(["--report", "--json", paths["rows"], "--suite", paths["suite"], "--tasks", TASKS,
+                                 "--only", "vector_add,hgemm", "--calibrate", paths["calib"],
+                                 "--expert-run", "cublas=" + paths["cublas"], "--expert-run", "first=" + paths["first1"],
+                                 "--expert-run", "first=" + paths["first2"], "--expert-run", "fastest=" + paths["fastest"]])
+            with open(paths["rows"]) as f:
+                written = json.load(f)
+        finally:
+            for p in paths.values():
+                os.unlink(p)
+        self.assertEqual(rc, 0)
+        text = out.getvalue()
+        # vector_add: 12 * 9786709 bytes at 4285 GB/s = 0.02741 ms... the task's own N: computed here
+        task = peers.load_task(os.path.join(TASKS, "L1", "vector_add", "task.json"))
+        copy_ms = peers.roofline(task, {"copy_gbs": 4285.0, "fma_gflops": 62697.0})["copy_ms"]
+        row = [l for l in text.splitlines() if l.startswith("| vector_add |")][0]
+        self.assertIn("cannot: the faster peer is at %.0f %% of copy, so at most %.2fx" % (
+            100 * copy_ms / 0.7418, 0.7418 / copy_ms), row)
+        hg = [l for l in text.splitlines() if l.startswith("| hgemm |")]
+        self.assertEqual(len(hg), 2)  # the peers' table and the experts'
+        self.assertIn("| eager_idle 1.43 |", hg[0])
+        self.assertIn("| 0.933 | not met: 0.933x (goal 1x) |", hg[0])  # 1.43 / 1.533: the fastest torch.matmul
+        self.assertEqual(hg[1], "| hgemm | 1.587 | 1.45 | 1.43 | 1.44 | 1.44 | 1.38 | 0.907 (outside 3 %) |"
+                                " 0.993 (within 3 %) | 0.958 | 0.901 |")
+        self.assertEqual(written["experts"]["hgemm"]["first"], [1.42, 1.46])
+        self.assertEqual(written["rows"][1]["verdict"], "not met: 0.933x (goal 1x)")
+
+    def test_bad_expert_run(self):
+        import contextlib
+        import io
+        path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers_test_rows_bad_%d.json" % os.getpid())
+        with open(path, "w") as f:
+            json.dump({"rows": []}, f)
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = peers.main(["--report", "--json", path, "--tasks", TASKS, "--only", "hgemm",
+                                 "--expert-run", "top1=x.jsonl"])
+        finally:
+            os.unlink(path)
+        self.assertEqual(rc, 2)
+        self.assertIn("expected PICK=FILE with PICK one of cublas, first, fastest", err.getvalue())
+
+    def test_report_without_rows(self):
+        """A measure that wrote nothing leaves temper's numbers (one row a task, said so); a file
+        that is not a measure's rows, or no --json, is refused."""
+        import contextlib
+        import io
+        err, out = io.StringIO(), io.StringIO()
+        missing = os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers_test_missing_%d.json" % os.getpid())
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                rc = peers.main(["--report", "--json", missing, "--tasks", TASKS, "--only", "gelu,swiglu"])
+            with open(missing) as f:
+                self.assertEqual(len(json.load(f)["rows"]), 2)
+        finally:
+            if os.path.exists(missing):
+                os.unlink(missing)
+        self.assertEqual(rc, 0)
+        self.assertIn("no measured peers", err.getvalue())
+        self.assertEqual(len([l for l in out.getvalue().splitlines() if l.endswith("| peers not measured |")]), 2)
+        bad = os.path.join(os.environ.get("TMPDIR", "/tmp"), "peers_test_bad_%d.json" % os.getpid())
+        with open(bad, "w") as f:
+            f.write("[1, 2]")
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = peers.main(["--report", "--json", bad, "--tasks", TASKS])
+        finally:
+            os.unlink(bad)
+        self.assertEqual(rc, 2)
+        self.assertIn("holds no rows of a --measure run", err.getvalue())
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
-            rc = peers.main(["--report", "--json", "/nonexistent/peers.json", "--tasks", TASKS])
-        self.assertEqual(rc, 2)
-        self.assertIn("--report needs", err.getvalue())
+            self.assertEqual(peers.main(["--report", "--tasks", TASKS]), 2)
+        self.assertIn("--report needs --json", err.getvalue())
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(peers.main(["--report", "--json", "/nonexistent/dir/peers.json", "--tasks", TASKS,
+                                         "--only", "gelu"]), 1)
+        self.assertIn("were not written to --json", err.getvalue())
+
+
+class Goals(unittest.TestCase):
+    """Issue 14's goals judged from known numbers (session 10's H200 table, copy times made up
+    where it gave none)."""
+    CALIB = {"copy_gbs": 4000.0, "fma_gflops": 60000.0, "tensor_bf16_gflops": 900000.0}
+
+    def task(self, name):
+        level = "L1" if os.path.isdir(os.path.join(TASKS, "L1", name)) else "L2"
+        return peers.load_task(os.path.join(TASKS, level, name, "task.json"))
+
+    def goal(self, name):
+        task = self.task(name)
+        return peers.goal_of(task, peers.roofline(task, self.CALIB)["bound"])
+
+    def test_roofline(self):
+        va = peers.roofline(self.task("vector_add"), self.CALIB)
+        n = self.task("vector_add")["shapes"]["bench"]["gpu"][0]["N"]
+        self.assertEqual(va["bytes"], 12 * n)
+        self.assertAlmostEqual(va["copy_ms"], 12 * n / 4e12 * 1e3)
+        self.assertEqual(va["bound"], "memory")
+        self.assertEqual(peers.roofline(self.task("hgemm"), self.CALIB)["bound"], "compute")  # on the bf16 ceiling
+        self.assertEqual(peers.roofline(self.task("sgemm"), self.CALIB)["bound"], "compute")
+        self.assertEqual(peers.roofline(self.task("conv2d"), self.CALIB)["bound"], "compute")
+        none = peers.roofline(self.task("softmax"), None)
+        self.assertIsNone(none["copy_ms"])
+        self.assertIsNone(none["bound"])
+
+    def test_goal_of(self):
+        self.assertEqual(self.goal("softmax")["ratio"], 1.05)
+        self.assertEqual(self.goal("transpose")["ref"], "peer")
+        self.assertEqual(self.goal("sgemm")["ref"], "expert")
+        self.assertEqual(self.goal("sgemm")["ratio"], 0.95)
+        self.assertEqual(self.goal("hgemm")["ref"], "matmul")
+        for name in peers.FUSED_L2:
+            self.assertEqual((self.goal(name)["ratio"], self.goal(name)["copy"]), (1.2, 0.90), name)
+        self.assertIsNone(self.goal("conv2d"))  # compute-bound L1: no goal in issue 14
+        self.assertIsNone(self.goal("softmax_backward"))  # an L2 task the issue names no goal for
+        self.assertIsNone(self.goal("int8_gemm"))
+
+    def test_judge(self):
+        g = {n: self.goal(n) for n in ("vector_add", "add_layernorm", "sgemm", "hgemm")}
+        self.assertEqual(peers.judge(g["vector_add"], 0.1333, 0.1727, 0.1727, 0.12), "met")  # cumsum-like: 1.30x
+        self.assertEqual(peers.judge(g["vector_add"], 0.5061, 0.5217, 0.5217, 0.4),
+                         "not met: 1.031x (goal 1.05x)")  # a kernel at copy bandwidth would be 1.30x
+        self.assertEqual(peers.judge(g["vector_add"], 0.7341, 0.7418, 0.7418, 0.7329),
+                         "cannot: the faster peer is at 99 % of copy, so at most 1.01x")
+        # two decimals would round up to the goal: three are printed
+        self.assertEqual(peers.judge(g["vector_add"], 1.0, 1.0, 1.0, 1.0 / 1.048),
+                         "cannot: the faster peer is at 95 % of copy, so at most 1.048x")
+        self.assertEqual(peers.judge(g["add_layernorm"], 0.2579, 0.2774, 0.2774, 0.2503),
+                         "cannot: the faster peer is at 90 % of copy, so at most 1.11x")
+        self.assertEqual(peers.judge(g["add_layernorm"], 0.1488, 0.1387, 0.1387, 0.1253),  # attention_decode
+                         "cannot: the faster peer is at 90 % of copy, so at most 1.11x; and 84 % of copy (goal 90 %)")
+        self.assertEqual(peers.judge(g["add_layernorm"], 0.1045, 0.2078, 0.2078, 0.0626),  # rmsnorm_rope
+                         "not met: 60 % of copy (goal 90 %)")
+        self.assertEqual(peers.judge(g["add_layernorm"], 0.3, 0.37, 0.37, 0.2), "not met: 67 % of copy (goal 90 %)")
+        self.assertEqual(peers.judge(g["add_layernorm"], 0.25, 0.31, 0.31, 0.24), "met")
+        self.assertEqual(peers.judge(g["add_layernorm"], 0.3, 0.33, 0.33, 0.2),
+                         "not met: 1.100x (goal 1.2x), 67 % of copy (goal 90 %)")  # at most 1.65x: possible
+        self.assertEqual(peers.judge(g["sgemm"], 2.932, 2.686, 2.68, 0.05), "not met: 0.916x (goal 0.95x)")
+        self.assertEqual(peers.judge(g["sgemm"], 2.8, 2.686, 2.68, 0.05), "met")
+        self.assertEqual(peers.judge(g["hgemm"], 1.533, 1.587, 1.587, 0.1), "met")
+        self.assertEqual(peers.judge(None, 1.0, 1.0, 1.0, 1.0), "no goal")
+        self.assertEqual(peers.judge(g["sgemm"], 2.9, None, 2.68, 0.05), "unknown: no expert time")
+        self.assertEqual(peers.judge(g["vector_add"], None, 0.7, 0.7, 0.6), "unknown: no temper best")
+        self.assertEqual(peers.judge(g["add_layernorm"], 0.2, 0.3, 0.3, None), "unknown: no copy bandwidth measured")
+
+    def test_outcome_columns(self):
+        task = self.task("swiglu")
+        copy_ms = peers.roofline(task, self.CALIB)["copy_ms"]
+        row = {"task": "swiglu", "tuned": copy_ms / 1.03, "eager": copy_ms / 0.55, "compile": copy_ms / 0.98}
+        o = peers.outcome(task, row, self.CALIB)
+        self.assertEqual((o["peer"], o["peer_ms"]), ("compile", row["compile"]))
+        self.assertAlmostEqual(o["tuned_copy"], 1.03)
+        self.assertAlmostEqual(o["peer_copy"], 0.98)
+        self.assertAlmostEqual(o["at_most"], 1 / 0.98)
+        self.assertAlmostEqual(o["goal_ratio"], 1.03 / 0.98)
+        self.assertEqual(o["verdict"], "cannot: the faster peer is at 98 % of copy, so at most 1.02x")
+
+    def test_matmul_reference_is_the_fastest_torch_matmul(self):
+        row = {"task": "hgemm", "tuned": 1.5, "eager": 1.6, "eager_lt": 1.55, "eager_idle": 1.45, "triton": 1.4}
+        o = peers.outcome(self.task("hgemm"), row, self.CALIB)
+        self.assertEqual(o["peer"], "triton")  # the faster peer overall
+        self.assertAlmostEqual(o["goal_ratio"], 1.45 / 1.5)  # but the goal is torch.matmul's
+        self.assertEqual(o["verdict"], "not met: 0.967x (goal 1x)")
+
+
+class TuneOrder(unittest.TestCase):
+    def test_order(self):
+        files = ["tasks/L1/vector_add/fast.cu", "tasks/L1/sgemm/tiled.cu", "tasks/L1/hgemm/mma.cu",
+                 "tasks/L1/hgemm/wgmma.cu", "tasks/L1/sgemm/warptile.cu", "tasks/L2/zz_new/fast.cu",
+                 "tasks/L1/aa_new/fast.cu", "tasks/L2/rmsnorm_rope/fast.cu"]
+        suite = [{"candidate": "tasks/L1/hgemm/wgmma.cu", "verdict": "correct", "timings": [{"median_ms": 1.6}]},
+                 {"candidate": "tasks/L1/hgemm/mma.cu", "verdict": "correct", "timings": [{"median_ms": 2.9}]},
+                 {"candidate": "tasks/L1/sgemm/tiled.cu", "verdict": "correct", "timings": [{"median_ms": 2.9}]},
+                 {"candidate": "tasks/L1/sgemm/warptile.cu", "verdict": "correct", "timings": [{"median_ms": 2.7}]},
+                 {"candidate": "tasks/L1/sgemm/tiled.cu", "verdict": "incorrect", "timings": [{"median_ms": 0.1}]}]
+        self.assertEqual(peers.tune_order(files, suite), [
+            "tasks/L1/sgemm/warptile.cu",  # sgemm first, its fastest kernel at default knobs first
+            "tasks/L2/rmsnorm_rope/fast.cu", "tasks/L1/hgemm/wgmma.cu", "tasks/L1/vector_add/fast.cu",
+            "tasks/L1/aa_new/fast.cu", "tasks/L2/zz_new/fast.cu",  # tasks not in the priority list: level, name
+            "tasks/L1/sgemm/tiled.cu", "tasks/L1/hgemm/mma.cu"])  # the second pass
+        # without suite results: by name within a task
+        self.assertEqual(peers.tune_order(["tasks/L1/sgemm/b.cu", "tasks/L1/sgemm/a.cu"], []),
+                         ["tasks/L1/sgemm/a.cu", "tasks/L1/sgemm/b.cu"])
+
+    def test_cli(self):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = peers.main(["--tune-order", "tasks/L1/gelu/fast.cu", "tasks/L1/transpose/fast.cu"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.getvalue().split(), ["tasks/L1/transpose/fast.cu", "tasks/L1/gelu/fast.cu"])
 
 
 def c_reference(task, workdir):

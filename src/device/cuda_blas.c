@@ -2,7 +2,9 @@
  * dlopen at first use, their status texts, and the handles and workspaces made on a context. */
 #include "cuda_blas.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +124,40 @@ int cuda_cublas_fail(cublasStatus_t s, char *msg, size_t msg_size, const char *w
 int cuda_cublaslt_fail(cublasStatus_t s, char *msg, size_t msg_size, const char *what)
 {
     return cuda_blas_fail(s, cuda_lt.cublasLtGetStatusString, msg, msg_size, what);
+}
+
+const char *cuda_expert_pick_name(enum cuda_expert_pick pick)
+{
+    return pick == CUDA_PICK_FIRST ? "first" : pick == CUDA_PICK_CUBLAS ? "cublas" : "fastest";
+}
+
+int cuda_expert_opts_parse(const char *pick, const char *lt_workspace_kib, struct cuda_expert_opts *o, char *msg,
+                           size_t msg_size)
+{
+    const unsigned long long max_kib = CUDA_CUBLASLT_WORKSPACE_BYTES / 1024;
+    o->pick = CUDA_PICK_FASTEST;
+    o->lt_workspace_bytes = CUDA_CUBLASLT_WORKSPACE_BYTES;
+    if (pick && *pick) {
+        if (strcmp(pick, "first") == 0)
+            o->pick = CUDA_PICK_FIRST;
+        else if (strcmp(pick, "cublas") == 0)
+            o->pick = CUDA_PICK_CUBLAS;
+        else if (strcmp(pick, "fastest") != 0)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "TEMPER_EXPERT_PICK='%s': expected fastest (the default), first or cublas", pick);
+    }
+    if (lt_workspace_kib && *lt_workspace_kib) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long kib = isdigit((unsigned char)lt_workspace_kib[0]) ? strtoull(lt_workspace_kib, &end, 10) : 0;
+        if (!end || *end || errno || kib > max_kib)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "TEMPER_EXPERT_LT_WORKSPACE_KIB='%s': expected a whole number of KiB from 0 to %llu "
+                               "(the workspace allocated)",
+                               lt_workspace_kib, max_kib);
+        o->lt_workspace_bytes = (size_t)kib * 1024;
+    }
+    return 0;
 }
 
 /* Makes c's cuBLAS handle on first use (c's context is current): on the legacy default stream

@@ -130,6 +130,30 @@ int cuda_load_cublaslt(char *msg, size_t msg_size);
 int cuda_cublas_fail(cublasStatus_t s, char *msg, size_t msg_size, const char *what);
 int cuda_cublaslt_fail(cublasStatus_t s, char *msg, size_t msg_size, const char *what);
 
+/* How the experts pick a configuration (TEMPER_EXPERT_PICK): */
+enum cuda_expert_pick {
+    CUDA_PICK_FASTEST, /* "fastest" (default): the plain call and the heuristic's first 8, timed, the fastest kept */
+    CUDA_PICK_FIRST,   /* "first": the heuristic asked for 1 result and that one run, as PyTorch's cuBLASLt path
+                        * does (TORCH_BLAS_PREFER_CUBLASLT=1); the plain call where the heuristic offers none */
+    CUDA_PICK_CUBLAS,  /* "cublas": the plain cuBLAS call alone, as PyTorch's default torch.matmul does
+                        * (cublasGemmEx, cublasSgemm); "first" for the routine without one (GELU_BIAS) */
+};
+
+/* The experts' switches, read from the environment when a plan is made. */
+struct cuda_expert_opts {
+    enum cuda_expert_pick pick; /* TEMPER_EXPERT_PICK */
+    size_t lt_workspace_bytes;  /* TEMPER_EXPERT_LT_WORKSPACE_KIB * 1024: cuBLASLt's workspace offered to the
+                                 * heuristic and each matmul, at most CUDA_CUBLASLT_WORKSPACE_BYTES */
+};
+
+/* Parses the switches' texts (NULL or "": the default) into *o; TEMPER_EINVALID with the variable,
+ * its value and what it accepts in msg when one is not understood. */
+int cuda_expert_opts_parse(const char *pick, const char *lt_workspace_kib, struct cuda_expert_opts *o, char *msg,
+                           size_t msg_size);
+
+/* The name of a pick, as TEMPER_EXPERT_PICK spells it. */
+const char *cuda_expert_pick_name(enum cuda_expert_pick pick);
+
 /* Make c's cuBLAS (cuBLASLt) handle and workspace on first use; c's context is current. */
 int cuda_cublas_handle(struct cuda_ctx *c, char *msg, size_t msg_size);
 int cuda_cublaslt_handle(struct cuda_ctx *c, char *msg, size_t msg_size);

@@ -1,6 +1,7 @@
 /* cuda_expert.c: vendor-library experts of the CUDA backend: the routines expert() queues through
  * cuBLAS and cuBLASLt (cuda_blas.c loads them), each run in the fastest configuration the library
- * offers for its shape and operands, chosen by timing at the first call and kept. */
+ * offers for its shape and operands, chosen by timing at the first call and kept; or, with
+ * TEMPER_EXPERT_PICK, in the configuration PyTorch would run (cuda_blas.h, enum cuda_expert_pick). */
 #include "cuda_blas.h"
 
 #include <dlfcn.h>
@@ -25,6 +26,7 @@ struct cuda_lt_plan {
     cublasLtMatrixLayout_t a, b, d; /* column-major layouts of cuBLASLt's A, B and C = D */
     cublasLtMatmulAlgo_t algo;      /* the fastest heuristic result, when use_cublas is 0 */
     float best_ms;                  /* the winner's fastest time at selection */
+    size_t ws_bytes;                /* cuBLASLt's workspace offered to the heuristic and each matmul */
     unsigned long long used;        /* the cache's clock at the last use (least recently used goes) */
 };
 
@@ -178,7 +180,7 @@ static cublasStatus_t cuda_gemm_lt(const struct cuda_ctx *c, const struct cuda_l
     *what = "cublasLtMatmul";
     return cuda_lt.cublasLtMatmul(c->cublaslt, p->desc, &one, lt_a, p->a, lt_b, p->b, &zero,
                                   (const void *)(uintptr_t)g->out, p->d, (void *)(uintptr_t)g->out, p->d, algo,
-                                  (void *)(uintptr_t)c->cublaslt_workspace, CUDA_CUBLASLT_WORKSPACE_BYTES, NULL);
+                                  p->ws_bytes ? (void *)(uintptr_t)c->cublaslt_workspace : NULL, p->ws_bytes, NULL);
 }
 
 /* Queues candidate i of plan p's selection: 0 the plain cuBLAS call, i >= 1 heuristic result i-1. */
@@ -189,15 +191,17 @@ static cublasStatus_t cuda_gemm_candidate(const struct cuda_ctx *c, const struct
     return i == 0 ? cuda_gemm_cublas(c, g, what) : cuda_gemm_lt(c, p, &res[i - 1].algo, g, what);
 }
 
-/* Times every candidate (the plain cuBLAS call where the routine has one, then the heuristic's
- * nres results): each runs once untimed (the libraries load kernels lazily), then CUDA_LT_ROUNDS
+/* Times every candidate (the plain cuBLAS call unless first is 1, then the heuristic's nres
+ * results): each runs once untimed (the libraries load kernels lazily), then CUDA_LT_ROUNDS
  * times in turn, timed with events on the legacy default stream; the fastest run of each counts,
  * and the fastest candidate is kept in p. Its output is left in g's output by one more run. With
- * TEMPER_EXPERT_TRACE set, every candidate's time goes to standard error. */
+ * TEMPER_EXPERT_TRACE set, every candidate's time goes to standard error, after pick's name and
+ * the workspace. */
 static int cuda_lt_choose(struct cuda_ctx *c, struct cuda_lt_plan *p, const cublasLtMatmulHeuristicResult_t *res,
-                          int nres, const struct cuda_gemm_call *g, char *msg, size_t msg_size)
+                          int nres, int first, enum cuda_expert_pick pick, const struct cuda_gemm_call *g, char *msg,
+                          size_t msg_size)
 {
-    const int first = g->rt->kind == CUDA_EXPERT_BIAS_GELU_BF16 ? 1 : 0, count = nres + 1;
+    const int count = nres + 1;
     float best[CUDA_LT_CANDIDATES + 1];
     cublasStatus_t status[CUDA_LT_CANDIDATES + 1];
     const char *what = "cublasLtMatmul";
@@ -248,8 +252,9 @@ static int cuda_lt_choose(struct cuda_ctx *c, struct cuda_lt_plan *p, const cubl
         void *v = lib ? dlsym(lib, "cublasLtGetVersion") : NULL;
         size_t (*version)(void) = NULL;
         memcpy(&version, &v, sizeof v);
-        fprintf(stderr, "temper expert %s M=%d N=%d K=%d (%s, version %zu):", g->rt->name, g->m, g->n, g->k,
-                file ? file : "?", version ? version() : (size_t)0);
+        fprintf(stderr, "temper expert %s M=%d N=%d K=%d (%s, version %zu; pick %s, cuBLASLt workspace %zu KiB):",
+                g->rt->name, g->m, g->n, g->k, file ? file : "?", version ? version() : (size_t)0,
+                cuda_expert_pick_name(pick), p->ws_bytes / 1024);
         if (lib)
             dlclose(lib);
         for (int i = first; i < count; i++)
@@ -281,11 +286,21 @@ static int cuda_lt_choose(struct cuda_ctx *c, struct cuda_lt_plan *p, const cubl
  * row-major A, D = C^T, no transposes; a GEMV reads W [N,K] as the column-major K x N transposed),
  * the heuristic's first CUDA_LT_CANDIDATES results for the workspace and the operands' actual
  * alignments (views need not be 256-byte aligned), and the fastest of them and the plain cuBLAS
- * call, timed (cuda_lt_choose), which also leaves g's output. */
+ * call, timed (cuda_lt_choose), which also leaves g's output. TEMPER_EXPERT_PICK narrows the
+ * candidates to the one PyTorch would run (the heuristic asked for 1 result, or the plain call)
+ * and TEMPER_EXPERT_LT_WORKSPACE_KIB the workspace (cuda_expert_opts_parse). */
 static int cuda_lt_plan_make(struct cuda_ctx *c, struct cuda_lt_plan *p, const struct cuda_gemm_call *g,
                              const unsigned align[4], char *msg, size_t msg_size)
 {
     const int kind = g->rt->kind, m = g->m, n = g->n, k = g->k;
+    struct cuda_expert_opts opts;
+    int err = cuda_expert_opts_parse(getenv("TEMPER_EXPERT_PICK"), getenv("TEMPER_EXPERT_LT_WORKSPACE_KIB"), &opts,
+                                     msg, msg_size);
+    if (err)
+        return err;
+    const int plain = kind != CUDA_EXPERT_BIAS_GELU_BF16; /* the routine has a plain cuBLAS call */
+    const int wanted = opts.pick == CUDA_PICK_FASTEST ? CUDA_LT_CANDIDATES : 1; /* heuristic results asked for */
+    p->ws_bytes = opts.lt_workspace_bytes;
     const int type = kind == CUDA_EXPERT_SGEMM || kind == CUDA_EXPERT_GEMM_TF32 ? CUDA_R_32F : CUDA_R_16BF;
     const int compute = kind == CUDA_EXPERT_GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     cublasLtMatmulPreference_t pref = NULL;
@@ -334,7 +349,7 @@ static int cuda_lt_plan_make(struct cuda_ctx *c, struct cuda_lt_plan *p, const s
         what = "cublasLtMatmulPreferenceCreate";
         s = cuda_lt.cublasLtMatmulPreferenceCreate(&pref);
     }
-    const uint64_t ws_bytes = CUDA_CUBLASLT_WORKSPACE_BYTES;
+    const uint64_t ws_bytes = p->ws_bytes;
     if (s == CUBLAS_STATUS_SUCCESS) {
         what = "cublasLtMatmulPreferenceSetAttribute";
         s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
@@ -352,25 +367,28 @@ static int cuda_lt_plan_make(struct cuda_ctx *c, struct cuda_lt_plan *p, const s
     if (s == CUBLAS_STATUS_SUCCESS) {
         what = "cublasLtMatmulAlgoGetHeuristic";
         s = cuda_lt.cublasLtMatmulAlgoGetHeuristic(c->cublaslt, p->desc, p->a, p->b, p->d, p->d, pref,
-                                                   CUDA_LT_CANDIDATES, res, &found);
+                                                   wanted, res, &found);
     }
     if (pref)
         cuda_lt.cublasLtMatmulPreferenceDestroy(pref);
     int usable = 0; /* the results whose state is a success, packed to the front */
-    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < found && i < CUDA_LT_CANDIDATES; i++)
+    for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < found && i < wanted; i++)
         if (res[i].state == CUBLAS_STATUS_SUCCESS)
             res[usable++] = res[i];
     if (s == CUBLAS_STATUS_SUCCESS && usable == 0 && kind == CUDA_EXPERT_BIAS_GELU_BF16)
         s = found > 0 ? res[0].state : CUBLAS_STATUS_NOT_SUPPORTED; /* no algorithm for this problem */
-    if (s != CUBLAS_STATUS_SUCCESS && kind != CUDA_EXPERT_BIAS_GELU_BF16)
+    if (s != CUBLAS_STATUS_SUCCESS && plain)
         s = CUBLAS_STATUS_SUCCESS, usable = 0; /* cuBLASLt offers nothing here: the plain call alone */
-    int err = 0;
+    if (opts.pick == CUDA_PICK_CUBLAS && plain)
+        usable = 0; /* the plain call alone, as torch.matmul makes it */
+    /* the plain call is a candidate when the pick is the fastest, or the heuristic has nothing */
+    const int first = !plain || (opts.pick != CUDA_PICK_FASTEST && usable > 0) ? 1 : 0;
     if (s != CUBLAS_STATUS_SUCCESS) {
         char where[192];
         snprintf(where, sizeof where, "%s: %s M=%d N=%d K=%d", g->rt->name, what, m, n, k);
         err = cuda_cublaslt_fail(s, msg, msg_size, where);
     } else
-        err = cuda_lt_choose(c, p, res, usable, g, msg, msg_size);
+        err = cuda_lt_choose(c, p, res, usable, first, opts.pick, g, msg, msg_size);
     if (err) {
         cuda_lt_plan_free(p);
         return err;
@@ -440,9 +458,11 @@ static int cuda_gemm_run(struct cuda_ctx *c, const struct cuda_gemm_call *g, cha
  * The first call of a routine makes the cuBLAS and cuBLASLt handles, and the first call on a shape
  * and set of operand alignments times the candidate configurations (the plain call and up to 8 of
  * cuBLASLt's) and keeps the fastest (cuda_gemm_run; the call's output is the kept one's): callers
- * should warm up before timing. An unknown routine or a library that does not load is TEMPER_EUNSUPPORTED;
- * bad counts, dimensions or buffers too small or misaligned are TEMPER_EINVALID; a failing
- * library call is TEMPER_ELAUNCH. */
+ * should warm up before timing. TEMPER_EXPERT_PICK=first or cublas narrows the candidates to the
+ * one configuration PyTorch runs, TEMPER_EXPERT_LT_WORKSPACE_KIB sets cuBLASLt's workspace
+ * (cuda_blas.h); a value of either not understood is TEMPER_EINVALID. An unknown routine or a
+ * library that does not load is TEMPER_EUNSUPPORTED; bad counts, dimensions or buffers too small
+ * or misaligned are TEMPER_EINVALID; a failing library call is TEMPER_ELAUNCH. */
 int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
                        const int64_t *scalars, char *msg, size_t msg_size)
 {
