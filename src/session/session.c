@@ -579,16 +579,17 @@ static void run_stream(struct temper_session *s, struct pending *first)
     pthread_mutex_unlock(&s->worker_lock);
     if (err) {
         /* No device answered (or it could not be calibrated): what was taken and not evaluated
-         * says why, and so does the request the stream began with if it was not taken. */
+         * says why; if nothing was taken, so do the requests queued for this stream (as a batch
+         * did), rather than each trying the device again. */
+        if (!st.n) {
+            st.timed = 1;
+            st.max = MAX_IN_FLIGHT;
+            while (stream_next(&st, st.n))
+                ;
+        }
         for (int i = 0; i < st.n; i++)
             if (!st.delivered[i])
                 deliver_unevaluated(s, st.ps[i], err, msg);
-        if (!st.n) {
-            st.timed = 1;
-            st.max = 1;
-            if (stream_next(&st, 0))
-                deliver_unevaluated(s, st.ps[0], err, msg);
-        }
     }
     free(st.ps);
     free(st.delivered);
