@@ -229,6 +229,39 @@ static void test_sanitizer_findings(void **state)
     }
 }
 
+/* racecheck's summary counts every hazard, but with --print-limit only the first are reported
+ * (on the H200: "24 hazards displayed (20 errors, 4 warnings)" over 20 reported pairs): the rest
+ * is said as not printed, of no known kind, in the findings and in the summary line. */
+static void test_sanitizer_not_printed(void **state)
+{
+    (void)state;
+    const char *output = "========= COMPUTE-SANITIZER\n"
+                         "========= Error: Race reported between Write access at k(float *)+0x90\n"
+                         "=========     and Read access at k(float *)+0xb0 [64 hazards]\n"
+                         "========= \n"
+                         "========= Error: Race reported between Write access at k(float *)+0x120\n"
+                         "=========     and Read access at k(float *)+0x140 [32 hazards]\n"
+                         "========= \n"
+                         "========= RACECHECK SUMMARY: 5 hazards displayed (4 errors, 1 warning)\n";
+    json_t *r = temper_sanitizer_findings(output, 1, 0);
+    json_t *h = json_object_get(r, "hazards");
+    assert_int_equal(json_integer_value(json_object_get(h, "read_write")), 2);
+    assert_int_equal(json_integer_value(json_object_get(h, "not_printed")), 3);
+    json_t *san = json_pack("{s:O}", "racecheck", r);
+    char text[512];
+    temper_sanitize_summary(san, text, sizeof(text));
+    assert_non_null(strstr(text, "read_write 2, 3 past the print limit"));
+    json_decref(san);
+    json_decref(r);
+    /* every hazard reported: nothing said of a limit */
+    r = temper_sanitizer_findings("========= Error: Race reported between Write access at k+0x90\n"
+                                  "=========     and Read access at k+0xb0 [4 hazards]\n"
+                                  "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n",
+                                  1, 0);
+    assert_null(json_object_get(json_object_get(r, "hazards"), "not_printed"));
+    json_decref(r);
+}
+
 /* compute-sanitizer's output as real runs printed it, quoted line for line from public logs,
  * and what must be read from it: errors and warnings, and racecheck's pairs by kind. */
 static void test_sanitizer_real_logs(void **state)
@@ -421,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_verdict_names),
         cmocka_unit_test(test_default_limits),
         cmocka_unit_test(test_sanitizer_findings),
+        cmocka_unit_test(test_sanitizer_not_printed),
         cmocka_unit_test(test_sanitizer_real_logs),
         cmocka_unit_test(test_deep_check_verdicts),
     };
