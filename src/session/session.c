@@ -604,6 +604,13 @@ static void *dispatcher_main(void *arg)
         struct pending *p = s->first;
         while (p && p->state != PENDING_QUEUED)
             p = p->next;
+        if (p && p->early_err) { /* it cannot be evaluated: said without the device */
+            p->state = PENDING_RUNNING;
+            pthread_mutex_unlock(&s->lock);
+            deliver_unevaluated(s, p, p->early_err, p->early_msg);
+            pthread_mutex_lock(&s->lock);
+            continue;
+        }
         if (p) {
             run_stream(s, p);
             continue;
