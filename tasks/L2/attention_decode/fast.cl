@@ -1,25 +1,26 @@
 // A tunable split-K attention decode step (flash-decoding), the OpenCL twin of fast.cu with the
 // same launches, knobs and scratch, and the same arithmetic, so that fast.cu's logic runs on any
-// OpenCL device (PoCL in CI). MODE = 1 (one pass): one work-group per (head, chunk of the NS chunks
-// fast.cu's chunks() gives), G = D/8 work-items per key each holding 8 values of q (scaled by
-// log2(e)/sqrt(D)) and reading 8 of k and 8 of v, KU keys per lane group per round; the dot
+// OpenCL device (PoCL in CI). MODE = 1 (one pass): one work-group per (head, chunk of the NS
+// chunks fast.cu's chunks() gives), G = D/8 work-items per key each holding 8 values of q (scaled
+// by log2(e)/sqrt(D)) and reading 8 of k and 8 of v, KU keys per lane group per round; the dot
 // product's G partial sums meet in local memory (fast.cu: shuffles), and each lane group keeps an
 // online softmax in base 2; the groups merge in local memory, and (m, l) and the unnormalised
 // D-vector go to scratch (attn_split). attn_merge: one work-group per (head, 32 values of d), the
-// chunks' weights 2^(m_c - M) in local memory, CB/32 rows of work-items summing every (CB/32)-th
-// chunk with eight partial sums, the rows met in local memory, one rounding to bf16. Other D
-// (attn_split_any): one key at a time for the work-group, the sums in the scratch row. MODE = 0 (the first version):
-// one work-item per key computes q.k / sqrt(D) into local memory, local-memory reductions give
-// the chunk's max m and the sum l of p = exp(s - m), and one work-item per output value d sums
-// p * v[., d] over the chunk's keys; attn_combine, one work-group per head, rescales each chunk's
-// partials by exp(m_c - M), divides by the total L and rounds to bf16 once. fp32 math throughout.
+// chunks' weights 2^(m_c - M) in local memory, R = CB/32 rows of work-items (at most NS) summing
+// every R-th chunk with eight partial sums, the rows met in local memory, one rounding to bf16.
+// Other D (attn_split_any, 64 work-items): one key at a time for the work-group, the sums in the
+// scratch row. MODE = 0 (the first version): one work-item per key computes q.k / sqrt(D) into
+// local memory, local-memory reductions give the chunk's max m and the sum l of p = exp(s - m),
+// and one work-item per output value d sums p * v[., d] over the chunk's keys; attn_combine, one
+// work-group per head, rescales each chunk's partials by exp(m_c - M), divides by the total L and
+// rounds to bf16 once. fp32 math throughout.
 // @temper task attention_decode
 // @temper param MODE 1 0
 // @temper param BLOCK 256 128 512
 // @temper param KU 4 2 1
 // @temper param CH 128 64 256 512 0
 // @temper param BPS 4 8 2 16
-// @temper param CB 256 1024 128 64
+// @temper param CB 1024 256 128 64
 // @temper param CHUNK 512 256 128 64
 // @temper require CHUNK <= 1024 && 1024 % BLOCK == 0 && 1024 % CB == 0
 // @temper require MODE == 0 || CHUNK == 512
@@ -27,9 +28,9 @@
 // @temper scratch acc f32 H * max(ceil_div(S, CHUNK), min(ceil_div(S, 64), 1024)) * D
 // @temper scratch ml f32 2 * H * max(ceil_div(S, CHUNK), min(ceil_div(S, 64), 1024))
 // @temper launch attn_split grid(H * ((CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) block(BLOCK) args(acc, ml, q, k, v, H, S, D, SMS * BPS / H) when(MODE == 1 && (D == 8 || D == 16 || D == 32 || D == 64 || D == 128 || D == 256))
-// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(CB) args(out, acc, ml, H, S, D, SMS * BPS / H)
+// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(32 * min(CB / 32, (CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) args(out, acc, ml, H, S, D, SMS * BPS / H)
 // @temper launch attn_split_any grid(H * ((CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) block(64) args(acc, ml, q, k, v, H, S, D, SMS * BPS / H) when(MODE == 1)
-// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(CB) args(out, acc, ml, H, S, D, SMS * BPS / H)
+// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(32 * min(CB / 32, (CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) args(out, acc, ml, H, S, D, SMS * BPS / H)
 // @temper launch attn_part grid(H * ceil_div(S, CHUNK)) block(BLOCK) args(acc, ml, q, k, v, H, S, D) when(MODE == 0)
 // @temper launch attn_combine grid(H) block(CB) args(out, acc, ml, H, S, D)
 
@@ -318,40 +319,41 @@ attn_split_any(__global float *acc, __global float *ml, __global const ushort *q
     split_any(q, k, v, h, kv0, n, D, acc + row * D, ml + 2 * row, red);
 }
 
-__kernel void __attribute__((reqd_work_group_size(CB, 1, 1)))
-attn_merge(__global ushort *o, __global const float *acc, __global const float *ml, int H, int S, int D, int wave)
+/* a work-group of 32 * R work-items, R = CB/32 rows of chunks or NS where fewer (the launch's block) */
+__kernel void attn_merge(__global ushort *o, __global const float *acc, __global const float *ml, int H, int S, int D,
+                         int wave)
 {
     __local float w[NSMAX], red[2 * (CB + 33)], part[CBR * 32];
-    const int NS = chunks(S, wave), tid = get_local_id(0);
+    const int NS = chunks(S, wave), tid = get_local_id(0), nt = get_local_size(0), R = nt / 32;
     const int nd = (D + 31) / 32, h = get_group_id(0) / nd;
     const int dl = tid % 32, row = tid / 32, d = (get_group_id(0) % nd) * 32 + dl;
     __global const float *mh = ml + 2 * (size_t)h * NS;
     float M = -INFINITY;
-    for (int c = tid; c < NS; c += CB)
+    for (int c = tid; c < NS; c += nt)
         M = fmax(M, mh[2 * c]);
-    M = wg_reduce(red, M, 1, CB);
+    M = wg_reduce(red, M, 1, nt);
     float L = 0.0f;
-    for (int c = tid; c < NS; c += CB) {
+    for (int c = tid; c < NS; c += nt) {
         const float wc = exp2_from(mh[2 * c], M);
         w[c] = wc;
         L = fma(mh[2 * c + 1], wc, L);
     }
-    L = wg_reduce(red + CB + 33, L, 0, CB); /* its first barrier also publishes w */
+    L = wg_reduce(red + nt + 33, L, 0, nt); /* its first barrier also publishes w */
     float sc[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}; /* eight loads in flight */
     if (d < D) {
         __global const float *ah = acc + (size_t)h * NS * D + d;
         int c = row;
-        for (; c + 7 * CBR < NS; c += 8 * CBR)
+        for (; c + 7 * R < NS; c += 8 * R)
             for (int u = 0; u < 8; u++)
-                sc[u] = fma(ah[(size_t)(c + u * CBR) * D], w[c + u * CBR], sc[u]);
-        for (; c < NS; c += CBR)
+                sc[u] = fma(ah[(size_t)(c + u * R) * D], w[c + u * R], sc[u]);
+        for (; c < NS; c += R)
             sc[0] = fma(ah[(size_t)c * D], w[c], sc[0]);
     }
     part[row * 32 + dl] = ((sc[0] + sc[1]) + (sc[2] + sc[3])) + ((sc[4] + sc[5]) + (sc[6] + sc[7]));
     barrier(CLK_LOCAL_MEM_FENCE);
     if (row == 0 && d < D) {
         float t = part[dl];
-        for (int r = 1; r < CBR; r++)
+        for (int r = 1; r < R; r++)
             t += part[r * 32 + dl];
         o[(size_t)h * D + d] = f32_to_bf16(t / L);
     }

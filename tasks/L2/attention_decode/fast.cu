@@ -14,11 +14,12 @@
 // NS = SMS * BPS / H chunks per head (at least 1, at most 1024 and S/64), a long contiguous slice
 // per block and few partial sums. BPS is also the blocks per SM asked of the register allocator
 // (__launch_bounds__, up to 2048 threads per SM). Launch 2 (attn_merge), one block per (head, 32
-// values of d): the chunks' weights 2^(m_c - M) once into shared memory, then CB/32 rows of threads
-// each sum a share of the chunks (eight loads in flight), the rows meet in shared memory, and the
-// total divided by L is rounded to bf16 once. Other D (not a power of two from 8 to 256: launch
-// attn_split_any in place of attn_split; or unaligned pointers): the block takes one key at a
-// time (a block-wide dot product), its online-softmax sums in its scratch row.
+// values of d): the chunks' weights 2^(m_c - M) once into shared memory, then CB/32 rows of
+// threads (as many as there are chunks, where fewer) each sum a share of the chunks (eight loads
+// in flight), the rows meet in shared memory, and the total divided by L is rounded to bf16
+// once. Other D (not a power of two from 8 to 256: launch attn_split_any in place of attn_split;
+// or unaligned pointers): the block takes one key at a time (a block-wide dot product), its
+// online-softmax sums in its scratch row.
 //
 // MODE = 0 (two phases, the first version; CH and BPS unused): chunks of CHUNK keys, one block per
 // (head, chunk), the scores to shared memory, then their max and sum, then a second pass over v
@@ -29,7 +30,7 @@
 // @temper param KU 4 2 1
 // @temper param CH 128 64 256 512 0
 // @temper param BPS 4 8 2 16
-// @temper param CB 256 1024 128 64
+// @temper param CB 1024 256 128 64
 // @temper param CHUNK 512 256 128 64
 // @temper require CHUNK <= 1024 && 1024 % BLOCK == 0 && 1024 % CB == 0
 // @temper require MODE == 0 || CHUNK == 512
@@ -37,9 +38,9 @@
 // @temper scratch acc f32 H * max(ceil_div(S, CHUNK), min(ceil_div(S, 64), 1024)) * D
 // @temper scratch ml f32 2 * H * max(ceil_div(S, CHUNK), min(ceil_div(S, 64), 1024))
 // @temper launch attn_split grid(H * ((CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) block(BLOCK) args(acc, ml, q, k, v, H, S, D, SMS * BPS / H) when(MODE == 1 && (D == 8 || D == 16 || D == 32 || D == 64 || D == 128 || D == 256))
-// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(CB) args(out, acc, ml, H, S, D, SMS * BPS / H)
+// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(32 * min(CB / 32, (CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) args(out, acc, ml, H, S, D, SMS * BPS / H)
 // @temper launch attn_split_any grid(H * ((CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) block(64) args(acc, ml, q, k, v, H, S, D, SMS * BPS / H) when(MODE == 1)
-// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(CB) args(out, acc, ml, H, S, D, SMS * BPS / H)
+// @temper launch attn_merge grid(H * ceil_div(D, 32)) block(32 * min(CB / 32, (CH > 0) * min(ceil_div(S, CH + (CH == 0)), 1024) + (CH == 0) * max(1, min(min(SMS * BPS / H, ceil_div(S, 64)), 1024)))) args(out, acc, ml, H, S, D, SMS * BPS / H)
 // @temper launch attn_part grid(H * ceil_div(S, CHUNK)) block(BLOCK) args(acc, ml, q, k, v, H, S, D) when(MODE == 0)
 // @temper launch attn_combine grid(H) block(CB) args(out, acc, ml, H, S, D)
 
@@ -221,7 +222,8 @@ extern "C" __global__ void __launch_bounds__(CB)
     }
 }
 
-/* max (is_max) or sum of v over a CB-thread block, to every thread; red holds CB/32 floats */
+/* max (is_max) or sum of v over the block (a multiple of 32 threads, up to CB), to every thread;
+ * red holds CB/32 floats */
 __device__ __forceinline__ float merge_reduce(float v, bool is_max, float *red)
 {
 #pragma unroll
@@ -229,8 +231,6 @@ __device__ __forceinline__ float merge_reduce(float v, bool is_max, float *red)
         const float u = __shfl_xor_sync(0xffffffffu, v, o);
         v = is_max ? fmaxf(v, u) : v + u;
     }
-    if (CB < 32)
-        return v;
     if (threadIdx.x % 32 == 0)
         red[threadIdx.x / 32] = v;
     __syncthreads();
@@ -436,24 +436,24 @@ extern "C" __global__ void __launch_bounds__(ANYB)
 }
 
 /* out[h, d] for 32 values of d: the NS chunks' partial sums weighted by 2^(m_c - M), over the total
- * L. The weights go through shared memory once; CB/32 rows of threads each sum every (CB/32)-th
- * chunk, eight loads in flight, and the rows meet in shared memory. */
+ * L. The weights go through shared memory once; R = CB/32 rows of threads (fewer where NS is less)
+ * each sum every R-th chunk, eight loads in flight, and the rows meet in shared memory. */
 extern "C" __global__ void __launch_bounds__(CB)
     attn_merge(unsigned short *__restrict__ o, const float *__restrict__ acc, const float *__restrict__ ml, int H,
                int S, int D, int wave)
 {
-    constexpr int R = CB / 32 > 0 ? CB / 32 : 1; /* rows of chunks */
-    __shared__ float w[NSMAX], red[R], part[R][32];
+    __shared__ float w[NSMAX], red[CB / 32], part[CB / 32][32];
+    const int R = blockDim.x / 32; /* rows of chunks: CB/32, or NS where fewer (the launch's block) */
     const int NS = chunks(S, wave);
     const int nd = (D + 31) / 32, h = blockIdx.x / nd;
     const int dl = threadIdx.x % 32, row = threadIdx.x / 32, d = (blockIdx.x % nd) * 32 + dl;
     const float *mh = ml + 2 * (size_t)h * NS;
     float M = NEG_INF;
-    for (int c = threadIdx.x; c < NS; c += CB)
+    for (int c = threadIdx.x; c < NS; c += blockDim.x)
         M = fmaxf(M, mh[2 * c]);
     M = merge_reduce(M, true, red);
     float L = 0.0f;
-    for (int c = threadIdx.x; c < NS; c += CB) {
+    for (int c = threadIdx.x; c < NS; c += blockDim.x) {
         const float wc = exp2_from(mh[2 * c], M);
         w[c] = wc;
         L = fmaf(mh[2 * c + 1], wc, L);
