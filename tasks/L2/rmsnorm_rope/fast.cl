@@ -10,7 +10,8 @@
 // (a double exp2 frequency, the reduction by pi/2 in double, fp32 Taylor polynomials with explicit
 // fma), where the device has cl_khr_fp64 (PoCL has), so that the CUDA kernel's arithmetic runs on
 // any OpenCL device; TRIG = 0, or no fp64: pow and the accurate sincos in fp32. Sums in fp32, one
-// round-to-nearest-even to bf16.
+// round-to-nearest-even to bf16. OCC (fast.cu's occupancy request to its register allocator) is
+// unused here, kept so that both files tune over the same knobs.
 // @temper task rmsnorm_rope
 // @temper param TPV 4 8 16 32
 // @temper param HPB 32 16 8 4 2 1
@@ -18,7 +19,9 @@
 // @temper param REG 2 1 4
 // @temper param TAB 1 0
 // @temper param TRIG 1 0
+// @temper param OCC 0 1280 1536 2048
 // @temper require TPV * HPB <= 1024 && (TPV * HPB) % 32 == 0
+// @temper require OCC == 0 || OCC / (TPV * HPB) <= 32
 // @temper launch rmsnorm_rope_fast grid(T * ceil_div(H, HPB)) block(TPV * HPB) args(out, q, w, pos, T, H, D) when(TAB == 1 && D <= 2048)
 // @temper launch rmsnorm_rope_notab grid(T * ceil_div(H, HPB)) block(TPV * HPB) args(out, q, w, pos, T, H, D) when(1)
 

@@ -13,7 +13,10 @@
 // TRIG picks how an angle pos * 500000^(-2i/D) (up to 16383 radians) becomes its cosine and sine
 // (see angle()): 1, a double exp2 and a reduction by pi/2 in double, then fp32 polynomials;
 // 0, pow and sincos in double (the kernel's first version). Fast-math builds change neither.
-// The rest is fp32; one round-to-nearest-even to bf16.
+// The rest is fp32; one round-to-nearest-even to bf16. OCC > 0 asks the register allocator of the
+// table kernel for OCC threads per SM (__launch_bounds__ min blocks OCC / (TPV * HPB)): at its
+// defaults it takes 56 registers, 9 blocks of 128 per SM; 1280, 1536 and 2048 cap it at 48, 40
+// and 32 (spilling a little: 16, 64, more bytes).
 // @temper task rmsnorm_rope
 // @temper param TPV 4 8 16 32
 // @temper param HPB 32 16 8 4 2 1
@@ -21,7 +24,9 @@
 // @temper param REG 2 1 4
 // @temper param TAB 1 0
 // @temper param TRIG 1 0
+// @temper param OCC 0 1280 1536 2048
 // @temper require TPV * HPB <= 1024 && (TPV * HPB) % 32 == 0
+// @temper require OCC == 0 || OCC / (TPV * HPB) <= 32
 // @temper launch rmsnorm_rope_fast grid(T * ceil_div(H, HPB)) block(TPV * HPB) args(out, q, w, pos, T, H, D) when(TAB == 1 && D <= 2048)
 // @temper launch rmsnorm_rope_notab grid(T * ceil_div(H, HPB)) block(TPV * HPB) args(out, q, w, pos, T, H, D) when(1)
 
@@ -226,8 +231,14 @@ __device__ __forceinline__ void block_rows(unsigned short *out, const unsigned s
         vec_row<1, TABLE>(out + off, q + off, w, n, D, lane, p, cs, sn);
 }
 
+#if OCC > 0
+#define FAST_BOUNDS __launch_bounds__(TPV * HPB, OCC / (TPV * HPB))
+#else
+#define FAST_BOUNDS __launch_bounds__(TPV * HPB)
+#endif
+
 /* The table kernel: launched only when D/2 <= TABMAX (the launch's when()). */
-extern "C" __global__ void __launch_bounds__(TPV *HPB)
+extern "C" __global__ void FAST_BOUNDS
     rmsnorm_rope_fast(unsigned short *__restrict__ out, const unsigned short *__restrict__ q,
                       const unsigned short *__restrict__ w, const int *__restrict__ pos, int T, int H, int D)
 {
