@@ -6,10 +6,15 @@
  * expecting `invalid` is skipped when its parse already refuses it, and every other file must
  * compile. The prelude's math macros are checked on a source of their own.
  *
- * usage: nvrtc_compile_test DIR...   (each DIR holds .cu files; exit 77: NVRTC is not there) */
+ * A path may follow `--set NAME=VALUE` options: that path's files (a folder's or one file) compile with
+ * those knobs in place of the defaults, so that a tunable candidate's other code paths compile too.
+ *
+ * usage: nvrtc_compile_test [--set NAME=VALUE]... PATH...   (PATH: a folder of .cu files, or one
+ * file; exit 77: NVRTC is not there) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "temper/device.h"
 #include "temper/error.h"
@@ -50,8 +55,9 @@ static int compile(const char *source, const char *options, struct temper_buf *l
     return err;
 }
 
-/* Checks one file; returns 0 when it behaves as it expects, 1 otherwise, SKIP without NVRTC. */
-static int check_file(const char *path)
+/* Checks one file with its default knobs, then the nsets assignments ("NAME=VALUE") over them;
+ * returns 0 when it behaves as it expects, 1 otherwise, SKIP without NVRTC. */
+static int check_file(const char *path, char *const *sets, int nsets)
 {
     struct temper_candidate cand;
     char msg[2048] = "", want[32];
@@ -71,6 +77,12 @@ static int check_file(const char *path)
     expected(cand.source, want, sizeof(want));
     struct temper_knobs knobs;
     temper_knobs_default(&cand, &knobs);
+    for (int i = 0; i < nsets; i++)
+        if (temper_knobs_set(&cand, &knobs, sets[i], msg, sizeof(msg))) {
+            temper_candidate_free(&cand);
+            fprintf(stderr, "FAIL %s: --set %s: %s\n", path, sets[i], msg);
+            return 1;
+        }
     char options[4096];
     err = temper_candidate_options(&cand, &knobs, options, sizeof(options), msg, sizeof(msg));
     if (err) {
@@ -97,8 +109,12 @@ static int check_file(const char *path)
         fprintf(stderr, "FAIL %s: %s\n%s\n", path, msg, log.data ? log.data : "");
         rc = 1;
     }
-    if (!rc)
-        printf("ok   %s (%s)\n", path, want[0] ? want : "no expectation");
+    if (!rc) {
+        printf("ok   %s (%s)", path, want[0] ? want : "no expectation");
+        for (int i = 0; i < nsets; i++)
+            printf(" %s", sets[i]);
+        printf("\n");
+    }
     temper_buf_free(&log);
     return rc;
 }
@@ -141,14 +157,42 @@ static int check_prelude(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: nvrtc_compile_test DIR...\n");
+        fprintf(stderr, "usage: nvrtc_compile_test [--set NAME=VALUE]... PATH...\n");
         return 2;
     }
     int rc = check_prelude();
     if (rc == SKIP)
         return SKIP;
     int failed = rc, checked = 0;
+    int set0 = 1; /* the first --set of the path at d */
     for (int d = 1; d < argc; d++) {
+        if (!strcmp(argv[d], "--set")) {
+            if (d + 1 == argc) {
+                fprintf(stderr, "usage: --set needs NAME=VALUE\n");
+                return 2;
+            }
+            d++;
+            continue;
+        }
+        char **sets = argv + set0; /* --set A --set B: every other word from set0 */
+        int nsets = (d - set0) / 2;
+        char *given[64];
+        if (nsets > 64) {
+            fprintf(stderr, "usage: at most 64 --set options per path\n");
+            return 2;
+        }
+        for (int i = 0; i < nsets; i++)
+            given[i] = sets[2 * i + 1];
+        set0 = d + 1;
+        struct stat st;
+        if (stat(argv[d], &st) == 0 && S_ISREG(st.st_mode)) {
+            int r = check_file(argv[d], given, nsets);
+            if (r == SKIP)
+                return SKIP;
+            failed += r;
+            checked++;
+            continue;
+        }
         char **names = NULL;
         int n = candidate_files(argv[d], "cuda", &names);
         if (n < 0) {
@@ -158,7 +202,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             char path[4096];
             snprintf(path, sizeof(path), "%s/%s", argv[d], names[i]);
-            int r = check_file(path);
+            int r = check_file(path, given, nsets);
             if (r == SKIP) {
                 for (int j = i; j < n; j++)
                     free(names[j]);

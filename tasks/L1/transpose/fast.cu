@@ -6,13 +6,19 @@
 // then write the tile's columns as rows of y, again VEC floats per store when R % VEC == 0 and y
 // is aligned (coalesced along y's rows). Each x row segment and y row segment a tile touches is
 // TILE*4 bytes: whole 128-byte lines. Edge tiles check bounds; scalar paths cover odd sizes.
+// GROUP = 0: a 2-D grid, tiles in x's row-major order (the blocks in flight read a band of x's rows
+// and write 256-byte pieces spread over every row of y); GROUP > 0: a 1-D grid walking down the
+// tile columns of GROUP tile rows at a time (as GEMMs group their tiles), so that the blocks in
+// flight write GROUP * TILE * 4 contiguous bytes per row of y and read shorter runs of x.
 // @temper task transpose
 // @temper param TILE 32 64
 // @temper param VEC 4 2 1
 // @temper param ROWS 8 1 2 4 16 32
+// @temper param GROUP 0 8 16 32 4
 // @temper require ROWS <= TILE
 // @temper require TILE / VEC * ROWS >= 64 && TILE / VEC * ROWS <= 1024
-// @temper launch transpose_fast grid(ceil_div(C, TILE), ceil_div(R, TILE)) block(TILE / VEC * ROWS) args(y, x, R, C)
+// @temper launch transpose_fast grid(ceil_div(C, TILE), ceil_div(R, TILE)) block(TILE / VEC * ROWS) args(y, x, R, C) when(GROUP == 0)
+// @temper launch transpose_fast grid(ceil_div(C, TILE) * ceil_div(R, TILE)) block(TILE / VEC * ROWS) args(y, x, R, C) when(1)
 
 #define TX (TILE / VEC)  /* threads along a tile row */
 #define NK (TILE / ROWS) /* tile rows per thread */
@@ -22,7 +28,15 @@ extern "C" __global__ void __launch_bounds__(TX *ROWS)
 {
     __shared__ float tile[TILE][TILE + 1];
     const int tx = threadIdx.x % TX, ty = threadIdx.x / TX;
+#if GROUP > 0
+    /* GROUP tile rows at a time, down their tile columns (the last group may have fewer rows) */
+    const int nbx = (C + TILE - 1) / TILE, nby = (R + TILE - 1) / TILE;
+    const int per = GROUP * nbx, first = (int)(blockIdx.x / per) * GROUP, rows = min(GROUP, nby - first);
+    const int w = (int)(blockIdx.x % per);
+    const int row0 = (first + w % rows) * TILE, col0 = (w / rows) * TILE; /* the tile's origin in x */
+#else
     const int row0 = blockIdx.y * TILE, col0 = blockIdx.x * TILE; /* the tile's origin in x */
+#endif
     const bool vld = VEC > 1 && C % VEC == 0 && (((size_t)x) & (VEC * 4 - 1)) == 0;
     const bool vst = VEC > 1 && R % VEC == 0 && (((size_t)y) & (VEC * 4 - 1)) == 0;
 
