@@ -367,9 +367,13 @@ static int plan_from(struct bench_plan *p, const struct bench_args *a, json_t *m
     const char *root = temper_tasks_root(a->tasks_dir);
     int want = suite_level(a->level), status = 0, folders = 0;
     char msg[2048];
+    /* DIR without its trailing slashes, so that the paths stored ("DIR/task/file.cl") have one ("/" is "") */
+    int from_len = (int)strlen(a->from);
+    while (from_len > 0 && a->from[from_len - 1] == '/')
+        from_len--;
     for (int i = 0; i < n && !status; i++) {
         char folder[PATH_MAX];
-        if (snprintf(folder, sizeof(folder), "%s/%s", a->from, names[i]->d_name) >= (int)sizeof(folder))
+        if (snprintf(folder, sizeof(folder), "%.*s/%s", from_len, a->from, names[i]->d_name) >= (int)sizeof(folder))
             continue; /* too long to be a task folder */
         if (stat(folder, &st) || !S_ISDIR(st.st_mode))
             continue; /* files beside the task folders (a README, logs) are not samples */
