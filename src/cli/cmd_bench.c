@@ -122,7 +122,7 @@ static int run_compare(const struct bench_args *a)
     struct temper_store *store = NULL;
     json_t *b[2] = {NULL, NULL};
     char msg[2048];
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: the id names nothing (2) */
     for (int i = 0; i < 2 && !err; i++)
         err = temper_store_bench_get(store, a->compare[i], &b[i], msg, sizeof(msg));
     temper_store_close(store);
@@ -148,7 +148,7 @@ static int run_show(const struct bench_args *a)
     struct temper_store *store = NULL;
     json_t *bench = NULL;
     char msg[2048];
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: the id names nothing (2) */
     if (!err)
         err = temper_store_bench_get(store, a->show, &bench, msg, sizeof(msg));
     temper_store_close(store);
@@ -176,7 +176,7 @@ static int run_stored(const struct bench_args *a)
     struct temper_store *store = NULL;
     json_t *results = NULL;
     char msg[2048];
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: the id names nothing (2) */
     if (!err)
         err = temper_store_run_evaluations(store, a->run, &results, msg, sizeof(msg));
     temper_store_close(store);

@@ -398,7 +398,7 @@ int cmd_best(int argc, char **argv)
     struct temper_store *store = NULL;
     char *source = NULL;
     json_t *r = NULL;
-    err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: nothing found (1), none made */
     if (!err)
         err = temper_store_best(store, argv[optind], task_hash, device ? device_key : NULL, &r, &source, msg,
                                 sizeof(msg));
