@@ -618,16 +618,11 @@ int cmd_bench(int argc, char **argv)
             a.json = 1;
             break;
         case 'h':
-            help(stdout);
-            return CLI_OK;
         default:
-            help(stderr);
-            return CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
-        if (bad) {
-            fprintf(stderr, "temper: %s\n", optmsg);
-            return CLI_USAGE;
-        }
+        if (bad)
+            return cli_usage_error(optmsg);
     }
     int modes = !!a.from + !!a.run + compare + !!a.show;
     if (modes != 1) {
@@ -642,10 +637,8 @@ int cmd_bench(int argc, char **argv)
         }
         for (int i = 0; i < 2; i++)
             if (temper_parse_i64_option("--compare", argv[optind + i], 1, INT64_MAX, &a.compare[i], optmsg,
-                                        sizeof(optmsg))) {
-                fprintf(stderr, "temper: %s\n", optmsg);
-                return CLI_USAGE;
-            }
+                                        sizeof(optmsg)))
+                return cli_usage_error(optmsg);
         return run_compare(&a);
     }
     if (optind != argc) {

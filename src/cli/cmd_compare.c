@@ -301,14 +301,10 @@ int cmd_compare(int argc, char **argv)
             tasks_dir = optarg;
         else if (c == 'j')
             json = 1;
-        else {
-            help(c == 'h' ? stdout : stderr);
-            return c == 'h' ? CLI_OK : CLI_USAGE;
-        }
-        if (bad) {
-            fprintf(stderr, "temper: %s\n", msg);
-            return CLI_USAGE;
-        }
+        else
+            return cli_help_exit(help, c == 'h');
+        if (bad)
+            return cli_usage_error(msg);
     }
     if (argc - optind != 2) {
         fprintf(stderr, "usage: temper compare X Y [--retime] [--rounds N] [--device D] [--json]\n");

@@ -92,15 +92,12 @@ int cmd_history(int argc, char **argv)
         if (c == 'd') {
             device = optarg;
         } else if (c == 'n') {
-            if (temper_parse_int_option("--limit", optarg, 0, 1000000000, &limit, msg, sizeof(msg))) {
-                fprintf(stderr, "temper: %s\n", msg);
-                return CLI_USAGE;
-            }
+            if (temper_parse_int_option("--limit", optarg, 0, 1000000000, &limit, msg, sizeof(msg)))
+                return cli_usage_error(msg);
         } else if (c == 'j') {
             json = 1;
         } else {
-            help(c == 'h' ? stdout : stderr);
-            return c == 'h' ? CLI_OK : CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
     }
     if (argc - optind > 1) {

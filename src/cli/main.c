@@ -56,6 +56,18 @@ int cli_error(int err, const char *msg)
     return cli_exit_for(err);
 }
 
+int cli_help_exit(void (*help)(FILE *out), int asked)
+{
+    help(asked ? stdout : stderr);
+    return asked ? CLI_OK : CLI_USAGE;
+}
+
+int cli_usage_error(const char *msg)
+{
+    fprintf(stderr, "temper: %s\n", msg);
+    return CLI_USAGE;
+}
+
 int cli_parse_id(const char *option, const char *what, const char *text, int64_t *id)
 {
     char *end;
