@@ -133,11 +133,16 @@ small=$work/small
 mkdir -p "$small/vector_add" "$small/sgemm" "$small/softmax_backward"
 cp "$dir/vector_add/minus.cl" "$dir/vector_add/naive.cl" "$small/vector_add/"
 cp "$dir/sgemm/naive.cl" "$small/sgemm/"
-"$temper" bench --from "$small" --suite L1 --samples 1 --no-timing --json >"$work/small.json" 2>"$work/small.err"
+echo "// new to the store: its path is stored as this bench names it" >>"$small/vector_add/minus.cl"
+"$temper" bench --from "$small//" --suite L1 --samples 1 --no-timing --json >"$work/small.json" 2>"$work/small.err"
 status=$?
-python3 - "$work/small.json" <<'PY' && ok "--samples 1 takes the first candidate by name; --suite L1 passes over an L2 folder; the L1 tasks without a folder are listed" || { fail "--samples/--suite bench (exit $status)"; tail -3 "$work/small.err"; }
-import json, sys
+python3 - "$work/small.json" "$db" <<'PY' && ok "--samples 1 takes the first candidate by name; --suite L1 passes over an L2 folder; the L1 tasks without a folder are listed; DIR// gives paths with one slash" || { fail "--samples/--suite bench (exit $status)"; tail -3 "$work/small.err"; }
+import json, sqlite3, sys
 b = json.load(open(sys.argv[1]))
+paths = [e["candidate"] for t in b["tasks"] for e in t["evaluations"]] + [x["path"] for x in b["left_out"]]
+assert paths and not any("//" in p for p in paths), paths
+stored = [r[0] for r in sqlite3.connect(sys.argv[2]).execute("SELECT path FROM candidates WHERE path LIKE '%small%'")]
+assert any(p.endswith("/small/vector_add/minus.cl") for p in stored) and not any("//" in p for p in stored), stored
 t = {x["task"]: x for x in b["tasks"]}
 assert sorted(t) == ["sgemm", "vector_add"], t.keys()
 assert t["vector_add"]["samples"] == 1 and t["vector_add"]["correct"] == 0  # minus.cl comes first

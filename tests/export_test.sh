@@ -54,7 +54,7 @@ HF_HOME=$work/hf HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 "$python" "$src/tests/re
     "$work/task_sft.jsonl:$(n "$work/task_sft.jsonl")" 2>"$work/datasets.err" ||
     { fail "datasets could not load the exports"; tail -5 "$work/datasets.err"; }
 
-# Bad usage: a clear message and exit 2; nothing matched: exit 1; a failed export leaves no file.
+# Bad usage (an unknown run id too): a clear message and exit 2; nothing matched: exit 1; a failed export leaves no file.
 "$temper" export --format jsonl >/dev/null 2>"$work/e1"
 [ $? -eq 2 ] && grep -q "exactly one of --run ID, --task T and --all" "$work/e1" && ok "no selector: exit 2" ||
     fail "no selector: $(cat "$work/e1")"
@@ -63,8 +63,11 @@ HF_HOME=$work/hf HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 "$python" "$src/tests/re
 "$temper" export --format rl --run x1 >/dev/null 2>"$work/e3"
 [ $? -eq 2 ] && grep -q "'x1' is not a run id" "$work/e3" && ok "bad run id: exit 2" || fail "run id: $(cat "$work/e3")"
 "$temper" export --format jsonl --run 9999 -o "$work/none.jsonl" 2>"$work/e4"
-[ $? -eq 1 ] && grep -q "no evaluation of run 9999" "$work/e4" && ok "unknown run: exit 1, says so" ||
-    fail "unknown run: $(cat "$work/e4")"
+[ $? -eq 2 ] && grep -q "no run 9999 in the store" "$work/e4" && [ ! -e "$work/none.jsonl" ] &&
+    ok "unknown run: exit 2 (as bench --run and compare), says so" || fail "unknown run: $(cat "$work/e4")"
+"$temper" export --format jsonl --task mlp_block >/dev/null 2>"$work/e6"
+[ $? -eq 1 ] && grep -q "no evaluation of task 'mlp_block'" "$work/e6" && ok "a task with no evaluation: exit 1, says so" ||
+    fail "task without evaluations: $(cat "$work/e6")"
 "$temper" export --format jsonl --all -o "$work/no/such/dir/x.jsonl" 2>"$work/e5"
 [ $? -eq 2 ] && grep -q "cannot write $work/no/such/dir" "$work/e5" && ok "unwritable -o: exit 2, names the file" ||
     fail "unwritable: $(cat "$work/e5")"

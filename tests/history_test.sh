@@ -4,7 +4,8 @@
 # roofline share, parent and origin the store holds for it, filtered by task, device and limit;
 # compare shows two stored results or files side by side, and --retime evaluates both again,
 # interleaved, recording each re-timing with its parent, and reports the median ratio of the
-# rounds it ran. Bad input gets exit status 2.
+# rounds it ran. Bad input gets exit status 2. On a fresh TEMPER_HOME, history and the other
+# commands that only read the store say there is nothing and make no store.
 # usage: history_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -19,6 +20,28 @@ db=$TEMPER_HOME/temper.db
 command -v python3 >/dev/null || { echo "SKIP: python3 is needed to read the JSON (scripts/install-deps.sh installs it)"; exit 77; }
 sgemm=$src/tasks/L1/sgemm
 sed 's/c\[i\] = a\[i\] + b\[i\];/c[i] = a[i] - b[i];/' "$src/tasks/L1/vector_add/naive.cl" >"$work/minus.cl"
+
+# 0. A fresh TEMPER_HOME: the commands that only read the store say there is nothing (1: nothing
+# found; 2: an id that names nothing) and make no store, nor its folder.
+fresh() { # STATUS PATTERN ARGS...: the exit status and the message
+    local want=$1 pattern=$2
+    shift 2
+    "$temper" "$@" >"$work/fresh.out" 2>"$work/fresh.err"
+    local s=$?
+    [ $s -eq "$want" ] && grep -q -- "$pattern" "$work/fresh.err" && ok "no store yet: $*: exit $want, '$(head -1 "$work/fresh.err")'" ||
+        fail "no store yet: $*: exit $s, '$(cat "$work/fresh.err")'"
+}
+fresh 1 "no history: no store yet at $db" history
+fresh 1 "no store yet" history --json
+[ "$(tr -d ' \n' <"$work/fresh.out")" = "[]" ] && ok "history --json prints [] with no store" || fail "history --json: $(cat "$work/fresh.out")"
+fresh 1 "no store yet" best vector_add
+fresh 1 "no evaluation of task 'vector_add': no store yet" report --task vector_add -o "$work/fresh.html"
+fresh 2 "no store yet" report --run 1 -o "$work/fresh.html"
+fresh 1 "no evaluation: no store yet" export --format jsonl --all
+fresh 2 "no store yet" export --format jsonl --run 1
+fresh 2 "no store yet" bench --show 1
+fresh 2 "no store yet" compare 1 2
+[ ! -e "$TEMPER_HOME" ] && ok "none of them made the store or its folder" || fail "a read-only command made $(ls -d "$TEMPER_HOME"/*)"
 
 # Real evaluations: two timed sgemm kernels and a wrong vector_add, a small tune (operator
 # "tune", a run), and a re-timing of the stored tiled kernel against the naive file.

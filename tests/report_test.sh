@@ -67,7 +67,8 @@ else
     fail "temper bench stored no bench: $(tail -3 "$work/bench.err")"
 fi
 "$temper" report --bench 999 -o "$work/none.html" 2>"$work/e5"
-[ $? -eq 1 ] && [ ! -e "$work/none.html" ] && ok "unknown bench: exit 1, no file" || fail "unknown bench: $(cat "$work/e5")"
+[ $? -eq 2 ] && grep -q "no bench 999" "$work/e5" && [ ! -e "$work/none.html" ] &&
+    ok "unknown bench: exit 2 (an id that names nothing is bad input), no file" || fail "unknown bench: $(cat "$work/e5")"
 
 "$temper" report --bench-json "$src/tests/report/bench_fixture.json" -o "$work/bench.html" 2>"$work/report.err" &&
     ok "report --bench-json" || fail "report --bench-json: $(cat "$work/report.err")"
@@ -78,8 +79,12 @@ fi
 "$temper" report --run "$run" 2>"$work/e1"
 [ $? -eq 2 ] && grep -q "needs -o FILE" "$work/e1" && ok "no -o: exit 2" || fail "no -o: $(cat "$work/e1")"
 "$temper" report --run 999 -o "$work/none.html" 2>"$work/e2"
-[ $? -eq 1 ] && grep -q "no evaluation of run 999" "$work/e2" && [ ! -e "$work/none.html" ] &&
-    ! ls "$work"/none.html.tmp.* >/dev/null 2>&1 && ok "unknown run: exit 1, no file" || fail "unknown run: $(cat "$work/e2")"
+[ $? -eq 2 ] && grep -q "no run 999 in the store" "$work/e2" && [ ! -e "$work/none.html" ] &&
+    ! ls "$work"/none.html.tmp.* >/dev/null 2>&1 && ok "unknown run: exit 2 (as bench --run and compare), no file" ||
+    fail "unknown run: $(cat "$work/e2")"
+"$temper" report --task mlp_block -o "$work/none.html" 2>"$work/e6"
+[ $? -eq 1 ] && grep -q "no evaluation of task 'mlp_block'" "$work/e6" && [ ! -e "$work/none.html" ] &&
+    ok "a task with no evaluation: exit 1 (nothing to report), no file" || fail "task without evaluations: $(cat "$work/e6")"
 "$temper" report --run 1 --task softmax -o "$work/x.html" 2>"$work/e3"
 [ $? -eq 2 ] && grep -q "exactly one of" "$work/e3" && ok "two selectors: exit 2" || fail "two selectors: $(cat "$work/e3")"
 echo '{"id": 1}' >"$work/bad.json"

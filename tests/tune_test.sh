@@ -46,6 +46,16 @@ elif [ "$slower" = "6 0" ]; then
 else
     fail "screened, and faster than a re-timed configuration but not re-timed: '$slower'"
 fi
+# "best found at N" names the evaluation that made the best best: the re-timing of its configuration
+# (numbered as in the progress lines), not its screening point.
+python3 - "$work/tune.json" "$work/tune.err" <<'PY' && ok "best_found_at names the best's re-timing in the progress lines" ||
+import json, re, sys
+s = json.load(open(sys.argv[1]))
+n, config = s["best_found_at"], s["best"]["config"] or "(defaults)"
+lines = [l for l in open(sys.argv[2]) if re.match(r"tune +%d re-time " % n, l)]
+sys.exit(0 if n > s["evaluations"] and len(lines) == 1 and lines[0].split(" re-time ", 1)[1].startswith(config + ":") else 1)
+PY
+    fail "best_found_at $(grep -o '"best_found_at": [0-9]*' "$work/tune.json"): $(grep 're-time' "$work/tune.err")"
 grep -q '"verdict": "correct"' "$work/tune.json" && ok "best is correct" || fail "no correct best in the summary"
 "$temper" eval "$work/best.cl" --no-timing >"$work/eval.out" 2>&1 && ok "the written kernel passes temper eval" ||
     { fail "temper eval of the written kernel"; tail -5 "$work/eval.out"; }

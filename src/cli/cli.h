@@ -46,6 +46,16 @@ int cli_session_open(struct temper_session **s, const char *device, const struct
 int cli_exit_for(int err);
 /* Prints "temper: <msg>" on stderr and returns the exit status for err. */
 int cli_error(int err, const char *msg);
+/* Opens the store ($TEMPER_HOME/temper.db) for a command that only reads it, creating neither it
+ * nor its folder: TEMPER_ENOTFOUND, msg saying "no store yet at PATH", when there is none yet.
+ * Caller closes *store with temper_store_close. */
+int cli_store_open_existing(struct temper_store **store, char *msg, size_t msg_size);
+/* The tail of a command's getopt loop: asked (--help) prints help on stdout and returns CLI_OK;
+ * otherwise (an option getopt refused, which it has said) help goes to stderr and CLI_USAGE is
+ * returned. */
+int cli_help_exit(void (*help)(FILE *out), int asked);
+/* A bad option value or argument: prints "temper: <msg>" on stderr and returns CLI_USAGE. */
+int cli_usage_error(const char *msg);
 /* Reads a store id given to option ("--run"): a positive decimal integer. Returns 0 with *id set,
  * or prints "temper: OPTION: 'TEXT' is not a WHAT (a positive integer)" and returns CLI_USAGE. */
 int cli_parse_id(const char *option, const char *what, const char *text, int64_t *id);

@@ -306,8 +306,8 @@ int cmd_agent(int argc, char **argv)
             bad = temper_parse_i64_option("--replay", optarg, 1, INT64_MAX, &cfg.replay_of, msg, sizeof(msg));
             break;
         case O_INTERACTIVE: cfg.review = review; break;
-        case O_HELP: help(stdout); return CLI_OK;
-        default: help(stderr); return CLI_USAGE;
+        case O_HELP:
+        default: return cli_help_exit(help, c == O_HELP);
         }
     }
     if (bad)

@@ -122,7 +122,7 @@ static int run_compare(const struct bench_args *a)
     struct temper_store *store = NULL;
     json_t *b[2] = {NULL, NULL};
     char msg[2048];
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: the id names nothing (2) */
     for (int i = 0; i < 2 && !err; i++)
         err = temper_store_bench_get(store, a->compare[i], &b[i], msg, sizeof(msg));
     temper_store_close(store);
@@ -148,7 +148,7 @@ static int run_show(const struct bench_args *a)
     struct temper_store *store = NULL;
     json_t *bench = NULL;
     char msg[2048];
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: the id names nothing (2) */
     if (!err)
         err = temper_store_bench_get(store, a->show, &bench, msg, sizeof(msg));
     temper_store_close(store);
@@ -176,7 +176,7 @@ static int run_stored(const struct bench_args *a)
     struct temper_store *store = NULL;
     json_t *results = NULL;
     char msg[2048];
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: the id names nothing (2) */
     if (!err)
         err = temper_store_run_evaluations(store, a->run, &results, msg, sizeof(msg));
     temper_store_close(store);
@@ -367,9 +367,13 @@ static int plan_from(struct bench_plan *p, const struct bench_args *a, json_t *m
     const char *root = temper_tasks_root(a->tasks_dir);
     int want = suite_level(a->level), status = 0, folders = 0;
     char msg[2048];
+    /* DIR without its trailing slashes, so that the paths stored ("DIR/task/file.cl") have one ("/" is "") */
+    int from_len = (int)strlen(a->from);
+    while (from_len > 0 && a->from[from_len - 1] == '/')
+        from_len--;
     for (int i = 0; i < n && !status; i++) {
         char folder[PATH_MAX];
-        if (snprintf(folder, sizeof(folder), "%s/%s", a->from, names[i]->d_name) >= (int)sizeof(folder))
+        if (snprintf(folder, sizeof(folder), "%.*s/%s", from_len, a->from, names[i]->d_name) >= (int)sizeof(folder))
             continue; /* too long to be a task folder */
         if (stat(folder, &st) || !S_ISDIR(st.st_mode))
             continue; /* files beside the task folders (a README, logs) are not samples */
@@ -614,16 +618,11 @@ int cmd_bench(int argc, char **argv)
             a.json = 1;
             break;
         case 'h':
-            help(stdout);
-            return CLI_OK;
         default:
-            help(stderr);
-            return CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
-        if (bad) {
-            fprintf(stderr, "temper: %s\n", optmsg);
-            return CLI_USAGE;
-        }
+        if (bad)
+            return cli_usage_error(optmsg);
     }
     int modes = !!a.from + !!a.run + compare + !!a.show;
     if (modes != 1) {
@@ -638,10 +637,8 @@ int cmd_bench(int argc, char **argv)
         }
         for (int i = 0; i < 2; i++)
             if (temper_parse_i64_option("--compare", argv[optind + i], 1, INT64_MAX, &a.compare[i], optmsg,
-                                        sizeof(optmsg))) {
-                fprintf(stderr, "temper: %s\n", optmsg);
-                return CLI_USAGE;
-            }
+                                        sizeof(optmsg)))
+                return cli_usage_error(optmsg);
         return run_compare(&a);
     }
     if (optind != argc) {

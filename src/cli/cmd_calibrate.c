@@ -27,13 +27,8 @@ int cmd_calibrate(int argc, char **argv)
             device = optarg;
         else if (c == 'j')
             json = 1;
-        else if (c == 'h') {
-            help(stdout);
-            return CLI_OK;
-        } else {
-            help(stderr);
-            return CLI_USAGE;
-        }
+        else
+            return cli_help_exit(help, c == 'h');
     }
     char msg[2048];
     struct temper_session *session = NULL;

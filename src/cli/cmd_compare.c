@@ -102,7 +102,7 @@ static int resolve(struct side *s, struct temper_store **store, char *msg, size_
     if (temper_parse_i64_option("compare", s->arg, 1, INT64_MAX, &id, msg, msg_size))
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "compare: '%s' is neither a file nor a stored evaluation's id",
                            s->arg);
-    int err = *store ? 0 : temper_store_open(NULL, store, msg, msg_size);
+    int err = *store ? 0 : cli_store_open_existing(store, msg, msg_size); /* none yet: the id names nothing */
     if (!err)
         err = temper_store_evaluation(*store, id, &s->stored, &s->source, msg, msg_size);
     if (err == TEMPER_ENOTFOUND)
@@ -301,14 +301,10 @@ int cmd_compare(int argc, char **argv)
             tasks_dir = optarg;
         else if (c == 'j')
             json = 1;
-        else {
-            help(c == 'h' ? stdout : stderr);
-            return c == 'h' ? CLI_OK : CLI_USAGE;
-        }
-        if (bad) {
-            fprintf(stderr, "temper: %s\n", msg);
-            return CLI_USAGE;
-        }
+        else
+            return cli_help_exit(help, c == 'h');
+        if (bad)
+            return cli_usage_error(msg);
     }
     if (argc - optind != 2) {
         fprintf(stderr, "usage: temper compare X Y [--retime] [--rounds N] [--device D] [--json]\n");

@@ -24,13 +24,8 @@ int cmd_devices(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'j')
             json = 1;
-        else if (c == 'h') {
-            help(stdout);
-            return CLI_OK;
-        } else {
-            help(stderr);
-            return CLI_USAGE;
-        }
+        else
+            return cli_help_exit(help, c == 'h');
     }
     struct temper_worker *w;
     char msg[2048];

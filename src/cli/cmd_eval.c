@@ -197,16 +197,11 @@ int cmd_eval(int argc, char **argv)
             req.keep_going = 1;
             break;
         case 'h':
-            help(stdout);
-            return CLI_OK;
         default:
-            help(stderr);
-            return CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
-        if (bad) {
-            fprintf(stderr, "temper: %s\n", optmsg);
-            return CLI_USAGE;
-        }
+        if (bad)
+            return cli_usage_error(optmsg);
     }
     if (optind >= argc) {
         help(stderr);

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "temper/error.h"
 #include "temper/report.h"
+#include "temper/store_export.h"
 #include "temper/task.h"
 
 static const char usage_line[] = "usage: temper export --format jsonl|sft|rl (--run ID | --task T | --all) [-o FILE]\n";
@@ -32,8 +33,8 @@ static void help(FILE *out)
             "  --all          every evaluation in the store\n"
             "  -o, --out FILE write there (replaced only when the export succeeds); default: standard output\n"
             "  --tasks DIR    where task folders are looked up (for their specifications)\n\n"
-            "exit status: 0 written, 1 no evaluation matched, 2 bad usage or an unwritable file, 4 the store\n"
-            "failed\n");
+            "exit status: 0 written, 1 no evaluation matched, 2 bad usage, a run id that names no run or an\n"
+            "unwritable file, 4 the store failed\n");
 }
 
 int cmd_export(int argc, char **argv)
@@ -99,9 +100,23 @@ int cmd_export(int argc, char **argv)
     }
     char msg[2048];
     struct temper_store *store = NULL;
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg));
+    if (err == TEMPER_ENOTFOUND && !filter.run_id) { /* no store yet: no evaluation matched (none made) */
+        fprintf(stderr, "temper: no evaluation%s%s%s: %s\n", filter.task ? " of task '" : "",
+                filter.task ? filter.task : "", filter.task ? "'" : "", msg);
+        return CLI_NOT_OK;
+    }
     if (err)
-        return cli_error(err, msg);
+        return cli_error(err, msg); /* a run id names nothing: bad input (2) */
+    if (filter.run_id) {
+        json_t *run = NULL;
+        err = temper_store_run_get(store, filter.run_id, &run, msg, sizeof(msg));
+        json_decref(run);
+        if (err) {
+            temper_store_close(store);
+            return cli_error(err, msg); /* an id that names no run is bad input (2) */
+        }
+    }
     /* A file is written beside its final name and renamed into place once whole. */
     char tmp[4096];
     FILE *out = stdout;

@@ -20,7 +20,8 @@ static void help(FILE *out)
             "                        backend (cuda, opencl)\n"
             "  --limit N             the newest N rows (default 30; 0: all)\n"
             "  --json                print one JSON array (docs/bench.md lists the fields)\n\n"
-            "exit status: 0 rows listed, 1 nothing in the store matches, 2 bad usage, 4 the store failed\n");
+            "exit status: 0 rows listed, 1 nothing in the store matches (or no store yet: none is made), 2 bad\n"
+            "usage, 4 the store failed\n");
 }
 
 /* A number with a format, or "-" in its width. */
@@ -91,15 +92,12 @@ int cmd_history(int argc, char **argv)
         if (c == 'd') {
             device = optarg;
         } else if (c == 'n') {
-            if (temper_parse_int_option("--limit", optarg, 0, 1000000000, &limit, msg, sizeof(msg))) {
-                fprintf(stderr, "temper: %s\n", msg);
-                return CLI_USAGE;
-            }
+            if (temper_parse_int_option("--limit", optarg, 0, 1000000000, &limit, msg, sizeof(msg)))
+                return cli_usage_error(msg);
         } else if (c == 'j') {
             json = 1;
         } else {
-            help(c == 'h' ? stdout : stderr);
-            return c == 'h' ? CLI_OK : CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
     }
     if (argc - optind > 1) {
@@ -109,10 +107,13 @@ int cmd_history(int argc, char **argv)
     const char *task = optind < argc ? argv[optind] : NULL;
     struct temper_store *store = NULL;
     json_t *rows = NULL;
-    int err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    int err = cli_store_open_existing(&store, msg, sizeof(msg));
+    int no_store = err == TEMPER_ENOTFOUND; /* nothing stored yet: no history, and no store made for it */
     if (!err)
         err = temper_store_history(store, task, device, limit, &rows, msg, sizeof(msg));
     temper_store_close(store);
+    if (no_store && (rows = json_array()))
+        err = 0;
     if (err)
         return cli_error(err, msg);
     if (json) {
@@ -127,6 +128,10 @@ int cmd_history(int argc, char **argv)
     }
     int found = json_array_size(rows) > 0;
     json_decref(rows);
+    if (!found && no_store) {
+        fprintf(stderr, "temper: no history: %s\n", msg);
+        return CLI_NOT_OK;
+    }
     if (!found) {
         fprintf(stderr, "temper: nothing in the store%s%s%s%s\n", task ? " for task " : "", task ? task : "",
                 device ? " on " : "", device ? device : "");

@@ -54,8 +54,8 @@ int cmd_knowledge(int argc, char **argv)
         case O_NOSTORE: kc.store_path = ""; break;
         case O_JSON: json = 1; break;
         case O_PROMPT: prompt = 1; break;
-        case O_HELP: help(stdout); return CLI_OK;
-        default: help(stderr); return CLI_USAGE;
+        case O_HELP:
+        default: return cli_help_exit(help, c == O_HELP);
         }
     }
     if (optind + 1 >= argc || strcmp(argv[optind], "search")) {

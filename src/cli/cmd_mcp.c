@@ -61,11 +61,8 @@ int cmd_mcp(int argc, char **argv)
             config.tasks_dir = optarg;
             break;
         case 'h':
-            help(stdout);
-            return CLI_OK;
         default:
-            help(stderr);
-            return CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
     }
     if (optind != argc) {

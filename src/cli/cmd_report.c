@@ -11,6 +11,7 @@
 #include "temper/error.h"
 #include "temper/report.h"
 #include "temper/store.h"
+#include "temper/store_export.h"
 #include "temper/task.h"
 #include "temper/util.h"
 
@@ -33,8 +34,8 @@ static void help(FILE *out)
             "  -o, --out FILE    the HTML file (required; replaced only when the report is complete)\n"
             "  --title TEXT      the page's title\n"
             "  --tasks DIR       where task folders are looked up (the baseline's source)\n\n"
-            "exit status: 0 written, 1 nothing to report (no such run or task in the store), 2 bad usage\n"
-            "or an unwritable file, 4 the store failed\n");
+            "exit status: 0 written, 1 nothing to report (no evaluation of the run or task in the store),\n"
+            "2 bad usage, a run or bench id that names none, or an unwritable file, 4 the store failed\n");
 }
 
 int cmd_report(int argc, char **argv)
@@ -121,15 +122,23 @@ int cmd_report(int argc, char **argv)
             json_decref(bench);
             return CLI_USAGE;
         }
-    } else if ((err = temper_store_open(NULL, &store, msg, sizeof(msg)))) {
-        return cli_error(err, msg);
-    } else if (bench_id && (err = temper_store_bench_get(store, bench_id, &bench, msg, sizeof(msg)))) {
-        temper_store_close(store);
-        if (err == TEMPER_ENOTFOUND) {
-            fprintf(stderr, "temper: %s\n", msg);
+    } else if ((err = cli_store_open_existing(&store, msg, sizeof(msg)))) {
+        if (err == TEMPER_ENOTFOUND && req.task) { /* no store yet: no evaluation of the task (none made) */
+            fprintf(stderr, "temper: no evaluation of task '%s': %s\n", req.task, msg);
             return CLI_NOT_OK;
         }
-        return cli_error(err, msg);
+        return cli_error(err, msg); /* a run or bench id names nothing: bad input (2) */
+    } else if (bench_id && (err = temper_store_bench_get(store, bench_id, &bench, msg, sizeof(msg)))) {
+        temper_store_close(store);
+        return cli_error(err, msg); /* an id that names no bench is bad input (2) */
+    } else if (req.run_id) {
+        json_t *run = NULL;
+        err = temper_store_run_get(store, req.run_id, &run, msg, sizeof(msg));
+        json_decref(run);
+        if (err) {
+            temper_store_close(store);
+            return cli_error(err, msg); /* an id that names no run is bad input (2) */
+        }
     }
     /* Written beside its final name and renamed into place once whole. */
     char tmp[4096];

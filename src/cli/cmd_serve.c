@@ -169,13 +169,11 @@ int cmd_serve(int argc, char **argv)
                                              sizeof(optmsg));
             break;
         case 'M': bad = temper_parse_i64_option("--mem-limit-mb", optarg, 64, 1 << 30, &mem_mb, optmsg, sizeof(optmsg)); break;
-        case 'h': help(stdout); return CLI_OK;
-        default: help(stderr); return CLI_USAGE;
+        case 'h':
+        default: return cli_help_exit(help, c == 'h');
         }
-        if (bad) {
-            fprintf(stderr, "temper: %s\n", optmsg);
-            return CLI_USAGE;
-        }
+        if (bad)
+            return cli_usage_error(optmsg);
     }
     if (optind < argc) {
         fprintf(stderr, "temper: serve: unexpected argument '%s'\n", argv[optind]);

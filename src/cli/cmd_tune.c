@@ -84,9 +84,11 @@ static void print_summary(json_t *s)
     if (json_integer_value(json_object_get(s, "same_code")))
         printf(", %lld with the code of an earlier one, not run again",
                (long long)json_integer_value(json_object_get(s, "same_code")));
-    printf(") in %.1f s; best found at %lld, within 5%% of it at %lld",
-           json_number_value(json_object_get(s, "seconds")),
-           (long long)json_integer_value(json_object_get(s, "best_found_at")),
+    /* best_found_at: the evaluation that made the best best, as numbered in the progress lines; past
+     * the screening evaluations, the re-timing that won */
+    long long found_at = (long long)json_integer_value(json_object_get(s, "best_found_at"));
+    printf(") in %.1f s; best found at %lld%s, within 5%% of it at %lld", json_number_value(json_object_get(s, "seconds")),
+           found_at, found_at > evaluations ? " (its re-timing)" : "",
            (long long)json_integer_value(json_object_get(s, "within_5pct_at")));
     const char *v;
     json_t *n;
@@ -249,16 +251,11 @@ int cmd_tune(int argc, char **argv)
             json = 1;
             break;
         case 'h':
-            help(stdout);
-            return CLI_OK;
         default:
-            help(stderr);
-            return CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
-        if (bad) {
-            fprintf(stderr, "temper: %s\n", optmsg);
-            return CLI_USAGE;
-        }
+        if (bad)
+            return cli_usage_error(optmsg);
     }
     if (optind + 1 != argc) {
         help(stderr);
@@ -398,7 +395,7 @@ int cmd_best(int argc, char **argv)
     struct temper_store *store = NULL;
     char *source = NULL;
     json_t *r = NULL;
-    err = temper_store_open(NULL, &store, msg, sizeof(msg));
+    err = cli_store_open_existing(&store, msg, sizeof(msg)); /* none yet: nothing found (1), none made */
     if (!err)
         err = temper_store_best(store, argv[optind], task_hash, device ? device_key : NULL, &r, &source, msg,
                                 sizeof(msg));

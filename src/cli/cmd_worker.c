@@ -130,11 +130,8 @@ int cmd_worker(int argc, char **argv)
             no_store = 1;
             break;
         case 'h':
-            help(stdout);
-            return CLI_OK;
         default:
-            help(stderr);
-            return CLI_USAGE;
+            return cli_help_exit(help, c == 'h');
         }
     }
     if (optind < argc || !url) {

@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "temper/error.h"
+#include "temper/util.h"
 
 /* A command: its name, entry point and one line for the overview. */
 static const struct {
@@ -54,6 +56,18 @@ int cli_error(int err, const char *msg)
     return cli_exit_for(err);
 }
 
+int cli_help_exit(void (*help)(FILE *out), int asked)
+{
+    help(asked ? stdout : stderr);
+    return asked ? CLI_OK : CLI_USAGE;
+}
+
+int cli_usage_error(const char *msg)
+{
+    fprintf(stderr, "temper: %s\n", msg);
+    return CLI_USAGE;
+}
+
 int cli_parse_id(const char *option, const char *what, const char *text, int64_t *id)
 {
     char *end;
@@ -65,6 +79,18 @@ int cli_parse_id(const char *option, const char *what, const char *text, int64_t
     }
     *id = v;
     return 0;
+}
+
+int cli_store_open_existing(struct temper_store **store, char *msg, size_t msg_size)
+{
+    char home[4096], path[4200];
+    struct stat st;
+    *store = NULL;
+    snprintf(path, sizeof(path), "%s/temper.db", temper_home_dir(home, sizeof(home)));
+    if (stat(path, &st) && errno == ENOENT)
+        return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
+                           "no store yet at %s (nothing has been stored with this TEMPER_HOME)", path);
+    return temper_store_open(path, store, msg, msg_size);
 }
 
 int main(int argc, char **argv)

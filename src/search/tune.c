@@ -50,10 +50,11 @@ struct temper_tune {
     json_t *points;                        /* every scored point: {config, score, result} */
     json_t *retimed;                       /* re-timing results, in the order of top */
     struct temper_config top[TEMPER_TUNE_MAX_BATCH]; /* the points re-timed */
+    int retimed_at[TEMPER_TUNE_MAX_BATCH]; /* the event index of each one's re-timing, 0 until it came */
     int ntop;                              /* how many */
     double best;                           /* best screening score so far */
     double best_share;                     /* its share of the roofline, 0 if unknown */
-    int best_at;                           /* evaluation that found it */
+    int best_at;                           /* screening evaluation that found it */
     double start_s;                        /* when the run began */
 };
 
@@ -306,14 +307,15 @@ void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *
     ev->retime = p->retime;
     if (p->retime) {
         /* Re-timings go in the order of top, whatever order they come back in. */
+        t->retimings++;
+        ev->index = t->evaluations + t->retimings;
         for (int k = 0; k < t->ntop; k++)
             if (temper_config_equal(&t->space, &t->top[k], &p->c)) {
                 while ((int)json_array_size(t->retimed) <= k)
                     json_array_append_new(t->retimed, json_null());
                 json_array_set(t->retimed, (size_t)k, result);
+                t->retimed_at[k] = ev->index;
             }
-        t->retimings++;
-        ev->index = t->evaluations + t->retimings;
         ev->best_ms = t->best;
         return;
     }
@@ -358,8 +360,9 @@ static json_t *best_entry(struct temper_tune *t, const struct temper_config *c, 
 
 json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
 {
-    /* Convergence: when the best point was first seen, and when the search came within 5 % of
-     * the final screening best. */
+    /* Convergence: the evaluation that made the best best (its screening point here; the
+     * re-timing that won, below, once there is one), and when the search came within 5 % of the
+     * final screening best. */
     int within5 = 0;
     for (size_t i = 0; i < json_array_size(t->history); i++) {
         json_t *h = json_array_get(t->history, i);
@@ -395,6 +398,7 @@ json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
             for (int d = 0; d < t->space.ndims; d++)
                 c.v[d] = (int)json_integer_value(json_array_get(json_object_get(best, "v"), (size_t)d));
             json_object_set_new(s, "best", best_entry(t, &c, json_object_get(best, "result")));
+            json_object_set(s, "best_found_at", json_object_get(best, "index")); /* the point it names */
         }
         return s;
     }
@@ -407,8 +411,11 @@ json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
             best_i = (int)i;
         }
     }
-    if (best_i >= 0 && best_i < t->ntop)
+    if (best_i >= 0 && best_i < t->ntop) {
         json_object_set_new(s, "best", best_entry(t, &t->top[best_i], json_array_get(t->retimed, (size_t)best_i)));
+        /* The best is its re-timing: the evaluation that counts for it (temper_store_best's, too). */
+        json_object_set_new(s, "best_found_at", json_integer(t->retimed_at[best_i]));
+    }
     json_object_set(s, "retimed", t->retimed);
     return s;
 }

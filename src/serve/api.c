@@ -264,6 +264,10 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
     }
     temper_candidate_free(cand);
     free(cand);
+    /* The queued item names the candidate's task, so that an engine that must give the job a
+     * result itself (a dead letter) gives it one for its task. */
+    if (task_name[0] && !task && json_object_set_new(item, "task", json_string(task_name)))
+        return server_error(r, 503, "unavailable", "out of memory"), 1;
     normalize_int(item, "parent");
     normalize_int(opts, "seed");
     const char *k;

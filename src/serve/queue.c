@@ -94,14 +94,15 @@ void temper_job_cache_key(const char *content_key, const char *device_key, char 
     free(text);
 }
 
-json_t *temper_job_dead_result(const char *id, int deliveries, int max_deliveries)
+json_t *temper_job_dead_result(const char *id, const json_t *item, int deliveries, int max_deliveries)
 {
+    const char *task = json_string_value(json_object_get(item, "task"));
     char text[512];
     snprintf(text, sizeof(text),
              "job %.128s was handed to a worker %d times (the limit is %d) and each time the worker stopped before "
              "recording a result: the kernel kills its worker, so it is not run again (dead letters)",
              id, deliveries, max_deliveries);
-    json_t *o = json_pack("{s:s, s:s, s:s}", "verdict", "runtime_error", "message", text, "task", "");
+    json_t *o = json_pack("{s:s, s:s, s:s}", "verdict", "runtime_error", "message", text, "task", task ? task : "");
     json_t *norm = o ? temper_result_normalize(o, NULL, 0) : NULL;
     json_decref(o);
     return norm;

@@ -44,7 +44,8 @@ struct temper_job {
     char batch[129];       /* the batch it was submitted in; "" for none */
     char cache_key[65];    /* content key without the device (temper_job_content_key); "" for none */
     json_t *item;          /* the request item as the API validated it: source, lang, task?, knobs?,
-                            * options?, parent?, origin? (owned by the job) */
+                            * options?, parent?, origin?; task is the candidate's own when its
+                            * `@temper task` line parses (owned by the job) */
     int64_t submitted_us;  /* when it was submitted (CLOCK_REALTIME, microseconds) */
     int deliveries;        /* times handed to a consumer so far, this hand-over included (take) */
     json_t *result;        /* submit only: a result known already (a cache hit at submission); the
@@ -143,10 +144,12 @@ int temper_queue_open_redis(const char *url, const struct temper_queue_config *c
                             char *msg, size_t msg_size);
 
 /* The result a job gets when it goes to the dead letters: a runtime_error record in the one form
- * of a result (temper_result_normalize), saying the job was handed to a worker `deliveries` times
- * (the limit is max_deliveries) and each time the worker died before recording its outcome.
- * Caller decrefs; NULL when out of memory. */
-json_t *temper_job_dead_result(const char *id, int deliveries, int max_deliveries);
+ * of a result (temper_result_normalize) for the job's task (its item's "task", which the API sets
+ * from the candidate's `@temper task` line; "" when the item has none; item borrowed, may be
+ * NULL), saying the job was handed to a worker `deliveries` times (the limit is max_deliveries)
+ * and each time the worker died before recording its outcome. Caller decrefs; NULL when out of
+ * memory. */
+json_t *temper_job_dead_result(const char *id, const json_t *item, int deliveries, int max_deliveries);
 
 /* The content key of an item without the device: a hash (hex) of the task's content hash, the
  * source, the knobs (sorted), the options and temper's version. */

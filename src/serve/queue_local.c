@@ -213,11 +213,12 @@ static int load_job(struct local_queue *lq, int64_t rowid, struct temper_job **j
     return err;
 }
 
-/* Puts a job handed over too often on the dead letters, with its runtime_error result. */
-static int dead_letter(struct local_queue *lq, int64_t rowid, const char *id, int deliveries, char *msg,
-                       size_t msg_size)
+/* Puts a job handed over too often on the dead letters, with its runtime_error result for the task
+ * its item (borrowed; NULL: none) names. */
+static int dead_letter(struct local_queue *lq, int64_t rowid, const char *id, const json_t *item, int deliveries,
+                       char *msg, size_t msg_size)
 {
-    json_t *r = temper_job_dead_result(id, deliveries, lq->base.config.max_deliveries);
+    json_t *r = temper_job_dead_result(id, item, deliveries, lq->base.config.max_deliveries);
     char *rt = r ? json_dumps(r, JSON_COMPACT) : NULL;
     json_decref(r);
     if (!rt)
@@ -244,7 +245,7 @@ static int take_once(struct local_queue *lq, const char *consumer, int64_t *rowi
     int64_t now = now_us();
     for (;;) { /* claims first; a claim over max_deliveries is dead-lettered and the next looked at */
         sqlite3_stmt *st = prep(lq,
-                                "SELECT rowid, id, deliveries FROM serve_jobs WHERE state = 'running' AND "
+                                "SELECT rowid, id, deliveries, item FROM serve_jobs WHERE state = 'running' AND "
                                 "consumer IS NOT ?1 AND (taken_us < ?2 OR consumer NOT IN (SELECT consumer FROM "
                                 "serve_workers WHERE seen_us >= ?3)) ORDER BY rowid LIMIT 1",
                                 msg, msg_size);
@@ -264,13 +265,17 @@ static int take_once(struct local_queue *lq, const char *consumer, int64_t *rowi
         char id[129];
         snprintf(id, sizeof(id), "%s", (const char *)sqlite3_column_text(st, 1));
         int deliveries = sqlite3_column_int(st, 2);
-        sqlite3_finalize(st);
         if (deliveries >= lq->base.config.max_deliveries) {
-            int err = dead_letter(lq, r, id, deliveries, msg, msg_size);
+            const char *text = (const char *)sqlite3_column_text(st, 3);
+            json_t *item = text ? json_loads(text, 0, NULL) : NULL; /* not JSON: a result without its task */
+            sqlite3_finalize(st);
+            int err = dead_letter(lq, r, id, item, deliveries, msg, msg_size);
+            json_decref(item);
             if (err)
                 return err;
             continue;
         }
+        sqlite3_finalize(st);
         *rowid = r;
         int err = counter_add(lq, "redeliveries", 1, msg, msg_size);
         if (err)

@@ -137,7 +137,17 @@ static int hand_over(struct redis_queue *q, redisContext *c, const char *consume
     if (deliveries > q->base.config.max_deliveries) {
         /* This claim is not a hand-over: the job was handed over deliveries - 1 times. */
         deliveries--;
-        json_t *res = temper_job_dead_result(id, deliveries, q->base.config.max_deliveries);
+        /* One more read, on this rare path: the item names the job's task, for its result. */
+        char jk[200];
+        key(q, jk, sizeof(jk), "job", id);
+        const char *h[] = {"HGET", jk, "item"};
+        redisReply *ir = redis_command(c, 3, h, NULL, msg, msg_size);
+        if (!ir)
+            return TEMPER_EIO;
+        json_t *item = ir->type == REDIS_REPLY_STRING ? json_loads(ir->str, 0, NULL) : NULL; /* none: no task */
+        freeReplyObject(ir);
+        json_t *res = temper_job_dead_result(id, item, deliveries, q->base.config.max_deliveries);
+        json_decref(item);
         char *text = res ? json_dumps(res, JSON_COMPACT) : NULL;
         json_decref(res);
         if (!text)

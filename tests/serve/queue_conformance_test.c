@@ -417,6 +417,7 @@ static void test_dead_letter(void **state)
     assert_non_null(res);
     assert_string_equal(json_string_value(json_object_get(res, "verdict")), "runtime_error");
     assert_non_null(strstr(json_string_value(json_object_get(res, "message")), "2 times")); /* says why */
+    assert_string_equal(json_string_value(json_object_get(res, "task")), "vector_add"); /* the item's task */
     char msg[512] = "";
     if (temper_result_validate(res, msg, sizeof(msg)))
         fail_msg("the dead letter's result is not in the one form: %s", msg);
@@ -429,6 +430,7 @@ static void test_dead_letter(void **state)
     assert_string_equal(json_string_value(json_object_get(d, "id")), "killer");
     assert_int_equal(json_integer_value(json_object_get(d, "deliveries")), 2);
     assert_string_equal(json_string_value(json_object_get(json_object_get(d, "result"), "verdict")), "runtime_error");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(d, "result"), "task")), "vector_add");
     json_decref(dead);
     struct temper_queue_stats st = stats(q);
     assert_int_equal(st.dead_letters, 1);

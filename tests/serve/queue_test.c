@@ -52,7 +52,7 @@ static int put(struct temper_queue *q, const char *id, const char *source, const
     struct temper_job job = {0};
     snprintf(job.id, sizeof(job.id), "%s", id);
     snprintf(job.batch, sizeof(job.batch), "%s", batch ? batch : "");
-    job.item = json_pack("{s:s, s:s}", "source", source, "lang", "opencl");
+    job.item = json_pack("{s:s, s:s, s:s}", "source", source, "lang", "opencl", "task", "vector_add");
     job.submitted_us = now_us();
     char msg[512];
     int ex = 0, err = q->ops->submit(q, &job, &ex, msg, sizeof(msg));
@@ -203,11 +203,14 @@ static void test_claim_and_dead_letter(void **state)
     assert_int_equal(q->ops->get(q, "k", 0, &v, msg, sizeof(msg)), 0);
     assert_string_equal(json_string_value(json_object_get(v, "status")), "done");
     assert_string_equal(json_string_value(json_object_get(json_object_get(v, "result"), "verdict")), "runtime_error");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(v, "result"), "task")), "vector_add");
     json_decref(v);
     json_t *dl = NULL;
     assert_int_equal(q->ops->dead_letters(q, &dl, msg, sizeof(msg)), 0);
     assert_int_equal(json_array_size(dl), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(dl, 0), "id")), "k");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(dl, 0), "result"), "task")),
+                        "vector_add");
     json_decref(dl);
     assert_int_equal(q->ops->stats(q, &st, msg, sizeof(msg)), 0);
     assert_int_equal(st.dead_letters, 1);

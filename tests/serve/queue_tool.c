@@ -2,7 +2,8 @@
  * (redis_workers_test.sh): it submits jobs and reads their views, the dead letters and the counts,
  * through the same engine the server uses, so that real `temper worker` processes can be tested
  * against a real Redis without the HTTP front end.
- *   queue_tool URL submit ID FILE LANG [BATCH]   (correctness only: options {"timing": false})
+ *   queue_tool URL submit ID FILE LANG [BATCH]   (correctness only: options {"timing": false}; the
+ *                                                item names the candidate's task, as the API's does)
  *   queue_tool URL get ID [WAIT_MS]              (the view, one JSON line; exit 1 if unknown)
  *   queue_tool URL wait WAIT_S ID...             (each view once all are finished; exit 1 if not)
  *   queue_tool URL dead | stats | workers        (one JSON line) */
@@ -13,6 +14,7 @@
 
 #include "serve/queue.h"
 #include "temper/error.h"
+#include "temper/kernel.h"
 
 static char *read_file(const char *path)
 {
@@ -87,6 +89,12 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_REALTIME, &ts);
         j.submitted_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
         j.item = json_pack("{s:s, s:s, s:{s:b}}", "source", src, "lang", argv[5], "options", "timing", 0);
+        struct temper_candidate *cand = calloc(1, sizeof(*cand));
+        if (cand && j.item && !temper_candidate_parse_lang(NULL, argv[5], src, strlen(src), cand, msg, sizeof(msg)))
+            json_object_set_new(j.item, "task", json_string(cand->task));
+        if (cand)
+            temper_candidate_free(cand);
+        free(cand);
         int existing = 0;
         err = q->ops->submit(q, &j, &existing, msg, sizeof(msg));
         json_decref(j.item);

@@ -186,8 +186,9 @@ field 'v["result"]["message"]' <"$work/x1.json" | grep -q "dead letters" && ok "
 [ "$(tail -1 "$work/dead.json" | field 'v["result"]["verdict"]')" = correct ] && ok "the other job still gets its verdict" ||
     fail "x2: $(tail -1 "$work/dead.json")"
 dead=$(q dead)
-[ "$(echo "$dead" | field '[(d["id"], d["deliveries"], d["result"]["verdict"]) for d in v]')" = "[('x1', 2, 'runtime_error')]" ] &&
-    ok "the dead letters hold x1, handed over twice" || fail "dead letters: $dead"
+[ "$(echo "$dead" | field '[(d["id"], d["deliveries"], d["result"]["verdict"], d["result"]["task"]) for d in v]')" = \
+    "[('x1', 2, 'runtime_error', 'serve_add')]" ] &&
+    ok "the dead letters hold x1, handed over twice, with its task" || fail "dead letters: $dead"
 deaths=$(cat "$work"/s1.log "$work"/s2.log | grep -c "TEMPER_TEST_WORKER_DIE_ON: killing itself with job x1")
 [ "$deaths" = 2 ] && ok "x1 killed a worker twice, then was not handed over again" || fail "x1 killed $deaths workers"
 

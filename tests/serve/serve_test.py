@@ -181,7 +181,10 @@ def main():
     s.stop(signal.SIGKILL)
     db = sqlite3.connect(os.path.join(WORK, "store.db"))
     left = dict(db.execute("SELECT state, count(*) FROM serve_jobs WHERE batch = 'killed' GROUP BY state").fetchall())
+    queued = db.execute("SELECT item FROM serve_jobs WHERE id = 'k0'").fetchone()
     db.close()
+    check(queued and json.loads(queued[0]).get("task") == "vector_add",
+          "the queued item names the candidate's task (for a dead letter's result)", queued)
     print("     at the kill: %s" % left)
     s = Server("--max-source-bytes", "100000", "--max-body-bytes", "300000", "--max-items", "50")
     st, v, _ = s.call("GET", "/v1/evaluations/f3")

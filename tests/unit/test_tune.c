@@ -123,6 +123,50 @@ static void test_screening_then_retiming(void **state)
     temper_tune_free(t);
 }
 
+/* "best_found_at" names the evaluation that made the best best: the re-timing of the configuration
+ * that won the re-timings (the evaluation temper_store_best counts for it), not a screening point,
+ * even when the screening's fastest point lost in its re-timing. */
+static void test_best_found_at_names_the_winning_retiming(void **state)
+{
+    (void)state;
+    struct temper_tune *t = start(5, 2);
+    struct temper_tune_point *pts = calloc(TEMPER_TUNE_MAX_BATCH, sizeof(*pts));
+    assert_non_null(pts);
+    double screen_best = INFINITY;
+    char screen_best_config[512] = "", winner[512] = "";
+    int n, screen_best_at = 0, winner_at = 0;
+    while ((n = temper_tune_propose(t, pts, TEMPER_TUNE_MAX_BATCH)) > 0) {
+        for (int i = 0; i < n; i++) {
+            json_t *r = result_for(&pts[i], 0);
+            /* re-timed, the screening's fastest point is slow and the other fast */
+            if (pts[i].retime)
+                json_real_set(json_object_get(json_array_get(json_object_get(r, "timings"), 0), "median_ms"),
+                              strcmp(pts[i].config, screen_best_config) ? 1.0 : 1000.0);
+            struct temper_tune_event ev;
+            temper_tune_observe(t, &pts[i], r, 0, &ev);
+            if (!pts[i].retime && ev.time_ms < screen_best) {
+                screen_best = ev.time_ms;
+                screen_best_at = ev.index;
+                snprintf(screen_best_config, sizeof(screen_best_config), "%s", pts[i].config);
+            } else if (pts[i].retime && strcmp(pts[i].config, screen_best_config)) {
+                winner_at = ev.index;
+                snprintf(winner, sizeof(winner), "%s", pts[i].config);
+            }
+            json_decref(r);
+        }
+    }
+    assert_true(screen_best_at >= 1 && screen_best_at <= 5);
+    assert_true(winner_at > 5); /* a re-timing, after the 5 screening points */
+    json_t *s = temper_tune_summary(t, 0);
+    json_t *b = json_object_get(s, "best");
+    assert_non_null(b);
+    assert_true(json_number_value(json_object_get(json_object_get(b, "timing"), "median_ms")) == 1.0);
+    assert_int_equal(json_integer_value(json_object_get(s, "best_found_at")), winner_at);
+    json_decref(s);
+    free(pts);
+    temper_tune_free(t);
+}
+
 static void test_same_code_is_not_counted(void **state)
 {
     (void)state;
@@ -158,14 +202,18 @@ static void test_stopped_tune_reports_its_best_screening_point(void **state)
     int n = temper_tune_propose(t, pts, 2);
     assert_int_equal(n, 2);
     double best = INFINITY;
+    int best_at = 0;
     for (int i = 0; i < n; i++) {
         json_t *r = result_for(&pts[i], 0);
         struct temper_tune_event ev;
         temper_tune_observe(t, &pts[i], r, 0, &ev);
+        if (ev.time_ms < best)
+            best_at = ev.index;
         best = fmin(best, ev.time_ms);
         json_decref(r);
     }
     json_t *s = temper_tune_summary(t, 1);
+    assert_int_equal(json_integer_value(json_object_get(s, "best_found_at")), best_at); /* its screening point */
     assert_true(json_is_true(json_object_get(s, "interrupted")));
     assert_int_equal(json_integer_value(json_object_get(s, "evaluations")), 2);
     json_t *b = json_object_get(s, "best");
@@ -235,6 +283,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_screening_then_retiming),
+        cmocka_unit_test(test_best_found_at_names_the_winning_retiming),
         cmocka_unit_test(test_same_code_is_not_counted),
         cmocka_unit_test(test_stopped_tune_reports_its_best_screening_point),
         cmocka_unit_test(test_settings_and_resume),
