@@ -1,7 +1,9 @@
 /* cases_test.c: the data-driven verdict cases. Every candidate in a folder carries the verdict it
  * must get (`// @expect VERDICT`) and optionally a phrase its message must contain
  * (`// @expect-message TEXT`), and optionally how many checks fail when the worker request asks to
- * keep going after a failure (`// @expect-keep-going N`, run as a second request without timing).
+ * keep going after a failure (`// @expect-keep-going N`, run as a second request without timing),
+ * and optionally the secret seed to use (`// @expect-secret-seed N`; by default a fresh random
+ * one each evaluation), for a verdict that depends on the data a seed draws.
  * All cases run through one worker handle, in order, so a case that
  * crashes or hangs the worker also shows that the next evaluation runs normally. Every result
  * is recorded in a fresh store, and the store must hold exactly one evaluation per case.
@@ -175,6 +177,8 @@ int main(int argc, char **argv)
         req.source = source;
         req.tasks_dir = tasks;
         req.seed = 1;
+        const char *pinned = strstr(source, "@expect-secret-seed ");
+        req.secret_seed = pinned ? strtoull(pinned + 20, NULL, 10) : 0;
         req.time_budget_s = 0.2;
         json_t *r = NULL;
         double t0 = temper_now_s();
