@@ -24,17 +24,18 @@
 // cp.async with their address arithmetic, one wait and one barrier: about 90 % of the issued
 // instructions are FFMAs, as in tiled.cu with FAST=1. tiled.cu's best (256x128x16, one block, 241
 // registers, register-staged loads and transposing stores) is BM=256 BK=16 LX=8 here (233
-// registers). With 8x8 per thread (one block of 512 threads, or MINB=2) the 128-register cap
-// leaves ptxas 16-48 bytes of spills, a few LDL per tile outside the FFMAs; BK=32 with 128
-// accumulators spilled at 255 registers, so the requires leave it out.
+// registers). 8x8 per thread is searched only as two blocks of 256 threads per SM (MINB=2: 16
+// warps at the 128-register cap, where ptxas leaves 16-84 bytes of spills, a few LDL per tile
+// outside the FFMAs): one block of 512 threads spilled alike, and one block of 256 at 150-167
+// registers has tiled.cu's 8 warps with half its accumulators. BK=32 with 128 accumulators
+// spilled at 255 registers, so the requires leave it out.
 // Untimed on a GPU when written (no device time left): compiled with NVRTC for sm_90 (registers
 // and spills from ptxas -v), and its logic (tile mapping, ring of stages, zero-filled edges, warp
 // tiles, block order) checked through its OpenCL twin async.cl on PoCL at every check shape.
-// MINB is the blocks per SM that __launch_bounds__ asks registers for: 1 (a block of up to 256
-// threads, up to 255 registers each, or of 512 threads at 128) or 2 (two blocks of 256 threads at
-// 128 registers). The requires keep 128-512 threads per block and at most 512 per SM, at most 128
-// accumulators (64 with 128 registers), and the blocks' shared memory within the 228 KiB of an
-// sm_90 SM (227 KiB per block, 1 KiB of it reserved per block).
+// MINB is the blocks per SM that __launch_bounds__ asks registers for: 1 (up to 255 registers) or 2
+// (128, for 8x8 per thread). The requires keep 128-256 threads per block, 128 accumulators (64 with
+// MINB=2), and the blocks' shared memory within the 228 KiB of an sm_90 SM (227 KiB per block, 1
+// KiB of it reserved per block): 176 settings.
 // @temper task sgemm
 // @temper param BM 128 256
 // @temper param BN 128 256
@@ -45,8 +46,8 @@
 // @temper param STAGES 3 2 4
 // @temper param GROUP 8 1
 // @temper param MINB 1 2
-// @temper require (BM / TM) * (BN / TN) >= 128 && (BM / TM) * (BN / TN) * MINB <= 512
-// @temper require MINB * (BM / TM) * (BN / TN) <= 256 || TM * TN <= 64
+// @temper require (BM / TM) * (BN / TN) >= 128 && (BM / TM) * (BN / TN) <= 256
+// @temper require TM * TN == 128 && MINB == 1 || TM * TN == 64 && MINB == 2 && (BM / TM) * (BN / TN) == 256
 // @temper require BM % (TM * (32 / LX)) == 0 && BN % (TN * LX) == 0
 // @temper require TM * TN >= 64 && TM * TN <= 128 && BK * TM * TN <= 2048
 // @temper require BM % ((BM / TM) * (BN / TN) / 8) == 0 && BM * BK % ((BM / TM) * (BN / TN)) == 0
