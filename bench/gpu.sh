@@ -345,12 +345,14 @@ if has peers; then
         limit=$((left < ${PEERS_TUNE_TIMEOUT:-90} ? left : ${PEERS_TUNE_TIMEOUT:-90}))
         json=$out/peers_tune_$(echo "$f" | tr '/' '_').json
         start=$(date +%s)
-        timeout "$limit" $T tune "$f" --budget "${PEERS_TUNE_BUDGET:-40}" --screen-budget 0.15 --full-budget 0.5 \
-            --retime 2 --json >"$json" 2>"$json.err"
+        # --time stops the tune itself in time to re-time its best; a SIGINT at the limit still
+        # leaves its summary (a SIGTERM left none: session 10's sgemm row)
+        timeout -s INT -k 20 "$limit" $T tune "$f" --budget "${PEERS_TUNE_BUDGET:-40}" --screen-budget 0.15 \
+            --full-budget 0.5 --retime 2 --time $((limit > 30 ? limit - 12 : 18)) --json >"$json" 2>"$json.err"
         rc=$?
         cat "$json.err" >>"$out/peers_tune.err"
         echo "$f $(($(date +%s) - start)) s exit $rc" >>"$out/peers_tune_times.txt"
-        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+        if [ "$rc" = 137 ] || ! [ -s "$json" ]; then
             mv "$json" "$json.cut" # no summary JSON: gpu_tables.py would fail on it
             note "tune $f cut short at its limit of $limit s, $(grep -c '^tune ' "$json.err") evaluations in: those finished are stored and count in temper best; no summary"
         else
