@@ -1,5 +1,5 @@
 // Wrong (tasks/L1/layernorm's note: the one-pass E[x^2] - E[x]^2 in fp32 fails the N(100, 1)
-// shape 6-9x over the tolerance): the task's baseline with the variance as the mean of squares
+// shape 3-6x over the tolerance): the task's baseline with the variance as the mean of squares
 // minus the squared mean, the form of llm.c's layernorm_forward_kernel4 and ggml-cuda's norm_f32
 // (tests/real/layernorm/).
 // @expect incorrect

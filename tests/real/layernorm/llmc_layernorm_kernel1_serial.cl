@@ -1,7 +1,7 @@
 // OpenCL twin of llmc_layernorm_kernel1_serial.cu: karpathy/llm.c, dev/cuda/layernorm_forward.cu,
 // layernorm_forward_kernel1 (one work-item per row, two serial passes), mean and rstd into
 // scratch. Also holds tasks/L1/layernorm's claim that one sequential chain per 1024-wide row
-// passes the N(100, 1) shape (3.1e-4 under atol 5e-4).
+// passes the N(100, 1) shape (up to 5.1e-4 in simulation, under atol 1e-3).
 // Expected: correct.
 // @expect correct
 // @temper task layernorm

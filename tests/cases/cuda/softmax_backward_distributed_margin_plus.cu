@@ -1,0 +1,38 @@
+// Margin case (tasks/L2/softmax_backward's note: the distributed form is within 0.67 of the
+// tolerance (2000 simulated seeds, with a fused multiply-add)): the task's baseline writing the
+// distributed form y * dy - y * s, each output then moved by +0.25 of the tolerance; it and
+// softmax_backward_distributed_margin_minus.cu pass together only if the kernel errs by at most
+// 0.75 of the tolerance at every element. CUDA twin of
+// tests/cases/opencl/softmax_backward_distributed_margin_plus.cl: the task's naive.cu, changed the
+// same way.
+// @expect correct
+// @temper task softmax_backward
+// @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
+// @temper launch softmax_backward grid(R) block(BLOCK) args(dx, y, dy, R, C)
+/* CHANGED (margin case): every output moved by +0.25 of the task's tolerance at its value,
+ * atol 5e-8 + rtol 1e-4 |v|. This case and softmax_backward_distributed_margin_minus.cu both pass only if the kernel's own
+ * error is within 0.75 of the tolerance at every element (up to rtol times that error). */
+#define SHIFT(v) ((v) + 0.25f * (5e-8f + 1e-4f * fabsf(v)))
+
+extern "C" __global__ void softmax_backward(float *dx, const float *y, const float *dy, int R, int C)
+{
+    __shared__ float buf[BLOCK];
+    int t = threadIdx.x;
+    size_t off = (size_t)blockIdx.x * C;
+
+    float s = 0.0f;
+    for (int j = t; j < C; j += BLOCK)
+        s += y[off + j] * dy[off + j];
+    buf[t] = s;
+    __syncthreads();
+    for (int h = BLOCK / 2; h > 0; h /= 2) {
+        if (t < h)
+            buf[t] += buf[t + h];
+        __syncthreads();
+    }
+    s = buf[0];
+
+    for (int j = t; j < C; j += BLOCK)
+        dx[off + j] = SHIFT(y[off + j] * dy[off + j] - y[off + j] * s); /* CHANGED: moved */
+}

@@ -1,0 +1,28 @@
+// CUDA twin of tests/cases/opencl/softmax_backward_sum_skip_last.cl (tasks/L2/softmax_backward's note: one element left out of the sum is caught): the task's naive.cu with the change
+// marked CHANGED.
+// @expect incorrect
+// @temper task softmax_backward
+// @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
+// @temper launch softmax_backward grid(R) block(BLOCK) args(dx, y, dy, R, C)
+extern "C" __global__ void softmax_backward(float *dx, const float *y, const float *dy, int R, int C)
+{
+    __shared__ float buf[BLOCK];
+    int t = threadIdx.x;
+    size_t off = (size_t)blockIdx.x * C;
+
+    float s = 0.0f;
+    for (int j = t; j < C - 1; j += BLOCK) /* CHANGED: the last element left out */
+        s += y[off + j] * dy[off + j];
+    buf[t] = s;
+    __syncthreads();
+    for (int h = BLOCK / 2; h > 0; h /= 2) {
+        if (t < h)
+            buf[t] += buf[t + h];
+        __syncthreads();
+    }
+    s = buf[0];
+
+    for (int j = t; j < C; j += BLOCK)
+        dx[off + j] = y[off + j] * (dy[off + j] - s);
+}

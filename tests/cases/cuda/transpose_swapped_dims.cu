@@ -1,0 +1,13 @@
+// CUDA twin of tests/cases/opencl/transpose_swapped_dims.cl (tasks/L1/transpose's note: R and C swapped is caught): the task's naive.cu with the change
+// marked CHANGED.
+// @expect incorrect
+// @temper task transpose
+// @temper launch transpose grid(ceil_div(C, 16), ceil_div(R, 16)) block(16, 16) args(y, x, C, R)
+extern "C" __global__ void transpose(float *y, const float *x, int R, int C)
+{
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row >= R || col >= C)
+        return;
+    y[(size_t)col * R + row] = x[(size_t)row * C + col];
+}

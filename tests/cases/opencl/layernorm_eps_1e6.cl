@@ -1,0 +1,47 @@
+// Wrong (tasks/L1/layernorm's note: eps 1e-6 instead of 1e-5 changes rstd by 1.4x at the
+// x ~ N(0,0.003) shape): the task's baseline with eps 1e-6.
+// @expect incorrect
+// @temper task layernorm
+// @temper param BLOCK 256
+// @temper require 1024 % BLOCK == 0
+// @temper launch layernorm_rows grid(R) block(BLOCK) args(y, x, gamma, beta, R, C)
+
+/* Tree reduction of buf[0..BLOCK); returns the total to every work-item and leaves buf free. */
+static float block_sum(__local float *buf, float v, int t)
+{
+    buf[t] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (t < s)
+            buf[t] += buf[t + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    float total = buf[0];
+    barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read buf[0] before it is reused */
+    return total;
+}
+
+__kernel void layernorm_rows(__global float *y, __global const float *x, __global const float *gamma,
+                             __global const float *beta, int R, int C)
+{
+    __local float buf[BLOCK];
+    int t = get_local_id(0);
+    size_t row = get_group_id(0);
+    __global const float *xr = x + row * C;
+    __global float *yr = y + row * C;
+
+    float s = 0.0f;
+    for (int j = t; j < C; j += BLOCK)
+        s += xr[j];
+    float mean = block_sum(buf, s, t) / C;
+
+    float q = 0.0f;
+    for (int j = t; j < C; j += BLOCK) {
+        float d = xr[j] - mean;
+        q += d * d;
+    }
+    float rstd = rsqrt(block_sum(buf, q, t) / C + 1e-6f); /* CHANGED: eps 1e-6 */
+
+    for (int j = t; j < C; j += BLOCK)
+        yr[j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
+}
