@@ -222,8 +222,10 @@ extern "C" __global__ void __launch_bounds__(CB)
     }
 }
 
-/* max (is_max) or sum of v over the block (a multiple of 32 threads, up to CB), to every thread;
- * red holds CB/32 floats */
+/* max (is_max) or sum of v over the block (a multiple of 32 threads, up to CB: the launch gives
+ * fewer where there are fewer chunks), to every thread; red holds CB/32 floats, of which the
+ * block's own warps' are read (reading all CB/32 read unwritten shared memory: NaN at S = 1 on the
+ * H200) */
 __device__ __forceinline__ float merge_reduce(float v, bool is_max, float *red)
 {
 #pragma unroll
@@ -235,7 +237,7 @@ __device__ __forceinline__ float merge_reduce(float v, bool is_max, float *red)
         red[threadIdx.x / 32] = v;
     __syncthreads();
     v = red[0];
-    for (int w = 1; w < CB / 32; w++)
+    for (int w = 1; w < (int)blockDim.x / 32; w++)
         v = is_max ? fmaxf(v, red[w]) : v + red[w];
     __syncthreads(); /* red is free again */
     return v;
