@@ -87,7 +87,7 @@ static char access_kind(const char *text, const char *end)
 json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_out)
 {
     long errors = 0, warnings = 0, line_errors = 0, line_warnings = 0;
-    long pairs[2] = {0, 0}, instances[2] = {0, 0}, displayed = 0;
+    long pairs[2] = {0, 0}, instances[2] = {0, 0}, race_total = 0;
     int summaries = 0, racecheck = 0;
     char first = 0; /* the first access of the race being read, 0 outside one */
     json_t *report = json_array();
@@ -102,13 +102,12 @@ json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_o
             errors += n > 0 ? n : 0;
             summaries++;
         } else if (race) {
-            long h = number_after(race + 18, eol); /* "H hazards displayed": printed or not */
-            displayed += h > 0 ? h : 0;
             const char *paren = memchr(race, '(', (size_t)(eol - race));
             const char *comma = paren ? memchr(paren, ',', (size_t)(eol - paren)) : NULL;
             long e = paren ? number_after(paren + 1, eol) : -1, w = comma ? number_after(comma + 1, eol) : -1;
             errors += e > 0 ? e : 0;
             warnings += w > 0 ? w : 0;
+            race_total += (e > 0 ? e : 0) + (w > 0 ? w : 0);
             summaries++;
             racecheck = 1;
         }
@@ -164,8 +163,9 @@ json_t *temper_sanitizer_findings(const char *output, int exit_code, int timed_o
             json_object_set_new(h, hazard_kinds[k], json_integer(pairs[k]));
             json_object_set_new(n, hazard_kinds[k], json_integer(instances[k]));
         }
-        /* The summary counts every hazard; the reports read above stop at the print limit. */
-        long unread = displayed - pairs[0] - pairs[1];
+        /* The summary's errors and warnings count every hazard; the reports read above (and its
+         * "N hazards displayed") stop at the print limit. */
+        long unread = race_total - pairs[0] - pairs[1];
         if (unread > 0)
             json_object_set_new(h, "not_printed", json_integer(unread));
         json_object_set_new(r, "hazards", h);
