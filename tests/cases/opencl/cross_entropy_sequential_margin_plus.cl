@@ -1,14 +1,14 @@
-// Margin case (tasks/L2/cross_entropy's note: sequential kernels pass at half the tolerance): one
+// Margin case (tasks/L2/cross_entropy's note: a sequential kernel errs by up to half the tolerance on the H200): one
 // work-item per row, two passes (the max, then the sum of exp(x - max) in one sequential chain),
-// each output then moved by +0.5 of the tolerance; it and cross_entropy_sequential_margin_minus.cl
-// pass together only if the kernel errs by at most 0.5 of the tolerance at every element.
+// each output then moved by +0.25 of the tolerance; it and cross_entropy_sequential_margin_minus.cl
+// pass together only if the kernel errs by at most 0.75 of the tolerance at every element.
 // @expect correct
 // @temper task cross_entropy
 // @temper launch cross_entropy_seq grid(ceil_div(R, 64)) block(64) args(loss, logits, label, R, V)
-/* Margin: every output moved by +0.5 of the task's tolerance at its value,
+/* Margin: every output moved by +0.25 of the task's tolerance at its value,
  * atol 1e-3 + rtol 1e-5 |v|. This case and cross_entropy_sequential_margin_minus.cl both pass only if the kernel's own
- * error is within 0.5 of the tolerance at every element (up to rtol times that error). */
-#define SHIFT(v) ((v) + 0.5f * (1e-3f + 1e-5f * fabs(v)))
+ * error is within 0.75 of the tolerance at every element (up to rtol times that error). */
+#define SHIFT(v) ((v) + 0.25f * (1e-3f + 1e-5f * fabs(v)))
 
 __kernel void cross_entropy_seq(__global float *loss, __global const float *logits, __global const int *label,
                                 int R, int V)
