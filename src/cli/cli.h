@@ -50,6 +50,9 @@ int cli_error(int err, const char *msg);
  * nor its folder: TEMPER_ENOTFOUND, msg saying "no store yet at PATH", when there is none yet.
  * Caller closes *store with temper_store_close. */
 int cli_store_open_existing(struct temper_store **store, char *msg, size_t msg_size);
+/* 0 when the store has run run_id, else the error (TEMPER_ENOTFOUND for an id that names no run),
+ * msg saying why. */
+int cli_store_run_exists(struct temper_store *store, int64_t run_id, char *msg, size_t msg_size);
 /* The tail of a command's getopt loop: asked (--help) prints help on stdout and returns CLI_OK;
  * otherwise (an option getopt refused, which it has said) help goes to stderr and CLI_USAGE is
  * returned. */

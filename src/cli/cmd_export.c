@@ -108,14 +108,9 @@ int cmd_export(int argc, char **argv)
     }
     if (err)
         return cli_error(err, msg); /* a run id names nothing: bad input (2) */
-    if (filter.run_id) {
-        json_t *run = NULL;
-        err = temper_store_run_get(store, filter.run_id, &run, msg, sizeof(msg));
-        json_decref(run);
-        if (err) {
-            temper_store_close(store);
-            return cli_error(err, msg); /* an id that names no run is bad input (2) */
-        }
+    if (filter.run_id && (err = cli_store_run_exists(store, filter.run_id, msg, sizeof(msg)))) {
+        temper_store_close(store);
+        return cli_error(err, msg); /* an id that names no run is bad input (2) */
     }
     /* A file is written beside its final name and renamed into place once whole. */
     char tmp[4096];

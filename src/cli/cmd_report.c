@@ -131,14 +131,9 @@ int cmd_report(int argc, char **argv)
     } else if (bench_id && (err = temper_store_bench_get(store, bench_id, &bench, msg, sizeof(msg)))) {
         temper_store_close(store);
         return cli_error(err, msg); /* an id that names no bench is bad input (2) */
-    } else if (req.run_id) {
-        json_t *run = NULL;
-        err = temper_store_run_get(store, req.run_id, &run, msg, sizeof(msg));
-        json_decref(run);
-        if (err) {
-            temper_store_close(store);
-            return cli_error(err, msg); /* an id that names no run is bad input (2) */
-        }
+    } else if (req.run_id && (err = cli_store_run_exists(store, req.run_id, msg, sizeof(msg)))) {
+        temper_store_close(store);
+        return cli_error(err, msg); /* an id that names no run is bad input (2) */
     }
     /* Written beside its final name and renamed into place once whole. */
     char tmp[4096];

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "temper/error.h"
+#include "temper/store_export.h"
 #include "temper/util.h"
 
 /* A command: its name, entry point and one line for the overview. */
@@ -91,6 +92,14 @@ int cli_store_open_existing(struct temper_store **store, char *msg, size_t msg_s
         return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
                            "no store yet at %s (nothing has been stored with this TEMPER_HOME)", path);
     return temper_store_open(path, store, msg, msg_size);
+}
+
+int cli_store_run_exists(struct temper_store *store, int64_t run_id, char *msg, size_t msg_size)
+{
+    json_t *run = NULL;
+    int err = temper_store_run_get(store, run_id, &run, msg, msg_size);
+    json_decref(run);
+    return err;
 }
 
 int main(int argc, char **argv)
