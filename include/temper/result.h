@@ -148,7 +148,7 @@
     X(REC, device_info, device, "The device's description.")                                                \
     X(STR, device_class, none, "`gpu` or `cpu`: which bench shapes were used.")                               \
     X(INT, seed, none, "The public seed.")                                                                   \
-    X(INT, secret_seed, none, "The secret seed drawn for the run (stored, so a result can be replayed).")   \
+    X(INT, secret_seed, none, "The secret seed drawn for the run (stored, so a result can be replayed): one per `temper eval` or `temper tune` run; a long-running session (the gym's workers) draws a new one every 256 evaluations or 5 minutes.")   \
     X(LIST, checks, check, "Every check shape and seed run, in order; empty when none ran.")                 \
     X(LIST, bench_checks, bench_check, "Every bench shape's check against the baseline; empty when none.")  \
     X(LIST, timings, timing, "Every bench shape timed; empty when not timed.")                               \
@@ -159,7 +159,7 @@
     X(STR, same_code_as, none, "Not run: the compiler options of an earlier, identical build it took its result from.") \
     X(STR, same_code_path, none, "The candidate path of that earlier build.")                                \
     X(STR, tune_phase, none, "In a tune: the phase that proposed this configuration.")                       \
-    X(JSON, sanitize, none, "compute-sanitizer's findings (`eval --sanitize[=strict]`, CUDA): an object with `mode` (`report` or `strict`) and one object per tool (`memcheck`, `racecheck`, `initcheck`, `synccheck`) holding `errors`, `warnings`, `exit_code`, `report` (the first lines of findings), `incomplete` where the tool printed no summary or ran out of time, and for racecheck `hazards` and `hazard_instances` by kind (`write_write`, `read_write`: reported access pairs, and the hazards they stand for); or `{\"error\": WHY}` when the tools did not run (on an OpenCL device: not supported). null without --sanitize.")   \
+    X(JSON, sanitize, none, "compute-sanitizer's findings (`eval --sanitize[=strict]`, CUDA): an object with `mode` (`report` or `strict`) and one object per tool (`memcheck`, `racecheck`, `initcheck`, `synccheck`) holding `errors`, `warnings`, `exit_code`, `report` (the first lines of findings), `incomplete` where the tool printed no summary or ran out of time, and for racecheck `hazards` and `hazard_instances` by kind (`write_write`, `read_write`: reported access pairs, and the hazards they stand for; `hazards` also has `not_printed` when racecheck's summary counted more hazards than it reported, the tool printing at most 20); or `{\"error\": WHY}` when the tools did not run (on an OpenCL device: not supported). null without --sanitize.")   \
     X(JSON, profile, none, "Nsight Compute's metrics per kernel (`eval --profile`); null otherwise.")      \
     X(JSON, warnings, none, "Why a timing should not be trusted as it is, a list of sentences; null when none.") \
     X(BOOL, cancelled, none, "true: the request was cancelled before it finished, and nothing was stored.") \
