@@ -35,6 +35,14 @@ eval_json "$tmp/batch.json" --no-timing "$cases/partial_write.cl" "$src/tasks/L1
 "$check" --expect correct "$tmp/correct.json" --expect incorrect "$tmp/incorrect.json" \
     --expect compile_error "$tmp/compile_error.json" --expect runtime_error "$tmp/runtime_error.json" \
     --expect timeout "$tmp/timeout.json" --expect invalid "$tmp/invalid.json" "$tmp/batch.json" || exit 1
+# partial_write.cl leaves an element unwritten (NaN): the first wrong element is still reported,
+# its value as text (JSON has no NaN; it was null before got_text).
+python3 - "$tmp/incorrect.json" <<'PY' || exit 1
+import json, sys
+firsts = [c.get("first_mismatch") for c in json.load(open(sys.argv[1]))["checks"] if not c.get("passed")]
+if not firsts or not firsts[0] or firsts[0].get("got_text") != "nan" or firsts[0].get("got") is not None:
+    sys.exit("FAIL the NaN element is not the first mismatch: %s" % (firsts[:1],))
+PY
 # The correct result was timed: its timing record is filled, not all null.
 grep -q '"median_ms": [0-9]' "$tmp/correct.json" || { echo "FAIL the correct result has no median_ms"; exit 1; }
 echo "result schema: docs and every verdict's result agree"

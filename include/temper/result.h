@@ -22,7 +22,8 @@
     X(STR, output, none, "The output argument's name.")                                                     \
     X(INT, index, none, "The element's flat index in the output.")                                           \
     X(STR, position, none, "The element's position by dimension, as `[i][j]`.")                              \
-    X(REAL, got, none, "What the kernel wrote there.")                                                        \
+    X(REAL, got, none, "What the kernel wrote there; null where that is NaN or infinite (JSON has neither).") \
+    X(STR, got_text, none, "What the kernel wrote, as text: the number (9 significant digits), `nan`, `inf` or `-inf`.") \
     X(REAL, expected, none, "What it should have written (the reference, baseline or verified output).")
 
 /* Where two runs of the same kernel on the same input differed. */

@@ -46,9 +46,15 @@ static int mismatch_failure(struct arena *a, int arg, const struct temper_compar
         snprintf(why, sizeof(why), " (%lld of them NaN or inf where the answer is finite)",
                  (long long)r->nonfinite);
     const char *name = a->task->args[arg].name;
-    json_object_set_new(check, "first_mismatch",
-                        json_pack("{s:s, s:I, s:s, s:f, s:f}", "output", name, "index", (json_int_t)r->first_bad,
-                                  "position", idx, "got", r->first_got, "expected", r->first_want));
+    /* JSON has no NaN or infinity: such a value is null, and got_text says which it was (the
+     * commonest failure, an element never written, reads NaN). */
+    char got_text[32];
+    snprintf(got_text, sizeof(got_text), "%.9g", r->first_got);
+    json_t *first = json_pack("{s:s, s:I, s:s, s:s}", "output", name, "index", (json_int_t)r->first_bad, "position",
+                              idx, "got_text", got_text);
+    json_object_set_new(first, "got", isfinite(r->first_got) ? json_real(r->first_got) : json_null());
+    json_object_set_new(first, "expected", isfinite(r->first_want) ? json_real(r->first_want) : json_null());
+    json_object_set_new(check, "first_mismatch", first);
     return fail_with(f, TEMPER_VERDICT_INCORRECT,
                      "wrong output at %s: %s%s = %.9g, expected %.9g (%s; atol %g, rtol %g); %lld of %lld elements "
                      "wrong%s",

@@ -59,9 +59,10 @@ static void add_check(struct text *t, const char *what, json_t *c, const char *s
         add(t, ": %s", why);
     json_t *m = json_object_get(c, "first_mismatch");
     if (json_is_object(m))
-        add(t, "; first wrong element: %s%s (flat index %lld): got %.9g, expected %.9g",
+        add(t, "; first wrong element: %s%s (flat index %lld): got %s, expected %.9g",
             json_string_value(json_object_get(m, "output")), json_string_value(json_object_get(m, "position")),
-            (long long)json_integer_value(json_object_get(m, "index")), json_number_value(json_object_get(m, "got")),
+            (long long)json_integer_value(json_object_get(m, "index")),
+            json_is_string(json_object_get(m, "got_text")) ? json_string_value(json_object_get(m, "got_text")) : "?",
             json_number_value(json_object_get(m, "expected")));
     if (json_is_integer(json_object_get(c, "mismatches")) && json_integer_value(json_object_get(c, "mismatches")))
         add(t, "; %lld elements outside the tolerance (max abs err %.3g, max rel err %.3g)",
