@@ -63,6 +63,36 @@ static const char *results_expert(json_t *results)
     return NULL;
 }
 
+/* 1 when a later result of the same configuration (source, compiler options, device) in results
+ * was timed correct: a configuration's best counts with its latest timed evaluation, as `temper
+ * best` counts it (a tune's re-timing, not its screening sample of the same code). Later: a larger
+ * store id, or later in the array where there are none. */
+static int superseded(json_t *results, size_t i)
+{
+    json_t *r = json_array_get(results, i), *q;
+    const char *hash = json_string_value(json_object_get(r, "source_hash"));
+    const char *opts = json_string_value(json_object_get(r, "options"));
+    const char *dev = json_string_value(json_object_get(r, "device"));
+    json_int_t id = json_integer_value(json_object_get(r, "store_id"));
+    size_t j;
+    if (!hash)
+        return 0;
+    json_array_foreach(results, j, q) {
+        json_int_t qid = json_integer_value(json_object_get(q, "store_id"));
+        const char *qv = json_string_value(json_object_get(q, "verdict"));
+        const char *qh = json_string_value(json_object_get(q, "source_hash"));
+        const char *qo = json_string_value(json_object_get(q, "options"));
+        const char *qd = json_string_value(json_object_get(q, "device"));
+        struct temper_bench_sample s;
+        temper_bench_sample_read(q, &s);
+        int later = id && qid ? qid > id : j > i;
+        if (later && qv && !strcmp(qv, "correct") && s.timed && qh && !strcmp(qh, hash) &&
+            !strcmp(qo ? qo : "", opts ? opts : "") && !strcmp(qd ? qd : "", dev ? dev : ""))
+            return 1;
+    }
+    return 0;
+}
+
 /* One task's entry and its metric summary; caller decrefs the entry. */
 static json_t *task_entry(const char *name, json_t *results, json_t *levels, struct temper_metric_task *m,
                           json_t *correct_speedups)
@@ -91,13 +121,14 @@ static json_t *task_entry(const char *name, json_t *results, json_t *levels, str
         }
         if (correct && s.timed) {
             json_array_append_new(correct_speedups, json_real(s.speedup));
-            if (s.speedup > m->best_speedup) {
+            int latest = !superseded(results, i); /* the bests count each configuration once */
+            if (latest && s.speedup > m->best_speedup) {
                 m->best_speedup = s.speedup;
                 best_id = json_integer_value(json_object_get(r, "store_id"));
             }
-            if (s.speedup_vs_expert > m->best_speedup_vs_expert)
+            if (latest && s.speedup_vs_expert > m->best_speedup_vs_expert)
                 m->best_speedup_vs_expert = s.speedup_vs_expert;
-            if (s.roofline_share > best_roofline)
+            if (latest && s.roofline_share > best_roofline)
                 best_roofline = s.roofline_share;
         }
         const char *verdict = json_string_value(json_object_get(r, "verdict"));

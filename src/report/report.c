@@ -40,6 +40,7 @@ struct point {
     char phase[16];      /* the tune phase (screen, retime), "" outside tunes */
     char *device_key;    /* the device's identity (owned) */
     char *options;       /* the compiler options (owned) */
+    char *source_hash;   /* the candidate's source hash (owned) */
     char *made_by;       /* lineage operator, or NULL (owned) */
 };
 
@@ -112,6 +113,7 @@ static int gather_row(void *user, json_t *row)
     p->expert_ms = num_or_nan(t, "expert_median_ms");
     p->device_key = dup_or_null(str(row, "device_key") ?: str(row, "device") ?: "");
     p->options = dup_or_null(str(row, "options") ?: "");
+    p->source_hash = dup_or_null(str(r, "source_hash") ?: "");
     p->made_by = dup_or_null(str(row, "operator"));
     if (p->timed) {
         json_decref(g->first_timing);
@@ -139,6 +141,7 @@ static void gather_free(struct gather *g)
     for (size_t i = 0; i < g->n; i++) {
         free(g->pts[i].device_key);
         free(g->pts[i].options);
+        free(g->pts[i].source_hash);
         free(g->pts[i].made_by);
     }
     free(g->pts);
@@ -161,6 +164,7 @@ static void keep_device(struct gather *g, const char *key)
         } else {
             free(g->pts[i].device_key);
             free(g->pts[i].options);
+        free(g->pts[i].source_hash);
             free(g->pts[i].made_by);
         }
     }
@@ -181,11 +185,26 @@ static void number_runs(struct gather *g)
 }
 
 /* The fastest correct, timed evaluation, or -1. */
+/* 1 when a later timed evaluation of the same configuration (source, options, device) exists: a
+ * configuration counts with its latest timed evaluation, as `temper best` counts it (a tune's
+ * re-timing, not its noisy screening sample of the same code). */
+static int superseded(const struct gather *g, size_t i)
+{
+    const struct point *p = &g->pts[i];
+    for (size_t j = 0; j < g->n; j++) {
+        const struct point *q = &g->pts[j];
+        if (q->timed && q->id > p->id && !strcmp(q->source_hash, p->source_hash) &&
+            !strcmp(q->options, p->options) && !strcmp(q->device_key, p->device_key))
+            return 1;
+    }
+    return 0;
+}
+
 static long best_index(const struct gather *g)
 {
     long best = -1;
     for (size_t i = 0; i < g->n; i++)
-        if (g->pts[i].timed && (best < 0 || g->pts[i].ms < g->pts[best].ms))
+        if (g->pts[i].timed && (best < 0 || g->pts[i].ms < g->pts[best].ms) && !superseded(g, i))
             best = (long)i;
     return best;
 }

@@ -27,9 +27,10 @@ static json_t *result(const char *task, const char *verdict, const char *device,
 {
     json_t *t = json_loads(timings, 0, NULL);
     assert_non_null(t);
+    char hash[17]; /* each sample its own source, unless a test says otherwise */
+    snprintf(hash, sizeof(hash), "%016x", store_id);
     return json_pack("{s:s, s:s, s:s, s:s?, s:o, s:i, s:s, s:s}", "task", task, "verdict", verdict, "device", device,
-                     "expert", expert, "timings", t, "store_id", store_id, "candidate", "x.cl", "source_hash",
-                     "0123456789abcdef");
+                     "expert", expert, "timings", t, "store_id", store_id, "candidate", "x.cl", "source_hash", hash);
 }
 
 /* The fixture: three task folders.
@@ -67,6 +68,30 @@ static double num(json_t *obj, const char *path)
     if (!json_is_number(v))
         fail_msg("%s is not a number", path);
     return json_number_value(v);
+}
+
+/* A tune's screening sample and its re-timing are one configuration (same source, options and
+ * device): it counts with its latest timed evaluation, as `temper best` counts it, even where the
+ * earlier sample was faster (noise); another configuration's faster time still wins. */
+static void test_latest_of_a_configuration(void **state)
+{
+    (void)state;
+    json_t *by_task = json_object(), *a = json_array();
+    json_t *screen = result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 1.35}]", 25);
+    json_t *retime = result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 0.6}]", 30);
+    json_t *other = result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 0.67}]", 29);
+    json_object_set_new(retime, "source_hash", json_string(json_string_value(json_object_get(screen, "source_hash"))));
+    json_array_append_new(a, screen);
+    json_array_append_new(a, other);
+    json_array_append_new(a, retime);
+    json_object_set_new(by_task, "a", a);
+    json_t *bench = temper_bench_compute(by_task, NULL);
+    assert_non_null(bench);
+    json_t *tasks = json_object_get(bench, "tasks");
+    assert_near(num(tasks, "0/best_store_id"), 29);
+    assert_near(num(tasks, "0/best_speedup"), 0.67);
+    json_decref(bench);
+    json_decref(by_task);
 }
 
 static void test_compute(void **state)
@@ -238,6 +263,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute),
+        cmocka_unit_test(test_latest_of_a_configuration),
         cmocka_unit_test(test_compare),
         cmocka_unit_test_setup_teardown(test_store, make_tmp, remove_tmp),
     };
