@@ -53,6 +53,7 @@ struct temper_tune {
     int retimed_at[TEMPER_TUNE_MAX_BATCH]; /* the event index of each one's re-timing, 0 until it came */
     int ntop;                              /* how many */
     double best;                           /* best screening score so far */
+    double retime_best;                    /* best re-timed score so far (INFINITY before one) */
     double best_share;                     /* its share of the roofline, 0 if unknown */
     int best_at;                           /* screening evaluation that found it */
     double start_s;                        /* when the run began */
@@ -83,6 +84,7 @@ int temper_tune_init(const struct temper_tune_request *req, const char *device_i
     t->req.tasks_dir = req->tasks_dir ? t->tasks_dir : NULL;
     t->req.source = NULL;
     t->best = INFINITY;
+    t->retime_best = INFINITY;
     t->start_s = temper_now_s();
     t->by_verdict = json_object();
     t->history = json_array();
@@ -316,7 +318,10 @@ void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *
                 json_array_set(t->retimed, (size_t)k, result);
                 t->retimed_at[k] = ev->index;
             }
-        ev->best_ms = t->best;
+        /* the best is chosen among the re-timings, so once they come it is theirs */
+        if (score < t->retime_best)
+            t->retime_best = score;
+        ev->best_ms = isinf(t->retime_best) ? t->best : t->retime_best;
         return;
     }
     t->ops->observe(t->strategy, &p->c, score);
