@@ -126,6 +126,16 @@ finished=$(sqlite3 "$db" "select count(*) from runs where finished_at is not nul
 [ $? -eq 1 ] && grep -q "no correct, timed kernel for task 'histogram'" "$work/best.err" &&
     ok "temper best of a task with nothing stored exits 1" || fail "temper best of an untuned task: $(cat "$work/best.err")"
 
+# 5. A configuration with no options (no knobs, no compiler flags: the baseline's plain build) is
+# taken from the store on the next tune, as every other one is.
+for round in 1 2; do
+    "$temper" tune "$src/tasks/L1/vector_add/naive.cl" --budget 2 --screen-budget 0.05 --full-budget 0.05 --retime 1 \
+        >/dev/null 2>"$work/plain$round.err"
+done
+grep -q '^tune   1 fastmath=off mad=off: correct .*(from the store)' "$work/plain2.err" &&
+    ok "the plain configuration comes from the store the second time" ||
+    fail "the plain configuration was not reused: $(grep '^tune   1' "$work/plain2.err")"
+
 rm -rf "$work"
 echo "$failures failures"
 [ "$failures" -eq 0 ]

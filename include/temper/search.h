@@ -113,7 +113,8 @@ struct temper_tune; /* opaque: a tune in progress (a space, a strategy and the r
 struct temper_tune_point {
     struct temper_eval_request req;                 /* the evaluation to run */
     char options[4096];                             /* the compiler options it builds with (the
-                                                     * store's key for it); "" when unknown */
+                                                     * store's key for it; "" for none) */
+    int options_known;                              /* 0: options could not be rendered */
     char config[512];                               /* the point for people, "BLOCK=256 regcap=64" */
     int retime;                                     /* 1: a full re-timing of one of the best */
     struct temper_config c;                         /* the point */

@@ -190,7 +190,8 @@ static void point_init(struct temper_tune *t, struct temper_tune_point *p, const
     p->c = *c;
     p->retime = retime;
     temper_space_render(&t->space, c, p->storage, p->sets, p->flags, sizeof(p->flags));
-    if (temper_space_options(&t->space, c, p->options, sizeof(p->options)))
+    p->options_known = !temper_space_options(&t->space, c, p->options, sizeof(p->options));
+    if (!p->options_known)
         p->options[0] = 0;
     temper_space_format(&t->space, c, p->config, sizeof(p->config));
     p->req.path = t->req.path;

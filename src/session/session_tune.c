@@ -183,7 +183,7 @@ static void from_store(struct temper_session_tune *t, int *taken)
     struct temper_session *s = t->s;
     for (int i = 0; i < t->npoints; i++) {
         taken[i] = 0;
-        if (!s->store || !t->points[i].options[0] || t->points[i].retime)
+        if (!s->store || !t->points[i].options_known || t->points[i].retime)
             continue;
         pthread_mutex_lock(&s->store_lock);
         json_t *old = temper_store_lookup(s->store, temper_tune_source_hash(t->tune), t->task_hash, s->device_key,
