@@ -26,7 +26,10 @@ BASE = open(os.path.join(HERE, "..", "..", "tasks", "L1", "vector_add", "naive.c
 def policy(step, k):
     """One rollout: a model's answer, a kernel in a fenced block."""
     rng = random.Random(step * 1000 + k)
-    src = BASE.replace("block(256)", "block(%d)" % rng.choice([64, 128, 256]))
+    wg = rng.choice([64, 128, 256])  # the work-group size, the grid sized to cover N with it
+    src = BASE.replace("grid(ceil_div(N, 256)) block(256)", "grid(ceil_div(N, %d)) block(%d)" % (wg, wg))
+    if wg != 256 and src == BASE:
+        raise SystemExit("the vector_add baseline's launch line changed: update the example's policy")
     if rng.random() < 0.25:
         src = src.replace(";", "", 1)  # a broken answer: a compile error, reward 0
     return "Here is my kernel:\n```opencl\n%s```\n" % src

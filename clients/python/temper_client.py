@@ -267,16 +267,29 @@ _default_client = None
 _default_lock = threading.Lock()
 
 
+def source_lang(source):
+    """The language a kernel's source is written in, from what only that language has: OpenCL's
+    `__kernel`/`kernel void` and work-item functions, CUDA's `__global__`; None when neither shows."""
+    opencl = re.search(r"\b(__kernel|kernel\s+void|get_global_id|get_local_id)\b", source or "")
+    cuda = re.search(r"__global__\s", source or "")
+    if opencl and not cuda:
+        return "opencl"
+    if cuda and not opencl:
+        return "cuda"
+    return None
+
+
 def extract_kernel(text, lang=None):
     """The candidate in a model's answer: the last fenced code block that holds @temper directives
-    (else the last fenced block, else the whole text), and its language from the fence's tag, else
-    lang. Returns (source, lang)."""
+    (else the last fenced block, else the whole text), and its language from the fence's tag
+    (```cuda, ```opencl, ```cu, ```cl), else from the source itself (source_lang), else lang.
+    Returns (source, lang)."""
     blocks = _FENCE.findall(text or "")
     chosen = [b for b in blocks if "@temper" in b[1]] or blocks
     if not chosen:
-        return (text or ""), lang
+        return (text or ""), source_lang(text) or lang
     tag, source = chosen[-1]
-    return source, _LANGS.get(tag.lower(), lang)
+    return source, _LANGS.get(tag.lower()) or source_lang(source) or lang
 
 
 def _client():
@@ -291,16 +304,21 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     """verl's reward function: 0.0 unless the kernel in solution_str is correct; a correct kernel
     scores 1.0, plus (when timed) half the base-2 log of its speedup over the task's baseline,
     clipped to [-1, 2] (so 0.5 to 2.0). ground_truth is the task's name (the kernel must solve it);
-    extra_info may give "lang" (default "cuda"), "knobs", "options", "id" and "client" (a Client).
-    The server is $TEMPER_URL (default http://127.0.0.1:8787) with $TEMPER_TOKEN. temper's own
-    failures raise TemperFailure: they are not the policy's, so they must not become a reward."""
+    extra_info may give "lang" (it decides; else the fence's tag, else the source's own marks, else
+    "cuda"), "knobs", "options", "id" and "client" (a Client). The server is $TEMPER_URL (default
+    http://127.0.0.1:8787) with $TEMPER_TOKEN. temper's own failures raise TemperFailure: they are
+    not the policy's, so they must not become a reward; a ground_truth that is not a task name is
+    the dataset's error and raises ValueError."""
     extra = extra_info or {}
-    source, lang = extract_kernel(solution_str, extra.get("lang", "cuda"))
+    if not (isinstance(ground_truth, str) and re.fullmatch(r"[a-z0-9_]{1,63}", ground_truth)):
+        raise ValueError("ground_truth must be the task's name ([a-z0-9_], as `temper tasks` lists it), not %r"
+                         % (ground_truth,))
+    source, lang = extract_kernel(solution_str, None)
+    lang = extra.get("lang") or lang or "cuda"
     if not source.strip() or "@temper" not in source:
         return 0.0
-    item = {"source": source, "lang": lang or "cuda"}
-    if isinstance(ground_truth, str) and re.fullmatch(r"[a-z0-9_]{1,63}", ground_truth) and \
-            re.search(r"@temper\s+task\s+\S", source):
+    item = {"source": source, "lang": lang}
+    if re.search(r"@temper\s+task\s+\S", source):
         item["task"] = ground_truth
     for key in ("knobs", "options", "id"):
         if extra.get(key):

@@ -151,11 +151,21 @@ def real_server():
               "compute_score of a kernel for another task is 0")
         check(tc.compute_score("temper", "I could not write it.", "vector_add", {"lang": "opencl"}) == 0.0,
               "compute_score of an answer without a kernel is 0")
+        # the language from the kernel itself when the fence does not say it (```c) and no lang is given
+        check(tc.compute_score("temper", "```c\n%s```" % naive, "vector_add", {"options": {"timing": False}}) == 1.0,
+              "compute_score of an OpenCL kernel in a ```c fence, no lang given, is 1")
+        try:
+            tc.compute_score("temper", answer, "Vector Add!", {"lang": "opencl"})
+            check(False, "a ground truth that is not a task name raises ValueError")
+        except ValueError:
+            check(True, "a ground truth that is not a task name raises ValueError")
         ex = subprocess.run([sys.executable, os.path.join(SRC, "clients/python/example_rl_loop.py"), "--steps", "2",
                              "--rollouts", "3"], env=dict(os.environ, TEMPER_URL=url), capture_output=True, text=True,
                             timeout=300)
         check(ex.returncode == 0 and ex.stdout.count("rewards:") == 2, "the RL-loop example runs",
               ex.stdout + ex.stderr)
+        check(ex.stdout.count("'1.00'") >= 3, "the RL-loop example's correct variants score 1 (its grid follows its block)",
+              ex.stdout)
     finally:
         p.send_signal(signal.SIGTERM)
         check(p.wait(timeout=120) == 0, "the server stops with status 0")
