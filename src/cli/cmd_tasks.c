@@ -75,7 +75,8 @@ int cmd_tasks(int argc, char **argv)
     const char *root = temper_tasks_root(dir);
     struct list_state s = {0, 0, 0};
     if (temper_task_each(root, list_one, &s) == TEMPER_ENOTFOUND || (!s.count && !s.failed)) {
-        fprintf(stderr, "temper: no tasks under %s (set --tasks DIR or TEMPER_TASKS)\n", root);
+        fprintf(stderr, "temper: no tasks under %s (set --tasks DIR or TEMPER_TASKS; a task is DIR/L<level>/<name>/task.json, "
+                        "in a level folder such as L1)\n", root);
         return CLI_USAGE;
     }
     return s.failed ? CLI_USAGE : CLI_OK;
