@@ -12,7 +12,7 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$jobs"
 # Each skipped test with the reason it printed.
 skips() {
-    awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3 } /^SKIP/ { print "SKIP " name ": " substr($0, 7) }' \
+    awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3 } /^SKIP/ { why = $0; sub(/^SKIP:? */, "", why); print "SKIP " name ": " why }' \
         "$1/Testing/Temporary/LastTest.log" 2>/dev/null || true
 }
 (cd build && ctest --output-on-failure --timeout 1200)
