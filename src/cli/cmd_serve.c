@@ -82,9 +82,10 @@ static void print_event(void *user, const struct temper_session_event *ev)
 static int read_token(const char *path, char **token, char *msg, size_t msg_size)
 {
     size_t len;
-    int err = temper_read_file(path, 4096, token, &len, msg, msg_size);
+    char why[1024];
+    int err = temper_read_file(path, 4096, token, &len, why, sizeof(why));
     if (err)
-        return err;
+        return temper_fail(msg, msg_size, err, "--token-file: %s", why);
     (*token)[strcspn(*token, "\r\n")] = 0;
     if (strlen(*token) < 16)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "--token-file %s: the token must have at least 16 characters",

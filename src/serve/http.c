@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,24 @@ struct temper_server {
     struct server_state state;  /* what the endpoints share */
     int port;                   /* where it listens */
     char *token;                /* the bearer token (owned), or NULL */
+    atomic_int started;         /* 1 once the daemon listens: libmicrohttpd's messages go to stderr */
+    char start_error[256];      /* what libmicrohttpd said while starting, its last message */
 };
+
+/* libmicrohttpd's error log: while the daemon starts, its last message is kept for temper's own
+ * (libmicrohttpd 0.9's bind message names port 0 whatever the port); afterwards each goes to
+ * stderr, said to be its. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    struct temper_server *sv = cls;
+    char text[256];
+    vsnprintf(text, sizeof(text), fmt, ap);
+    text[strcspn(text, "\n")] = 0;
+    if (!atomic_load(&sv->started))
+        snprintf(sv->start_error, sizeof(sv->start_error), "%s", text);
+    else
+        fprintf(stderr, "temper: serve: libmicrohttpd: %s\n", text);
+}
 
 /* One request's upload. */
 struct request {
@@ -347,13 +365,17 @@ int temper_server_start(const struct temper_server_config *config, struct temper
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)l->max_connections,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(l->max_wait_s + 60),
                                   MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED,
-                                  on_completed, sv, MHD_OPTION_END);
+                                  on_completed, sv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, sv, MHD_OPTION_END);
     if (!sv->daemon) {
+        const char *why = strrchr(sv->start_error, ':'); /* the system's reason, after the last colon */
+        why = why && why[1] ? why + 2 : sv->start_error;
+        err = temper_fail(msg, msg_size, TEMPER_EIO, "cannot listen on %s: %s", config->listen,
+                          *why ? why : "in use, or not an address of this machine");
         free(sv->token);
         free(sv);
-        return temper_fail(msg, msg_size, TEMPER_EIO, "cannot listen on %s (in use, or not an address of this machine)",
-                           config->listen);
+        return err;
     }
+    atomic_store(&sv->started, 1);
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(sv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     sv->port = info ? info->port : 0;
     *out = sv;

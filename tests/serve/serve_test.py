@@ -248,6 +248,10 @@ def main():
     h = refused(429, "queue_full", "a submission past the queue's depth", "POST", "/v1/evaluations",
                 {"items": [item(files[0], salt="\n// %d\n" % i) for i in range(3)]}, token="s3cret-token-0123456789")
     check(h.get("Retry-After", "").isdigit(), "429 carries Retry-After", dict(h))
+    r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:%d" % s.port, "--store", os.path.join(WORK, "s4.db")],
+                       env=ENV, capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and "cannot listen on 127.0.0.1:%d: Address already in use" % s.port in r.stderr
+          and "port 0" not in r.stderr, "a port in use is refused, naming it and why", r.stderr)
     check(s.stop() == 0, "the token server stops with status 0")
 
     r = subprocess.run([TEMPER, "serve", "--listen", "0.0.0.0:0", "--store", os.path.join(WORK, "s3.db")], env=ENV,
@@ -255,7 +259,8 @@ def main():
     check(r.returncode == 2 and "token" in r.stderr, "a non-loopback address without a token is refused", r.stderr)
     r = subprocess.run([TEMPER, "serve", "--token-file", os.path.join(WORK, "missing")], env=ENV, capture_output=True,
                        text=True, timeout=60)
-    check(r.returncode == 2, "a missing token file is bad usage", r.stderr)
+    check(r.returncode == 2 and "--token-file: " in r.stderr and "missing" in r.stderr,
+          "a missing token file is bad usage, said of the option", r.stderr)
     # a Redis URL nothing listens at: refused with a message (2: a build without Redis; 4: no queue)
     r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:0", "--redis", "redis://127.0.0.1:1"], env=ENV,
                        capture_output=True, text=True, timeout=60)
