@@ -65,11 +65,12 @@ HF_HOME=$work/hf HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1 "$python" "$src/tests/re
 "$temper" export --format jsonl --run 9999 -o "$work/none.jsonl" 2>"$work/e4"
 [ $? -eq 2 ] && grep -q "no run 9999 in the store" "$work/e4" && [ ! -e "$work/none.jsonl" ] &&
     ok "unknown run: exit 2 (as bench --run and compare), says so" || fail "unknown run: $(cat "$work/e4")"
-"$temper" export --format jsonl --task mlp_block >/dev/null 2>"$work/e6"
-[ $? -eq 1 ] && grep -q "no evaluation of task 'mlp_block'" "$work/e6" && ok "a task with no evaluation: exit 1, says so" ||
-    fail "task without evaluations: $(cat "$work/e6")"
+"$temper" export --format jsonl --task mlp_block -o "$work/empty.jsonl" 2>"$work/e6"
+[ $? -eq 1 ] && grep -q "no evaluation of task 'mlp_block'" "$work/e6" && [ ! -e "$work/empty.jsonl" ] &&
+    ! grep -q "records written" "$work/e6" && ok "a task with no evaluation: exit 1, says so, writes no file" ||
+    fail "task without evaluations: $(cat "$work/e6"; ls "$work/empty.jsonl" 2>&1)"
 "$temper" export --format jsonl --all -o "$work/no/such/dir/x.jsonl" 2>"$work/e5"
-[ $? -eq 2 ] && grep -q "cannot write $work/no/such/dir" "$work/e5" && ok "unwritable -o: exit 2, names the file" ||
+[ $? -eq 2 ] && grep -q "cannot write $work/no/such/dir/x.jsonl:" "$work/e5" && ok "unwritable -o: exit 2, names the file" ||
     fail "unwritable: $(cat "$work/e5")"
 all=$("$temper" export --format jsonl --all 2>/dev/null | wc -l)
 [ "$all" -eq "$(sqlite3 "$db" 'select count(*) from evaluations')" ] && ok "--all: every evaluation ($all)" ||

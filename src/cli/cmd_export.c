@@ -118,7 +118,7 @@ int cmd_export(int argc, char **argv)
     if (out_path) {
         snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
         if (!(out = fopen(tmp, "w"))) {
-            fprintf(stderr, "temper: cannot write %s: %s\n", tmp, strerror(errno));
+            fprintf(stderr, "temper: cannot write %s: %s\n", out_path, strerror(errno));
             temper_store_close(store);
             return CLI_USAGE;
         }
@@ -127,9 +127,22 @@ int cmd_export(int argc, char **argv)
     err = temper_export(store, &filter, (enum temper_export_format)format, temper_tasks_root(tasks_dir), out, &stats,
                         msg, sizeof(msg));
     temper_store_close(store);
+    if (!err && !stats.evaluations) { /* nothing matched: no file, not even an empty one */
+        if (out_path) {
+            fclose(out);
+            unlink(tmp);
+        }
+        if (filter.run_id)
+            fprintf(stderr, "temper: no evaluation of run %lld in the store\n", (long long)filter.run_id);
+        else if (filter.task)
+            fprintf(stderr, "temper: no evaluation of task '%s' in the store\n", filter.task);
+        else
+            fprintf(stderr, "temper: the store holds no evaluation\n");
+        return CLI_NOT_OK;
+    }
     if (out_path) {
         if (fclose(out) && !err)
-            err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", tmp, strerror(errno));
+            err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", out_path, strerror(errno));
         if (!err && rename(tmp, out_path))
             err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "cannot rename %s to %s: %s", tmp, out_path,
                               strerror(errno));
@@ -144,14 +157,5 @@ int cmd_export(int argc, char **argv)
     fprintf(stderr, "temper: %lld evaluation%s read, %lld record%s written%s%s\n", (long long)stats.evaluations,
             stats.evaluations == 1 ? "" : "s", (long long)stats.records, stats.records == 1 ? "" : "s",
             out_path ? " to " : "", out_path ? out_path : "");
-    if (!stats.evaluations) {
-        if (filter.run_id)
-            fprintf(stderr, "temper: no evaluation of run %lld in the store\n", (long long)filter.run_id);
-        else if (filter.task)
-            fprintf(stderr, "temper: no evaluation of task '%s' in the store\n", filter.task);
-        else
-            fprintf(stderr, "temper: the store holds no evaluation\n");
-        return CLI_NOT_OK;
-    }
     return CLI_OK;
 }

@@ -140,7 +140,7 @@ int cmd_report(int argc, char **argv)
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        fprintf(stderr, "temper: cannot write %s: %s\n", tmp, strerror(errno));
+        fprintf(stderr, "temper: cannot write %s: %s\n", out_path, strerror(errno));
         temper_store_close(store);
         json_decref(bench);
         return CLI_USAGE;
@@ -150,7 +150,7 @@ int cmd_report(int argc, char **argv)
     temper_store_close(store);
     json_decref(bench);
     if (fclose(f) && !err)
-        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", tmp, strerror(errno));
+        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", out_path, strerror(errno));
     if (!err && rename(tmp, out_path))
         err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "cannot rename %s to %s: %s", tmp, out_path, strerror(errno));
     if (err) {
