@@ -87,11 +87,11 @@ def reward(r):
     if r["verdict"] != "correct":
         return 0.0
     s = r["speedup"]
-    return 1.0 if not s or s <= 0 else 1.0 + math.tanh(max(-8.0, min(8.0, math.log2(s))))
+    return 1.0 if not s or s <= 0 else 1.0 + 0.5 * max(-1.0, min(2.0, math.log2(s)))
 
 
-check(all(abs(r["reward"] - reward(r)) < 1e-12 and 0 <= r["reward"] < 2 for r in rl),
-      "rl: reward 0 when not correct, 1 + tanh(log2(speedup)) (log2 held to [-8, 8]) when correct")
+check(all(abs(r["reward"] - reward(r)) < 1e-12 and 0 <= r["reward"] <= 2 for r in rl),
+      "rl: reward 0 when not correct, 1 + log2(speedup) / 2 (log2 held to [-1, 2]) when correct")
 
 task = load(task_path)
 n_task = con.execute("SELECT count(*) FROM evaluations WHERE task = 'softmax'").fetchone()[0]
