@@ -39,9 +39,9 @@ int temper_export(struct temper_store *store, const struct temper_store_filter *
                   struct temper_export_stats *stats, char *msg, size_t msg_size);
 
 /* The reward of the rl format: 0 for a verdict other than correct; for a correct one
- * 1 + tanh(log2(speedup)), log2(speedup) held to [-8, 8] so that it stays in (0, 2): 1 at the
- * baseline's speed, 1.76 at twice it, 0.24 at half; 1 when the evaluation was not timed
- * (speedup unknown: pass 0 or NaN). */
+ * 1 + log2(speedup) / 2, log2(speedup) held to [-1, 2] so that it stays in [0.5, 2]: 1 at the
+ * baseline's speed, 1.5 at twice it, 0.5 at half and below; 1 when the evaluation was not timed
+ * (speedup unknown: pass 0 or NaN). The gym client's compute_score gives the same. */
 double temper_export_reward(int correct, double speedup);
 
 /* What a report shows (one of run_id, task, bench). */
