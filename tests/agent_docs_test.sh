@@ -51,6 +51,12 @@ TEMPER_KNOWLEDGE=$work/no-such-folder "$temper" knowledge search tiling --no-sto
 "$temper" knowledge search tiling --no-store --lang fortran >/dev/null 2>"$work/kerr"
 [ $? -eq 2 ] && grep -q "'fortran' is not a language" "$work/kerr" && ok "knowledge search --lang fortran: exit 2" ||
     fail "--lang fortran: $(cat "$work/kerr")"
+"$temper" knowledge serch tiling >/dev/null 2>"$work/kerr"
+[ $? -eq 2 ] && grep -q "'serch' is not a subcommand (search)" "$work/kerr" && ok "knowledge serch: exit 2, says so" ||
+    fail "knowledge serch: $(cat "$work/kerr")"
+"$temper" knowledge search tiling --no-store --task no_such_task >/dev/null 2>"$work/kerr"
+[ $? -eq 2 ] && grep -q "no task named 'no_such_task'" "$work/kerr" && ok "knowledge search --task no_such_task: exit 2" ||
+    fail "--task no_such_task: $(cat "$work/kerr")"
 TEMPER_KNOWLEDGE=$work/no-such-folder "$temper" agent softmax --dry-run --device opencl >/dev/null 2>"$work/kerr"
 [ $? -eq 0 ] && grep -q "warning: no guides folder" "$work/kerr" && ok "agent --dry-run without guides warns" ||
     fail "agent without guides: $(cat "$work/kerr")"

@@ -9,6 +9,7 @@
 #include "temper/error.h"
 #include "temper/knowledge.h"
 #include "temper/option.h"
+#include "temper/task.h"
 
 static void help(FILE *out)
 {
@@ -58,9 +59,24 @@ int cmd_knowledge(int argc, char **argv)
         default: return cli_help_exit(help, c == O_HELP);
         }
     }
-    if (optind + 1 >= argc || strcmp(argv[optind], "search")) {
+    if (optind < argc && strcmp(argv[optind], "search")) {
+        fprintf(stderr, "temper: knowledge: '%s' is not a subcommand (search)\n", argv[optind]);
+        return CLI_USAGE;
+    }
+    if (optind + 1 >= argc) {
         help(stderr);
         return CLI_USAGE;
+    }
+    if (kc.task) { /* a task the guides and the store cannot know is a typo */
+        char dir[4096];
+        if (!temper_task_name_ok(kc.task) ||
+            temper_task_find(temper_tasks_root(NULL), kc.task, dir, sizeof(dir), msg, sizeof(msg))) {
+            if (temper_task_name_ok(kc.task))
+                fprintf(stderr, "temper: --task: %s\n", msg);
+            else
+                fprintf(stderr, "temper: --task: '%s' is not a task name ([a-z0-9_])\n", kc.task);
+            return CLI_USAGE;
+        }
     }
     if (kc.lang && strcmp(kc.lang, "cuda") && strcmp(kc.lang, "opencl")) {
         fprintf(stderr, "temper: --lang: '%s' is not a language (cuda or opencl)\n", kc.lang);
