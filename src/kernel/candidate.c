@@ -533,10 +533,14 @@ int temper_knobs_set(const struct temper_candidate *c, struct temper_knobs *k, c
             values[0] = 0;
             for (int v = 0; v < p->nvalues && used < sizeof(values); v++)
                 used += (size_t)snprintf(values + used, sizeof(values) - used, "%s%s", v ? " " : "", p->values[v]);
+            const char *digits = value + (*value == '-' || *value == '+');
+            int too_long = *digits && strspn(digits, "0123456789") == strlen(digits); /* digits, past 64 bits */
             return temper_fail(msg, msg_size, TEMPER_EINVALID,
                                "--set %s: '%s' is not one of %s's values (%s, line %d)%s", assignment, value,
                                p->name, values, p->line,
-                               is_integer(p->values[0]) ? " nor an integer" : "");
+                               !is_integer(p->values[0]) ? ""
+                               : too_long                ? ", and as an integer it does not fit in 64 bits"
+                                                         : " nor an integer");
         }
         if (strlen(value) >= TEMPER_NAME_MAX)
             return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: value too long", assignment);

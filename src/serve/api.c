@@ -251,7 +251,9 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
             else
                 snprintf(set, sizeof(set), "%s=%s", k, json_string_value(v));
             if (!bad && temper_knobs_set(cand, kv, set, msg, sizeof(msg))) {
-                server_error(r, 400, "unknown_knob", "%s.knobs: %s", where, msg);
+                /* the library's message is the command line's ("--set NAME=VALUE: ..."): here a knob */
+                const char *said = strncmp(msg, "--set ", 6) ? msg : msg + 6;
+                server_error(r, 400, "unknown_knob", "%s.knobs: %s", where, said);
                 bad = 1;
             }
         }

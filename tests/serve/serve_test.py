@@ -217,8 +217,9 @@ def main():
     unknown = source(files[0]).replace("@temper task vector_add", "@temper task no_such_task")
     refused(400, "unknown_task", "an unknown task", "POST", "/v1/evaluations",
             {"items": [{"source": unknown, "lang": "opencl"}]})
-    refused(400, "unknown_knob", "an unknown knob", "POST", "/v1/evaluations",
-            {"items": [dict(item(files[0]), knobs={"NO_SUCH_KNOB": 4})]})
+    st, b, _ = s.call("POST", "/v1/evaluations", {"items": [dict(item(files[0]), knobs={"NO_SUCH_KNOB": 4})]})
+    check(st == 400 and b.get("error", {}).get("kind") == "unknown_knob" and "--set" not in b["error"]["message"]
+          and "NO_SUCH_KNOB" in b["error"]["message"], "an unknown knob: 400 unknown_knob, said in the API's words", b)
     refused(400, "invalid_id", "a path-like item id", "POST", "/v1/evaluations",
             {"items": [item(files[0], id="../../etc/passwd")]})
     refused(400, "invalid_id", "a path-like batch", "POST", "/v1/evaluations", {"items": [item(files[0])], "batch": "a/b"})

@@ -179,7 +179,7 @@ static void test_knobs(void **state)
         {"VEC= 8", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"}, /* no space in a -D value */
         {"VEC=\t-8", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
         {"VEC=8 -I/tmp", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
-        {"VEC=99999999999999999999", TEMPER_EINVALID, "is not one of VEC's values", "1024", "-8"},
+        {"VEC=99999999999999999999", TEMPER_EINVALID, "as an integer it does not fit in 64 bits", "1024", "-8"},
         {"NOPE=1", TEMPER_EINVALID, "no param 'NOPE'", "1024", "-8"},
         {"BLOC=1", TEMPER_EINVALID, "no param 'BLOC'", "1024", "-8"},
         {"BLOCK", TEMPER_EINVALID, "expected NAME=VALUE", "1024", "-8"},
