@@ -136,6 +136,12 @@ grep -q '^tune   1 fastmath=off mad=off: correct .*(from the store)' "$work/plai
     ok "the plain configuration comes from the store the second time" ||
     fail "the plain configuration was not reused: $(grep '^tune   1' "$work/plain2.err")"
 
+# 6. Nothing correct: the summary says so and names no "best found at".
+"$temper" tune "$src/tests/cases/opencl/partial_write.cl" --budget 2 --screen-budget 0.05 >"$work/none.out" 2>/dev/null
+[ $? -eq 1 ] && grep -q "best       none: no configuration passed every check" "$work/none.out" &&
+    ! grep -q "best found at" "$work/none.out" && ok "a tune with nothing correct: exit 1, no best found at" ||
+    fail "nothing correct: $(cat "$work/none.out")"
+
 rm -rf "$work"
 echo "$failures failures"
 [ "$failures" -eq 0 ]

@@ -87,9 +87,11 @@ static void print_summary(json_t *s)
     /* best_found_at: the evaluation that made the best best, as numbered in the progress lines; past
      * the screening evaluations, the re-timing that won */
     long long found_at = (long long)json_integer_value(json_object_get(s, "best_found_at"));
-    printf(") in %.1f s; best found at %lld%s, within 5%% of it at %lld", json_number_value(json_object_get(s, "seconds")),
-           found_at, found_at > evaluations ? " (its re-timing)" : "",
-           (long long)json_integer_value(json_object_get(s, "within_5pct_at")));
+    printf(") in %.1f s", json_number_value(json_object_get(s, "seconds")));
+    if (best && found_at > 0)
+        printf("; best found at %lld%s, within 5%% of it at %lld", found_at,
+               found_at > evaluations ? " (its re-timing)" : "",
+               (long long)json_integer_value(json_object_get(s, "within_5pct_at")));
     const char *v;
     json_t *n;
     json_object_foreach(json_object_get(s, "by_verdict"), v, n)
