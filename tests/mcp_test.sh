@@ -24,6 +24,13 @@ if [ $status -ne 2 ] || [ -s "$work/foo.out" ] || ! grep -q "not cuda\[:N\] or o
     echo "FAIL: mcp --device foo: exit $status, $(cat "$work/foo.err")"
     exit 1
 fi
+# A store in a folder that does not exist: said at start, not at each call.
+"$temper" mcp --store "$work/no/such/dir/t.db" </dev/null >"$work/store.out" 2>"$work/store.err"
+status=$?
+if [ $status -ne 2 ] || [ -s "$work/store.out" ] || ! grep -q "its folder $work/no/such/dir does not exist" "$work/store.err"; then
+    echo "FAIL: mcp --store in a missing folder: exit $status, $(cat "$work/store.err")"
+    exit 1
+fi
 if ! "$python" "$src/tests/mcp/conversation_test.py" --temper "$temper" --tasks "$src/tasks" --work "$work"; then
     echo "FAIL: the conversation above; the server's standard error:"
     tail -40 "$work/mcp.stderr" | sed 's/^/     /'

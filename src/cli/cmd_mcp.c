@@ -8,10 +8,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../mcp/mcp.h"
 #include "cli.h"
+#include "temper/util.h"
 
 static void help(FILE *out)
 {
@@ -68,6 +70,15 @@ int cmd_mcp(int argc, char **argv)
     if (optind != argc) {
         help(stderr);
         return CLI_USAGE;
+    }
+    if (config.store_path) { /* the session opens at the first call: a store that cannot be is said now */
+        char dir[4096];
+        struct stat st;
+        temper_dirname(config.store_path, dir, sizeof(dir));
+        if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "temper: --store %s: its folder %s does not exist\n", config.store_path, dir);
+            return CLI_USAGE;
+        }
     }
     /* The protocol's own descriptors (closed in children), then 1 becomes standard error and 0
      * /dev/null: nothing else writes to the client or reads its messages. */
