@@ -146,6 +146,10 @@ python3 -c "import json,sys; h=json.load(open(sys.argv[1])); assert [r['verdict'
 status=$?
 [ $status -eq 1 ] && grep -q "nothing in the store on cuda" "$work/hc.out" && ok "history --device cuda: nothing, exit 1" ||
     fail "history --device cuda: exit $status"
+"$temper" history vectoradd >"$work/hx.out" 2>&1
+status=$?
+[ $status -eq 1 ] && grep -q "nothing in the store for task vectoradd, and no task named 'vectoradd'" "$work/hx.out" &&
+    ok "history of a name no task has: exit 1, says there is no such task" || fail "history vectoradd: exit $status, $(cat "$work/hx.out")"
 "$temper" history --limit 0 >"$work/history.txt" 2>&1 || fail "history table"
 grep -q "^time  *kind  *id  *task" "$work/history.txt" && grep -Eq " eval +[0-9]+ +sgemm +correct .* tune " "$work/history.txt" &&
     grep -Eq " eval +[0-9]+ +sgemm +correct .* $tiled +- " "$work/history.txt" && grep -Eq " run +[0-9]+ +sgemm +finished " "$work/history.txt" &&

@@ -133,8 +133,11 @@ int cmd_history(int argc, char **argv)
         return CLI_NOT_OK;
     }
     if (!found) {
-        fprintf(stderr, "temper: nothing in the store%s%s%s%s\n", task ? " for task " : "", task ? task : "",
-                device ? " on " : "", device ? device : "");
+        /* a name no task folder has is likely a typo: say so (a task's history can outlive its folder) */
+        char dir[4096], why[1024];
+        int unknown = task && temper_task_find(temper_tasks_root(NULL), task, dir, sizeof(dir), why, sizeof(why));
+        fprintf(stderr, "temper: nothing in the store%s%s%s%s%s%s\n", task ? " for task " : "", task ? task : "",
+                device ? " on " : "", device ? device : "", unknown ? ", and " : "", unknown ? why : "");
         return CLI_NOT_OK;
     }
     return CLI_OK;
