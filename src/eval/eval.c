@@ -244,7 +244,8 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
     }
     if (j->cand.lang != device_lang) {
         j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ENODEVICE,
-                             "%s is %s, but the device is %s: it needs %s device (--device %s)", req->path,
+                             "%s is %s, but the device is %s: it needs %s device (--device %s where there is "
+                             "one; `temper devices` lists this machine's)", req->path,
                              j->cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", device_id,
                              j->cand.lang == TEMPER_LANG_CUDA ? "a CUDA" : "an OpenCL",
                              j->cand.lang == TEMPER_LANG_CUDA ? "cuda" : "opencl");
