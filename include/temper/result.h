@@ -157,7 +157,7 @@
     X(REC, phases_ms, phases, "Where the time went; null when the worker was not reached.")                  \
     X(REAL, elapsed_ms, none, "Wall time of this evaluation, from its turn in the batch.")                    \
     X(BOOL, worker_restarted, none, "The worker was replaced after this evaluation (a fault, or a failed kernel run in-process).") \
-    X(STR, same_code_as, none, "Not run: the compiler options of an earlier, identical build it took its result from.") \
+    X(STR, same_code_as, none, "Not run: the compiler options of an earlier, identical build it took its result from (`\"\"` when that build had none; null when this one ran).") \
     X(STR, same_code_path, none, "The candidate path of that earlier build.")                                \
     X(STR, tune_phase, none, "In a tune: the phase that proposed this configuration.")                       \
     X(JSON, sanitize, none, "compute-sanitizer's findings (`eval --sanitize[=strict]`, CUDA): an object with `mode` (`report` or `strict`) and one object per tool (`memcheck`, `racecheck`, `initcheck`, `synccheck`) holding `errors`, `warnings`, `exit_code`, `report` (the first lines of findings), `incomplete` where the tool printed no summary or ran out of time, and for racecheck `hazards` and `hazard_instances` by kind (`write_write`, `read_write`: reported access pairs, and the hazards they stand for; `hazards` also has `not_printed` when racecheck's summary counted more hazards than it reported, the tool printing at most 20); or `{\"error\": WHY}` when the tools did not run (on an OpenCL device: not supported). null without --sanitize.")   \
