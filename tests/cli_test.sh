@@ -132,6 +132,9 @@ if command -v sqlite3 >/dev/null; then
 else
     echo "FAIL sqlite3 is not installed (scripts/install-deps.sh installs it)"; failures=$((failures + 1))
 fi
+sed 's/@temper task vector_add/@temper task vectoradd/' "$src/tasks/L1/vector_add/naive.cl" >"$work/typo.cl"
+expect 1 "eval of a candidate naming no task" -- "$temper" eval "$work/typo.cl" --no-timing
+contains "$work/out" "typo.cl:[0-9]*: no task named 'vectoradd'" "a task name no folder has is said at its line"
 
 rm -rf "$work"
 echo "$failures failures"

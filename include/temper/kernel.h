@@ -73,6 +73,7 @@ struct temper_candidate {
     size_t source_len;                 /* its length */
     uint64_t source_hash;              /* XXH3 of the source */
     char task[TEMPER_NAME_MAX];        /* `@temper task NAME` */
+    int task_line;                     /* the line of that directive */
     int nparams;                       /* knobs */
     struct temper_param params[TEMPER_MAX_PARAMS];
     int nrequires;                     /* constraints */

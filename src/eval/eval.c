@@ -210,7 +210,9 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
     struct temper_task task;
     if (temper_task_find(temper_tasks_root(req->tasks_dir), j->cand.task, j->task_dir, sizeof(j->task_dir), why,
                          sizeof(why))) {
-        j->early = simple_result(TEMPER_VERDICT_INVALID, why);
+        char where[3000];
+        snprintf(where, sizeof(where), "%.1000s:%d: %.1900s", req->path, j->cand.task_line, why);
+        j->early = simple_result(TEMPER_VERDICT_INVALID, where);
         return;
     }
     /* The reference is built here, not in the worker: a worker whose device runs no program

@@ -237,6 +237,7 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
                                TEMPER_NAME_MAX - 1);
         if (!c->task[0] || *skip_ws(p))
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: task: expected one task name", where);
+        c->task_line = line;
     } else if (!strcmp(word, "param")) {
         if (c->nparams == TEMPER_MAX_PARAMS)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d params", where, TEMPER_MAX_PARAMS);
