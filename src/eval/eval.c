@@ -326,26 +326,20 @@ static char *compile_log(int fd)
     return log;
 }
 
-/* Collects a finished (or overdue) compile process; returns 1 if the job is now compiled or has
- * its verdict, 0 if still running. With block set, waits for it. */
-static int compile_reap(struct job *j, const struct compile_target *t, int block)
+/* Collects a finished (or overdue) compile process without waiting; returns 1 if the job is now
+ * compiled or has its verdict, 0 if still running. */
+static int compile_reap(struct job *j, const struct compile_target *t)
 {
     if (!j->compile_pid)
         return 1;
     int status = 0;
-    for (;;) {
-        pid_t r = waitpid(j->compile_pid, &status, WNOHANG);
-        if (r == j->compile_pid)
-            break;
-        if (temper_now_s() - j->compile_start_s > t->timeout_s) {
-            kill(j->compile_pid, SIGKILL);
-            waitpid(j->compile_pid, &status, 0);
-            status = -1;
-            break;
-        }
-        if (!block)
+    pid_t r = waitpid(j->compile_pid, &status, WNOHANG);
+    if (r != j->compile_pid) {
+        if (temper_now_s() - j->compile_start_s <= t->timeout_s)
             return 0;
-        usleep(2000);
+        kill(j->compile_pid, SIGKILL);
+        waitpid(j->compile_pid, &status, 0);
+        status = -1;
     }
     j->compile_pid = 0;
     j->compiled = 1;
@@ -379,7 +373,7 @@ static void compile_fill(struct job **js, int n, int from, int jobs, const struc
 {
     int running = 0;
     for (int i = from; i < n; i++)
-        if (js[i]->compile_pid && !compile_reap(js[i], t, 0))
+        if (js[i]->compile_pid && !compile_reap(js[i], t))
             running++;
     for (int i = from; i < n && running < jobs; i++)
         if (!js[i]->compiled && !js[i]->compile_pid && !js[i]->early && !js[i]->err) {
@@ -642,7 +636,7 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
                 if (!j->compile_pid)
                     compile_start(j, &target);
                 /* While it compiles, requests that come are taken and start compiling too. */
-                while (!compile_reap(j, &target, 0)) {
+                while (!compile_reap(j, &target)) {
                     usleep(2000);
                     if ((err = window_fill(&wd, ahead, next, next_user, device_id, device_lang, 1, &draw)))
                         break;
