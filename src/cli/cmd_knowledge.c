@@ -67,16 +67,10 @@ int cmd_knowledge(int argc, char **argv)
         help(stderr);
         return CLI_USAGE;
     }
-    if (kc.task) { /* a task the guides and the store cannot know is a typo */
-        char dir[4096];
-        if (!temper_task_name_ok(kc.task) ||
-            temper_task_find(temper_tasks_root(NULL), kc.task, dir, sizeof(dir), msg, sizeof(msg))) {
-            if (temper_task_name_ok(kc.task))
-                fprintf(stderr, "temper: --task: %s\n", msg);
-            else
-                fprintf(stderr, "temper: --task: '%s' is not a task name ([a-z0-9_])\n", kc.task);
-            return CLI_USAGE;
-        }
+    char dir[4096]; /* a task no folder has is a typo: the guides and the store cannot know it */
+    if (kc.task && temper_task_find(temper_tasks_root(NULL), kc.task, dir, sizeof(dir), msg, sizeof(msg))) {
+        fprintf(stderr, "temper: --task: %s\n", msg);
+        return CLI_USAGE;
     }
     if (kc.lang && strcmp(kc.lang, "cuda") && strcmp(kc.lang, "opencl")) {
         fprintf(stderr, "temper: --lang: '%s' is not a language (cuda or opencl)\n", kc.lang);

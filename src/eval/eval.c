@@ -661,11 +661,10 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
         }
         job_free(j);
     }
-    for (int i = wd.head; i < wd.n; i++) /* after an error: what was taken and not run */
-        if (err) {
-            cb(user, wd.js[i]->index, NULL, err, "out of memory");
-            job_free(wd.js[i]);
-        }
+    for (int i = wd.head; i < wd.n; i++) { /* only after an error: what was taken and not run */
+        cb(user, wd.js[i]->index, NULL, err, "out of memory");
+        job_free(wd.js[i]);
+    }
     free(wd.js);
     json_decref(info);
     return err;

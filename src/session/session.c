@@ -171,6 +171,25 @@ static void deliver(struct temper_session *s, struct pending *p, json_t *result)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Decides the result of a request that never reaches temper_eval_stream's worker: 1, or 0 if it
+ * was cancelled first (then its result must say cancelled). */
+static int claim(struct pending *p)
+{
+    int expect = TEMPER_EVAL_WAITING;
+    return __atomic_compare_exchange_n(&p->cancel_word, &expect, TEMPER_EVAL_DONE, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
+/* Delivers the result of a request that is not evaluated: its early error, or err and msg. */
+static void deliver_unevaluated(struct temper_session *s, struct pending *p, int err, const char *msg)
+{
+    int cancelled = !claim(p);
+    json_t *r = cancelled ? session_result_unevaluated(p->path, 0, "cancelled before it ran", 1)
+                          : session_result_unevaluated(p->path, err, msg, 0);
+    result_set_lineage(r, p);
+    deliver(s, p, r);
+}
+
 /* The name a candidate goes by, with the extension of its language: today's parser takes the
  * language from the extension. When it takes a language of its own, this is only the name. */
 static char *candidate_name(const char *path, const char *lang, int *err, char *why, size_t why_size)
@@ -301,8 +320,8 @@ int temper_session_cancel(struct temper_session *s, int64_t id)
         return TEMPER_ENOTFOUND;
     }
     if (p->state == PENDING_RUNNING) {
-        /* In the running batch: one not yet sent to the worker is skipped there; the one at the
-         * worker has its job killed. The lock is held until temper_worker_cancel returns: the batch
+        /* In the running stream: one not yet sent to the worker is skipped there; the one at the
+         * worker has its job killed. The lock is held until temper_worker_cancel returns: the stream
          * delivers this request (which takes the lock) before it sends the next job, so the job
          * killed can only be this one. */
         int expect = TEMPER_EVAL_WAITING, err = 0;
@@ -321,9 +340,7 @@ int temper_session_cancel(struct temper_session *s, int64_t id)
     p->state = PENDING_RUNNING; /* taken off the queue: the dispatcher no longer sees it */
     __atomic_store_n(&p->cancel_word, TEMPER_EVAL_SKIP, __ATOMIC_SEQ_CST); /* a second cancel finds nothing */
     pthread_mutex_unlock(&s->lock);
-    json_t *r = session_result_unevaluated(p->path, 0, "cancelled before it ran", 1);
-    result_set_lineage(r, p);
-    deliver(s, p, r);
+    deliver_unevaluated(s, p, 0, NULL); /* SKIP: its result says cancelled */
     return 0;
 }
 
@@ -468,25 +485,6 @@ static void stream_result(void *user, int index, json_t *result, int err, const 
     st->delivered[index] = 1;
     st->ndelivered++;
     deliver(s, p, result);
-}
-
-/* Decides the result of a request that never reaches temper_eval_stream's worker: 1, or 0 if it
- * was cancelled first (then its result must say cancelled). */
-static int claim(struct pending *p)
-{
-    int expect = TEMPER_EVAL_WAITING;
-    return __atomic_compare_exchange_n(&p->cancel_word, &expect, TEMPER_EVAL_DONE, 0, __ATOMIC_SEQ_CST,
-                                       __ATOMIC_SEQ_CST);
-}
-
-/* Delivers the result of a request that is not evaluated: its early error, or err and msg. */
-static void deliver_unevaluated(struct temper_session *s, struct pending *p, int err, const char *msg)
-{
-    int cancelled = !claim(p);
-    json_t *r = cancelled ? session_result_unevaluated(p->path, 0, "cancelled before it ran", 1)
-                          : session_result_unevaluated(p->path, err, msg, 0);
-    result_set_lineage(r, p);
-    deliver(s, p, r);
 }
 
 /* How long a stream with nothing left in flight waits for another request before it ends: a
