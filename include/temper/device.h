@@ -57,6 +57,22 @@ enum temper_karg_kind {
     TEMPER_KARG_I32,
     TEMPER_KARG_I64,
     TEMPER_KARG_F32,
+    TEMPER_KARG_TENSORMAP,
+};
+
+#define TEMPER_TENSORMAP_MAX_RANK 5
+
+/* A TMA tensor map over a buffer (CUDA, sm_90 and later): the backend encodes it at launch and
+ * passes the 128-byte map by value. Dimensions run innermost first. */
+struct temper_tensormap {
+    struct temper_dbuf *buf;                    /* the tensor's buffer (borrowed) */
+    enum temper_dtype dtype;                    /* element type */
+    int rank;                                   /* dimensions, 1 to TEMPER_TENSORMAP_MAX_RANK */
+    uint64_t dims[TEMPER_TENSORMAP_MAX_RANK];   /* elements per dimension */
+    uint64_t strides[TEMPER_TENSORMAP_MAX_RANK]; /* bytes between steps of dimensions 1..rank-1
+                                                 * (strides[0] unused) */
+    uint32_t box[TEMPER_TENSORMAP_MAX_RANK];    /* elements per dimension of one copy */
+    int swizzle;                                /* shared-memory swizzle span in bytes: 0, 32, 64, 128 */
 };
 
 /* One kernel argument. */
@@ -67,8 +83,13 @@ struct temper_karg {
         int32_t i32;             /* TEMPER_KARG_I32 */
         int64_t i64;             /* TEMPER_KARG_I64 */
         float f32;               /* TEMPER_KARG_F32 */
+        const struct temper_tensormap *tmap; /* TEMPER_KARG_TENSORMAP (borrowed) */
     } v;
 };
+
+/* Checks a tensor map against TMA's rules (those of cuTensorMapEncodeTiled; the buffer's address,
+ * which the backend checks, aside): 0, or TEMPER_EINVALID with a sentence saying which rule fails. */
+int temper_tensormap_check(const struct temper_tensormap *m, char *msg, size_t msg_size);
 
 /* One launch's geometry: grid counts blocks (work-groups), block counts threads. */
 struct temper_launch_dims {

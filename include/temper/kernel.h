@@ -149,6 +149,18 @@ int temper_launch_eval_dev(const struct temper_shape *shape, const struct temper
 /* 1 when an args(...) entry is a plain name (letters, digits and '_', not starting with a digit),
  * 0 when it is an expression. */
 int temper_launch_arg_is_name(const char *arg);
+/* An args(...) entry `tensormap(NAME, SWIZZLE, BOX0[, BOX1 ...])`: a TMA tensor map over task
+ * argument NAME (CUDA), its swizzle span and box (elements per dimension, innermost first) as
+ * expressions. */
+struct temper_tensormap_arg {
+    char name[TEMPER_NAME_MAX];                /* the task argument */
+    char swizzle[TEMPER_NAME_MAX];             /* swizzle span in bytes: 0, 32, 64 or 128 */
+    int rank;                                  /* box expressions given, 1 to 5 */
+    char box[5][TEMPER_NAME_MAX];              /* elements per dimension, innermost first */
+};
+/* Splits an args(...) entry of the form tensormap(...) into out: 0 when arg has that form, 1 when
+ * it does not begin with `tensormap(`, TEMPER_EPARSE (msg says why) when it does but is malformed. */
+int temper_launch_arg_tensormap(const char *arg, struct temper_tensormap_arg *out, char *msg, size_t msg_size);
 /* The kind of each parameter of kernel `kernel` as declared in source (comments skipped): the
  * first declaration or definition of that name marked __global__ (CUDA) or __kernel / kernel
  * (OpenCL). Fills up to max kinds; returns the number of parameters, or -1 when the kernel's

@@ -436,6 +436,52 @@ static int cuda_kernel(void *ctx, struct temper_dmodule *mod, const char *name, 
 /* Queues one launch of kernel on the default stream; args and dims are borrowed (the driver copies
  * the argument values before returning). A grid with a zero dimension has no blocks and queues
  * nothing. Dynamic shared memory above 48 KiB is opted into first. */
+/* Encodes argument i's tensor map for kernel `name`: element type, dimensions and strides from
+ * the map, 128-byte-or-less swizzle as asked, out-of-bounds elements read as zeros, L2 lines
+ * fetched 256 bytes at a time. */
+static int cuda_encode_tensormap(struct cuda_ctx *c, const char *name, int i, const struct temper_tensormap *m,
+                                 CUtensorMap *out, char *msg, size_t msg_size)
+{
+    if (!m || !m->buf)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "launch %s: argument %d's tensor map has no buffer", name,
+                           i);
+    if (c->info.cc_major < 9)
+        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED,
+                           "launch %s: argument %d is a tensor map, which needs compute capability 9.0 or later "
+                           "(this device is %d.%d)",
+                           name, i, c->info.cc_major, c->info.cc_minor);
+    if (!cuda_cu.cuTensorMapEncodeTiled)
+        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED,
+                           "launch %s: argument %d is a tensor map, and this CUDA driver has no "
+                           "cuTensorMapEncodeTiled (it needs CUDA 12 or later)",
+                           name, i);
+    int err = temper_tensormap_check(m, msg, msg_size);
+    if (err)
+        return err;
+    if (m->buf->ptr % 16)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                           "launch %s: argument %d's tensor map starts at an address that is not 16-byte aligned",
+                           name, i);
+    static const int types[TEMPER_DTYPE_COUNT] = {
+        [TEMPER_DTYPE_F32] = CU_TENSOR_MAP_DATA_TYPE_FLOAT32, [TEMPER_DTYPE_F16] = CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        [TEMPER_DTYPE_BF16] = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, [TEMPER_DTYPE_I8] = CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        [TEMPER_DTYPE_U8] = CU_TENSOR_MAP_DATA_TYPE_UINT8,    [TEMPER_DTYPE_I32] = CU_TENSOR_MAP_DATA_TYPE_INT32,
+        [TEMPER_DTYPE_I64] = CU_TENSOR_MAP_DATA_TYPE_INT64,
+    };
+    int swizzle = m->swizzle == 128 ? 3 : m->swizzle == 64 ? 2 : m->swizzle == 32 ? 1 : CU_TENSOR_MAP_SWIZZLE_NONE;
+    uint32_t ones[TEMPER_TENSORMAP_MAX_RANK] = {1, 1, 1, 1, 1};
+    CUresult r = cuda_cu.cuTensorMapEncodeTiled(out, types[m->dtype], (unsigned)m->rank, (void *)(uintptr_t)m->buf->ptr,
+                                               m->dims, m->strides + 1, m->box, ones, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                               swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "launch %s: cuTensorMapEncodeTiled for argument %d", name, i);
+        return cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, what);
+    }
+    return 0;
+}
+
 static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct temper_launch_dims *dims, int nargs,
                        const struct temper_karg *args, char *msg, size_t msg_size)
 {
@@ -488,6 +534,7 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
         kernel->smem_optin_bytes = dims->smem_bytes;
     }
     CUdeviceptr ptrs[CUDA_MAX_KARGS];
+    CUtensorMap maps[CUDA_MAX_KARGS];
     void *params[CUDA_MAX_KARGS];
     for (int i = 0; i < nargs; i++) {
         switch (args[i].kind) {
@@ -506,6 +553,12 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
             break;
         case TEMPER_KARG_F32:
             params[i] = (void *)&args[i].v.f32;
+            break;
+        case TEMPER_KARG_TENSORMAP:
+            err = cuda_encode_tensormap(c, kernel->name, i, args[i].v.tmap, &maps[i], msg, msg_size);
+            if (err)
+                return err;
+            params[i] = &maps[i];
             break;
         default:
             return temper_fail(msg, msg_size, TEMPER_EINVALID, "launch %s: argument %d has unknown kind %d",

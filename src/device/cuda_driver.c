@@ -97,6 +97,10 @@ static void cuda_load_driver_once(void)
         {{NULL, NULL, NULL}, NULL},
     };
     cuda_open_lib(&cuda_driver_lib, "the CUDA driver", cuda_driver_names, syms);
+    if (!cuda_driver_lib.err) { /* optional: tensor maps need a driver of CUDA 12 or later */
+        void *p = dlsym(cuda_driver_lib.handle, "cuTensorMapEncodeTiled");
+        memcpy(&cuda_cu.cuTensorMapEncodeTiled, &p, sizeof p);
+    }
 }
 
 static void cuda_load_nvrtc_once(void)

@@ -67,6 +67,25 @@ enum {
     NVRTC_ERROR_COMPILATION = 6,
 };
 
+/* A TMA tensor map, as cuda.h declares CUtensorMap: 128 opaque bytes, 64-byte aligned. */
+typedef struct {
+    _Alignas(64) uint64_t opaque[16]; /* encoded by cuTensorMapEncodeTiled */
+} CUtensorMap;
+
+/* cuda.h's values for what temper's tensor maps use. */
+enum {
+    CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+    CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+    CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+    CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+    CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+    CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+    CU_TENSOR_MAP_SWIZZLE_NONE = 0, /* then 32B, 64B, 128B in order */
+    CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0, /* out-of-bounds elements read as zeros */
+};
+
 /* ---- the entry points, resolved with dlsym ---- */
 
 /* The driver API; filled once by cuda_load_driver, read-only afterwards. */
@@ -106,6 +125,10 @@ struct cuda_driver_api {
     CUresult (*cuEventDestroy)(CUevent ev);
     CUresult (*cuGetErrorName)(CUresult err, const char **name);
     CUresult (*cuGetErrorString)(CUresult err, const char **text);
+    /* optional (drivers of CUDA 12 and later): NULL when the driver lacks it */
+    CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *map, int dtype, unsigned rank, void *address, const uint64_t *dims,
+                                       const uint64_t *strides, const uint32_t *box, const uint32_t *element_strides,
+                                       int interleave, int swizzle, int l2_promotion, int oob_fill);
 };
 
 /* NVRTC; filled once by cuda_load_nvrtc, read-only afterwards. */

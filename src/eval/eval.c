@@ -138,6 +138,25 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
         const struct temper_launch *ln = &c->launches[l];
         for (int i = 0; i < ln->nargs; i++) {
             const char *name = ln->args[i];
+            struct temper_tensormap_arg tm;
+            if (!temper_launch_arg_tensormap(name, &tm, NULL, 0)) {
+                int j = 0;
+                while (j < t->nargs && strcmp(t->args[j].name, tm.name))
+                    j++;
+                if (j == t->nargs || t->args[j].role == TEMPER_ROLE_SCALAR)
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                       "%s:%d: args(...): '%s': a tensor map is over one of task %s's arrays, and "
+                                       "'%s' is not one",
+                                       c->path, ln->line, name, t->name, tm.name);
+                if (tm.rank != t->args[j].ndim)
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                       "%s:%d: args(...): '%s': %s has %d dimension%s, so the box needs %d size%s "
+                                       "(innermost first), not %d",
+                                       c->path, ln->line, name, tm.name, t->args[j].ndim,
+                                       t->args[j].ndim == 1 ? "" : "s", t->args[j].ndim,
+                                       t->args[j].ndim == 1 ? "" : "s", tm.rank);
+                continue;
+            }
             int found = !temper_launch_arg_is_name(name); /* an expression: its names at run time */
             int64_t v;
             for (int j = 0; j < t->nargs && !found; j++)

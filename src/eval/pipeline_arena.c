@@ -317,9 +317,58 @@ static int launch_int_arg(struct worker_state *ws, struct plan *p, const struct 
     return 0;
 }
 
-/* Resolves one launch's geometry and arguments at the arena's shape. */
+/* A tensormap(NAME, SWIZZLE, BOX...) entry at the arena's shape: the map over NAME's buffer, its
+ * dimensions (innermost first) from the task's shape, its swizzle and box from the expressions.
+ * eval checked NAME and the box's rank when it read the candidate. */
+static int launch_tensormap_arg(struct plan *p, const struct temper_launch *l, const struct temper_tensormap_arg *tm,
+                                struct arena *a, int variant, int set, const struct temper_dev_attrs *attrs,
+                                struct temper_tensormap *map, struct failure *f)
+{
+    const struct temper_task *t = a->task;
+    char msg[1024];
+    int j = 0;
+    while (j < t->nargs && strcmp(t->args[j].name, tm->name))
+        j++;
+    if (j == t->nargs || t->args[j].role == TEMPER_ROLE_SCALAR || t->args[j].ndim != tm->rank)
+        return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: args(...): tensormap(%s, ...) does not match task %s",
+                         p->cand.path, l->line, tm->name, t->name);
+    const struct temper_task_arg *arg = &t->args[j];
+    memset(map, 0, sizeof(*map));
+    map->buf = arg->role == TEMPER_ROLE_OUTPUT ? a->out[set][j].view : a->in[variant][j].view;
+    map->dtype = arg->dtype;
+    map->rank = tm->rank;
+    uint64_t stride = temper_dtype_size(arg->dtype);
+    for (int d = 0; d < tm->rank; d++) {
+        int64_t v = 0;
+        if (temper_shape_eval(&a->shape, arg->shape[arg->ndim - 1 - d], &v, msg, sizeof(msg)) || v < 0)
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "%s:%d: tensormap(%s, ...) at shape %s: %s",
+                             p->cand.path, l->line, tm->name, a->shape_text, v < 0 ? "a negative dimension" : msg);
+        map->dims[d] = (uint64_t)v;
+        map->strides[d] = d ? stride : 0;
+        stride *= (uint64_t)v;
+        if (temper_launch_eval_dev(&a->shape, &p->knobs, attrs, tm->box[d], &v, msg, sizeof(msg)))
+            return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: tensormap(%s, ...): box '%s': %s", p->cand.path,
+                             l->line, tm->name, tm->box[d], msg);
+        map->box[d] = v < 0 || v > 0xffffffffll ? 0 : (uint32_t)v;
+    }
+    int64_t sw;
+    if (temper_launch_eval_dev(&a->shape, &p->knobs, attrs, tm->swizzle, &sw, msg, sizeof(msg)))
+        return fail_with(f, TEMPER_VERDICT_INVALID, "%s:%d: tensormap(%s, ...): swizzle '%s': %s", p->cand.path,
+                         l->line, tm->name, tm->swizzle, msg);
+    map->swizzle = sw < -1 || sw > 1024 ? -1 : (int)sw;
+    if (temper_tensormap_check(map, msg, sizeof(msg)))
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR,
+                         "%s:%d: launch %s at shape %s: tensormap(%s, ...): %s (a launch group's when(...) can keep "
+                         "such shapes off the TMA path)",
+                         p->cand.path, l->line, l->kernel, a->shape_text, tm->name, msg);
+    return 0;
+}
+
+/* Resolves one launch's geometry and arguments at the arena's shape; tensor maps go in tmaps, one
+ * slot per argument. */
 static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, struct arena *a, int variant, int set,
-                            struct temper_launch_dims *dims, struct temper_karg *args, int *nargs, struct failure *f)
+                            struct temper_launch_dims *dims, struct temper_karg *args,
+                            struct temper_tensormap *tmaps, int *nargs, struct failure *f)
 {
     const struct temper_launch *l = &p->cand.launches[li];
     const struct temper_task *t = a->task;
@@ -354,6 +403,14 @@ static int plan_launch_args(struct worker_state *ws, struct plan *p, int li, str
     int n = l->nargs < 0 ? t->nargs : l->nargs;
     for (int i = 0; i < n; i++) {
         const char *name = l->nargs < 0 ? t->args[i].name : l->args[i];
+        struct temper_tensormap_arg tm;
+        if (l->nargs >= 0 && !temper_launch_arg_tensormap(name, &tm, NULL, 0)) {
+            if (launch_tensormap_arg(p, l, &tm, a, variant, set, &attrs, &tmaps[i], f))
+                return -1;
+            args[i].kind = TEMPER_KARG_TENSORMAP;
+            args[i].v.tmap = &tmaps[i];
+            continue;
+        }
         int found = 0;
         for (int j = 0; j < t->nargs && !found; j++) {
             if (strcmp(t->args[j].name, name))
@@ -442,8 +499,9 @@ int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int va
     for (int li = first; li < end; li++) {
         struct temper_launch_dims dims;
         struct temper_karg args[TEMPER_MAX_LAUNCH_ARGS];
+        struct temper_tensormap tmaps[TEMPER_MAX_LAUNCH_ARGS];
         int nargs = 0;
-        if (plan_launch_args(ws, p, li, a, variant, set, &dims, args, &nargs, f))
+        if (plan_launch_args(ws, p, li, a, variant, set, &dims, args, tmaps, &nargs, f))
             return -1;
         /* A grid of no blocks launches nothing, in CUDA and OpenCL alike: the outputs stay
          * poisoned and the comparison says so. */

@@ -169,6 +169,13 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
                 const char *arg = l->args[a];
                 if (temper_launch_arg_is_name(arg))
                     continue;
+                struct temper_tensormap_arg tm;
+                char why[512];
+                int form = temper_launch_arg_tensormap(arg, &tm, why, sizeof(why));
+                if (form < 0)
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: args(...): %s", where, why);
+                if (!form)
+                    continue;
                 /* An expression: only what expressions are made of (checked fully when evaluated). */
                 for (const char *q = arg; *q; q++)
                     if (!is_word_char(*q) && !strchr(" \t+-*/%()<>=!&|,", *q))
@@ -287,6 +294,14 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
         int err = parse_launch(rest, l, where, msg, msg_size);
         if (err)
             return err;
+        for (int a = 0; a < l->nargs && c->lang != TEMPER_LANG_CUDA; a++) {
+            struct temper_tensormap_arg tm;
+            if (!temper_launch_arg_tensormap(l->args[a], &tm, NULL, 0))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: launch: args(...): '%s': tensor maps are CUDA's (TMA, compute capability 9.0 "
+                                   "and later); an OpenCL kernel takes the buffer itself",
+                                   where, l->args[a]);
+        }
         l->line = line;
         c->nlaunches++;
     } else if (!strcmp(word, "scratch")) {
