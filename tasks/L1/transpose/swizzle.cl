@@ -1,20 +1,19 @@
-// A tunable transpose with 16-byte accesses everywhere (the OpenCL twin of swizzle.cu, same knobs,
-// index math and swizzle; PB's per-SM blocks take 132 compute units as the CUDA file does, and
-// HINT is accepted and unused: OpenCL has no cache-hinted loads): each TR x TC tile of x is cut into 4 x 4
-// micro-tiles; a thread reads a micro-tile's 4 rows as float4 (LDG.128, coalesced along x's rows:
-// lanes take consecutive micro-tile columns), transposes it in registers, and stores its 4 columns
-// as float4 into a shared tile laid out as y's rows (STS.128); after the barrier each thread reads
-// float4 pieces of those rows (LDS.128) and stores them as float4 into y (STG.128, lanes take
-// consecutive pieces of one y row: TR * 4 contiguous bytes). The shared tile is XOR-swizzled (the
-// 16-byte chunk c of tile row j sits at c ^ ((j / 4) % 8)) so that both 128-bit phases touch 8
-// different 16-byte bank groups per quarter warp: no bank conflicts, no padding. fast.cu's VEC=4
-// reads its padded tile by scalar columns (2-way conflicts) and its best (VEC=2) moves 8 bytes per
-// access. MT micro-tiles per thread (TR*TC/16/MT threads); every global load of a tile is issued
-// before the first shared store. Tiles that reach past an edge, and shapes with R or C not a
-// multiple of 4 or misaligned pointers, take a scalar path with bounds checks (block-uniform: the
-// full tiles never test an element).
+// The OpenCL twin of swizzle.cu (same knobs, launches, index math and swizzle; HINT is accepted and
+// unused: OpenCL has no cache-hinted loads). swizzle.cu: a tunable transpose with 16-byte accesses
+// everywhere: each TR x TC tile of x is cut into 4 x 4 micro-tiles; a thread reads a micro-tile's 4
+// rows as float4 (LDG.128, coalesced along x's rows: lanes take consecutive micro-tile columns),
+// transposes it in registers, and stores its 4 columns as float4 into a shared tile laid out as y's
+// rows (STS.128); after the barrier each thread reads float4 pieces of those rows (LDS.128) and
+// stores them as float4 into y (STG.128, lanes take consecutive pieces of one y row: TR * 4
+// contiguous bytes). The shared tile is XOR-swizzled (the 16-byte chunk c of tile row j sits at c ^
+// ((j / 4) % 8)) so that both 128-bit phases touch 8 different 16-byte bank groups per quarter
+// warp: no bank conflicts, no padding. fast.cu's VEC=4 reads its padded tile by scalar columns
+// (2-way conflicts) and its best (VEC=2) moves 8 bytes per access. MT micro-tiles per thread
+// (TR*TC/16/MT threads); every global load of a tile is issued before the first shared store. Tiles
+// that reach past an edge, and shapes with R or C not a multiple of 4 or misaligned pointers, take
+// a scalar path with bounds checks (block-uniform: the full tiles never test an element).
 // GROUP: tile order as in fast.cu (0: x's row-major tile order; G > 0: down the tile columns of G
-// tile rows at a time). PB > 0: PB persistent blocks per SM (132 SMs, the H200) loop over the
+// tile rows at a time). PB > 0: PB persistent blocks per multiprocessor (SMS of them) loop over the
 // tiles, and a block issues the next tile's loads before it writes the current one out (its loads
 // are in flight during the store phase); PB = 0: one block per tile. HINT = 1 reads x (read once)
 // with ld.global.nc.L1::no_allocate.L2::256B (TC * 4-byte row pieces are whole 256-byte L2
@@ -37,7 +36,7 @@
 // @temper require TR * TC <= 8192
 // @temper require TR * TC / 16 / MT >= 64 && TR * TC / 16 / MT <= 1024
 // @temper require PB * (TR * TC / 16 / MT) <= 1024
-// @temper launch transpose_swizzle grid(min(ceil_div(C, TC) * ceil_div(R, TR), 132 * PB + (PB == 0) * ceil_div(C, TC) * ceil_div(R, TR))) block(TR * TC / 16 / MT) args(y, x, R, C)
+// @temper launch transpose_swizzle grid(min(ceil_div(C, TC) * ceil_div(R, TR), SMS * PB + (PB == 0) * ceil_div(C, TC) * ceil_div(R, TR))) block(TR * TC / 16 / MT) args(y, x, R, C)
 
 #define MR (TR / 4)             /* micro-tile rows of a tile (4 x rows each); the float4 chunks of a y row */
 #define MC (TC / 4)             /* micro-tile columns of a tile */

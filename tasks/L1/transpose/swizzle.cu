@@ -12,7 +12,7 @@
 // multiple of 4 or misaligned pointers, take a scalar path with bounds checks (block-uniform: the
 // full tiles never test an element).
 // GROUP: tile order as in fast.cu (0: x's row-major tile order; G > 0: down the tile columns of G
-// tile rows at a time). PB > 0: PB persistent blocks per SM (132 SMs, the H200) loop over the
+// tile rows at a time). PB > 0: PB persistent blocks per multiprocessor (SMS of them) loop over the
 // tiles, and a block issues the next tile's loads before it writes the current one out (its loads
 // are in flight during the store phase); PB = 0: one block per tile. HINT = 1 reads x (read once)
 // with ld.global.nc.L1::no_allocate.L2::256B (TC * 4-byte row pieces are whole 256-byte L2
@@ -35,7 +35,7 @@
 // @temper require TR * TC <= 8192
 // @temper require TR * TC / 16 / MT >= 64 && TR * TC / 16 / MT <= 1024
 // @temper require PB * (TR * TC / 16 / MT) <= 1024
-// @temper launch transpose_swizzle grid(min(ceil_div(C, TC) * ceil_div(R, TR), 132 * PB + (PB == 0) * ceil_div(C, TC) * ceil_div(R, TR))) block(TR * TC / 16 / MT) args(y, x, R, C)
+// @temper launch transpose_swizzle grid(min(ceil_div(C, TC) * ceil_div(R, TR), SMS * PB + (PB == 0) * ceil_div(C, TC) * ceil_div(R, TR))) block(TR * TC / 16 / MT) args(y, x, R, C)
 
 #define MR (TR / 4)           /* micro-tile rows of a tile (4 x rows each); the float4 chunks of a y row */
 #define MC (TC / 4)           /* micro-tile columns of a tile */
