@@ -18,8 +18,9 @@
 // a thread keeps in registers as raw bf16 words (vectors past them are read again from L1/L2).
 // HINT = 1 reads q (read once) with ld.global.nc.L1::no_allocate.L2::256B; 0 through __ldg. OCC > 0
 // asks the register allocator for OCC threads per SM (__launch_bounds__ min blocks OCC / (TPV *
-// HPB); at the defaults the table kernel takes 56 registers, 9 blocks of 128 per SM; 1280 and 1536
-// cap it at 48 and 40, spilling 32 and 76 bytes in the table's double arithmetic). D/2 > TABMAX
+// HPB); at the defaults the table kernel takes 56 registers, 9 blocks of 128 per SM, and 72 at
+// TPB > 1; 1152 brings TPB > 1 back to 56 (8 bytes of spills), 1280 and 1536 cap the defaults at
+// 48 and 40, spilling 32 and 76 bytes in the table's double arithmetic). D/2 > TABMAX
 // takes kernel rmsnorm_rope_fold_notab (one value at a time, its own angles, any D).
 // PREDICTION (written before any GPU run; H200, T=16384 H=32 D=128, 268 MB moved): at the defaults
 // (TPV=4 HPB=32 VEC=8 REG=2 TPB=1 HINT=0) 0.066-0.069 ms, 91-94 % of the calibrated copy
@@ -35,7 +36,7 @@
 // @temper param REG 2 1 4
 // @temper param TPB 1 2 4
 // @temper param HINT 0 1
-// @temper param OCC 0 1280 1536
+// @temper param OCC 0 1152 1280 1536
 // @temper require TPV * HPB <= 1024 && (TPV * HPB) % 32 == 0
 // @temper require OCC == 0 || OCC / (TPV * HPB) <= 32
 // @temper launch rmsnorm_rope_fold grid(ceil_div(T, TPB) * ceil_div(H, HPB)) block(TPV * HPB) args(out, q, w, pos, T, H, D) when(D <= 1024)
@@ -284,6 +285,7 @@ extern "C" __global__ void FOLD_BOUNDS
     const int lane = threadIdx.x % TPV, half = D / 2;
     const bool live = head < H;
     const bool vec = half % VEC == 0 && ((((size_t)out) | ((size_t)q)) & (2 * VEC - 1)) == 0;
+#pragma unroll 1
     for (int j = 0; j < TPB && first + j < T; j++) {
         const int token = first + j;
         if (j > 0)
