@@ -21,11 +21,12 @@
 // control (dscm=cs).
 // PREDICTION (written before any GPU run, H200, 16384 x 16384, 2 GiB moved): at the defaults
 // (TR=64 TC=64 MT=2 GROUP=32 PB=0 HINT=1) 0.521-0.527 ms, 95-96 % of the calibrated copy
-// bandwidth (fast.cu's best: 0.5298 ms, 94.4 %): a quarter of fast.cu's best's memory
-// instructions per byte (16-byte everything, no bank conflicts), 8 loads (128 bytes) in flight per
-// thread and up to 13 blocks (208 KiB of tiles) per SM against fast.cu's 4 x 16.6 KiB. PB=4..8
-// (loads overlapping stores inside a block) is the alternative most likely to be faster still;
-// TR=128 (512-byte y row pieces: the writes, the costlier direction, in longer runs) next.
+// bandwidth (fast.cu's best: 0.5298 ms, 94.4 %): a third of fast.cu's best's memory instructions
+// per tile (128 warp instructions against 384: 16-byte everything, no bank conflicts), 8 loads
+// (128 bytes) in flight per thread, and 8 blocks per SM (60 registers x 128 threads; 128 KiB of
+// tiles) against fast.cu's 4 x 16.6 KiB. PB=4 (loads overlapping stores inside a block) is the
+// alternative most likely to be faster still; TR=128 (512-byte y row pieces: the writes, the
+// costlier direction, in longer runs) next.
 // @temper task transpose
 // @temper param TR 64 32 128
 // @temper param TC 64 32 128
