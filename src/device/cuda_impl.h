@@ -179,6 +179,16 @@ typedef struct {
 /* ---- the context and its objects ---- */
 
 /* An opened device: its primary context, retained until close. */
+/* One encoded tensor map and what it was encoded from (the map with its buffer pointer replaced
+ * by the device address, zero-padded so that memcmp compares keys). */
+#define CUDA_TMAP_CACHE 8
+struct cuda_tmap_entry {
+    struct temper_tensormap key; /* what was asked; key.buf is NULL, the address is in ptr */
+    CUdeviceptr ptr;             /* the tensor's device address */
+    int used;                    /* 1 once filled */
+    uint64_t map[16];            /* the encoded map's bytes (unaligned here: copied out) */
+};
+
 struct cuda_ctx {
     CUdevice dev;                  /* the driver's device handle */
     CUcontext ctx;                 /* the primary context, retained */
@@ -197,6 +207,9 @@ struct cuda_ctx {
                                      * (cuda_expert.c); NULL until the first expert call */
     CUresult fault;                /* the first kernel fault seen, CUDA_SUCCESS while none */
     char fault_msg[256];           /* its text, repeated by every later failing call */
+    struct cuda_tmap_entry tmaps[CUDA_TMAP_CACHE]; /* tensor maps encoded lately, so that a timed
+                                                    * launch does not encode again */
+    int tmap_next;                 /* the entry the next new map replaces */
 };
 
 /* A device allocation or a view of one. A view owns nothing and must be released before the

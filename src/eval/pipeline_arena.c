@@ -473,9 +473,24 @@ static int launch_group(struct worker_state *ws, struct plan *p, struct arena *a
                      a->shape_text);
 }
 
-/* Queues the plan: every launch line in order, or the expert's vendor routine. */
-int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set,
-                       struct failure *f)
+int plan_prepare(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set,
+                 struct plan_launches *pl, struct failure *f)
+{
+    pl->first = 0;
+    pl->end = 0;
+    if (p->expert)
+        return 0;
+    pl->end = p->cand.nlaunches;
+    if (launch_group(ws, p, a, &pl->first, &pl->end, f))
+        return -1;
+    for (int li = pl->first; li < pl->end; li++)
+        if (plan_launch_args(ws, p, li, a, variant, set, &pl->dims[li], pl->args[li], pl->tmaps[li], &pl->nargs[li], f))
+            return -1;
+    return 0;
+}
+
+int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set,
+                const struct plan_launches *pl, struct failure *f)
 {
     char msg[1024];
     if (p->expert) {
@@ -493,19 +508,11 @@ int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int va
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "expert %s failed: %s", p->expert, msg);
         return 0;
     }
-    int first = 0, end = p->cand.nlaunches;
-    if (launch_group(ws, p, a, &first, &end, f))
-        return -1;
-    for (int li = first; li < end; li++) {
-        struct temper_launch_dims dims;
-        struct temper_karg args[TEMPER_MAX_LAUNCH_ARGS];
-        struct temper_tensormap tmaps[TEMPER_MAX_LAUNCH_ARGS];
-        int nargs = 0;
-        if (plan_launch_args(ws, p, li, a, variant, set, &dims, args, tmaps, &nargs, f))
-            return -1;
+    for (int li = pl->first; li < pl->end; li++) {
+        const struct temper_launch_dims *dims = &pl->dims[li];
         /* A grid of no blocks launches nothing, in CUDA and OpenCL alike: the outputs stay
          * poisoned and the comparison says so. */
-        if (!dims.grid[0] || !dims.grid[1] || !dims.grid[2])
+        if (!dims->grid[0] || !dims->grid[1] || !dims->grid[2])
             continue;
         /* OpenCL runtimes on CPUs (PoCL) compile a kernel again for each work-group size at its
          * first launch, which on a loaded machine can outlast the launch limit: such a launch
@@ -513,18 +520,30 @@ int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int va
         if (!strcmp(ws->dev.info.language, "opencl")) {
             int seen = 0;
             for (int k = 0; k < p->nseen && !seen; k++)
-                seen = !memcmp(p->seen[k], dims.block, sizeof(dims.block));
+                seen = !memcmp(p->seen[k], dims->block, sizeof(dims->block));
             if (!seen) {
                 ws->shared->busy_grace_s = FIRST_LAUNCH_GRACE_S;
                 if (p->nseen < 16)
-                    memcpy(p->seen[p->nseen++], dims.block, sizeof(dims.block));
+                    memcpy(p->seen[p->nseen++], dims->block, sizeof(dims->block));
             }
         }
-        if (temper_dev_launch(&ws->dev, p->kernels[li], &dims, nargs, args, msg, sizeof(msg)))
+        if (temper_dev_launch(&ws->dev, p->kernels[li], dims, pl->nargs[li], pl->args[li], msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "launch of %s at shape %s failed: %s",
                              p->cand.launches[li].kernel, a->shape_text, msg);
     }
     return 0;
+}
+
+int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set, struct failure *f)
+{
+    struct plan_launches *pl = malloc(sizeof(*pl));
+    if (!pl)
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
+    int rc = plan_prepare(ws, p, a, variant, set, pl, f);
+    if (!rc)
+        rc = plan_submit(ws, p, a, variant, set, pl, f);
+    free(pl);
+    return rc;
 }
 
 /* Checks one slot's guard zones. */

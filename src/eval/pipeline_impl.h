@@ -37,7 +37,24 @@ struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, co
 void arena_free(struct worker_state *ws, struct arena *a);
 /* Poisons the outputs of one set and every scratch buffer of the plan. */
 int poison_outputs(struct worker_state *ws, struct arena *a, struct plan *p, int set, int which, char *msg, size_t n);
-/* Queues the plan: every launch line in order, or the expert's vendor routine. */
+/* A plan's launches resolved at one shape: the launch group to run and each line's geometry and
+ * arguments (tensor maps in tmaps, which args point into). */
+struct plan_launches {
+    int first, end;                                    /* the launch lines to run, [first, end) */
+    struct temper_launch_dims dims[TEMPER_MAX_LAUNCHES]; /* each line's geometry */
+    int nargs[TEMPER_MAX_LAUNCHES];                    /* each line's argument count */
+    struct temper_karg args[TEMPER_MAX_LAUNCHES][TEMPER_MAX_LAUNCH_ARGS]; /* its arguments */
+    struct temper_tensormap tmaps[TEMPER_MAX_LAUNCHES][TEMPER_MAX_LAUNCH_ARGS]; /* its tensor maps */
+};
+/* Resolves the plan's launches at the arena's shape (the launch group, every expression, every
+ * argument) without queueing anything, so that a timed run queues only launches; nothing for an
+ * expert. */
+int plan_prepare(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set,
+                 struct plan_launches *pl, struct failure *f);
+/* Queues what plan_prepare resolved: every launch line in order, or the expert's vendor routine. */
+int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set,
+                const struct plan_launches *pl, struct failure *f);
+/* plan_prepare then plan_submit. */
 int plan_launch(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set, struct failure *f);
 /* One untimed run: poison, launch, wait, and the scratch buffers' guard zones checked. */
 int plan_run(struct worker_state *ws, struct plan *p, struct arena *a, int variant, int set, int which,
