@@ -131,14 +131,29 @@ static enum temper_param_kind param_kind(const char *text, size_t from, size_t t
 #define SIG_KEYWORD_REACH 1024
 #define SIG_KEYWORDS_MAX 256
 
+/* The number of words (runs of letters, digits and '_') in text[from, to). */
+static int count_words(const char *text, size_t from, size_t to)
+{
+    int n = 0;
+    for (size_t i = from; i < to; i++)
+        n += is_word((unsigned char)text[i]) && (i == from || !is_word((unsigned char)text[i - 1]));
+    return n;
+}
+
 /* Parses the parameter list opening at code[open] ('('): fills up to max kinds and returns the
- * number of parameters, or -1 when the list does not close. */
-static int param_list(const char *code, size_t len, size_t open, enum temper_param_kind *kinds, int max)
+ * number of parameters, or -1 when the list does not close. *certain is 1 when that number is the
+ * compiler's too: no preprocessor line inside the list, and every entry at least a type and a
+ * name (or a pointer, reference or array), so none is a macro standing for several. */
+static int param_list(const char *code, size_t len, size_t open, enum temper_param_kind *kinds, int max,
+                      int *certain)
 {
     size_t p = open + 1, from = p;
     int depth = 0, n = 0;
+    *certain = 1;
     for (; p < len; p++) {
         char c = code[p];
+        if (c == '#')
+            *certain = 0;
         if (c == '(' || c == '<' || c == '[')
             depth++;
         else if ((c == ')' || c == '>' || c == ']') && depth)
@@ -154,6 +169,9 @@ static int param_list(const char *code, size_t len, size_t open, enum temper_par
                 if (n < max)
                     kinds[n] = param_kind(code, from, p);
                 n++;
+                if (count_words(code, a, b) < 2 && !memchr(code + a, '*', b - a) && !memchr(code + a, '&', b - a) &&
+                    !memchr(code + a, '[', b - a))
+                    *certain = 0;
             }
             from = p + 1;
             if (c == ')')
@@ -163,9 +181,10 @@ static int param_list(const char *code, size_t len, size_t open, enum temper_par
     return -1;
 }
 
-int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
-                              int max)
+int temper_kernel_params(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds, int max,
+                          int *certain)
 {
+    *certain = 0;
     size_t kn = strlen(kernel);
     if (!kn)
         return -1;
@@ -199,7 +218,9 @@ int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel
             while (open < len && (code[open] == ' ' || code[open] == '\t' || code[open] == '\n' || code[open] == '\r'))
                 open++;
             if (open < len && code[open] == '(') {
-                found = param_list(code, len, open, kinds, max);
+                found = param_list(code, len, open, kinds, max, certain);
+                if (found < 0)
+                    *certain = 0;
                 seen = SIG_KEYWORDS_MAX; /* one declaration decides, whether its list closes or not */
                 break;
             }
@@ -208,4 +229,11 @@ int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel
     }
     free(code);
     return found;
+}
+
+int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
+                              int max)
+{
+    int certain;
+    return temper_kernel_params(source, len, kernel, kinds, max, &certain);
 }
