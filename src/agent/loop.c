@@ -195,8 +195,8 @@ int loop_tune(struct loop *L, const char *source, json_t **tuned)
     int err = temper_session_tune_begin(L->session, &req, NULL, NULL, &t, L->msg, sizeof(L->msg));
     if (err)
         return err;
-    int more;
-    while ((more = temper_session_tune_step(t, L->msg, sizeof(L->msg))) > 0)
+    int more = 0;
+    while (!agent_run_interrupted(L) && (more = temper_session_tune_step(t, L->msg, sizeof(L->msg))) > 0)
         ;
     json_t *summary = NULL;
     err = temper_session_tune_finish(t, &summary, L->msg, sizeof(L->msg));

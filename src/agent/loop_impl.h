@@ -48,6 +48,8 @@ struct loop {
     double made_share;                /* the largest roofline share of a correct, timed kernel the model
                                        * (or a person) made; 0 before there is one */
     int stop;                         /* 1: a stop was reached */
+    int interrupted;                  /* 1: the stop was cfg.interrupted's */
+    int iteration;                    /* the iteration running, from 1; 0 before the first */
     char stop_reason[256];            /* why */
     char msg[4096];                   /* the last error's words */
 };
@@ -72,6 +74,9 @@ json_t *agent_run_settings(const struct loop *L, const char *start_source);
 void agent_run_take_settings(struct temper_agent_config *c, json_t *settings);
 /* Fills the defaults the config's comments name. */
 void agent_run_defaults(struct temper_agent_config *c);
+/* 1 once cfg.interrupted has said so (polled here, between steps): the loop stops, its stop
+ * reason saying where. */
+int agent_run_interrupted(struct loop *L);
 /* One iteration: a parent, a plan, the coder's samples and what follows from each. */
 int agent_run_iterate(struct loop *L, int iteration);
 /* The session's notices and warnings, as progress lines (user: the loop). */
