@@ -293,7 +293,7 @@ int temper_agent_run(const struct temper_agent_config *config, json_t **summary,
         json_decref(settings);
         if (!err)
             err = start(L, start_source);
-        for (int it = 0; !err && !L->stop && !agent_run_interrupted(L); it++) {
+        for (int it = 0; !err && !L->stop && !loop_interrupted(L); it++) {
             err = agent_run_iterate(L, it);
             if (!err && !L->stop && (it + 1) % 3 == 0)
                 agent_pop_migrate(&L->pop);

@@ -56,6 +56,9 @@ struct loop {
 
 /* A progress line for people. */
 void loop_line(struct loop *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 once cfg.interrupted has said so (polled here, between steps): the loop stops, its stop
+ * reason saying where. */
+int loop_interrupted(struct loop *L);
 /* Asks a role with these sections (constraints and examples are added); records the prompt and
  * every exchange. *reply is the caller's to free (temper_chat_reply_free) when 0 is returned. */
 int loop_ask(struct loop *L, enum agent_role role, struct agent_sections *sec, struct temper_chat_reply *reply,
@@ -74,9 +77,6 @@ json_t *agent_run_settings(const struct loop *L, const char *start_source);
 void agent_run_take_settings(struct temper_agent_config *c, json_t *settings);
 /* Fills the defaults the config's comments name. */
 void agent_run_defaults(struct temper_agent_config *c);
-/* 1 once cfg.interrupted has said so (polled here, between steps): the loop stops, its stop
- * reason saying where. */
-int agent_run_interrupted(struct loop *L);
 /* One iteration: a parent, a plan, the coder's samples and what follows from each. */
 int agent_run_iterate(struct loop *L, int iteration);
 /* The session's notices and warnings, as progress lines (user: the loop). */

@@ -143,26 +143,9 @@ static char *attempts_text(struct loop *L)
     return out;
 }
 
-int agent_run_interrupted(struct loop *L)
-{
-    if (L->interrupted)
-        return 1;
-    if (!L->cfg.interrupted || !L->cfg.interrupted(L->cfg.interrupt_user))
-        return 0;
-    L->stop = L->interrupted = 1;
-    if (L->iteration)
-        snprintf(L->stop_reason, sizeof(L->stop_reason),
-                 "interrupted (Ctrl-C) in iteration %d, after %d kernel%s and %d model call%s", L->iteration, L->made,
-                 L->made == 1 ? "" : "s", L->calls, L->calls == 1 ? "" : "s");
-    else
-        snprintf(L->stop_reason, sizeof(L->stop_reason), "interrupted (Ctrl-C) after the starting kernel's evaluation");
-    loop_line(L, "stopping: %s", L->stop_reason);
-    return 1;
-}
-
 static void check_stops(struct loop *L)
 {
-    if (L->stop || agent_run_interrupted(L))
+    if (L->stop || loop_interrupted(L))
         return;
     double ms, share, speedup;
     const char *bound;
@@ -471,7 +454,7 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
         } else {
             L->since_better++;
         }
-        if (!err && !L->cfg.no_timing && !L->stop && !agent_run_interrupted(L))
+        if (!err && !L->cfg.no_timing && !L->stop && !loop_interrupted(L))
             err = judge(L, source, result);
     } else {
         char *fb = agent_result_feedback(result, L->cfg.error_chars);
@@ -530,7 +513,7 @@ int agent_run_iterate(struct loop *L, int iteration)
     } else {
         sec.text[AGENT_SEC_PLAN] = plan.content;
         sec.text[AGENT_SEC_CONTRACT] = contract;
-        for (int k = 0; k < L->cfg.samples && !L->stop && !agent_run_interrupted(L) && !err; k++) {
+        for (int k = 0; k < L->cfg.samples && !L->stop && !loop_interrupted(L) && !err; k++) {
             struct temper_chat_reply code;
             err = loop_ask(L, AGENT_CODER, &sec, &code, &pid, &cid);
             if (err) {
