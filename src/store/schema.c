@@ -370,6 +370,31 @@ static void entries_lacking(const char *list, const char *other, char *out, size
     "if a development build of temper made this store, open it with that build; or keep it aside (mv %s %s.old) "    \
     "and let this temper make a new one; or use another store (TEMPER_HOME=DIR)"
 
+/* Completes msg, which store_fail filled (the file, what failed and SQLite's words), for a failed
+ * migration: the version the store is at (at, or -1 when unknown), the one this temper needs, and
+ * what to do about SQLite's code. Returns err. */
+static int migrate_failed(int err, int code, int at, char *msg, size_t msg_size)
+{
+    const char *advice =
+        code == SQLITE_BUSY || code == SQLITE_LOCKED
+            ? "another process holds the store's lock (a temper serve, tune or agent on it): run again once it is done"
+        : code == SQLITE_FULL ? "free space on its disk and run again"
+        : code == SQLITE_IOERR ? "mend the I/O error SQLite names and run again"
+        : code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM
+            ? "make the file and its folder writable and run again"
+            : "keep a copy of the file, which holds what it held, and use another store (TEMPER_HOME=DIR)";
+    size_t used = msg ? strlen(msg) : 0;
+    if (msg && used + 1 < msg_size && at >= 0)
+        snprintf(msg + used, msg_size - used,
+                 "; the store is at schema version %d, this temper needs %d; nothing of the step stayed. What you can "
+                 "do: %s",
+                 at, TEMPER_STORE_SCHEMA_VERSION, advice);
+    else if (msg && used + 1 < msg_size)
+        snprintf(msg + used, msg_size - used, "; this temper needs schema version %d. What you can do: %s",
+                 TEMPER_STORE_SCHEMA_VERSION, advice);
+    return err;
+}
+
 /* Runs step m on the store, in a transaction: its statements (when set_version, only if the
  * store's version is still below the step's, then the version is set), then checks that every
  * table the step makes (those in ref_after but not ref_before, the reference's names) has the
@@ -381,7 +406,8 @@ static int run_step(struct temper_store *s, sqlite3 *ref, const struct migration
     char what[200];
     snprintf(what, sizeof(what), "migrating to schema version %d (%s)", m->version, m->what);
     if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return store_fail(s, msg, msg_size, what);
+        return migrate_failed(store_fail(s, msg, msg_size, what), sqlite3_errcode(s->db) & 0xff, *version, msg,
+                              msg_size);
     int now = *version;
     int rc = user_version(s->db, &now);
     if (rc == SQLITE_OK && (!set_version || now < m->version)) {
@@ -422,9 +448,9 @@ static int run_step(struct temper_store *s, sqlite3 *ref, const struct migration
         rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
         int code = sqlite3_errcode(s->db) & 0xff;
-        if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_BUSY || code == SQLITE_FULL ||
-            code == SQLITE_IOERR)
-            return store_write_abort(s, what, msg, msg_size);
+        if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_BUSY || code == SQLITE_LOCKED ||
+            code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY)
+            return migrate_failed(store_write_abort(s, what, msg, msg_size), code, *version, msg, msg_size);
         char why[512];
         snprintf(why, sizeof(why), "%s", sqlite3_errmsg(s->db)); /* before the rollback replaces it */
         if (!sqlite3_get_autocommit(s->db))
@@ -450,7 +476,8 @@ static int migrate(struct temper_store *s, char *msg, size_t msg_size)
 {
     int version = 0;
     if (user_version(s->db, &version) != SQLITE_OK)
-        return store_fail(s, msg, msg_size, "reading the schema version");
+        return migrate_failed(store_fail(s, msg, msg_size, "reading the schema version"), sqlite3_errcode(s->db) & 0xff,
+                              -1, msg, msg_size);
     if (version > TEMPER_STORE_SCHEMA_VERSION)
         return temper_fail(msg, msg_size, TEMPER_ESTORE,
                            "%s has schema version %d, newer than this temper knows (%d): it was written by a newer "

@@ -845,6 +845,41 @@ static void test_migrates_development_store(void **state)
     }
 }
 
+/* A migration that cannot take the store's lock (another process writes, past the store's wait
+ * of 10 s) says so with the versions and what to do, and changes nothing; once the lock is free
+ * the store opens. */
+static void test_migration_waits_for_the_lock(void **state)
+{
+    struct fixture *f = *state;
+    char db[600], msg[2048] = "";
+    snprintf(db, sizeof(db), "%s/locked.db", f->dir);
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+    temper_store_close(s);
+    sqlite3 *conn;
+    assert_int_equal(sqlite3_open(db, &conn), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(conn, "DROP TABLE serve_jobs; PRAGMA user_version = 4; BEGIN IMMEDIATE", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    s = (struct temper_store *)1;
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), TEMPER_ESTORE);
+    assert_null(s);
+    assert_contains(msg, db);
+    assert_contains(msg, "database is locked");
+    char versions[96];
+    snprintf(versions, sizeof(versions), "the store is at schema version 4, this temper needs %d",
+             TEMPER_STORE_SCHEMA_VERSION);
+    assert_contains(msg, versions);
+    assert_contains(msg, "another process holds the store's lock");
+    assert_int_equal(sqlite3_exec(conn, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(conn);
+    assert_int_equal(query_int(db, "PRAGMA user_version"), 4);
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+    temper_store_close(s);
+    assert_int_equal(query_int(db, "PRAGMA user_version"), TEMPER_STORE_SCHEMA_VERSION);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'serve_jobs'"), 1);
+}
+
 /* A store written by a newer temper is refused, untouched, with a message saying so. */
 static void test_refuses_newer_schema(void **state)
 {
@@ -1147,6 +1182,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_migrates_previous_schema, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_development_store, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_migration_waits_for_the_lock, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_failed_migration_changes_nothing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_damaged_store, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_injected_write_failure, store_setup, store_teardown),
