@@ -158,8 +158,9 @@ int temper_launch_arg_is_name(const char *arg);
 int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
                               int max);
 /* temper_kernel_param_kinds that also says whether the count is the compiler's too (*certain 1):
- * 0 when the list is not found, holds a preprocessor line, or has an entry that is not at least a
- * type and a name (a macro may stand for several parameters there). */
+ * 0 when the list is not found, holds a preprocessor line, has an entry that is not at least a
+ * type and a name (a macro may stand for several parameters there), or another declaration of
+ * the kernel (a branch of an #if) has another count or list. */
 int temper_kernel_params(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds, int max,
                          int *certain);
 

@@ -192,8 +192,8 @@ int temper_kernel_params(const char *source, size_t len, const char *kernel, enu
     if (!code)
         return -1;
     static const char *const keywords[] = {"__global__", "__kernel", "kernel", NULL};
-    int found = -1, seen = 0;
-    for (size_t i = 0; i < len && found < 0 && seen < SIG_KEYWORDS_MAX; i++) {
+    int found = -1, seen = 0, done = 0;
+    for (size_t i = 0; i < len && !done && seen < SIG_KEYWORDS_MAX; i++) {
         if (i && is_word((unsigned char)code[i - 1]))
             continue;
         size_t kw = 0;
@@ -217,11 +217,23 @@ int temper_kernel_params(const char *source, size_t len, const char *kernel, enu
             size_t open = j + kn;
             while (open < len && (code[open] == ' ' || code[open] == '\t' || code[open] == '\n' || code[open] == '\r'))
                 open++;
-            if (open < len && code[open] == '(') {
+            if (open < len && code[open] == '(' && found < 0) {
+                /* The first declaration decides the kinds, whether its list closes or not. */
                 found = param_list(code, len, open, kinds, max, certain);
+                done = found < 0;
                 if (found < 0)
                     *certain = 0;
-                seen = SIG_KEYWORDS_MAX; /* one declaration decides, whether its list closes or not */
+                break;
+            }
+            if (open < len && code[open] == '(') {
+                /* Another declaration of the name (a prototype, or one of #if's branches): the
+                 * count is certain only if every one has it. */
+                enum temper_param_kind other[TEMPER_MAX_LAUNCH_ARGS];
+                int also = 1;
+                if (param_list(code, len, open, other, TEMPER_MAX_LAUNCH_ARGS, &also) != found || !also) {
+                    *certain = 0;
+                    done = 1;
+                }
                 break;
             }
         }

@@ -993,6 +993,11 @@ static void test_param_kinds(void **state)
         {"__kernel void k(__global float *y, EXTRA) {}", 2, 0},
         {"__kernel void k(__global float *y,\n#if WIDE\n long n\n#else\n int n\n#endif\n) {}", 2, 0},
         {"__kernel void k(int, float *) ;", 2, 0},
+        /* two definitions (#if's branches) that differ: not sure; a prototype and its definition: sure */
+        {"#if W\n__kernel void k(__global float *y, int n) {}\n#else\n"
+         "__kernel void k(__global float *y, int n, int m) {}\n#endif\n", 2, 0},
+        {"__kernel void k(__global float *y, int n);\n__kernel void x(int a) {}\n"
+         "__kernel void k(__global float *y, int n) {}\n", 2, 1},
         {"__kernel void kk(int a) {}", -1, 0},
     };
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
