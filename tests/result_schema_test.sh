@@ -42,7 +42,16 @@ import json, sys
 firsts = [c.get("first_mismatch") for c in json.load(open(sys.argv[1]))["checks"] if not c.get("passed")]
 if not firsts or not firsts[0] or firsts[0].get("got_text") != "nan" or firsts[0].get("got") is not None:
     sys.exit("FAIL the NaN element is not the first mismatch: %s" % (firsts[:1],))
+# Its one unwritten element is counted as not finite, out of every element of the shape (N).
+bad = [c for c in json.load(open(sys.argv[1]))["checks"] if not c.get("passed")][0]
+n = int(bad["shape"].split("=")[1])
+if bad.get("nonfinite") != 1 or bad.get("elements") != n:
+    sys.exit("FAIL nonfinite %s, elements %s at %s (want 1 of %d)" % (bad.get("nonfinite"), bad.get("elements"), bad["shape"], n))
 PY
+# The human table says so beside the errors (which are over the finite outputs only).
+"$temper" eval --tasks "$src/tasks" --no-timing "$cases/partial_write.cl" >"$tmp/incorrect.txt" 2>&1
+grep -Eq "FAIL .* 1 of [0-9]+ outputs NaN or inf" "$tmp/incorrect.txt" ||
+    { echo "FAIL the human table does not count the NaN output:"; cat "$tmp/incorrect.txt"; exit 1; }
 # The correct result was timed: its timing record is filled, not all null.
 grep -q '"median_ms": [0-9]' "$tmp/correct.json" || { echo "FAIL the correct result has no median_ms"; exit 1; }
 echo "result schema: docs and every verdict's result agree"

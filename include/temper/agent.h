@@ -198,6 +198,11 @@ struct temper_agent_config {
     void *line_user;                /* passed to on_line */
     temper_agent_review_cb review;  /* a person reviews each proposal; NULL: none */
     void *review_user;              /* passed to review */
+    int (*interrupted)(void *user); /* polled between steps (a model call, an evaluation, a tune's
+                                     * evaluation): nonzero stops the loop there, the session is
+                                     * finished as interrupted; NULL: never (thread-safe: it may be
+                                     * set from another thread) */
+    void *interrupt_user;           /* passed to interrupted */
 };
 
 /* Runs the loop (docs/agent.md): evaluates the starting kernel, then asks the planner, coder,
@@ -206,7 +211,8 @@ struct temper_agent_config {
  * prompt, model call and candidate is recorded in the store with its lineage. *summary (caller
  * decrefs) says what was found: "found_better" is true when a kernel the model wrote is correct
  * and faster than the starting one (with no_timing: correct), and "best" describes the best
- * kernel; with dry_run, *prompts (caller frees) gets the prompts instead and nothing runs.
+ * kernel; "interrupted" is true when the interrupted callback stopped it (then "stop_reason" says
+ * where); with dry_run, *prompts (caller frees) gets the prompts instead and nothing runs.
  * Errors: TEMPER_ENODEVICE, TEMPER_EINVALID / TEMPER_ENOTFOUND for bad settings or an unknown
  * task or run, TEMPER_ESTORE, and the chat client's errors when the first call fails. */
 int temper_agent_run(const struct temper_agent_config *config, json_t **summary, char **prompts, char *msg,

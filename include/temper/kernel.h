@@ -55,6 +55,8 @@ struct temper_launch {
     enum temper_param_kind arg_kind[TEMPER_MAX_LAUNCH_ARGS]; /* the kernel's parameter at each
                                                                * position, as read from the source */
     int line;                                       /* line of the directive */
+    int kernel_nparams;                             /* the kernel's parameter count as read from the
+                                                     * source, -1 when not certain */
 };
 
 /* A scratch buffer: `@temper scratch NAME DTYPE COUNT`. */
@@ -167,6 +169,12 @@ int temper_launch_arg_tensormap(const char *arg, struct temper_tensormap_arg *ou
  * parameter list is not found. */
 int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
                               int max);
+/* temper_kernel_param_kinds that also says whether the count is the compiler's too (*certain 1):
+ * 0 when the list is not found, holds a preprocessor line, has an entry that is not at least a
+ * type and a name (a macro may stand for several parameters there), or another declaration of
+ * the kernel (a branch of an #if) has another count or list. */
+int temper_kernel_params(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds, int max,
+                         int *certain);
 
 /* ---- what a candidate may reach: the include rule and the compiler-option allow-list ---- */
 

@@ -38,6 +38,8 @@
     X(REAL, max_abs_err, none, "Largest absolute error over finite pairs.")                                   \
     X(REAL, max_rel_err, none, "Largest relative error over finite pairs with a nonzero reference.")          \
     X(INT, mismatches, none, "Elements outside the tolerance.")                                               \
+    X(INT, nonfinite, none, "Output elements NaN or infinite where the answer is finite (counted in mismatches, left out of the errors above); null if not compared.") \
+    X(INT, elements, none, "Output elements compared, all outputs together; null if not compared.")            \
     X(BOOL, passed, none, "Every output element within the tolerance, guards and inputs intact.")            \
     X(BOOL, deterministic, none, "A second run on the same input gave the same bits; null if not reached.")   \
     X(STR, message, none, "Why this check failed (with --keep-going every failed check says); null when it passed.") \
@@ -51,6 +53,8 @@
     X(REAL, max_abs_err, none, "Largest absolute difference from the baseline's output.")                     \
     X(REAL, max_rel_err, none, "Largest relative difference from the baseline's output.")                     \
     X(INT, mismatches, none, "Elements outside the tolerance.")                                               \
+    X(INT, nonfinite, none, "Output elements NaN or infinite where the baseline's are finite (counted in mismatches, left out of the differences above); null if not compared.") \
+    X(INT, elements, none, "Output elements compared, all outputs together; null if not compared.")            \
     X(BOOL, passed, none, "Within the tolerance of the baseline everywhere.")                                 \
     X(BOOL, timed_output_verified, none, "Every timed launch's output was verified and matched; null if not timed.") \
     X(INT, timed_launches_verified, none, "Timed launches (warm-ups included) whose outputs were verified against the verified output for their input set; null if not timed.") \

@@ -118,6 +118,7 @@ static json_t *summary_of(struct loop *L)
                           L->calls, "outcomes", L->outcomes, "tokens_in", (json_int_t)L->tokens_in, "tokens_out",
                           (json_int_t)L->tokens_out, "cost", cost, "best", best);
     json_object_set_new(s, "start_ms", isfinite(L->start_ms) ? json_real(L->start_ms) : json_null());
+    json_object_set_new(s, "interrupted", json_boolean(L->interrupted));
     if (L->cfg.replay_of)
         json_object_set_new(s, "replay_of", json_integer(L->cfg.replay_of));
     return s;
@@ -292,7 +293,7 @@ int temper_agent_run(const struct temper_agent_config *config, json_t **summary,
         json_decref(settings);
         if (!err)
             err = start(L, start_source);
-        for (int it = 0; !err && !L->stop; it++) {
+        for (int it = 0; !err && !L->stop && !loop_interrupted(L); it++) {
             err = agent_run_iterate(L, it);
             if (!err && !L->stop && (it + 1) % 3 == 0)
                 agent_pop_migrate(&L->pop);

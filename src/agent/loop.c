@@ -1,5 +1,6 @@
 /* loop.c: the agent's loop (docs/agent.md). It evaluates the starting kernel, then, until a stop
- * (the budget, a plateau, the target roofline share, a token or cost limit), draws a parent
+ * (the budget, a plateau, the target roofline share, a token or cost limit, Ctrl-C through
+ * loop_interrupted), draws a parent
  * from an island of the population, asks the planner for a strategy and the coder for kernels,
  * lets the debugger repair a failing one from the harness's feedback, tunes a correct one's
  * knobs and asks the judge for the bottleneck and a reflection. Every evaluation goes through the
@@ -27,6 +28,23 @@ void loop_line(struct loop *L, const char *fmt, ...)
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     L->cfg.on_line(L->cfg.line_user, line);
+}
+
+int loop_interrupted(struct loop *L)
+{
+    if (L->interrupted)
+        return 1;
+    if (!L->cfg.interrupted || !L->cfg.interrupted(L->cfg.interrupt_user))
+        return 0;
+    L->stop = L->interrupted = 1;
+    if (L->iteration)
+        snprintf(L->stop_reason, sizeof(L->stop_reason),
+                 "interrupted (Ctrl-C) in iteration %d, after %d kernel%s and %d model call%s", L->iteration, L->made,
+                 L->made == 1 ? "" : "s", L->calls, L->calls == 1 ? "" : "s");
+    else
+        snprintf(L->stop_reason, sizeof(L->stop_reason), "interrupted (Ctrl-C) after the starting kernel's evaluation");
+    loop_line(L, "stopping: %s", L->stop_reason);
+    return 1;
 }
 
 /* ---- the model's backends ---- */
@@ -195,8 +213,8 @@ int loop_tune(struct loop *L, const char *source, json_t **tuned)
     int err = temper_session_tune_begin(L->session, &req, NULL, NULL, &t, L->msg, sizeof(L->msg));
     if (err)
         return err;
-    int more;
-    while ((more = temper_session_tune_step(t, L->msg, sizeof(L->msg))) > 0)
+    int more = 0;
+    while (!loop_interrupted(L) && (more = temper_session_tune_step(t, L->msg, sizeof(L->msg))) > 0)
         ;
     json_t *summary = NULL;
     err = temper_session_tune_finish(t, &summary, L->msg, sizeof(L->msg));

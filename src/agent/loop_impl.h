@@ -48,12 +48,17 @@ struct loop {
     double made_share;                /* the largest roofline share of a correct, timed kernel the model
                                        * (or a person) made; 0 before there is one */
     int stop;                         /* 1: a stop was reached */
+    int interrupted;                  /* 1: the stop was cfg.interrupted's */
+    int iteration;                    /* the iteration running, from 1; 0 before the first */
     char stop_reason[256];            /* why */
     char msg[4096];                   /* the last error's words */
 };
 
 /* A progress line for people. */
 void loop_line(struct loop *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 once cfg.interrupted has said so (polled here, between steps): the loop stops, its stop
+ * reason saying where. */
+int loop_interrupted(struct loop *L);
 /* Asks a role with these sections (constraints and examples are added); records the prompt and
  * every exchange. *reply is the caller's to free (temper_chat_reply_free) when 0 is returned. */
 int loop_ask(struct loop *L, enum agent_role role, struct agent_sections *sec, struct temper_chat_reply *reply,

@@ -319,12 +319,17 @@ char *agent_result_feedback(json_t *r, int error_chars)
         shown++;
         const char *m = json_string_value(json_object_get(c, "message"));
         char *first = json_dumps(json_object_get(c, "first_mismatch"), JSON_COMPACT);
-        temper_buf_printf(&b, "Failed check at %s (%s seed): %lld mismatches, max abs err %g, max rel err %g%s%s%s%s\n",
+        char nonfinite[96] = "";
+        if (json_integer_value(json_object_get(c, "nonfinite")) > 0)
+            snprintf(nonfinite, sizeof(nonfinite), " (over the finite outputs; %lld of %lld outputs NaN or inf)",
+                     (long long)json_integer_value(json_object_get(c, "nonfinite")),
+                     (long long)json_integer_value(json_object_get(c, "elements")));
+        temper_buf_printf(&b, "Failed check at %s (%s seed): %lld mismatches, max abs err %g, max rel err %g%s%s%s%s%s\n",
                           json_string_value(json_object_get(c, "shape")) ?: "?",
                           json_string_value(json_object_get(c, "seed")) ?: "?",
                           (long long)json_integer_value(json_object_get(c, "mismatches")),
                           json_number_value(json_object_get(c, "max_abs_err")),
-                          json_number_value(json_object_get(c, "max_rel_err")), m ? "; " : "", m ? m : "",
+                          json_number_value(json_object_get(c, "max_rel_err")), nonfinite, m ? "; " : "", m ? m : "",
                           first && strcmp(first, "null") ? "; first mismatch " : "",
                           first && strcmp(first, "null") ? first : "");
         free(first);

@@ -145,7 +145,7 @@ static char *attempts_text(struct loop *L)
 
 static void check_stops(struct loop *L)
 {
-    if (L->stop)
+    if (L->stop || loop_interrupted(L))
         return;
     double ms, share, speedup;
     const char *bound;
@@ -454,7 +454,7 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
         } else {
             L->since_better++;
         }
-        if (!err && !L->cfg.no_timing && !L->stop)
+        if (!err && !L->cfg.no_timing && !L->stop && !loop_interrupted(L))
             err = judge(L, source, result);
     } else {
         char *fb = agent_result_feedback(result, L->cfg.error_chars);
@@ -475,6 +475,7 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
 /* One iteration: a parent from an island, a plan, the coder's samples. */
 int agent_run_iterate(struct loop *L, int iteration)
 {
+    L->iteration = iteration + 1;
     int island = iteration % L->pop.nislands;
     const struct agent_member *parent = agent_pop_parent(&L->pop, island, &L->rng);
     if (!parent) {
@@ -512,7 +513,7 @@ int agent_run_iterate(struct loop *L, int iteration)
     } else {
         sec.text[AGENT_SEC_PLAN] = plan.content;
         sec.text[AGENT_SEC_CONTRACT] = contract;
-        for (int k = 0; k < L->cfg.samples && !L->stop && !err; k++) {
+        for (int k = 0; k < L->cfg.samples && !L->stop && !loop_interrupted(L) && !err; k++) {
             struct temper_chat_reply code;
             err = loop_ask(L, AGENT_CODER, &sec, &code, &pid, &cid);
             if (err) {

@@ -140,12 +140,33 @@ void temper_bench_print(FILE *out, json_t *bench)
             fprintf(out, "%9s", "-");
         fprintf(out, "\n");
     }
+    /* The suite's tasks the run has no folder for: rows of their own, and counted below, as the
+     * JSON lists them (missing_tasks), so that a bench of part of a suite reads as one. */
+    json_t *missing = json_object_get(bench, "missing_tasks");
+    json_t *name;
+    json_array_foreach(missing, i, name)
+        fprintf(out, "%-24s %5s %7s %7s  not in this run (no folder of samples)\n", json_string_value(name), "-", "-",
+                "-");
     json_t *s = json_object_get(bench, "suite");
     fprintf(out, "\nsuite: %lld tasks (%lld with a correct sample), %lld samples, %lld correct\n",
             (long long)json_integer_value(json_object_get(s, "tasks")),
             (long long)json_integer_value(json_object_get(s, "tasks_correct")),
             (long long)json_integer_value(json_object_get(s, "samples")),
             (long long)json_integer_value(json_object_get(s, "correct_samples")));
+    size_t nmissing = json_array_size(missing);
+    if (nmissing) {
+        const char *level = json_string_value(json_object_get(bench, "level"));
+        int one = level && strcmp(level, "all");
+        fprintf(out, "  missing   %zu task%s of %s%s %s not in this run (not counted above):", nmissing,
+                nmissing == 1 ? "" : "s", one ? "suite " : "the suite", one ? level : "", nmissing == 1 ? "is" : "are");
+        json_array_foreach(missing, i, name)
+            fprintf(out, "%s %s", i ? "," : "", json_string_value(name));
+        fprintf(out, "\n");
+    }
+    json_t *left_out = json_object_get(bench, "left_out");
+    if (json_array_size(left_out))
+        fprintf(out, "  left out  %zu file%s (the JSON's left_out says which and why)\n", json_array_size(left_out),
+                json_array_size(left_out) == 1 ? "" : "s");
     const char *key;
     json_t *v;
     fprintf(out, "  pass@k   ");

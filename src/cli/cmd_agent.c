@@ -3,6 +3,8 @@
  * `--replay RUN` re-evaluates a recorded session's replies, `--interactive` lets a person review
  * each proposal. */
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,13 +76,58 @@ static void help(FILE *out)
             "                        add a constraint, or stop (answers are read from standard input)\n\n"
             "exit status: 0 a correct kernel faster than the starting one was found (with --no-timing: a\n"
             "correct kernel; --dry-run: the prompts were printed), 1 none was, 2 bad usage or input (or an\n"
-            "endpoint that never answered), 3 no usable device, 4 the store failed\n");
+            "endpoint that never answered), 3 no usable device, 4 the store failed, 130 interrupted by Ctrl-C\n"
+            "(the loop stops after the model call or evaluation in progress, and the session is recorded as\n"
+            "interrupted with what it found; a second Ctrl-C exits at once)\n");
 }
 
 static void print_line(void *user, const char *line)
 {
     (void)user;
     fprintf(stderr, "%s\n", line);
+}
+
+/* Ctrl-C: a thread waits for SIGINT (blocked in every other thread, so that no model call or
+ * evaluation is cut short) and sets the flag the loop polls between steps; a second SIGINT
+ * exits at once. */
+struct interrupt {
+    pthread_mutex_t lock; /* guards what follows */
+    int interrupted;      /* 1 once Ctrl-C came */
+    int done;             /* 1: the run is over, the watcher ends without a word */
+};
+
+static void *interrupt_main(void *arg)
+{
+    struct interrupt *in = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    for (;;) {
+        int sig = 0;
+        sigwait(&set, &sig);
+        pthread_mutex_lock(&in->lock);
+        int done = in->done, again = in->interrupted;
+        in->interrupted = !done;
+        pthread_mutex_unlock(&in->lock);
+        if (done)
+            return NULL;
+        if (again) {
+            fprintf(stderr, "temper: agent: interrupted again: exiting now (the session stays unfinished in the "
+                            "store, with every step recorded so far)\n");
+            _exit(CLI_INTERRUPTED);
+        }
+        fprintf(stderr, "temper: agent: interrupted: stopping after the step in progress (Ctrl-C again to exit "
+                        "at once)\n");
+    }
+}
+
+static int interrupted(void *user)
+{
+    struct interrupt *in = user;
+    pthread_mutex_lock(&in->lock);
+    int yes = in->interrupted;
+    pthread_mutex_unlock(&in->lock);
+    return yes;
 }
 
 /* Runs $EDITOR (default vi) on a file. */
@@ -340,9 +387,27 @@ int cmd_agent(int argc, char **argv)
     }
     cfg.constraints = constraints;
     cfg.on_line = print_line;
+    /* SIGINT is blocked before any thread starts, so that every thread inherits the mask and only
+     * the watcher takes it (workers are started with their own). */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    struct interrupt in = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
+    pthread_t watcher;
+    int watching = !pthread_create(&watcher, NULL, interrupt_main, &in);
+    cfg.interrupted = interrupted;
+    cfg.interrupt_user = &in;
     json_t *summary = NULL;
     char *prompts = NULL;
     int err = temper_agent_run(&cfg, &summary, &prompts, msg, sizeof(msg));
+    pthread_mutex_lock(&in.lock);
+    in.done = 1;
+    pthread_mutex_unlock(&in.lock);
+    if (watching) {
+        pthread_kill(watcher, SIGINT);
+        pthread_join(watcher, NULL);
+    }
     if (err)
         return cli_error(err, msg);
     if (cfg.dry_run) {
@@ -365,6 +430,14 @@ int cmd_agent(int argc, char **argv)
     } else {
         print_summary(summary);
     }
+    int stopped = json_is_true(json_object_get(summary, "interrupted"));
+    if (stopped) /* where it stopped, and where it is kept */
+        fprintf(stderr, "temper: agent session %lld %s; recorded in the store as interrupted, with its best "
+                        "(eval %lld)%s%s\n",
+                (long long)json_integer_value(json_object_get(summary, "session_id")),
+                json_string_value(json_object_get(summary, "stop_reason")),
+                (long long)json_integer_value(json_object_get(json_object_get(summary, "best"), "eval_id")),
+                out ? "; written to " : "", out ? out : "");
     json_decref(summary);
-    return found ? CLI_OK : CLI_NOT_OK;
+    return stopped ? CLI_INTERRUPTED : found ? CLI_OK : CLI_NOT_OK;
 }

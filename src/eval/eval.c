@@ -126,7 +126,8 @@ int temper_list_devices(struct temper_worker *w, json_t **devices, char *msg, si
     return err;
 }
 
-/* Checks that every name in every launch's args(...) exists, so a typo is `invalid` at once. */
+/* Checks that every name in every launch's args(...) exists, so a typo is `invalid` at once, and
+ * that a launch without args(...) passes as many arguments (the task's) as its kernel takes. */
 static int check_launch_names(const struct temper_candidate *c, const struct temper_task *t,
                               const struct temper_knobs *k, char *msg, size_t msg_size)
 {
@@ -136,6 +137,12 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
     temper_dev_attrs_fill(&none, &attrs);
     for (int l = 0; l < c->nlaunches; l++) {
         const struct temper_launch *ln = &c->launches[l];
+        if (ln->nargs < 0 && ln->kernel_nparams >= 0 && ln->kernel_nparams != t->nargs)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                               "%s:%d: launch %s passes task %s's %d argument%s (no args(...)) but kernel %s takes %d "
+                               "parameter%s",
+                               c->path, ln->line, ln->kernel, t->name, t->nargs, t->nargs == 1 ? "" : "s", ln->kernel,
+                               ln->kernel_nparams, ln->kernel_nparams == 1 ? "" : "s");
         for (int i = 0; i < ln->nargs; i++) {
             const char *name = ln->args[i];
             struct temper_tensormap_arg tm;

@@ -10,6 +10,18 @@ static double num(json_t *o, const char *key)
     return json_number_value(json_object_get(o, key));
 }
 
+/* "  12 of 4096 outputs NaN or inf (...)" for a check whose outputs were not all finite where
+ * the answer is, else "": its max errors are over the finite ones only, so that a row of NaN
+ * does not read as a near pass. */
+static void nonfinite_note(json_t *c, char *out, size_t size)
+{
+    json_t *bad = json_object_get(c, "nonfinite"), *all = json_object_get(c, "elements");
+    out[0] = 0;
+    if (json_is_integer(bad) && json_integer_value(bad) > 0)
+        snprintf(out, size, "  %lld of %lld outputs NaN or inf (the errors are over the finite ones)",
+                 (long long)json_integer_value(bad), (long long)json_integer_value(all));
+}
+
 void temper_eval_print(FILE *out, json_t *r)
 {
     const char *verdict = json_string_value(json_object_get(r, "verdict"));
@@ -71,9 +83,11 @@ void temper_eval_print(FILE *out, json_t *r)
         {
             json_t *passed = json_object_get(c, "passed");
             const char *res = !json_is_boolean(passed) ? "error" : json_is_true(passed) ? "pass" : "FAIL";
-            fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld%s\n", json_string_value(json_object_get(c, "shape")),
+            char note[128];
+            nonfinite_note(c, note, sizeof(note));
+            fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld%s%s\n", json_string_value(json_object_get(c, "shape")),
                     json_string_value(json_object_get(c, "seed")), res, num(c, "max_abs_err"), num(c, "max_rel_err"),
-                    (long long)json_integer_value(json_object_get(c, "mismatches")),
+                    (long long)json_integer_value(json_object_get(c, "mismatches")), note,
                     json_is_false(json_object_get(c, "deterministic")) ? "  nondeterministic" : "");
         }
     }
@@ -84,9 +98,11 @@ void temper_eval_print(FILE *out, json_t *r)
         json_array_foreach(bench, i, c)
         {
             json_t *passed = json_object_get(c, "passed");
-            fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld\n", json_string_value(json_object_get(c, "shape")),
+            char note[128];
+            nonfinite_note(c, note, sizeof(note));
+            fprintf(out, "%-28s %-7s %-6s %12.3g %12.3g %10lld%s\n", json_string_value(json_object_get(c, "shape")),
                     "bench", !json_is_boolean(passed) ? "error" : json_is_true(passed) ? "pass" : "FAIL", num(c, "max_abs_err"),
-                    num(c, "max_rel_err"), (long long)json_integer_value(json_object_get(c, "mismatches")));
+                    num(c, "max_rel_err"), (long long)json_integer_value(json_object_get(c, "mismatches")), note);
         }
     }
     json_t *timings = json_object_get(r, "timings");

@@ -247,6 +247,9 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
             json_t *other = json_object();
             rc = compare_with_expected(ws, a, OUT_CAND, v, set_where, other, f);
             json_object_set(check, "first_mismatch", json_object_get(other, "first_mismatch"));
+            static const char *const counts[] = {"max_abs_err", "max_rel_err", "mismatches", "nonfinite", "elements"};
+            for (size_t k = 0; rc && k < sizeof(counts) / sizeof(counts[0]); k++) /* the failed set's, if it failed */
+                json_object_set(check, counts[k], json_object_get(other, counts[k]));
             json_decref(other);
             json_object_set_new(check, "passed", json_boolean(!rc));
         }

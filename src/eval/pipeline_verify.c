@@ -62,22 +62,26 @@ static int mismatch_failure(struct arena *a, int arg, const struct temper_compar
                      (long long)r->count, why);
 }
 
-static void record_errors(json_t *check, double max_abs, double max_rel, int64_t mismatches, int passed)
-{
-    json_object_set_new(check, "max_abs_err", json_real(max_abs));
-    json_object_set_new(check, "max_rel_err", json_real(max_rel));
-    json_object_set_new(check, "mismatches", json_integer(mismatches));
-    json_object_set_new(check, "passed", json_boolean(passed));
-}
-
 /* What the comparisons of one check add up: the largest errors, the mismatches, and the first
  * failure (reported once). */
 struct tally {
     double max_abs; /* largest absolute error over the outputs */
     double max_rel; /* largest relative error */
     int64_t mismatches; /* elements outside the tolerance */
+    int64_t nonfinite;  /* of those, NaN or inf where the answer is finite */
+    int64_t elements;   /* elements compared */
     int rc;         /* -1 once a mismatch was reported */
 };
+
+static void record_errors(json_t *check, const struct tally *t)
+{
+    json_object_set_new(check, "max_abs_err", json_real(t->max_abs));
+    json_object_set_new(check, "max_rel_err", json_real(t->max_rel));
+    json_object_set_new(check, "mismatches", json_integer(t->mismatches));
+    json_object_set_new(check, "nonfinite", json_integer(t->nonfinite));
+    json_object_set_new(check, "elements", json_integer(t->elements));
+    json_object_set_new(check, "passed", json_boolean(!t->rc));
+}
 
 static void tally_add(struct tally *t, struct arena *a, int arg, const struct temper_compare *r, double atol,
                       double rtol, const char *where, const char *against, json_t *check, struct failure *f)
@@ -85,20 +89,22 @@ static void tally_add(struct tally *t, struct arena *a, int arg, const struct te
     t->max_abs = fmax(t->max_abs, r->max_abs_err);
     t->max_rel = fmax(t->max_rel, r->max_rel_err);
     t->mismatches += r->mismatches;
+    t->nonfinite += r->nonfinite;
+    t->elements += r->count;
     if (r->mismatches && !t->rc)
         t->rc = mismatch_failure(a, arg, r, atol, rtol, where, against, check, f);
 }
 
 static int tally_done(struct tally *t, json_t *check)
 {
-    record_errors(check, t->max_abs, t->max_rel, t->mismatches, !t->rc);
+    record_errors(check, t);
     return t->rc;
 }
 
 /* Compares every output (host arrays) with the C reference's outputs in the arena. */
 static int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
 {
-    struct tally t = {0, 0, 0, 0};
+    struct tally t = {0};
     for (int i = 0; i < a->task->nargs; i++) {
         const struct temper_task_arg *arg = &a->task->args[i];
         if (arg->role != TEMPER_ROLE_OUTPUT)
@@ -140,7 +146,7 @@ static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct 
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
                                  json_t *check, struct failure *f)
 {
-    struct tally t = {0, 0, 0, 0};
+    struct tally t = {0};
     char msg[1024];
     for (int i = 0; i < a->task->nargs; i++) {
         const struct temper_task_arg *arg = &a->task->args[i];

@@ -369,8 +369,32 @@ static size_t line_length(const char *p, size_t n, size_t *next)
     return i;
 }
 
-/* Parses the directive on one line of n bytes (not NUL-terminated), if it holds one. */
-static int parse_line(struct temper_candidate *c, const char *text, size_t n, int line, char *msg, size_t msg_size)
+/* Checks, on a flags line (text: the directive after "@temper"), that every $NAME is a param:
+ * run once every directive has been read, since a param may come after the flags naming it. */
+static int flags_names_check(const struct temper_candidate *c, const char *text, int line, char *msg,
+                             size_t msg_size)
+{
+    char word[32];
+    const char *p = read_word(skip_ws(text), word, sizeof(word));
+    if (strcmp(word, "flags"))
+        return 0;
+    for (p = strchr(p, '$'); p; p = strchr(p + 1, '$')) {
+        char name[TEMPER_NAME_MAX];
+        read_word(p + 1, name, sizeof(name));
+        int found = 0;
+        for (int i = 0; i < c->nparams && !found; i++)
+            found = !strcmp(c->params[i].name, name);
+        if (!found)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s:%d: flags: '$%s' is not a param%s", c->path, line,
+                               name, c->nparams ? "" : " (the candidate has none)");
+    }
+    return 0;
+}
+
+/* Parses the directive on one line of n bytes (not NUL-terminated), if it holds one; with
+ * names_pass, only checks the names a flags line uses (flags_names_check). */
+static int parse_line(struct temper_candidate *c, const char *text, size_t n, int line, int names_pass, char *msg,
+                      size_t msg_size)
 {
     size_t i = 0;
     while (i < n && (text[i] == ' ' || text[i] == '\t'))
@@ -403,7 +427,7 @@ static int parse_line(struct temper_candidate *c, const char *text, size_t n, in
         to--;
     memcpy(copy, text + from, to - from);
     copy[to - from] = 0;
-    int err = parse_directive(c, copy, line, msg, msg_size);
+    int err = names_pass ? flags_names_check(c, copy, line, msg, msg_size) : parse_directive(c, copy, line, msg, msg_size);
     free(copy);
     return err;
 }
@@ -461,7 +485,12 @@ int temper_candidate_parse_lang(const char *path, const char *lang, const char *
     int err = 0, line = 1;
     for (size_t pos = 0, next = 0; pos < len && !err; pos += next, line++) {
         size_t n = line_length(c->source + pos, len - pos, &next);
-        err = parse_line(c, c->source + pos, n, line, msg, msg_size);
+        err = parse_line(c, c->source + pos, n, line, 0, msg, msg_size);
+    }
+    line = 1;
+    for (size_t pos = 0, next = 0; !err && strchr(c->flags, '$') && pos < len; pos += next, line++) {
+        size_t n = line_length(c->source + pos, len - pos, &next);
+        err = parse_line(c, c->source + pos, n, line, 1, msg, msg_size);
     }
     const char *missing = err ? NULL : !c->task[0] ? "no '@temper task NAME' directive" :
                                        !c->nlaunches ? "no '@temper launch' directive" : NULL;
@@ -473,8 +502,16 @@ int temper_candidate_parse_lang(const char *path, const char *lang, const char *
         err = launch_groups_check(c, msg, msg_size);
     for (int l = 0; !err && l < c->nlaunches; l++) {
         struct temper_launch *ln = &c->launches[l];
-        if (temper_kernel_param_kinds(c->source, len, ln->kernel, ln->arg_kind, TEMPER_MAX_LAUNCH_ARGS) < 0)
+        int certain = 0;
+        int n = temper_kernel_params(c->source, len, ln->kernel, ln->arg_kind, TEMPER_MAX_LAUNCH_ARGS, &certain);
+        if (n < 0)
             memset(ln->arg_kind, 0, sizeof(ln->arg_kind));
+        ln->kernel_nparams = certain ? n : -1;
+        if (ln->kernel_nparams >= 0 && ln->nargs >= 0 && ln->nargs != ln->kernel_nparams)
+            err = temper_fail(msg, msg_size, TEMPER_EPARSE,
+                              "%s:%d: launch %s: args(...) passes %d argument%s but kernel %s takes %d parameter%s",
+                              path, ln->line, ln->kernel, ln->nargs, ln->nargs == 1 ? "" : "s", ln->kernel,
+                              ln->kernel_nparams, ln->kernel_nparams == 1 ? "" : "s");
     }
     if (err)
         temper_candidate_free(c);

@@ -203,14 +203,29 @@ static enum temper_param_kind param_kind(const char *text, size_t from, size_t t
 #define SIG_KEYWORD_REACH 1024
 #define SIG_KEYWORDS_MAX 256
 
+/* The number of words (runs of letters, digits and '_') in text[from, to). */
+static int count_words(const char *text, size_t from, size_t to)
+{
+    int n = 0;
+    for (size_t i = from; i < to; i++)
+        n += is_word((unsigned char)text[i]) && (i == from || !is_word((unsigned char)text[i - 1]));
+    return n;
+}
+
 /* Parses the parameter list opening at code[open] ('('): fills up to max kinds and returns the
- * number of parameters, or -1 when the list does not close. */
-static int param_list(const char *code, size_t len, size_t open, enum temper_param_kind *kinds, int max)
+ * number of parameters, or -1 when the list does not close. *certain is 1 when that number is the
+ * compiler's too: no preprocessor line inside the list, and every entry at least a type and a
+ * name (or a pointer, reference or array), so none is a macro standing for several. */
+static int param_list(const char *code, size_t len, size_t open, enum temper_param_kind *kinds, int max,
+                      int *certain)
 {
     size_t p = open + 1, from = p;
     int depth = 0, n = 0;
+    *certain = 1;
     for (; p < len; p++) {
         char c = code[p];
+        if (c == '#')
+            *certain = 0;
         if (c == '(' || c == '<' || c == '[')
             depth++;
         else if ((c == ')' || c == '>' || c == ']') && depth)
@@ -226,6 +241,9 @@ static int param_list(const char *code, size_t len, size_t open, enum temper_par
                 if (n < max)
                     kinds[n] = param_kind(code, from, p);
                 n++;
+                if (count_words(code, a, b) < 2 && !memchr(code + a, '*', b - a) && !memchr(code + a, '&', b - a) &&
+                    !memchr(code + a, '[', b - a))
+                    *certain = 0;
             }
             from = p + 1;
             if (c == ')')
@@ -235,9 +253,10 @@ static int param_list(const char *code, size_t len, size_t open, enum temper_par
     return -1;
 }
 
-int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
-                              int max)
+int temper_kernel_params(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds, int max,
+                          int *certain)
 {
+    *certain = 0;
     size_t kn = strlen(kernel);
     if (!kn)
         return -1;
@@ -245,8 +264,8 @@ int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel
     if (!code)
         return -1;
     static const char *const keywords[] = {"__global__", "__kernel", "kernel", NULL};
-    int found = -1, seen = 0;
-    for (size_t i = 0; i < len && found < 0 && seen < SIG_KEYWORDS_MAX; i++) {
+    int found = -1, seen = 0, done = 0;
+    for (size_t i = 0; i < len && !done && seen < SIG_KEYWORDS_MAX; i++) {
         if (i && is_word((unsigned char)code[i - 1]))
             continue;
         size_t kw = 0;
@@ -270,9 +289,23 @@ int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel
             size_t open = j + kn;
             while (open < len && (code[open] == ' ' || code[open] == '\t' || code[open] == '\n' || code[open] == '\r'))
                 open++;
+            if (open < len && code[open] == '(' && found < 0) {
+                /* The first declaration decides the kinds, whether its list closes or not. */
+                found = param_list(code, len, open, kinds, max, certain);
+                done = found < 0;
+                if (found < 0)
+                    *certain = 0;
+                break;
+            }
             if (open < len && code[open] == '(') {
-                found = param_list(code, len, open, kinds, max);
-                seen = SIG_KEYWORDS_MAX; /* one declaration decides, whether its list closes or not */
+                /* Another declaration of the name (a prototype, or one of #if's branches): the
+                 * count is certain only if every one has it. */
+                enum temper_param_kind other[TEMPER_MAX_LAUNCH_ARGS];
+                int also = 1;
+                if (param_list(code, len, open, other, TEMPER_MAX_LAUNCH_ARGS, &also) != found || !also) {
+                    *certain = 0;
+                    done = 1;
+                }
                 break;
             }
         }
@@ -280,4 +313,11 @@ int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel
     }
     free(code);
     return found;
+}
+
+int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds,
+                              int max)
+{
+    int certain;
+    return temper_kernel_params(source, len, kernel, kinds, max, &certain);
 }

@@ -68,6 +68,10 @@ static void add_check(struct text *t, const char *what, json_t *c, const char *s
         add(t, "; %lld elements outside the tolerance (max abs err %.3g, max rel err %.3g)",
             (long long)json_integer_value(json_object_get(c, "mismatches")),
             json_number_value(json_object_get(c, "max_abs_err")), json_number_value(json_object_get(c, "max_rel_err")));
+    if (json_is_integer(json_object_get(c, "nonfinite")) && json_integer_value(json_object_get(c, "nonfinite")))
+        add(t, "; %lld of %lld outputs NaN or inf (the errors are over the finite ones)",
+            (long long)json_integer_value(json_object_get(c, "nonfinite")),
+            (long long)json_integer_value(json_object_get(c, "elements")));
     json_t *nd = json_object_get(c, "nondeterministic_at");
     if (json_is_object(nd))
         add(t, "; two runs on the same input differed at %s%s", json_string_value(json_object_get(nd, "output")),

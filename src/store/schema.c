@@ -19,6 +19,7 @@ struct migration {
     const char *what;               /* for messages */
     const char *sql;                /* statements, run in the step's transaction */
     int (*fn)(sqlite3 *db);         /* then this, in the same transaction (NULL: none); a SQLite code */
+    int again;                      /* 1: safe on a store that has its tables already (IF NOT EXISTS only) */
 };
 
 /* Version 1: the schema as it was before versions were kept (stores made then read 0). The
@@ -81,61 +82,66 @@ static const char schema_v2[] =
     "CREATE INDEX evaluations_run ON evaluations(run_id);"
     "CREATE INDEX evaluations_parent ON evaluations(parent_id);";
 
+/* From version 3 on, a step only creates tables and indexes, IF NOT EXISTS: development builds
+ * numbered their steps otherwise, so a store may already have a step's tables (or lack those of
+ * a step its version counts as done). Such tables are kept when their columns are the ones the
+ * step makes (checked against a fresh schema, see migrate), and made when missing. */
+
 /* Version 3: benches (`temper bench`), each with the evaluations it was computed from. */
 static const char schema_v3[] =
-    "CREATE TABLE benches ("
+    "CREATE TABLE IF NOT EXISTS benches ("
     "  id INTEGER PRIMARY KEY, source TEXT NOT NULL, level TEXT, device TEXT, bench TEXT NOT NULL,"
     "  created_at TEXT NOT NULL);"
-    "CREATE TABLE bench_evaluations ("
+    "CREATE TABLE IF NOT EXISTS bench_evaluations ("
     "  bench_id INTEGER NOT NULL REFERENCES benches(id), evaluation_id INTEGER NOT NULL REFERENCES evaluations(id),"
     "  task TEXT NOT NULL, PRIMARY KEY (bench_id, evaluation_id));"
-    "CREATE INDEX bench_evaluations_evaluation ON bench_evaluations(evaluation_id);";
+    "CREATE INDEX IF NOT EXISTS bench_evaluations_evaluation ON bench_evaluations(evaluation_id);";
 
 /* Version 4: the gym's job queue on one machine (src/serve/queue_local.c): jobs with their state
  * and outcome, the content cache of results by device, consumers' reports, counters and the dead
  * letters. */
 static const char schema_v4[] =
-    "CREATE TABLE serve_jobs ("
+    "CREATE TABLE IF NOT EXISTS serve_jobs ("
     "  id TEXT PRIMARY KEY, batch TEXT NOT NULL, cache_key TEXT NOT NULL, item TEXT NOT NULL,"
     "  state TEXT NOT NULL, consumer TEXT, taken_us INTEGER, deliveries INTEGER NOT NULL,"
     "  outcome TEXT, submitted_us INTEGER NOT NULL, finished_us INTEGER);"
-    "CREATE INDEX serve_jobs_state ON serve_jobs(state);"
-    "CREATE INDEX serve_jobs_batch ON serve_jobs(batch);"
-    "CREATE TABLE serve_cache (key TEXT PRIMARY KEY, result TEXT NOT NULL, created_us INTEGER NOT NULL);"
-    "CREATE TABLE serve_workers (consumer TEXT PRIMARY KEY, device TEXT NOT NULL, device_key TEXT NOT NULL,"
+    "CREATE INDEX IF NOT EXISTS serve_jobs_state ON serve_jobs(state);"
+    "CREATE INDEX IF NOT EXISTS serve_jobs_batch ON serve_jobs(batch);"
+    "CREATE TABLE IF NOT EXISTS serve_cache (key TEXT PRIMARY KEY, result TEXT NOT NULL, created_us INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS serve_workers (consumer TEXT PRIMARY KEY, device TEXT NOT NULL, device_key TEXT NOT NULL,"
     "  busy INTEGER NOT NULL, jobs_done INTEGER NOT NULL, seen_us INTEGER NOT NULL);"
-    "CREATE TABLE serve_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-    "CREATE TABLE serve_dead_letters (id TEXT PRIMARY KEY, deliveries INTEGER NOT NULL, result TEXT NOT NULL,"
+    "CREATE TABLE IF NOT EXISTS serve_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS serve_dead_letters (id TEXT PRIMARY KEY, deliveries INTEGER NOT NULL, result TEXT NOT NULL,"
     "  created_us INTEGER NOT NULL);";
 
 /* Version 5: the agent's sessions, prompts, model calls (every HTTP exchange, with its tokens and
  * latency) and candidates with their lineage (docs/agent.md, docs/store.md). */
 static const char schema_v5[] =
-    "CREATE TABLE agent_sessions ("
+    "CREATE TABLE IF NOT EXISTS agent_sessions ("
     "  id INTEGER PRIMARY KEY, task TEXT NOT NULL, device TEXT, api TEXT, endpoint TEXT, model TEXT,"
     "  settings TEXT NOT NULL, replay_of INTEGER, best_eval_id INTEGER, summary TEXT,"
     "  started_at TEXT NOT NULL, finished_at TEXT);"
-    "CREATE TABLE agent_prompts ("
+    "CREATE TABLE IF NOT EXISTS agent_prompts ("
     "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, role TEXT NOT NULL, messages TEXT NOT NULL,"
     "  created_at TEXT NOT NULL);"
-    "CREATE TABLE agent_calls ("
+    "CREATE TABLE IF NOT EXISTS agent_calls ("
     "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, prompt_id INTEGER, attempt INTEGER NOT NULL,"
     "  url TEXT, request TEXT NOT NULL, status INTEGER, reply TEXT, content TEXT, reasoning TEXT,"
     "  finish_reason TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms REAL, error TEXT,"
     "  created_at TEXT NOT NULL);"
-    "CREATE TABLE agent_candidates ("
+    "CREATE TABLE IF NOT EXISTS agent_candidates ("
     "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, prompt_id INTEGER, call_id INTEGER,"
     "  role TEXT NOT NULL, parent_eval_id INTEGER, eval_id INTEGER, island INTEGER, features TEXT,"
     "  source TEXT, outcome TEXT NOT NULL, median_ms REAL, note TEXT, created_at TEXT NOT NULL);"
-    "CREATE INDEX agent_calls_session ON agent_calls(session_id, id);"
-    "CREATE INDEX agent_candidates_session ON agent_candidates(session_id, id);";
+    "CREATE INDEX IF NOT EXISTS agent_calls_session ON agent_calls(session_id, id);"
+    "CREATE INDEX IF NOT EXISTS agent_candidates_session ON agent_candidates(session_id, id);";
 
 static const struct migration migrations[] = {
-    {1, "the first schema", schema_v1, add_run_id},
-    {2, "task content and device identity keys, lineage", schema_v2, NULL},
-    {3, "benches", schema_v3, NULL},
-    {4, "the gym's job queue", schema_v4, NULL},
-    {5, "the agent's sessions, prompts, calls and candidates", schema_v5, NULL},
+    {1, "the first schema", schema_v1, add_run_id, 1},
+    {2, "task content and device identity keys, lineage", schema_v2, NULL, 0},
+    {3, "benches", schema_v3, NULL, 1},
+    {4, "the gym's job queue", schema_v4, NULL, 1},
+    {5, "the agent's sessions, prompts, calls and candidates", schema_v5, NULL, 1},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,
@@ -258,44 +264,266 @@ static int user_version(sqlite3 *db, int *version)
     return rc;
 }
 
+/* The names of db's tables, in one allocation "\nA\nB\n" (the caller frees it), or NULL with a
+ * SQLite code in *rc. */
+static char *table_names(sqlite3 *db, int *rc)
+{
+    sqlite3_stmt *st;
+    *rc = sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1, &st, NULL);
+    if (*rc != SQLITE_OK)
+        return NULL;
+    size_t used = 1, size = 256;
+    char *names = malloc(size);
+    if (names)
+        strcpy(names, "\n");
+    while (names && (*rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        size_t n = strlen(name ? name : "");
+        if (used + n + 2 > size) {
+            char *grown = realloc(names, size = 2 * size + n);
+            if (!grown) {
+                free(names);
+                names = NULL;
+                break;
+            }
+            names = grown;
+        }
+        memcpy(names + used, name ? name : "", n);
+        used += n;
+        names[used++] = '\n';
+        names[used] = 0;
+    }
+    sqlite3_finalize(st);
+    if (!names) {
+        *rc = SQLITE_NOMEM;
+        return NULL;
+    }
+    if (*rc != SQLITE_DONE) {
+        free(names);
+        return NULL;
+    }
+    *rc = SQLITE_OK;
+    return names;
+}
+
+/* Whether names (from table_names) holds name. */
+static int has_name(const char *names, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = strstr(names, name); p; p = strstr(p + 1, name))
+        if (p[-1] == '\n' && p[n] == '\n')
+            return 1;
+    return 0;
+}
+
+/* The columns of table in db, as "name TYPE[ NOT NULL][ PRIMARY KEY]" joined by ", " in their
+ * order, into out ("" when db has no such table). A SQLite code. */
+static int table_columns(sqlite3 *db, const char *table, char *out, size_t size)
+{
+    sqlite3_stmt *st;
+    out[0] = 0;
+    int rc = sqlite3_prepare_v2(db, "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1) ORDER BY cid", -1,
+                                &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    size_t used = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0), *type = (const char *)sqlite3_column_text(st, 1);
+        int n = snprintf(out + used, size - used, "%s%s %s%s%s", used ? ", " : "", name ? name : "",
+                         type ? type : "", sqlite3_column_int(st, 2) ? " NOT NULL" : "",
+                         sqlite3_column_int(st, 3) ? " PRIMARY KEY" : "");
+        if (n < 0 || (size_t)n >= size - used) {
+            rc = SQLITE_TOOBIG;
+            break;
+        }
+        used += (size_t)n;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Writes into out the entries of list (joined by ", ") that other lacks, joined the same way. */
+static void entries_lacking(const char *list, const char *other, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (const char *p = list; *p;) {
+        const char *end = strstr(p, ", ");
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        int found = 0;
+        for (const char *q = other; *q && !found;) {
+            const char *qend = strstr(q, ", ");
+            size_t m = qend ? (size_t)(qend - q) : strlen(q);
+            found = m == n && !memcmp(p, q, n);
+            q += m + (qend ? 2 : 0);
+        }
+        if (!found && used + n + 3 < size) {
+            used += (size_t)snprintf(out + used, size - used, "%s%.*s", used ? ", " : "", (int)n, p);
+        }
+        p += n + (end ? 2 : 0);
+    }
+}
+
+/* What a failed step leaves to say: the store, the versions, and what the user can do. */
+#define MIGRATE_WAY_OUT                                                                                               \
+    "if a development build of temper made this store, open it with that build; or keep it aside (mv %s %s.old) "    \
+    "and let this temper make a new one; or use another store (TEMPER_HOME=DIR)"
+
+/* Completes msg, which store_fail filled (the file, what failed and SQLite's words), for a failed
+ * migration: the version the store is at (at, or -1 when unknown), the one this temper needs, and
+ * what to do about SQLite's code. Returns err. */
+static int migrate_failed(int err, int code, int at, char *msg, size_t msg_size)
+{
+    const char *advice =
+        code == SQLITE_BUSY || code == SQLITE_LOCKED
+            ? "another process holds the store's lock (a temper serve, tune or agent on it): run again once it is done"
+        : code == SQLITE_FULL ? "free space on its disk and run again"
+        : code == SQLITE_IOERR ? "mend the I/O error SQLite names and run again"
+        : code == SQLITE_READONLY || code == SQLITE_CANTOPEN || code == SQLITE_PERM
+            ? "make the file and its folder writable and run again"
+            : "keep a copy of the file, which holds what it held, and use another store (TEMPER_HOME=DIR)";
+    size_t used = msg ? strlen(msg) : 0;
+    if (msg && used + 1 < msg_size && at >= 0)
+        snprintf(msg + used, msg_size - used,
+                 "; the store is at schema version %d, this temper needs %d; nothing of the step stayed. What you can "
+                 "do: %s",
+                 at, TEMPER_STORE_SCHEMA_VERSION, advice);
+    else if (msg && used + 1 < msg_size)
+        snprintf(msg + used, msg_size - used, "; this temper needs schema version %d. What you can do: %s",
+                 TEMPER_STORE_SCHEMA_VERSION, advice);
+    return err;
+}
+
+/* Runs step m on the store, in a transaction: its statements (when set_version, only if the
+ * store's version is still below the step's, then the version is set), then checks that every
+ * table the step makes (those in ref_after but not ref_before, the reference's names) has the
+ * columns it has in ref, the fresh schema. On failure nothing of the step stays; the message
+ * names the store, the version it is at (version) and needs, and a way out. */
+static int run_step(struct temper_store *s, sqlite3 *ref, const struct migration *m, const char *ref_before,
+                    const char *ref_after, int set_version, int *version, char *msg, size_t msg_size)
+{
+    char what[200];
+    snprintf(what, sizeof(what), "migrating to schema version %d (%s)", m->version, m->what);
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return migrate_failed(store_fail(s, msg, msg_size, what), sqlite3_errcode(s->db) & 0xff, *version, msg,
+                              msg_size);
+    int now = *version;
+    int rc = user_version(s->db, &now);
+    if (rc == SQLITE_OK && (!set_version || now < m->version)) {
+        rc = sqlite3_exec(s->db, m->sql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK && m->fn)
+            rc = m->fn(s->db);
+        /* The step's tables, each against the fresh schema's. */
+        char have[2048], need[2048];
+        for (const char *p = ref_after + 1; rc == SQLITE_OK && *p; p = strchr(p, '\n') + 1) {
+            char table[128];
+            snprintf(table, sizeof(table), "%.*s", (int)(strchr(p, '\n') - p), p);
+            if (has_name(ref_before, table))
+                continue;
+            if ((rc = table_columns(s->db, table, have, sizeof(have))) != SQLITE_OK ||
+                (rc = table_columns(ref, table, need, sizeof(need))) != SQLITE_OK || !strcmp(have, need))
+                continue;
+            char lacks[1024], extra[1024];
+            entries_lacking(need, have, lacks, sizeof(lacks));
+            entries_lacking(have, need, extra, sizeof(extra));
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            return temper_fail(msg, msg_size, TEMPER_ESTORE,
+                               "%s: cannot bring the store from schema version %d to %d: %s: its table %s is not the "
+                               "one this temper makes (%s%s%s%s%s%s); nothing of that step stayed: the store is at version %d "
+                               "with every row it had. To "
+                               "keep that table's rows and go on, rename it aside (sqlite3 %s 'ALTER TABLE %s RENAME "
+                               "TO %s_old') and run again; or " MIGRATE_WAY_OUT,
+                               s->path, *version, TEMPER_STORE_SCHEMA_VERSION, what, table,
+                               *lacks ? "it lacks " : "", lacks, *lacks && *extra ? "; " : "",
+                               *extra ? "it has " : "", extra, *extra ? ", which this temper does not make" : "",
+                               *version, s->path, table, table, s->path, s->path);
+        }
+        char set[64];
+        snprintf(set, sizeof(set), "PRAGMA user_version = %d", m->version);
+        if (rc == SQLITE_OK && set_version)
+            rc = sqlite3_exec(s->db, set, NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        int code = sqlite3_errcode(s->db) & 0xff;
+        if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB || code == SQLITE_BUSY || code == SQLITE_LOCKED ||
+            code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_READONLY)
+            return migrate_failed(store_write_abort(s, what, msg, msg_size), code, *version, msg, msg_size);
+        char why[512];
+        snprintf(why, sizeof(why), "%s", sqlite3_errmsg(s->db)); /* before the rollback replaces it */
+        if (!sqlite3_get_autocommit(s->db))
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return temper_fail(msg, msg_size, TEMPER_ESTORE,
+                           "%s: cannot bring the store from schema version %d to %d: %s: %s; nothing of that step "
+                           "stayed, the store is at version %d with every row it had. What you can do: " MIGRATE_WAY_OUT,
+                           s->path, *version, TEMPER_STORE_SCHEMA_VERSION, what, why, *version, s->path, s->path);
+    }
+    if (set_version && now < m->version)
+        *version = m->version;
+    else if (set_version)
+        *version = now;
+    return 0;
+}
+
 /* Runs the migrations the store has not had. Each re-reads the version inside its transaction,
- * so that two processes opening an old store at once migrate it once. */
+ * so that two processes opening an old store at once migrate it once. The same steps run beside
+ * them on a fresh database in memory, the reference that says which tables each step makes and
+ * with which columns. A step that may run again (again) also runs on a store whose version counts
+ * it as done but which lacks one of its tables. */
 static int migrate(struct temper_store *s, char *msg, size_t msg_size)
 {
     int version = 0;
     if (user_version(s->db, &version) != SQLITE_OK)
-        return store_fail(s, msg, msg_size, "reading the schema version");
+        return migrate_failed(store_fail(s, msg, msg_size, "reading the schema version"), sqlite3_errcode(s->db) & 0xff,
+                              -1, msg, msg_size);
     if (version > TEMPER_STORE_SCHEMA_VERSION)
         return temper_fail(msg, msg_size, TEMPER_ESTORE,
                            "%s has schema version %d, newer than this temper knows (%d): it was written by a newer "
                            "temper; use that one, or another store ($TEMPER_HOME)",
                            s->path, version, TEMPER_STORE_SCHEMA_VERSION);
-    for (size_t i = 0; i < sizeof(migrations) / sizeof(migrations[0]); i++) {
+    if (version == TEMPER_STORE_SCHEMA_VERSION)
+        return 0;
+    sqlite3 *ref = NULL;
+    int rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    char *before = NULL, *after = NULL;
+    int err = 0;
+    for (size_t i = 0; !err && i < sizeof(migrations) / sizeof(migrations[0]); i++) {
         const struct migration *m = &migrations[i];
-        if (version >= m->version)
-            continue;
-        char what[160];
-        snprintf(what, sizeof(what), "migrating to schema version %d (%s)", m->version, m->what);
-        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-            return store_fail(s, msg, msg_size, what);
-        int rc = user_version(s->db, &version);
-        if (rc == SQLITE_OK && version < m->version) {
-            rc = sqlite3_exec(s->db, m->sql, NULL, NULL, NULL);
-            if (rc == SQLITE_OK && m->fn)
-                rc = m->fn(s->db);
-            char set[64];
-            snprintf(set, sizeof(set), "PRAGMA user_version = %d", m->version);
-            if (rc == SQLITE_OK)
-                rc = sqlite3_exec(s->db, set, NULL, NULL, NULL);
-        }
+        free(before);
+        before = after;
+        after = NULL;
+        if (rc == SQLITE_OK && !before)
+            before = table_names(ref, &rc);
         if (rc == SQLITE_OK)
-            rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        if (rc != SQLITE_OK)
-            return store_write_abort(s, what, msg, msg_size);
-        if (version < m->version)
-            version = m->version;
+            rc = sqlite3_exec(ref, m->sql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK && m->fn)
+            rc = m->fn(ref);
+        if (rc == SQLITE_OK)
+            after = table_names(ref, &rc);
+        if (rc != SQLITE_OK) {
+            err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: making the fresh schema in memory to migrate against: %s",
+                              s->path, ref ? sqlite3_errmsg(ref) : "out of memory");
+            break;
+        }
+        int missing = 0;
+        if (version >= m->version && m->again) {
+            char cols[2048];
+            for (const char *p = after + 1; !missing && *p; p = strchr(p, '\n') + 1) {
+                char table[128];
+                snprintf(table, sizeof(table), "%.*s", (int)(strchr(p, '\n') - p), p);
+                missing = !has_name(before, table) && table_columns(s->db, table, cols, sizeof(cols)) == SQLITE_OK &&
+                          !*cols;
+            }
+        }
+        if (version < m->version || missing)
+            err = run_step(s, ref, m, before, after, version < m->version, &version, msg, msg_size);
     }
-    return 0;
+    free(before);
+    free(after);
+    sqlite3_close(ref);
+    return err;
 }
 
 int temper_store_open(const char *path, struct temper_store **out, char *msg, size_t msg_size)

@@ -153,6 +153,42 @@ static void test_compute(void **state)
     json_decref(by_task);
 }
 
+/* The human text lists what the JSON lists: the suite's tasks the run has no folder for (rows of
+ * their own and a count under the suite), and how many files were left out. */
+static void test_print_missing(void **state)
+{
+    (void)state;
+    json_t *by_task = fixture();
+    json_t *bench = temper_bench_compute(by_task, NULL);
+    assert_non_null(bench);
+    json_object_set_new(bench, "level", json_string("L1"));
+    json_object_set_new(bench, "missing_tasks", json_pack("[s, s]", "gelu", "softmax"));
+    json_object_set_new(bench, "left_out", json_pack("[{s:s, s:s}]", "path", "d/a/x.cl", "why", "past --samples"));
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    temper_bench_print(f, bench);
+    fclose(f);
+    assert_contains(text, "\ngelu                         -       -       -  not in this run (no folder of samples)\n");
+    assert_contains(text, "\nsoftmax                      -       -       -  not in this run");
+    assert_contains(text, "  missing   2 tasks of suite L1 are not in this run (not counted above): gelu, softmax\n");
+    assert_contains(text, "  left out  1 file (the JSON's left_out says which and why)\n");
+    free(text);
+    /* None missing, none left out: no such lines. */
+    json_object_set_new(bench, "missing_tasks", json_array());
+    json_object_set_new(bench, "left_out", json_array());
+    f = open_memstream(&text, &size);
+    assert_non_null(f);
+    temper_bench_print(f, bench);
+    fclose(f);
+    assert_null(strstr(text, "not in this run"));
+    assert_null(strstr(text, "left out"));
+    free(text);
+    json_decref(bench);
+    json_decref(by_task);
+}
+
 static void test_compare(void **state)
 {
     (void)state;
@@ -265,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_compute),
         cmocka_unit_test(test_latest_of_a_configuration),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_print_missing),
         cmocka_unit_test_setup_teardown(test_store, make_tmp, remove_tmp),
     };
     return cmocka_run_group_tests_name("bench", tests, NULL, NULL);

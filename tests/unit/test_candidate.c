@@ -315,7 +315,7 @@ static void test_options(void **state)
         {"// @temper flags -O3\n", 0, "-O3"},
         {"// @temper param T 8\n", 0, "-DT=8"},
         {"// @temper param T 8\n// @temper flags -DU=$T -DV=$T$T\n", 0, "-DT=8 -DU=8 -DV=88"},
-        {"// @temper flags -DX=$NOPE\n", TEMPER_EPARSE, "'$NOPE' is not a param"},
+        {"// @temper flags -DU=$T\n// @temper param T 8\n", 0, "-DT=8 -DU=8"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char src[512];
@@ -420,6 +420,18 @@ static void test_malformed(void **state)
         {"bad.cl", TASK_LINE "// @temper param 9A 1\n" LAUNCH_LINE, "bad.cl:2", "param: expected a name"},
         {"bad.cl", TASK_LINE "// @temper require\n" LAUNCH_LINE, "bad.cl:2", "require: expected one expression"},
         {"bad.cl", "\n\n\n\n" TASK_LINE "// @temper oops\n" LAUNCH_LINE, "bad.cl:6", "unknown directive"},
+        /* A flags line naming no param: its own line, not only the file. */
+        {"bad.cl", TASK_LINE LAUNCH_LINE "// @temper param T 8\n// @temper flags -O2\n// @temper flags -DX=$NOPE\n",
+         "bad.cl:5", "flags: '$NOPE' is not a param"},
+        {"bad.cl", TASK_LINE LAUNCH_LINE "// @temper flags -DX=$T\n", "bad.cl:3",
+         "flags: '$T' is not a param (the candidate has none)"},
+        /* args(...) against the kernel's parameter list, when that list is certain. */
+        {"bad.cl", TASK_LINE "// @temper launch k grid(1) block(1) args(y, x)\n"
+         "__kernel void k(__global float *y, __global const float *x, int n) {}\n", "bad.cl:2",
+         "launch k: args(...) passes 2 arguments but kernel k takes 3 parameters"},
+        {"bad.cu", TASK_LINE "// @temper launch k grid(1) block(1) args(y, x, n, n)\n"
+         "extern \"C\" __global__ void k(float *y, const float *x, int n) {}\n", "bad.cu:2",
+         "launch k: args(...) passes 4 arguments but kernel k takes 3 parameters"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct temper_candidate c;
@@ -967,6 +979,44 @@ static void test_param_kinds(void **state)
     assert_false(temper_launch_arg_is_name("R*C"));
     assert_false(temper_launch_arg_is_name("1R"));
     assert_false(temper_launch_arg_is_name(""));
+
+    /* Whether the count is the compiler's: not where a macro may stand for several parameters or
+     * a preprocessor line may take some away. */
+    static const struct {
+        const char *src; /* a kernel k */
+        int n;           /* its parameters as read */
+        int certain;     /* whether that count is sure */
+    } counts[] = {
+        {"__kernel void k(__global float *y, real_t a, const int n) {}", 3, 1},
+        {"__kernel void k(void) {}", 0, 1},
+        {"__kernel void k(KERNEL_ARGS) {}", 1, 0},
+        {"__kernel void k(__global float *y, EXTRA) {}", 2, 0},
+        {"__kernel void k(__global float *y,\n#if WIDE\n long n\n#else\n int n\n#endif\n) {}", 2, 0},
+        {"__kernel void k(int, float *) ;", 2, 0},
+        /* two definitions (#if's branches) that differ: not sure; a prototype and its definition: sure */
+        {"#if W\n__kernel void k(__global float *y, int n) {}\n#else\n"
+         "__kernel void k(__global float *y, int n, int m) {}\n#endif\n", 2, 0},
+        {"__kernel void k(__global float *y, int n);\n__kernel void x(int a) {}\n"
+         "__kernel void k(__global float *y, int n) {}\n", 2, 1},
+        {"__kernel void kk(int a) {}", -1, 0},
+    };
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        enum temper_param_kind kinds[8];
+        int certain = -1;
+        int n = temper_kernel_params(counts[i].src, strlen(counts[i].src), "k", kinds, 8, &certain);
+        if (n != counts[i].n || certain != counts[i].certain)
+            fail_msg("count case %zu: %d parameters (certain %d), want %d (certain %d)", i, n, certain, counts[i].n,
+                     counts[i].certain);
+    }
+    /* An uncertain count is not held against args(...): the driver decides at launch. */
+    const char *src = "// @temper task t\n// @temper launch k grid(1) block(1) args(y, x, n)\n"
+                      "__kernel void k(__global float *y, KERNEL_ARGS) {}\n";
+    struct temper_candidate c;
+    char msg[512] = "";
+    if (temper_candidate_parse("m.cl", src, strlen(src), &c, msg, sizeof(msg)))
+        fail_msg("%s", msg);
+    assert_int_equal(c.launches[0].kernel_nparams, -1);
+    temper_candidate_free(&c);
 }
 
 /* Expressions see sizes, then knobs, then device attributes. */

@@ -737,7 +737,7 @@ static void test_migrates_previous_schema(void **state)
 static void test_failed_migration_changes_nothing(void **state)
 {
     struct fixture *f = *state;
-    char msg[512] = "", db[600];
+    char msg[2048] = "", db[600];
     snprintf(db, sizeof(db), "%s/v1.db", f->dir);
     sqlite3 *conn;
     assert_int_equal(sqlite3_open(db, &conn), SQLITE_OK);
@@ -755,11 +755,129 @@ static void test_failed_migration_changes_nothing(void **state)
     assert_contains(msg, db);
     assert_contains(msg, "migrating to schema version 2");
     assert_contains(msg, "duplicate column name: task_hash");
+    char versions[64];
+    snprintf(versions, sizeof(versions), "from schema version 1 to %d", TEMPER_STORE_SCHEMA_VERSION);
+    assert_contains(msg, versions);
+    assert_contains(msg, "the store is at version 1 with every row it had");
+    assert_contains(msg, "TEMPER_HOME");
     /* Nothing of the step stayed: the version, the columns and the rows are as they were. */
     assert_int_equal(query_int(db, "PRAGMA user_version"), 1);
     assert_int_equal(query_int(db, "SELECT count(*) FROM pragma_table_info('evaluations') WHERE name = 'device_key'"),
                      0);
     assert_int_equal(query_int(db, "SELECT count(*) FROM evaluations"), 2);
+}
+
+/* A store made by a development build whose steps were numbered otherwise: at version 4 with the
+ * agent's tables (benches as version 3, the agent as 4, no gym queue), or at version 3 with only
+ * the agent's tables. It opens: the agent's tables and their rows are kept, the tables its
+ * version counts as made but it lacks are made, and the version is the current one. A table of
+ * the same name with other columns stops the open with a way out, and changes nothing. */
+static void test_migrates_development_store(void **state)
+{
+    struct fixture *f = *state;
+    /* Table: the development build's store. */
+    static const struct {
+        int version;           /* its user_version */
+        const char *drop;      /* the tables it lacks */
+        const char *change;    /* then this ("": nothing): an agent table unlike this temper's */
+        const char *message;   /* "": opens; else the open fails saying this (the tables it lacks are made) */
+    } cases[] = {
+        {4, "DROP TABLE serve_jobs; DROP TABLE serve_cache; DROP TABLE serve_workers; DROP TABLE serve_counters;"
+            "DROP TABLE serve_dead_letters;", "", ""},
+        {3, "DROP TABLE serve_jobs; DROP TABLE serve_cache; DROP TABLE serve_workers; DROP TABLE serve_counters;"
+            "DROP TABLE serve_dead_letters; DROP TABLE bench_evaluations; DROP TABLE benches;", "", ""},
+        {4, "DROP TABLE serve_jobs;", "ALTER TABLE agent_sessions DROP COLUMN summary;"
+            "ALTER TABLE agent_sessions ADD COLUMN note TEXT;",
+         "its table agent_sessions is not the one this temper makes (it lacks summary TEXT; it has note TEXT"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char db[600], sql[1024], msg[2048] = "";
+        snprintf(db, sizeof(db), "%s/dev%zu.db", f->dir, i);
+        struct temper_store *s;
+        assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+        temper_store_close(s);
+        sqlite3 *conn;
+        assert_int_equal(sqlite3_open(db, &conn), SQLITE_OK);
+        snprintf(sql, sizeof(sql),
+                 "%s %s INSERT INTO agent_sessions(id, task, settings, summary, started_at) VALUES"
+                 "  (7, 'softmax', '{}', NULL, '2026-01-01T00:00:00Z');"
+                 "INSERT INTO agent_calls(session_id, attempt, request, created_at) VALUES (7, 1, '{}', 'x');"
+                 "PRAGMA user_version = %d;",
+                 cases[i].drop, cases[i].change, cases[i].version);
+        if (*cases[i].change) /* the changed table has no summary column: insert without it */
+            snprintf(sql, sizeof(sql),
+                     "%s %s INSERT INTO agent_sessions(id, task, settings, started_at) VALUES"
+                     "  (7, 'softmax', '{}', '2026-01-01T00:00:00Z');"
+                     "INSERT INTO agent_calls(session_id, attempt, request, created_at) VALUES (7, 1, '{}', 'x');"
+                     "PRAGMA user_version = %d;",
+                     cases[i].drop, cases[i].change, cases[i].version);
+        if (sqlite3_exec(conn, sql, NULL, NULL, NULL) != SQLITE_OK)
+            fail_msg("case %zu: %s", i, sqlite3_errmsg(conn));
+        sqlite3_close(conn);
+
+        s = (struct temper_store *)1;
+        int err = temper_store_open(db, &s, msg, sizeof(msg));
+        if (!*cases[i].message) {
+            if (err)
+                fail_msg("case %zu: %s", i, msg);
+            temper_store_close(s);
+            assert_int_equal(query_int(db, "PRAGMA user_version"), TEMPER_STORE_SCHEMA_VERSION);
+            assert_int_equal(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN "
+                                           "('serve_jobs', 'serve_dead_letters', 'benches', 'bench_evaluations')"),
+                             4);
+            assert_int_equal(query_int(db, "SELECT count(*) FROM serve_jobs"), 0);
+        } else {
+            assert_int_equal(err, TEMPER_ESTORE);
+            assert_null(s);
+            assert_contains(msg, db);
+            assert_contains(msg, cases[i].message);
+            snprintf(sql, sizeof(sql), "from schema version %d to %d", cases[i].version, TEMPER_STORE_SCHEMA_VERSION);
+            assert_contains(msg, sql);
+            assert_contains(msg, "ALTER TABLE agent_sessions RENAME TO agent_sessions_old");
+            assert_contains(msg, "TEMPER_HOME");
+            assert_int_equal(query_int(db, "PRAGMA user_version"), cases[i].version);
+            assert_int_equal(query_int(db, "SELECT count(*) FROM pragma_table_info('agent_sessions') WHERE name = 'note'"),
+                             1);
+        }
+        /* Nothing stored was lost. */
+        assert_int_equal(query_int(db, "SELECT count(*) FROM agent_sessions WHERE id = 7 AND task = 'softmax'"), 1);
+        assert_int_equal(query_int(db, "SELECT count(*) FROM agent_calls WHERE session_id = 7"), 1);
+    }
+}
+
+/* A migration that cannot take the store's lock (another process writes, past the store's wait
+ * of 10 s) says so with the versions and what to do, and changes nothing; once the lock is free
+ * the store opens. */
+static void test_migration_waits_for_the_lock(void **state)
+{
+    struct fixture *f = *state;
+    char db[600], msg[2048] = "";
+    snprintf(db, sizeof(db), "%s/locked.db", f->dir);
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+    temper_store_close(s);
+    sqlite3 *conn;
+    assert_int_equal(sqlite3_open(db, &conn), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(conn, "DROP TABLE serve_jobs; PRAGMA user_version = 4; BEGIN IMMEDIATE", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    s = (struct temper_store *)1;
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), TEMPER_ESTORE);
+    assert_null(s);
+    assert_contains(msg, db);
+    assert_contains(msg, "database is locked");
+    char versions[96];
+    snprintf(versions, sizeof(versions), "the store is at schema version 4, this temper needs %d",
+             TEMPER_STORE_SCHEMA_VERSION);
+    assert_contains(msg, versions);
+    assert_contains(msg, "another process holds the store's lock");
+    assert_int_equal(sqlite3_exec(conn, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(conn);
+    assert_int_equal(query_int(db, "PRAGMA user_version"), 4);
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+    temper_store_close(s);
+    assert_int_equal(query_int(db, "PRAGMA user_version"), TEMPER_STORE_SCHEMA_VERSION);
+    assert_int_equal(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'serve_jobs'"), 1);
 }
 
 /* A store written by a newer temper is refused, untouched, with a message saying so. */
@@ -1063,6 +1181,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_lineage, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_previous_schema, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_development_store, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_migration_waits_for_the_lock, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_failed_migration_changes_nothing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_damaged_store, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_injected_write_failure, store_setup, store_teardown),
