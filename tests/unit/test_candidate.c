@@ -1068,6 +1068,96 @@ static void test_launch_eval_dev(void **state)
 }
 
 /* args(...) takes expressions; when(...) begins a launch group and must be on the first line. */
+/* tensormap(NAME, SWIZZLE, BOX...) in args(...): split into its parts; malformed forms refused
+ * with the entry quoted; OpenCL candidates refused; and TMA's rules checked on a filled map. */
+static void test_tensormap_args(void **state)
+{
+    (void)state;
+    struct temper_tensormap_arg tm;
+    char msg[512] = "";
+    assert_int_equal(temper_launch_arg_tensormap("tensormap(A, 128, 64, BM * 2)", &tm, msg, sizeof(msg)), 0);
+    assert_string_equal(tm.name, "A");
+    assert_string_equal(tm.swizzle, "128");
+    assert_int_equal(tm.rank, 2);
+    assert_string_equal(tm.box[0], "64");
+    assert_string_equal(tm.box[1], "BM * 2");
+    assert_int_equal(temper_launch_arg_tensormap(" tensormap ( x, 0, min(R, 4) ) ", &tm, msg, sizeof(msg)), 0);
+    assert_int_equal(tm.rank, 1);
+    assert_string_equal(tm.box[0], "min(R, 4)");
+    assert_int_equal(temper_launch_arg_tensormap("tensormaps", &tm, msg, sizeof(msg)), 1);
+    assert_int_equal(temper_launch_arg_tensormap("R * C", &tm, msg, sizeof(msg)), 1);
+    static const struct {
+        const char *arg;
+        const char *error;
+    } bad[] = {
+        {"tensormap(A, 128)", "1 to 5 box sizes"},
+        {"tensormap(A, 128, 1, 2, 3, 4, 5, 6)", "1 to 5 box sizes"},
+        {"tensormap(A, , 64)", "none empty"},
+        {"tensormap(A * 2, 0, 64)", "must be a task argument's name"},
+        {"tensormap(A, 0, 64) + 1", "nothing after it"},
+        {"tensormap(A, 0, 64", "nothing after it"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        msg[0] = 0;
+        assert_int_equal(temper_launch_arg_tensormap(bad[i].arg, &tm, msg, sizeof(msg)), TEMPER_EPARSE);
+        assert_contains(msg, bad[i].error);
+    }
+
+    const char *cu = "// @temper task t\n// @temper launch k grid(1) block(32) args(y, tensormap(x, 128, 64, 8), R)\n";
+    struct temper_candidate c;
+    assert_int_equal(temper_candidate_parse("w.cu", cu, strlen(cu), &c, msg, sizeof(msg)), 0);
+    assert_string_equal(c.launches[0].args[1], "tensormap(x, 128, 64, 8)");
+    temper_candidate_free(&c);
+    const char *ocl = "// @temper task t\n// @temper launch k grid(1) block(32) args(y, tensormap(x, 128, 64), R)\n";
+    assert_int_equal(temper_candidate_parse("w.cl", ocl, strlen(ocl), &c, msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "w.cl:2");
+    assert_contains(msg, "tensor maps are CUDA's");
+    const char *broken = "// @temper task t\n// @temper launch k grid(1) block(32) args(y, tensormap(x))\n";
+    assert_int_equal(temper_candidate_parse("w.cu", broken, strlen(broken), &c, msg, sizeof(msg)), TEMPER_EPARSE);
+    assert_contains(msg, "w.cu:2");
+    assert_contains(msg, "'tensormap(x)'");
+
+    /* TMA's rules: a valid 2-D bf16 map, then one rule broken at a time */
+    struct temper_tensormap m;
+    memset(&m, 0, sizeof(m));
+    m.dtype = TEMPER_DTYPE_BF16;
+    m.rank = 2;
+    m.dims[0] = 4096;
+    m.dims[1] = 300;
+    m.strides[1] = 4096 * 2;
+    m.box[0] = 64;
+    m.box[1] = 128;
+    m.swizzle = 128;
+    assert_int_equal(temper_tensormap_check(&m, msg, sizeof(msg)), 0);
+    struct temper_tensormap b = m;
+    b.strides[1] = 17 * 2;
+    assert_int_equal(temper_tensormap_check(&b, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "stride is 34 bytes");
+    b = m;
+    b.box[1] = 257;
+    assert_int_equal(temper_tensormap_check(&b, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "box size 1 is 257");
+    b = m;
+    b.box[0] = 4;
+    assert_int_equal(temper_tensormap_check(&b, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "inner size is 8 bytes");
+    b = m;
+    b.swizzle = 64;
+    assert_int_equal(temper_tensormap_check(&b, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "over the 64-byte swizzle span");
+    b = m;
+    b.swizzle = 16;
+    assert_int_equal(temper_tensormap_check(&b, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "swizzle 16");
+    b = m;
+    b.dims[1] = 0;
+    assert_int_equal(temper_tensormap_check(&b, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_contains(msg, "dimension 1");
+    b = m;
+    b.rank = 6;
+    assert_int_equal(temper_tensormap_check(&b, msg, sizeof(msg)), TEMPER_EINVALID);
+}
+
 static void test_args_and_when(void **state)
 {
     (void)state;
@@ -1129,6 +1219,7 @@ int main(void)
         cmocka_unit_test(test_param_kinds),
         cmocka_unit_test(test_launch_eval_dev),
         cmocka_unit_test(test_args_and_when),
+        cmocka_unit_test(test_tensormap_args),
         cmocka_unit_test(test_option_rule),
         cmocka_unit_test_setup_teardown(test_load_from_file, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(test_build_cache, make_tmp, remove_tmp),
