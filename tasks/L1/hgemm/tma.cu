@@ -1,71 +1,88 @@
 // A tunable persistent Hopper bf16 GEMM, C = A*B (row-major, fp32 accumulation, bf16 out): TMA
-// loads through tensor maps, wgmma from shared memory, one producer warp and two consumer
-// warpgroups, thread-block clusters with the B tile multicast, and a persistent tile loop.
+// loads and stores through tensor maps (`tensormap(...)` launch arguments), wgmma from shared
+// memory, one producer thread and two consumer warpgroups, thread-block clusters multicasting the
+// operand they share, a persistent tile loop, and stream-K for the last partial round.
 //
-// Why (against wgmma.cu, the same tiles fed by 128 threads of 16-byte cp.async, one block per
-// tile, 700 TFLOP/s at 8192^3 on an H200 where torch.matmul reaches 800):
-// - TMA: one thread issues a stage's copies (one 2-D box of A, BN/64 boxes of B), the copy engine
-//   writes them swizzled and completes the stage's "full" mbarrier by bytes. The producer
-//   warpgroup gives its registers to the consumers (setmaxnreg: 40 for the producer, 232 for each
-//   consumer thread), and no shared stores or proxy fences run on the consumers' side.
-// - Persistent: grid = the multiprocessors (rounded down to whole clusters), each block walks the
-//   tiles gridDim apart. The producer runs into the next tile's stages while the consumers store
-//   the last one's accumulators, so the tensor cores wait for an epilogue only when the ring is
-//   full, and there is one prologue per block instead of one per tile.
-// - CLUSTER = 2: the two blocks of a cluster take vertically adjacent tiles (same columns of B);
-//   each loads its own A box and half of the B boxes, multicast to both, so L2 serves B once per
-//   pair (a quarter less traffic out of L2 at BN = 256).
-// - EPI = 1: accumulators are transposed within each quad of lanes (four shuffles per four pairs)
-//   so that each thread stores 16 bytes (8 columns) at a time instead of 4: full 32-byte sectors.
+// Why (against wgmma.cu, the same 128 x 256 tiles fed by 128 threads of 16-byte cp.async, one
+// block per tile: 700-730 TFLOP/s at 8192^3 on an H200, where torch.matmul reaches 800):
+// - TMA: one thread issues a stage's copies (BM/64 boxes of A, BN/64 of B, each 64 x 64), the copy
+//   engine writes them swizzled and completes the stage's "full" mbarrier by bytes. The producer
+//   warpgroup gives its registers to the consumers (setmaxnreg: 40 for the producer, 232 for a
+//   consumer thread); no shared stores or proxy fences run on the consumers' side.
+// - Persistent: grid = the multiprocessors (rounded down to whole clusters), each cluster walks
+//   the tiles P = gridDim / CLUSTER apart; the producer runs into the next tile's stages while the
+//   consumers store the last one's.
+// - CLUSTER = 2: the blocks of a cluster take adjacent tiles, along M (CDIR 0: they share B's
+//   columns) or along N (CDIR 1: they share A's rows); each loads half of the shared operand's
+//   boxes, multicast to both, so L2 serves it once per pair.
+// - SPLIT: 0, the two consumer warpgroups own rows 0-63 and 64-127 of a 128-row tile, all BN
+//   columns (one m64nBNk16 per k16); 1, each owns every row (BM/64 slabs) and half the columns
+//   (cuBLAS's 320 x 128 kernel has this shape).
+// - SK = 1 (stream-K): the last rem = tiles % P tiles, which would leave P - rem clusters idle for
+//   a whole tile, are laid end to end as rem * ktiles k-steps and split evenly over all clusters.
+//   Each piece's fp32 partial goes to scratch; a per-tile count (zeroed by hgemm_zero first: scratch
+//   is poisoned) tells the last piece to finish, which sums every piece's partial in share order
+//   (not finishing order: the same bits every run) and stores the tile. Nobody waits for anybody,
+//   so no co-residency is assumed. Used only when every share has a k-step.
+// - EPI: 2, the accumulators go to a staging area of shared memory with stmatrix (in the boxes of
+//   tensormap(C, 128, 64, 64), 128-byte swizzle, conflict-free) and one thread per warpgroup
+//   stores them with TMA, which clips at the matrix's edges and runs on while the warpgroup
+//   multiplies the next tile; 1, 16-byte global stores after a transpose within each quad of
+//   lanes; 0, 4-byte global stores.
 //
 // Protocol. Stage s has a "full" barrier (1 arrival, the local producer's arrive.expect_tx of the
-// stage's bytes; both blocks' TMA copies complete it by bytes) and an "empty" one (one arrival per
-// consumer warp of every block of the cluster, since a block's producer writes B into its peer's
-// stage too). The producer waits on "empty" with the phase before (a fresh barrier passes parity
-// 1), arms "full" and issues the copies; a consumer warpgroup waits on "full", issues the stage's
-// four k16 wgmma, commits, waits for the previous stage's group and releases that stage in every
-// block of the cluster. After a tile's last stage it waits for everything, releases the last
-// stage, and stores. Barriers are made visible to the cluster before any copy (fence.mbarrier_init
-// and a cluster barrier) and a block leaves only after its peer is done with it (a cluster barrier
-// at the end). TMA writes through the async proxy and wgmma reads through it, so no proxy fence is
-// needed.
+// stage's bytes; the cluster's TMA copies complete it by bytes) and an "empty" one (one arrival per
+// consumer warp of every block of the cluster, since a producer writes into its peer's stage too).
+// The producer waits on "empty" with the phase before (a fresh barrier passes parity 1), arms
+// "full" and issues the copies; a consumer warpgroup waits on "full", issues the stage's wgmma,
+// commits, waits for the previous stage's group and releases that stage in every block of the
+// cluster (a plain arrive: .release.cluster compiled to MEMBAR.ALL.GPU before every arrival and
+// held the kernel to one stage a microsecond, 2.03 ms). After a piece's last stage it waits for
+// everything, releases the last stage and stores. Barriers are made visible to the cluster before
+// any copy and a block leaves only after its peer is done with it (cluster barriers).
 //
-// Layouts: as wgmma.cu's (the PTX ISA's 128-byte-swizzled canonical layouts, every stage 1024-byte
-// aligned): an A stage is BM lines of 128 bytes (64 k of one row), a tensor map box of 64 x BM with
-// the 128-byte swizzle writes exactly that; a B stage is BN/64 blocks of 64 k-lines of 128 bytes (64
-// n), each one box of 64 x 64. The descriptors are wgmma.cu's (A K-major SBO 1024; B MN-major LBO
-// 8192, SBO 1024, transpose-B 1).
+// Layouts: the PTX ISA's 128-byte-swizzled canonical layouts, every stage 1024-byte aligned: an A
+// stage is BM lines of 128 bytes (64 k of a row); a B stage BN/64 blocks of 64 k-lines of 128
+// bytes (64 n). Descriptors as wgmma.cu's (A K-major SBO 1024; B MN-major LBO 8192, SBO 1024,
+// transpose-B 1).
 //
 // Shapes: tensor maps need 16-byte row pitches, so this path runs when K % 8 == 0 and N % 8 == 0
-// (the harness's buffers are 256-byte aligned); TMA reads zeros outside the matrices, and stores are
-// bounds-checked, so any such M, N, K works. Other shapes take hgemm_rows, one thread per output
-// (fp32 sum in k order, rounded once to bf16): correct everywhere, fast nowhere, and only the
-// check shapes reach it.
+// (the harness's buffers are 256-byte aligned); TMA reads zeros outside the matrices, and stores
+// are clipped or bounds-checked, so any such M, N, K works (the check shape 300 x 520 x 328 has
+// partial tiles on every edge). Other shapes take hgemm_rows, one thread per output (fp32 sum in k
+// order, rounded once to bf16): correct everywhere, fast nowhere, reached by check shapes only.
+// The stream-K path runs at the bench shape only (the check shapes have tiles <= P): there it is
+// compared with the baseline's output.
 //
-// Predicted before any GPU run: 760-830 TFLOP/s at 8192^3 (0.95-1.03 of torch.matmul's 800): the
-// copies no longer cost the consumers issue slots or registers, and the persistent ring hides most
-// of each epilogue; the cluster should add 1-3 %.
-// Knobs: BN (tile columns, the wgmma N), STAGES, CLUSTER (1 or 2), GROUP (block-rows per raster
-// strip), EPI (0: 4-byte stores, 1: 16-byte stores after a quad transpose).
+// Predicted before any GPU run: 760-830 TFLOP/s at 8192^3 (0.95-1.03 of torch.matmul): the copies
+// no longer cost the consumers issue slots or registers, and the persistent ring hides most of each
+// epilogue. Measured (2026-12-01, H200, `bench/gpu.sh run evals`, each against the cuBLAS expert
+// in the same worker): with EPI 1, 0.955-0.964 of the expert whatever BM, BN, SPLIT, CDIR,
+// CLUSTER, GROUP or STAGES (320 x 128 SPLIT 1 CDIR 1, cuBLAS's shape: 0.92-0.945), and SK 1 the
+// same as SK 0; Nsight Compute put it at 1.414 ms against cuBLAS's 1.399 ms at the same clocks.
+// EPI 2 (STAGES 3, to fit the staging area): 0.999 and 0.994 (SK 1, SK 0), so the direct global
+// stores were what held it back.
+// Knobs: BM, BN (tile), SPLIT, STAGES, CLUSTER, CDIR, GROUP (cluster-tile rows per raster strip),
+// EPI, SK.
 // @temper task hgemm
 // @temper flags --gpu-architecture=sm_90a
 // @temper param BM 128 256 320 192
 // @temper param BN 256 128
 // @temper param SPLIT 0 1
-// @temper param STAGES 4 3 5 6
+// @temper param STAGES 3 4 5 6
 // @temper param CLUSTER 2 1
 // @temper param CDIR 0 1
 // @temper param GROUP 8 16 4
-// @temper param EPI 1 0
+// @temper param EPI 2 1 0
 // @temper param SK 1 0
 // @temper require SPLIT == 1 || BM == 128
 // @temper require SPLIT == 0 || BM / 64 * BN / 4 <= 160
-// @temper require STAGES * (BM + BN) * 128 + 2048 <= 227 * 1024
+// @temper require STAGES * (BM + BN) * 128 + (EPI == 2) * BM * BN * 2 + 2048 <= 227 * 1024
 // @temper require CLUSTER == 2 || CDIR == 0
 // @temper scratch WS f32 2 * SMS * BM * BN
 // @temper scratch COUNTS i32 SMS
 // @temper launch hgemm_zero when(K % 8 == 0 && N % 8 == 0) grid(1) block(256) args(COUNTS, SMS)
-// @temper launch hgemm_tma grid(min(SMS / CLUSTER, ceil_div(M, BM * (CLUSTER - CDIR * (CLUSTER - 1))) * ceil_div(N, BN * (1 + CDIR * (CLUSTER - 1)))) * CLUSTER) block(384) smem(STAGES * (BM + BN) * 128 + 2048) args(C, tensormap(A, 128, 64, 64), tensormap(B, 128, 64, 64), WS, COUNTS, M, N, K)
+// @temper launch hgemm_tma grid(min(SMS / CLUSTER, ceil_div(M, BM * (CLUSTER - CDIR * (CLUSTER - 1))) * ceil_div(N, BN * (1 + CDIR * (CLUSTER - 1)))) * CLUSTER) block(384) smem(STAGES * (BM + BN) * 128 + (EPI == 2) * BM * BN * 2 + 2048) args(C, tensormap(A, 128, 64, 64), tensormap(B, 128, 64, 64), tensormap(C, 128, 64, 64), WS, COUNTS, M, N, K)
 // @temper launch hgemm_rows when(1) grid(ceil_div(M * N, 256)) block(256) args(C, A, B, M, N, K)
 
 #define BK 64                       /* k per stage: one 128-byte swizzle line of bf16 */
@@ -360,17 +377,66 @@ __device__ __forceinline__ int share_owner(long long x, long long W, int P)
     return c;
 }
 
+/* EPI 2: this warpgroup's accumulators (NS slabs of 64 x NW) go to its staging region of shared
+ * memory with stmatrix, laid out as the boxes of tensormap(C, 128, 64, 64) (64 rows of 128 bytes,
+ * 128-byte swizzle: box (slab i, column block b) at (i * NW / 64 + b) * BOX), and one thread of the
+ * warpgroup stores them with TMA, which clips at the matrix's edges. The stores run on while the
+ * warpgroup multiplies the next tile; before writing the region again, that thread waits until
+ * the copy engine has read it. */
+__device__ __forceinline__ void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+__device__ __forceinline__ void store_tile_tma(float (&acc)[NS][NACC], unsigned stage, const tmap_t *tc, int row0,
+                                               int col0, int bar_id)
+{
+    const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
+    if (t == 0) /* the previous tile's stores have read the region */
+        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+    /* stmatrix x4: matrices (j, h) for h = 0, 1 and j, j + 1; lane l gives the address of row l % 8
+     * of matrix l / 8 */
+    const int mj = (l / 8) / 2, mh = (l / 8) % 2, rr = l % 8;
+    const int row = 16 * w + 8 * mh + rr; /* within the slab */
+#pragma unroll
+    for (int i = 0; i < NS; i++)
+#pragma unroll
+        for (int j = 0; j < NW / 8; j += 2) {
+            const int jj = j + mj; /* this lane's 16-byte chunk of the row: columns 8 jj .. +7 */
+            const unsigned addr = stage + (unsigned)((i * (NW / 64) + jj / 8) * BOX + row * 128 + (((jj % 8) ^ (row % 8)) << 4));
+            stmatrix_x4(addr, pack_bf16x2(acc[i][4 * j], acc[i][4 * j + 1]), pack_bf16x2(acc[i][4 * j + 2], acc[i][4 * j + 3]),
+                        pack_bf16x2(acc[i][4 * j + 4], acc[i][4 * j + 5]), pack_bf16x2(acc[i][4 * j + 6], acc[i][4 * j + 7]));
+        }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* the writes, to the copy engine */
+    asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+    if (t == 0) {
+#pragma unroll
+        for (int i = 0; i < NS; i++)
+#pragma unroll
+            for (int b = 0; b < NW / 64; b++)
+                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                                 (unsigned long long)tc),
+                             "r"(col0 + 64 * b), "r"(row0 + 64 * i), "r"(stage + (unsigned)((i * (NW / 64) + b) * BOX))
+                             : "memory");
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    }
+}
+
 extern "C" __global__ void
 #if CLUSTER > 1
 __cluster_dims__(CLUSTER, 1, 1)
 #endif
 __launch_bounds__(384, 1) hgemm_tma(bf16_t *C, const __grid_constant__ tmap_t ta, const __grid_constant__ tmap_t tb,
-                                    float *ws, int *counts, int M, int N, int K)
+                                    const __grid_constant__ tmap_t tc, float *ws, int *counts, int M, int N, int K)
 {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned sa0 = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023u) & ~1023u; /* A stages */
     const unsigned sb0 = sa0 + STAGES * A_BYTES;                                           /* B stages */
-    const unsigned full0 = sb0 + STAGES * B_BYTES, empty0 = full0 + STAGES * 8;
+    const unsigned sc0 = sb0 + STAGES * B_BYTES; /* EPI 2: each consumer warpgroup's C staging */
+    const unsigned full0 = sc0 + (EPI == 2 ? BM * BN * 2 : 0), empty0 = full0 + STAGES * 8;
     volatile int *last_flag = (volatile int *)(smem_raw + (empty0 + STAGES * 8 - (unsigned)__cvta_generic_to_shared(smem_raw)));
     const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
 
@@ -525,10 +591,18 @@ __launch_bounds__(384, 1) hgemm_tma(bf16_t *C, const __grid_constant__ tmap_t ta
                     d[3] = v.w;
                 }
             }
+#if EPI == 2
+            store_tile_tma(acc, sc0 + wg * (BM * BN), &tc, m0 + (SPLIT ? 0 : 64 * wg), n0 + (SPLIT ? NW * wg : 0), 2 + wg);
+#else
 #pragma unroll
             for (int i = 0; i < NS; i++)
                 store_slab(acc[i], C, M, N, m0 + (SPLIT ? 64 * i : 64 * wg), n0 + (SPLIT ? NW * wg : 0));
+#endif
         });
+#if EPI == 2
+        if (t == 0) /* every store has landed before the block ends */
+            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
     }
 #if CLUSTER > 1
     cluster_sync(); /* no block leaves while its peer may still write into it or arrive on it */
