@@ -63,7 +63,8 @@
 // EPI 2 (STAGES 3, to fit the staging area): 0.999 and 0.994 (SK 1, SK 0), so the direct global
 // stores were what held it back.
 // Knobs: BM, BN (tile), SPLIT, STAGES, CLUSTER, CDIR, GROUP (cluster-tile rows per raster strip),
-// EPI, SK.
+// EPI, SK, HALF (EPI 2: the staging area half as big, filled and stored in two column parts, so
+// that STAGES 4 fits beside it at 128 x 256). hgemm_zero runs only with SK.
 // @temper task hgemm
 // @temper flags --gpu-architecture=sm_90a
 // @temper param BM 128 256 320 192
@@ -75,14 +76,17 @@
 // @temper param GROUP 8 16 4
 // @temper param EPI 2 1 0
 // @temper param SK 1 0
+// @temper param HALF 0 1
 // @temper require SPLIT == 1 || BM == 128
 // @temper require SPLIT == 0 || BM / 64 * BN / 4 <= 160
-// @temper require STAGES * (BM + BN) * 128 + (EPI == 2) * BM * BN * 2 + 2048 <= 227 * 1024
+// @temper require STAGES * (BM + BN) * 128 + (EPI == 2) * BM * BN * 2 / (1 + HALF) + 2048 <= 227 * 1024
+// @temper require HALF == 0 || EPI == 2 && BN / (1 + SPLIT) >= 128
 // @temper require CLUSTER == 2 || CDIR == 0
 // @temper scratch WS f32 2 * SMS * BM * BN
 // @temper scratch COUNTS i32 SMS
-// @temper launch hgemm_zero when(K % 8 == 0 && N % 8 == 0) grid(1) block(256) args(COUNTS, SMS)
-// @temper launch hgemm_tma grid(min(SMS / CLUSTER, ceil_div(M, BM * (CLUSTER - CDIR * (CLUSTER - 1))) * ceil_div(N, BN * (1 + CDIR * (CLUSTER - 1)))) * CLUSTER) block(384) smem(STAGES * (BM + BN) * 128 + (EPI == 2) * BM * BN * 2 + 2048) args(C, tensormap(A, 128, 64, 64), tensormap(B, 128, 64, 64), tensormap(C, 128, 64, 64), WS, COUNTS, M, N, K)
+// @temper launch hgemm_zero when(K % 8 == 0 && N % 8 == 0 && SK) grid(1) block(256) args(COUNTS, SMS)
+// @temper launch hgemm_tma grid(min(SMS / CLUSTER, ceil_div(M, BM * (CLUSTER - CDIR * (CLUSTER - 1))) * ceil_div(N, BN * (1 + CDIR * (CLUSTER - 1)))) * CLUSTER) block(384) smem(STAGES * (BM + BN) * 128 + (EPI == 2) * BM * BN * 2 / (1 + HALF) + 2048) args(C, tensormap(A, 128, 64, 64), tensormap(B, 128, 64, 64), tensormap(C, 128, 64, 64), WS, COUNTS, M, N, K)
+// @temper launch hgemm_tma when(K % 8 == 0 && N % 8 == 0) grid(min(SMS / CLUSTER, ceil_div(M, BM * (CLUSTER - CDIR * (CLUSTER - 1))) * ceil_div(N, BN * (1 + CDIR * (CLUSTER - 1)))) * CLUSTER) block(384) smem(STAGES * (BM + BN) * 128 + (EPI == 2) * BM * BN * 2 / (1 + HALF) + 2048) args(C, tensormap(A, 128, 64, 64), tensormap(B, 128, 64, 64), tensormap(C, 128, 64, 64), WS, COUNTS, M, N, K)
 // @temper launch hgemm_rows when(1) grid(ceil_div(M * N, 256)) block(256) args(C, A, B, M, N, K)
 
 #define BK 64                       /* k per stage: one 128-byte swizzle line of bf16 */
@@ -97,6 +101,7 @@
 #define B_BOXES (BN / 64)
 #define CM (CDIR ? 1 : CLUSTER)      /* tiles of a cluster along M */
 #define CN (CDIR ? CLUSTER : 1)      /* and along N */
+#define PARTS (HALF ? 2 : 1)         /* EPI 2: column parts staged in turn */
 
 typedef unsigned short bf16_t;
 
@@ -394,34 +399,43 @@ __device__ __forceinline__ void store_tile_tma(float (&acc)[NS][NACC], unsigned 
                                                int col0, int bar_id)
 {
     const int t = threadIdx.x % 128, w = t / 32, l = t % 32;
-    if (t == 0) /* the previous tile's stores have read the region */
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-    asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
     /* stmatrix x4: matrices (j, h) for h = 0, 1 and j, j + 1; lane l gives the address of row l % 8
      * of matrix l / 8 */
     const int mj = (l / 8) / 2, mh = (l / 8) % 2, rr = l % 8;
     const int row = 16 * w + 8 * mh + rr; /* within the slab */
+    /* PARTS column parts in turn (HALF: two, so the staging area is half as big): each waits until
+     * the copy engine has read the last one out of the region, fills it and has it stored */
 #pragma unroll
-    for (int i = 0; i < NS; i++)
-#pragma unroll
-        for (int j = 0; j < NW / 8; j += 2) {
-            const int jj = j + mj; /* this lane's 16-byte chunk of the row: columns 8 jj .. +7 */
-            const unsigned addr = stage + (unsigned)((i * (NW / 64) + jj / 8) * BOX + row * 128 + (((jj % 8) ^ (row % 8)) << 4));
-            stmatrix_x4(addr, pack_bf16x2(acc[i][4 * j], acc[i][4 * j + 1]), pack_bf16x2(acc[i][4 * j + 2], acc[i][4 * j + 3]),
-                        pack_bf16x2(acc[i][4 * j + 4], acc[i][4 * j + 5]), pack_bf16x2(acc[i][4 * j + 6], acc[i][4 * j + 7]));
-        }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* the writes, to the copy engine */
-    asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
-    if (t == 0) {
+    for (int part = 0; part < PARTS; part++) {
+        if (t == 0)
+            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
 #pragma unroll
         for (int i = 0; i < NS; i++)
 #pragma unroll
-            for (int b = 0; b < NW / 64; b++)
-                asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
-                                 (unsigned long long)tc),
-                             "r"(col0 + 64 * b), "r"(row0 + 64 * i), "r"(stage + (unsigned)((i * (NW / 64) + b) * BOX))
-                             : "memory");
-        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            for (int j = part * (NW / 8 / PARTS); j < (part + 1) * (NW / 8 / PARTS); j += 2) {
+                const int jj = j + mj; /* this lane's 16-byte chunk of the row: columns 8 jj .. +7 */
+                const int box = i * (NW / 64 / PARTS) + jj / 8 - part * (NW / 64 / PARTS);
+                const unsigned addr = stage + (unsigned)(box * BOX + row * 128 + (((jj % 8) ^ (row % 8)) << 4));
+                stmatrix_x4(addr, pack_bf16x2(acc[i][4 * j], acc[i][4 * j + 1]),
+                            pack_bf16x2(acc[i][4 * j + 2], acc[i][4 * j + 3]),
+                            pack_bf16x2(acc[i][4 * j + 4], acc[i][4 * j + 5]),
+                            pack_bf16x2(acc[i][4 * j + 6], acc[i][4 * j + 7]));
+            }
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* the writes, to the copy engine */
+        asm volatile("bar.sync %0, 128;\n" ::"r"(bar_id) : "memory");
+        if (t == 0) {
+#pragma unroll
+            for (int i = 0; i < NS; i++)
+#pragma unroll
+                for (int b = 0; b < NW / 64 / PARTS; b++)
+                    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                                     (unsigned long long)tc),
+                                 "r"(col0 + 64 * (part * (NW / 64 / PARTS) + b)), "r"(row0 + 64 * i),
+                                 "r"(stage + (unsigned)((i * (NW / 64 / PARTS) + b) * BOX))
+                                 : "memory");
+            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        }
     }
 }
 
@@ -436,7 +450,7 @@ __launch_bounds__(384, 1) hgemm_tma(bf16_t *C, const __grid_constant__ tmap_t ta
     const unsigned sa0 = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023u) & ~1023u; /* A stages */
     const unsigned sb0 = sa0 + STAGES * A_BYTES;                                           /* B stages */
     const unsigned sc0 = sb0 + STAGES * B_BYTES; /* EPI 2: each consumer warpgroup's C staging */
-    const unsigned full0 = sc0 + (EPI == 2 ? BM * BN * 2 : 0), empty0 = full0 + STAGES * 8;
+    const unsigned full0 = sc0 + (EPI == 2 ? BM * BN * 2 / PARTS : 0), empty0 = full0 + STAGES * 8;
     volatile int *last_flag = (volatile int *)(smem_raw + (empty0 + STAGES * 8 - (unsigned)__cvta_generic_to_shared(smem_raw)));
     const int rank = CLUSTER > 1 ? (int)cluster_rank() : 0;
 
@@ -592,7 +606,7 @@ __launch_bounds__(384, 1) hgemm_tma(bf16_t *C, const __grid_constant__ tmap_t ta
                 }
             }
 #if EPI == 2
-            store_tile_tma(acc, sc0 + wg * (BM * BN), &tc, m0 + (SPLIT ? 0 : 64 * wg), n0 + (SPLIT ? NW * wg : 0), 2 + wg);
+            store_tile_tma(acc, sc0 + wg * (BM * BN / PARTS), &tc, m0 + (SPLIT ? 0 : 64 * wg), n0 + (SPLIT ? NW * wg : 0), 2 + wg);
 #else
 #pragma unroll
             for (int i = 0; i < NS; i++)
