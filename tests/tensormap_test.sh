@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tensormap_test.sh: a launch's tensormap(NAME, SWIZZLE, BOX...) argument is checked where temper
 # reads the candidate, before any device: NAME must be one of the task's arrays (not a scalar, not
-# unknown), the box needs one size per dimension of it, the form must be whole, and an OpenCL
-# kernel cannot take one. Each mistake is `invalid` (exit 1) with file:line and the entry. A
+# unknown), the box needs one size per dimension of it, the form must be whole, the kernel's
+# parameter there must be `const __grid_constant__` of a struct type (and nothing else may go to
+# such a parameter), and an OpenCL kernel cannot take one. Each mistake is `invalid` (exit 1) with file:line and the entry. A
 # well-formed one gets past the checks to the device choice (exit 3 here: no CUDA device). (The encoding and the TMA copies run
 # only on a GPU: hgemm's tma.cu and the CUDA verdict cases cover them there.)
 # usage: tensormap_test.sh TEMPER_BINARY SOURCE_DIR   (exit 77: no OpenCL device)
@@ -27,7 +28,8 @@ check() {
     cat >"$work/$file" <<CAND
 // @temper task vector_add
 // @temper launch k grid(ceil_div(N, 256)) block(256) args($args)
-extern "C" __global__ void k(float *c, const __grid_constant__ int4 m, const float *b, int N) {}
+struct __align__(64) map_t { unsigned long long v[16]; };
+extern "C" __global__ void k(float *c, const __grid_constant__ map_t m, const float *b, int N) {}
 CAND
     "$temper" eval "$work/$file" --no-store --device opencl >"$work/out" 2>&1
     local status=$?
@@ -44,6 +46,8 @@ check unknown.cu 'c, tensormap(w, 0, 64), b, N' 1 "'w' is not one"
 check rank.cu 'c, tensormap(a, 0, 64, 2), b, N' 1 "rank.cu:2: args(...): 'tensormap(a, 0, 64, 2)': a has 1 dimension, so the box needs 1 size (innermost first), not 2"
 check short.cu 'c, tensormap(a, 0), b, N' 1 "short.cu:2: launch: args(...): 'tensormap(a, 0)': tensormap(...) takes a task argument's name, a swizzle span and 1 to 5 box sizes"
 check good.cu 'c, tensormap(a, 0, 64), b, N' 3 "it needs a CUDA device"
+check pointer.cu 'tensormap(c, 0, 64), a, b, N' 1 "pointer.cu:2: args(...): 'tensormap(c, 0, 64)' goes to kernel k's parameter 1, which is not declared \`const __grid_constant__\` of a struct type"
+check buffer.cu 'c, a, b, N' 1 "buffer.cu:2: args(...): 'a' goes to kernel k's parameter 2, which is declared \`__grid_constant__\` of a struct type: only a tensormap(...) goes there"
 
 cat >"$work/k.cl" <<'CAND'
 // @temper task vector_add

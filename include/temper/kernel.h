@@ -38,6 +38,8 @@ enum temper_param_kind {
     TEMPER_PARAM_I64,         /* long, long long, int64_t, ptrdiff_t, intptr_t, ssize_t */
     TEMPER_PARAM_U64,         /* unsigned long (long), uint64_t, size_t, uintptr_t, ulong */
     TEMPER_PARAM_OTHER,       /* a pointer, a float, a short or a char: no integer expression goes there */
+    TEMPER_PARAM_GRID_CONSTANT, /* `const __grid_constant__` of a type temper does not know (a tensor
+                                 * map's struct): only a tensormap(...) goes there */
 };
 
 /* One launch: `@temper launch KERNEL grid(...) block(...) [smem(...)] [args(...)] [when(...)]`. */

@@ -137,6 +137,12 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
     temper_dev_attrs_fill(&none, &attrs);
     for (int l = 0; l < c->nlaunches; l++) {
         const struct temper_launch *ln = &c->launches[l];
+        for (int i = 0; ln->nargs < 0 && i < t->nargs && i < TEMPER_MAX_LAUNCH_ARGS; i++)
+            if (ln->arg_kind[i] == TEMPER_PARAM_GRID_CONSTANT)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s:%d: kernel %s's parameter %d is declared `__grid_constant__` of a struct type, "
+                                   "where the task's argument %s would go: name a tensormap(...) there in args(...)",
+                                   c->path, ln->line, ln->kernel, i + 1, t->args[i].name);
         if (ln->nargs < 0 && ln->kernel_nparams >= 0 && ln->kernel_nparams != t->nargs)
             return temper_fail(msg, msg_size, TEMPER_EPARSE,
                                "%s:%d: launch %s passes task %s's %d argument%s (no args(...)) but kernel %s takes %d "
@@ -155,6 +161,19 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
                                        "%s:%d: args(...): '%s': a tensor map is over one of task %s's arrays, and "
                                        "'%s' is not one",
                                        c->path, ln->line, name, t->name, tm.name);
+                enum temper_param_kind kind = ln->arg_kind[i];
+                if (ln->kernel_nparams >= 0 && kind != TEMPER_PARAM_GRID_CONSTANT)
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                       "%s:%d: args(...): '%s' goes to kernel %s's parameter %d, which is not declared "
+                                       "`const __grid_constant__` of a struct type (a tensor map is passed there by "
+                                       "value: declare it as `const __grid_constant__ CUtensorMap name`, or a struct "
+                                       "of 128 bytes aligned to 64)",
+                                       c->path, ln->line, name, ln->kernel, i + 1);
+                if (t->args[j].ndim > TEMPER_TENSORMAP_MAX_RANK)
+                    return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                       "%s:%d: args(...): '%s': %s has %d dimensions, and TMA tensor maps have at most "
+                                       "%d",
+                                       c->path, ln->line, name, tm.name, t->args[j].ndim, TEMPER_TENSORMAP_MAX_RANK);
                 if (tm.rank != t->args[j].ndim)
                     return temper_fail(msg, msg_size, TEMPER_EPARSE,
                                        "%s:%d: args(...): '%s': %s has %d dimension%s, so the box needs %d size%s "
@@ -164,6 +183,11 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
                                        t->args[j].ndim == 1 ? "" : "s", tm.rank);
                 continue;
             }
+            if (ln->arg_kind[i] == TEMPER_PARAM_GRID_CONSTANT)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s:%d: args(...): '%s' goes to kernel %s's parameter %d, which is declared "
+                                   "`__grid_constant__` of a struct type: only a tensormap(...) goes there",
+                                   c->path, ln->line, name, ln->kernel, i + 1);
             int found = !temper_launch_arg_is_name(name); /* an expression: its names at run time */
             int64_t v;
             for (int j = 0; j < t->nargs && !found; j++)

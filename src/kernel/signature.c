@@ -194,6 +194,8 @@ static enum temper_param_kind param_kind(const char *text, size_t from, size_t t
         return TEMPER_PARAM_U32;
     if (has_word(text, from, to, "int32_t") || has_word(text, from, to, "int") || has_word(text, from, to, "signed"))
         return TEMPER_PARAM_I32;
+    if (has_word(text, from, to, "__grid_constant__"))
+        return TEMPER_PARAM_GRID_CONSTANT;
     return TEMPER_PARAM_UNKNOWN;
 }
 

@@ -1199,6 +1199,15 @@ static void test_args_and_when(void **state)
     assert_int_equal(c.launches[0].arg_kind[1], TEMPER_PARAM_I64);
     assert_int_equal(c.launches[0].arg_kind[2], TEMPER_PARAM_U32);
     temper_candidate_free(&c);
+    /* a `__grid_constant__` struct is a tensor map's place; a `__grid_constant__` int stays an int */
+    const char *gc = "// @temper task t\n// @temper launch k grid(R) block(64) args(y, tensormap(x, 0, 64), R)\n"
+                     "struct m { long v[16]; };\n"
+                     "extern \"C\" __global__ void k(float *y, const __grid_constant__ m map, const __grid_constant__ int n) {}\n";
+    assert_int_equal(temper_candidate_parse("g.cu", gc, strlen(gc), &c, msg, sizeof(msg)), 0);
+    assert_int_equal(c.launches[0].arg_kind[0], TEMPER_PARAM_OTHER);
+    assert_int_equal(c.launches[0].arg_kind[1], TEMPER_PARAM_GRID_CONSTANT);
+    assert_int_equal(c.launches[0].arg_kind[2], TEMPER_PARAM_I32);
+    temper_candidate_free(&c);
 }
 
 int main(void)
