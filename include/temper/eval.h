@@ -128,6 +128,8 @@ enum temper_eval_cancel {
 struct temper_eval_request {
     const char *path;         /* the candidate file */
     const char *source;       /* its text, or NULL to read path */
+    size_t source_len;        /* source's length in bytes, all of them judged (a NUL byte among them makes
+                               * the candidate invalid); 0: strlen(source) */
     const char *tasks_dir;    /* where tasks are looked up, NULL for the default */
     const char *const *sets;  /* "NAME=VALUE" knob settings, NULL-terminated, or NULL */
     int no_timing;            /* 1: correctness only */

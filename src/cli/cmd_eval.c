@@ -217,6 +217,7 @@ int cmd_eval(int argc, char **argv)
             stdin_at = i;
         }
     char *stdin_source = NULL;
+    size_t stdin_len = 0;
     char msg[4096];
     if (stdin_at >= 0) {
         /* The language of a file comes from its extension; standard input has none. */
@@ -225,7 +226,7 @@ int cmd_eval(int argc, char **argv)
                             "give --lang cuda or --lang opencl\n");
             return CLI_USAGE;
         }
-        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_MAX, &stdin_source, NULL, msg, sizeof(msg));
+        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_MAX, &stdin_source, &stdin_len, msg, sizeof(msg));
         if (err)
             return cli_error(err, msg);
     } else {
@@ -256,6 +257,7 @@ int cmd_eval(int argc, char **argv)
         struct temper_session_request r = req;
         r.path = i == stdin_at ? "<stdin>" : argv[optind + i];
         r.source = i == stdin_at ? stdin_source : NULL;
+        r.source_len = i == stdin_at ? stdin_len : 0; /* every byte read, NULs too: they are judged */
         r.lang = i == stdin_at ? req.lang : NULL;
         err = temper_session_submit(session, &r, &ids[i], msg, sizeof(msg));
     }

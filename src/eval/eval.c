@@ -215,12 +215,15 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
     char *text = NULL, why[2048];
     size_t len = 0;
     if (req->source) {
-        text = strdup(req->source);
-        len = text ? strlen(text) : 0;
-        if (!text) {
+        /* All of the source's bytes, to the length given: a NUL among them is the parser's to
+         * refuse, never a place to stop reading. */
+        len = req->source_len ? req->source_len : strlen(req->source);
+        if (!(text = malloc(len + 1))) {
             j->err = TEMPER_ENOMEM;
             return;
         }
+        memcpy(text, req->source, len);
+        text[len] = 0;
     } else if ((j->err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &text, &len, j->msg, sizeof(j->msg)))) {
         return;
     }

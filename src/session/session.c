@@ -103,7 +103,8 @@ static void result_record(struct temper_session *s, struct pending *p, json_t *r
     int64_t row = 0;
     pthread_mutex_lock(&s->store_lock);
     struct temper_lineage lineage = {p->req.parent_id, p->made_by, NULL, p->batch_id};
-    int err = temper_store_record_lineage(s->store, r, p->source, p->run_id, &lineage, &row, msg, sizeof(msg));
+    int err = temper_store_record_source(s->store, r, p->source, p->source_len, p->run_id, &lineage, &row, msg,
+                                         sizeof(msg));
     pthread_mutex_unlock(&s->store_lock);
     if (err) {
         json_object_set_new(r, "store_error", json_string(msg));
@@ -236,13 +237,21 @@ int session_submit(struct temper_session *s, const struct temper_session_request
     oom |= !p->path || (req->extra_flags && !p->extra_flags) || (req->made_by && !p->made_by) ||
            (req->batch_id && !p->batch_id);
     if (req->source) {
+        /* Every byte the client gave, NUL bytes too: the candidate's rules judge them (a NUL is
+         * invalid), and its hash covers them all. */
         p->from_text = 1;
-        oom |= !(p->source = strdup(req->source));
+        p->source_len = req->source_len ? req->source_len : strlen(req->source);
+        oom |= !(p->source = malloc(p->source_len + 1));
+        if (p->source) {
+            memcpy(p->source, req->source, p->source_len);
+            p->source[p->source_len] = 0;
+        }
     } else if (!p->early_err && !oom) {
         if (!req->path)
             p->early_err = temper_fail(why, sizeof(why), TEMPER_EINVALID, "a request needs a file or source text");
         else
-            p->early_err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &p->source, NULL, why, sizeof(why));
+            p->early_err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &p->source, &p->source_len, why,
+                                            sizeof(why));
     }
     if (!oom && p->early_err)
         oom = !(p->early_msg = strdup(why));
@@ -252,6 +261,7 @@ int session_submit(struct temper_session *s, const struct temper_session_request
     }
     p->req.path = p->path;
     p->req.source = p->source;
+    p->req.source_len = p->source_len;
     p->req.sets = (const char *const *)p->sets;
     p->req.extra_flags = p->extra_flags;
     p->req.made_by = p->made_by;
@@ -543,6 +553,7 @@ static const struct temper_eval_request *stream_next(void *user, int index)
         r->cancel = &p->cancel_word;
         r->path = p->path;
         r->source = p->source;
+        r->source_len = p->source_len;
         r->tasks_dir = s->tasks_dir;
         r->sets = p->req.sets;
         r->no_timing = p->req.no_timing;

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# source_bytes_test.sh: how `temper eval` reads a candidate's bytes. A NUL byte, in a file or on
+# standard input, is `invalid` naming its byte offset and line, and the result's source_hash is
+# over every byte (not the bytes before the NUL, which would make it naive.cl). Runs on the OpenCL
+# device (PoCL here); skipped (77) when there is none.
+# usage: source_bytes_test.sh TEMPER_BINARY SOURCE_DIR
+set -u
+temper=$1
+src=$2
+work=$(mktemp -d /tmp/temper-bytes-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export TEMPER_HOME=$work/home TEMPER_CACHE=$work/cache TEMPER_TASKS=$src/tasks
+if ! "$temper" devices 2>/dev/null | grep -q 'opencl:0'; then
+    echo "skipped: no OpenCL device"
+    exit 77
+fi
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+naive=$src/tasks/L1/vector_add/naive.cl
+
+# json_field KEY FILE: a top-level string field of eval --json's output.
+json_field() {
+    sed -n "s/^  \"$1\": \"\\(.*\\)\",\\{0,1\\}\$/\\1/p" "$2" | head -n 1
+}
+
+# ---- 1. a NUL byte is invalid, wherever the source comes from ----
+{ cat "$naive"; printf '\0junk\n#include <stdio.h>\n'; } >"$work/X.cl"
+offset=$(wc -c <"$naive")
+line=$(($(tr -cd '\n' <"$naive" | wc -c) + 1))
+naive_hash=$("$temper" eval "$naive" --no-timing --no-store --json | tee "$work/naive.json" >/dev/null;
+    json_field source_hash "$work/naive.json")
+[ -n "$naive_hash" ] || fail "naive.cl gave no source_hash: $(cat "$work/naive.json")"
+for how in file stdin; do
+    if [ $how = file ]; then
+        "$temper" eval "$work/X.cl" --no-timing --json >"$work/out" 2>"$work/err"
+    else
+        "$temper" eval - --lang opencl --no-timing --json <"$work/X.cl" >"$work/out" 2>"$work/err"
+    fi
+    rc=$?
+    [ $rc = 1 ] || fail "$how: a source with a NUL byte exits $rc, not 1 (invalid): $(cat "$work/out" "$work/err")"
+    [ "$(json_field verdict "$work/out")" = invalid ] || fail "$how: not invalid: $(cat "$work/out")"
+    grep -q "NUL byte at byte offset $offset (line $line)" "$work/out" ||
+        fail "$how: the message does not name offset $offset and line $line: $(json_field message "$work/out")"
+    hash=$(json_field source_hash "$work/out")
+    [ -n "$hash" ] && [ "$hash" != "$naive_hash" ] ||
+        fail "$how: source_hash '$hash' is naive.cl's (or missing): the hash must cover every byte"
+done
+# The store lists it under its own path, not naive.cl's (it is another candidate).
+"$temper" history >"$work/history" 2>&1
+grep -q "$work/X.cl" "$work/history" || fail "history does not list X.cl: $(cat "$work/history")"
+grep -q "naive.cl" "$work/history" && fail "history lists naive.cl, which was not stored: $(cat "$work/history")"
+
+if [ $failures -gt 0 ]; then
+    echo "$failures failure(s)"
+    exit 1
+fi
+echo "ok: the candidate's bytes are judged as given"
