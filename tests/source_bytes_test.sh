@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # source_bytes_test.sh: how `temper eval` reads a candidate's bytes. A NUL byte, in a file or on
 # standard input, is `invalid` naming its byte offset and line, and the result's source_hash is
-# over every byte (not the bytes before the NUL, which would make it naive.cl). Runs on the OpenCL
-# device (PoCL here); skipped (77) when there is none.
+# over every byte (not the bytes before the NUL, which would make it naive.cl). --lang names the
+# language of files too, over their extension. Runs on the OpenCL device (PoCL here); skipped
+# (77) when there is none.
 # usage: source_bytes_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -52,6 +53,25 @@ done
 "$temper" history >"$work/history" 2>&1
 grep -q "$work/X.cl" "$work/history" || fail "history does not list X.cl: $(cat "$work/history")"
 grep -q "naive.cl" "$work/history" && fail "history lists naive.cl, which was not stored: $(cat "$work/history")"
+
+# ---- 2. --lang applies to files too, over their extension ----
+"$temper" eval "$naive" --lang cuda --no-timing --no-store >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc = 3 ] || fail "naive.cl --lang cuda on the OpenCL device exits $rc, not 3 (no usable device)"
+grep -q "naive.cl is CUDA, but the device is opencl" "$work/err" ||
+    fail "naive.cl --lang cuda was not taken as CUDA: $(cat "$work/out" "$work/err")"
+cp "$naive" "$work/va.txt"
+"$temper" eval "$work/va.txt" --lang opencl --no-timing --no-store --json >"$work/out" 2>"$work/err"
+rc=$?
+[ $rc = 0 ] && [ "$(json_field verdict "$work/out")" = correct ] ||
+    fail "va.txt --lang opencl: exit $rc, not correct: $(cat "$work/out" "$work/err")"
+[ "$(json_field candidate "$work/out")" = "$work/va.txt" ] ||
+    fail "va.txt --lang opencl is not named by its path: $(json_field candidate "$work/out")"
+"$temper" eval "$work/va.txt" --no-timing --no-store >"$work/out" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "its language must be given" "$work/out" ||
+    fail "va.txt without --lang: exit $rc: $(cat "$work/out")"
+"$temper" eval --help | grep -q "over their files' extensions" || fail "eval --help does not say --lang applies to files"
 
 if [ $failures -gt 0 ]; then
     echo "$failures failure(s)"

@@ -191,12 +191,16 @@ static void deliver_unevaluated(struct temper_session *s, struct pending *p, int
     deliver(s, p, r);
 }
 
-/* The name a candidate goes by, with the extension of its language: today's parser takes the
- * language from the extension. When it takes a language of its own, this is only the name. */
-static char *candidate_name(const char *path, const char *lang, int *err, char *why, size_t why_size)
+/* The name a candidate goes by (caller frees), and in *canon its language as a string of the
+ * library's own (NULL: none given). A file keeps its path: the language given travels with the
+ * request and wins over the extension. Source text is named with its language's extension
+ * ("<stdin>.cl"), as the store and clients have always shown it. */
+static char *candidate_name(const char *path, const char *lang, int from_text, const char **canon, int *err,
+                            char *why, size_t why_size)
 {
     const char *name = path && *path ? path : "<source>";
     *err = 0;
+    *canon = NULL;
     if (!lang)
         return strdup(name);
     const char *ext = !strcmp(lang, "cuda") ? ".cu" : !strcmp(lang, "opencl") ? ".cl" : NULL;
@@ -204,6 +208,9 @@ static char *candidate_name(const char *path, const char *lang, int *err, char *
         *err = temper_fail(why, why_size, TEMPER_EINVALID, "%s: unknown language '%s' (cuda or opencl)", name, lang);
         return strdup(name);
     }
+    *canon = !strcmp(lang, "cuda") ? "cuda" : "opencl";
+    if (!from_text)
+        return strdup(name);
     size_t n = strlen(name);
     if (n >= 3 && !strcmp(name + n - 3, ext))
         return strdup(name);
@@ -230,7 +237,8 @@ int session_submit(struct temper_session *s, const struct temper_session_request
     int oom = !p->sets;
     for (int i = 0; !oom && i < nsets; i++)
         oom = !(p->sets[i] = strdup(req->sets[i]));
-    p->path = candidate_name(req->path, req->lang, &p->early_err, why, sizeof(why));
+    const char *lang = NULL;
+    p->path = candidate_name(req->path, req->lang, req->source != NULL, &lang, &p->early_err, why, sizeof(why));
     p->extra_flags = dup_or_null(req->extra_flags);
     p->made_by = dup_or_null(req->made_by);
     p->batch_id = dup_or_null(req->batch_id);
@@ -262,6 +270,7 @@ int session_submit(struct temper_session *s, const struct temper_session_request
     p->req.path = p->path;
     p->req.source = p->source;
     p->req.source_len = p->source_len;
+    p->req.lang = lang;
     p->req.sets = (const char *const *)p->sets;
     p->req.extra_flags = p->extra_flags;
     p->req.made_by = p->made_by;
@@ -487,7 +496,7 @@ static void stream_result(void *user, int index, json_t *result, int err, const 
             json_object_set_new(result, p->req.sanitize ? "sanitize" : "profile", json_pack("{s:s}", "error", why));
         } else {
             struct temper_deep_request deep = {s->deep_exe, p->path, s->device, s->tasks_dir,
-                                               p->req.sets, 600};
+                                               p->req.sets, 600, p->req.lang};
             temper_deep_check(&deep, result, p->req.sanitize, p->req.profile);
         }
     }
@@ -554,6 +563,7 @@ static const struct temper_eval_request *stream_next(void *user, int index)
         r->path = p->path;
         r->source = p->source;
         r->source_len = p->source_len;
+        r->lang = p->req.lang;
         r->tasks_dir = s->tasks_dir;
         r->sets = p->req.sets;
         r->no_timing = p->req.no_timing;
