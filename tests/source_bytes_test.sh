@@ -2,7 +2,8 @@
 # source_bytes_test.sh: how `temper eval` reads a candidate's bytes. A NUL byte, in a file or on
 # standard input, is `invalid` naming its byte offset and line, and the result's source_hash is
 # over every byte (not the bytes before the NUL, which would make it naive.cl). --lang names the
-# language of files too, over their extension. Runs on the OpenCL device (PoCL here); skipped
+# language of files too, over their extension. A source over 1 MiB is an ordinary `invalid`
+# result (one over 16 MiB is not read). Runs on the OpenCL device (PoCL here); skipped
 # (77) when there is none.
 # usage: source_bytes_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
@@ -72,6 +73,24 @@ rc=$?
 [ $rc = 1 ] && grep -q "its language must be given" "$work/out" ||
     fail "va.txt without --lang: exit $rc: $(cat "$work/out")"
 "$temper" eval --help | grep -q "over their files' extensions" || fail "eval --help does not say --lang applies to files"
+
+# ---- 3. a source over 1 MiB is an ordinary invalid result; over 16 MiB it is not read ----
+{ cat "$naive"; head -c 1100000 /dev/zero | tr '\0' ' '; } >"$work/big.cl"
+size=$(wc -c <"$work/big.cl")
+"$temper" eval "$work/big.cl" --no-timing >"$work/out" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "the source is $size bytes, over the limit of 1048576" "$work/out" ||
+    fail "a $size-byte source: exit $rc, not an invalid verdict naming its size: $(cat "$work/out")"
+"$temper" history >"$work/history" 2>&1
+grep -q "$work/big.cl" "$work/history" || fail "the invalid $size-byte source was not recorded"
+"$temper" eval "$work/big.cl" "$naive" --no-timing --no-store >"$work/out" 2>&1
+grep -q "2 candidates: 1 correct, 1 not correct, 0 not evaluated" "$work/out" ||
+    fail "in a batch, the big source is not an ordinary invalid result: $(cat "$work/out")"
+head -c $((16 * 1048576 + 1)) /dev/zero | tr '\0' ' ' >"$work/huge.cl"
+"$temper" eval "$work/huge.cl" --no-timing >"$work/out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "larger than 16777216 bytes" "$work/out" ||
+    fail "a source over 16 MiB: exit $rc, not 2 with 'larger than 16777216 bytes': $(cat "$work/out")"
 
 if [ $failures -gt 0 ]; then
     echo "$failures failure(s)"

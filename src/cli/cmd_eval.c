@@ -227,7 +227,7 @@ int cmd_eval(int argc, char **argv)
                             "give --lang cuda or --lang opencl\n");
             return CLI_USAGE;
         }
-        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_MAX, &stdin_source, &stdin_len, msg, sizeof(msg));
+        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_READ_MAX, &stdin_source, &stdin_len, msg, sizeof(msg));
         if (err)
             return cli_error(err, msg);
     }

@@ -224,7 +224,7 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
         }
         memcpy(text, req->source, len);
         text[len] = 0;
-    } else if ((j->err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &text, &len, j->msg, sizeof(j->msg)))) {
+    } else if ((j->err = temper_read_file(req->path, TEMPER_SOURCE_READ_MAX, &text, &len, j->msg, sizeof(j->msg)))) {
         return;
     }
     temper_hash_hex(temper_hash64(text, len, 0), j->hex);

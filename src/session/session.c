@@ -258,7 +258,7 @@ int session_submit(struct temper_session *s, const struct temper_session_request
         if (!req->path)
             p->early_err = temper_fail(why, sizeof(why), TEMPER_EINVALID, "a request needs a file or source text");
         else
-            p->early_err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &p->source, &p->source_len, why,
+            p->early_err = temper_read_file(req->path, TEMPER_SOURCE_READ_MAX, &p->source, &p->source_len, why,
                                             sizeof(why));
     }
     if (!oom && p->early_err)
