@@ -39,9 +39,10 @@ static int exit_for(int err)
     return err == TEMPER_ENODEVICE ? EXIT_NO_DEVICE : err == TEMPER_ESTORE ? EXIT_STORE : EXIT_USAGE;
 }
 
-/* Reads all of standard input into a NUL-terminated malloc'ed string (the caller frees it), or
- * NULL with a message on stderr. */
-static char *read_stdin(void)
+/* Reads all of standard input into a NUL-terminated malloc'ed string (the caller frees it) of
+ * *len bytes (NUL bytes among them are kept, for the library to judge), or NULL with a message
+ * on stderr. */
+static char *read_stdin(size_t *len_out)
 {
     size_t cap = 64 << 10, len = 0;
     char *text = malloc(cap + 1);
@@ -73,6 +74,7 @@ static char *read_stdin(void)
         return NULL;
     }
     text[len] = '\0';
+    *len_out = len;
     return text;
 }
 
@@ -93,7 +95,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: eval_source [--store] cuda|opencl [DEVICE] < candidate\n");
         return EXIT_USAGE;
     }
-    char *source = read_stdin();
+    size_t source_len = 0;
+    char *source = read_stdin(&source_len);
     if (!source)
         return EXIT_USAGE;
 
@@ -114,7 +117,7 @@ int main(int argc, char **argv)
     }
 
     /* The session copies the source: it can be freed once submitted. */
-    struct temper_session_request req = {.path = "<stdin>", .source = source, .lang = lang};
+    struct temper_session_request req = {.path = "<stdin>", .source = source, .source_len = source_len, .lang = lang};
     int64_t id;
     json_t *result = NULL;
     err = temper_session_submit(session, &req, &id, msg, sizeof(msg));

@@ -128,6 +128,10 @@ enum temper_eval_cancel {
 struct temper_eval_request {
     const char *path;         /* the candidate file */
     const char *source;       /* its text, or NULL to read path */
+    size_t source_len;        /* source's length in bytes, all of them judged (a NUL byte among them makes
+                               * the candidate invalid); 0: strlen(source) */
+    const char *lang;         /* "cuda" or "opencl": the candidate's language, over path's extension;
+                               * NULL: from the extension */
     const char *tasks_dir;    /* where tasks are looked up, NULL for the default */
     const char *const *sets;  /* "NAME=VALUE" knob settings, NULL-terminated, or NULL */
     int no_timing;            /* 1: correctness only */
@@ -202,6 +206,7 @@ struct temper_deep_request {
     const char *tasks_dir;    /* --tasks, or NULL */
     const char *const *sets;  /* --set values, NULL-terminated, or NULL */
     double timeout_s;         /* each tool run is killed after this */
+    const char *lang;         /* --lang: the candidate's language over its extension, or NULL */
 };
 
 /* Runs compute-sanitizer's memcheck, racecheck (warnings included), initcheck and synccheck on

@@ -15,6 +15,10 @@
 #define TEMPER_MAX_SCRATCH 8
 #define TEMPER_MAX_LAUNCH_ARGS 24
 #define TEMPER_SOURCE_MAX (1u << 20)
+/* A candidate file (or standard input) is read up to this many bytes, so that one over
+ * TEMPER_SOURCE_MAX is judged `invalid` (hashed and recorded whole) like any other bad source;
+ * a larger one is not read at all (it is not evaluated: "larger than ... bytes"). */
+#define TEMPER_SOURCE_READ_MAX (16u << 20)
 
 enum temper_lang {
     TEMPER_LANG_CUDA,   /* .cu: CUDA C++, compiled with NVRTC */

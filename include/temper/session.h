@@ -83,7 +83,10 @@ typedef void (*temper_session_result_cb)(void *user, int64_t id, json_t *result)
 struct temper_session_request {
     const char *path;          /* the candidate file, or the name source text goes by (NULL: "<source>") */
     const char *source;        /* the candidate's text; NULL: read path */
-    const char *lang;          /* "cuda" or "opencl": source's language; NULL: from path's extension */
+    size_t source_len;         /* source's length in bytes, every one judged and hashed (a NUL byte among
+                                * them makes the candidate invalid); 0: strlen(source) */
+    const char *lang;          /* "cuda" or "opencl": the candidate's language (text or file), over path's
+                                * extension; NULL: from path's extension */
     const char *const *sets;   /* "NAME=VALUE" knob settings, NULL-terminated, or NULL */
     int no_timing;             /* 1: correctness only */
     uint64_t seed;             /* the public seed; 0: 1 */

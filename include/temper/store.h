@@ -59,6 +59,12 @@ int temper_store_put_calibration(struct temper_store *store, json_t *device_info
  * is stored once. One transaction: on failure nothing is stored. */
 int temper_store_record_lineage(struct temper_store *store, json_t *result, const char *source, int64_t run_id,
                                 const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size);
+/* temper_store_record_lineage with the source's length: all source_len bytes are stored, NUL
+ * bytes too (a candidate holding one is invalid, and its result is recorded with its exact text;
+ * readers of the text see it up to its first NUL). */
+int temper_store_record_source(struct temper_store *store, json_t *result, const char *source, size_t source_len,
+                               int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg,
+                               size_t msg_size);
 /* temper_store_record_lineage without a run or lineage. */
 int temper_store_record(struct temper_store *store, json_t *result, const char *source, int64_t *id, char *msg,
                         size_t msg_size);

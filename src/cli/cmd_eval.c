@@ -20,8 +20,9 @@ static void help(FILE *out)
             "  --device D            cuda[:N] or opencl[:N] (default: first CUDA device, else OpenCL)\n"
             "  --set NAME=VALUE      set a knob (a param of the candidate); repeatable\n"
             "  --no-timing           correctness only\n"
-            "  --lang L              cuda or opencl: the language of a candidate read from standard input\n"
-            "                        (FILE '-'); a file's extension gives its own\n"
+            "  --lang L              cuda or opencl: the candidates' language, over their files' extensions\n"
+            "                        (a file's extension gives it otherwise); required for standard input\n"
+            "                        (FILE '-')\n"
             "  --keep-going          after a failed check, check every other shape too and report each\n"
             "  --json                print one JSON object\n"
             "  --tasks DIR           where tasks are looked up\n"
@@ -217,19 +218,18 @@ int cmd_eval(int argc, char **argv)
             stdin_at = i;
         }
     char *stdin_source = NULL;
+    size_t stdin_len = 0;
     char msg[4096];
     if (stdin_at >= 0) {
-        /* The language of a file comes from its extension; standard input has none. */
+        /* A file's extension gives its language where --lang does not; standard input has none. */
         if (!req.lang) {
             fprintf(stderr, "temper: eval -: the language of the candidate on standard input is not known: "
                             "give --lang cuda or --lang opencl\n");
             return CLI_USAGE;
         }
-        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_MAX, &stdin_source, NULL, msg, sizeof(msg));
+        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_READ_MAX, &stdin_source, &stdin_len, msg, sizeof(msg));
         if (err)
             return cli_error(err, msg);
-    } else {
-        req.lang = NULL; /* files name their own */
     }
     req.sets = sets;
     /* One secret seed for the whole run, drawn now: inputs and references are made once. */
@@ -256,7 +256,7 @@ int cmd_eval(int argc, char **argv)
         struct temper_session_request r = req;
         r.path = i == stdin_at ? "<stdin>" : argv[optind + i];
         r.source = i == stdin_at ? stdin_source : NULL;
-        r.lang = i == stdin_at ? req.lang : NULL;
+        r.source_len = i == stdin_at ? stdin_len : 0; /* every byte read, NULs too: they are judged */
         err = temper_session_submit(session, &r, &ids[i], msg, sizeof(msg));
     }
     for (int i = 0; i < n && !err; i++) {

@@ -31,6 +31,10 @@ static int eval_args(const struct temper_deep_request *r, char **argv, int argc,
         argv[argc++] = "--tasks";
         argv[argc++] = (char *)r->tasks_dir;
     }
+    if (r->lang) {
+        argv[argc++] = "--lang";
+        argv[argc++] = (char *)r->lang;
+    }
     for (int i = 0; r->sets && r->sets[i] && argc < MAX_TOOL_ARGS - 3; i++) {
         argv[argc++] = "--set";
         argv[argc++] = (char *)r->sets[i];
@@ -301,7 +305,12 @@ static int column(char **fields, int n, const char *name)
 int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size)
 {
     struct temper_candidate cand;
-    int err = temper_candidate_load(req->path, &cand, msg, msg_size);
+    char *text = NULL;
+    size_t len = 0;
+    int err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &text, &len, msg, msg_size);
+    if (!err)
+        err = temper_candidate_parse_lang(req->path, req->lang, text, len, &cand, msg, msg_size);
+    free(text);
     if (err)
         return err;
     char filter[1024] = "regex:^(";

@@ -239,17 +239,20 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
     char *text = NULL, why[2048];
     size_t len = 0;
     if (req->source) {
-        text = strdup(req->source);
-        len = text ? strlen(text) : 0;
-        if (!text) {
+        /* All of the source's bytes, to the length given: a NUL among them is the parser's to
+         * refuse, never a place to stop reading. */
+        len = req->source_len ? req->source_len : strlen(req->source);
+        if (!(text = malloc(len + 1))) {
             j->err = TEMPER_ENOMEM;
             return;
         }
-    } else if ((j->err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &text, &len, j->msg, sizeof(j->msg)))) {
+        memcpy(text, req->source, len);
+        text[len] = 0;
+    } else if ((j->err = temper_read_file(req->path, TEMPER_SOURCE_READ_MAX, &text, &len, j->msg, sizeof(j->msg)))) {
         return;
     }
     temper_hash_hex(temper_hash64(text, len, 0), j->hex);
-    int err = temper_candidate_parse(req->path, text, len, &j->cand, why, sizeof(why));
+    int err = temper_candidate_parse_lang(req->path, req->lang, text, len, &j->cand, why, sizeof(why));
     free(text);
     if (err) {
         j->early = simple_result(TEMPER_VERDICT_INVALID, why);
@@ -511,6 +514,8 @@ static void run_job(struct temper_worker *w, struct job *j, json_t *info, const 
      * strings in base64). */
     json_object_set_new(job, "path", json_stringn_nocheck(req->path, strlen(req->path)));
     json_object_set_new(job, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len));
+    if (req->lang) /* the language given, over the path's extension */
+        json_object_set_new(job, "lang", json_string(req->lang));
     if (req->extra_flags && *req->extra_flags)
         json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
     if (req->reuse_same_code)

@@ -165,7 +165,7 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     if (!s->base_built) {
         struct temper_buf base_log;
         temper_buf_init(&base_log, COMPILE_LOG_MAX);
-        if (plan_build(ws, base_path, NULL, NULL, NULL, &base_log, &s->base, &f)) {
+        if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, &base_log, &s->base, &f)) {
             snprintf(msg, sizeof(msg), "the task's baseline %s does not build: %s\n%s", base_path, f.message,
                      base_log.data ? base_log.data : "");
             temper_buf_free(&base_log);
@@ -187,7 +187,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     temper_buf_append(&log, "", 0);
     double t1 = temper_now_s();
     ph.reference_ms += (t1 - t0) * 1e3;
-    int rc = plan_build(ws, path, source, json_object_get(req, "knobs"),
+    const char *lang = json_string_value(json_object_get(req, "lang")); /* NULL: path's extension */
+    int rc = plan_build(ws, path, lang, source, json_object_get(req, "knobs"),
                         json_string_value(json_object_get(req, "extra_flags")), &log, &cand, &f);
     ph.build_ms = (temper_now_s() - t1) * 1e3;
     json_object_set_new(result, "compile_log", json_string(log.data));

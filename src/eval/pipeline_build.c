@@ -107,14 +107,15 @@ static void log_name_candidate(struct temper_buf *log, const char *path)
     }
 }
 
-/* Parses and builds a candidate with the given knob values (an object, or NULL for defaults).
- * A build failure gives verdict compile_error (or invalid for a launch naming no kernel). */
-int plan_build(struct worker_state *ws, const char *path, const char *source, json_t *knobs,
-                      const char *extra_flags, struct temper_buf *log, struct plan *p, struct failure *f)
+/* Parses and builds a candidate with the given knob values (an object, or NULL for defaults), in
+ * language lang (NULL: from path's extension). A build failure gives verdict compile_error (or
+ * invalid for a launch naming no kernel). */
+int plan_build(struct worker_state *ws, const char *path, const char *lang, const char *source, json_t *knobs,
+               const char *extra_flags, struct temper_buf *log, struct plan *p, struct failure *f)
 {
     char msg[2048];
     memset(p, 0, sizeof(*p));
-    int err = source ? temper_candidate_parse(path, source, strlen(source), &p->cand, msg, sizeof(msg))
+    int err = source ? temper_candidate_parse_lang(path, lang, source, strlen(source), &p->cand, msg, sizeof(msg))
                      : temper_candidate_load(path, &p->cand, msg, sizeof(msg));
     if (err)
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);

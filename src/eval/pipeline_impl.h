@@ -20,11 +20,12 @@ struct phases {
 
 /* ---- pipeline_build.c ---- */
 
-/* Parses and builds a candidate with the given knob values (an object, or NULL for defaults).
- * A build failure gives verdict compile_error (or invalid for a launch naming no kernel). The plan
- * is the caller's to free with plan_free, whether or not this fails. */
-int plan_build(struct worker_state *ws, const char *path, const char *source, json_t *knobs, const char *extra_flags,
-               struct temper_buf *log, struct plan *p, struct failure *f);
+/* Parses and builds a candidate with the given knob values (an object, or NULL for defaults), in
+ * language lang ("cuda" or "opencl"; NULL: from path's extension). A build failure gives verdict
+ * compile_error (or invalid for a launch naming no kernel). The plan is the caller's to free with
+ * plan_free, whether or not this fails. */
+int plan_build(struct worker_state *ws, const char *path, const char *lang, const char *source, json_t *knobs,
+               const char *extra_flags, struct temper_buf *log, struct plan *p, struct failure *f);
 
 /* ---- pipeline_arena.c ---- */
 

@@ -528,7 +528,7 @@ int temper_candidate_load(const char *path, struct temper_candidate *c, char *ms
 {
     char *text;
     size_t len;
-    int err = temper_read_file(path, TEMPER_SOURCE_MAX, &text, &len, msg, msg_size);
+    int err = temper_read_file(path, TEMPER_SOURCE_READ_MAX, &text, &len, msg, msg_size);
     if (err)
         return err;
     err = temper_candidate_parse(path, text, len, c, msg, msg_size);

@@ -103,7 +103,8 @@ static void result_record(struct temper_session *s, struct pending *p, json_t *r
     int64_t row = 0;
     pthread_mutex_lock(&s->store_lock);
     struct temper_lineage lineage = {p->req.parent_id, p->made_by, NULL, p->batch_id};
-    int err = temper_store_record_lineage(s->store, r, p->source, p->run_id, &lineage, &row, msg, sizeof(msg));
+    int err = temper_store_record_source(s->store, r, p->source, p->source_len, p->run_id, &lineage, &row, msg,
+                                         sizeof(msg));
     pthread_mutex_unlock(&s->store_lock);
     if (err) {
         json_object_set_new(r, "store_error", json_string(msg));
@@ -190,12 +191,16 @@ static void deliver_unevaluated(struct temper_session *s, struct pending *p, int
     deliver(s, p, r);
 }
 
-/* The name a candidate goes by, with the extension of its language: today's parser takes the
- * language from the extension. When it takes a language of its own, this is only the name. */
-static char *candidate_name(const char *path, const char *lang, int *err, char *why, size_t why_size)
+/* The name a candidate goes by (caller frees), and in *canon its language as a string of the
+ * library's own (NULL: none given). A file keeps its path: the language given travels with the
+ * request and wins over the extension. Source text is named with its language's extension
+ * ("<stdin>.cl"), as the store and clients have always shown it. */
+static char *candidate_name(const char *path, const char *lang, int from_text, const char **canon, int *err,
+                            char *why, size_t why_size)
 {
     const char *name = path && *path ? path : "<source>";
     *err = 0;
+    *canon = NULL;
     if (!lang)
         return strdup(name);
     const char *ext = !strcmp(lang, "cuda") ? ".cu" : !strcmp(lang, "opencl") ? ".cl" : NULL;
@@ -203,6 +208,9 @@ static char *candidate_name(const char *path, const char *lang, int *err, char *
         *err = temper_fail(why, why_size, TEMPER_EINVALID, "%s: unknown language '%s' (cuda or opencl)", name, lang);
         return strdup(name);
     }
+    *canon = !strcmp(lang, "cuda") ? "cuda" : "opencl";
+    if (!from_text)
+        return strdup(name);
     size_t n = strlen(name);
     if (n >= 3 && !strcmp(name + n - 3, ext))
         return strdup(name);
@@ -229,20 +237,29 @@ int session_submit(struct temper_session *s, const struct temper_session_request
     int oom = !p->sets;
     for (int i = 0; !oom && i < nsets; i++)
         oom = !(p->sets[i] = strdup(req->sets[i]));
-    p->path = candidate_name(req->path, req->lang, &p->early_err, why, sizeof(why));
+    const char *lang = NULL;
+    p->path = candidate_name(req->path, req->lang, req->source != NULL, &lang, &p->early_err, why, sizeof(why));
     p->extra_flags = dup_or_null(req->extra_flags);
     p->made_by = dup_or_null(req->made_by);
     p->batch_id = dup_or_null(req->batch_id);
     oom |= !p->path || (req->extra_flags && !p->extra_flags) || (req->made_by && !p->made_by) ||
            (req->batch_id && !p->batch_id);
     if (req->source) {
+        /* Every byte the client gave, NUL bytes too: the candidate's rules judge them (a NUL is
+         * invalid), and its hash covers them all. */
         p->from_text = 1;
-        oom |= !(p->source = strdup(req->source));
+        p->source_len = req->source_len ? req->source_len : strlen(req->source);
+        oom |= !(p->source = malloc(p->source_len + 1));
+        if (p->source) {
+            memcpy(p->source, req->source, p->source_len);
+            p->source[p->source_len] = 0;
+        }
     } else if (!p->early_err && !oom) {
         if (!req->path)
             p->early_err = temper_fail(why, sizeof(why), TEMPER_EINVALID, "a request needs a file or source text");
         else
-            p->early_err = temper_read_file(req->path, TEMPER_SOURCE_MAX, &p->source, NULL, why, sizeof(why));
+            p->early_err = temper_read_file(req->path, TEMPER_SOURCE_READ_MAX, &p->source, &p->source_len, why,
+                                            sizeof(why));
     }
     if (!oom && p->early_err)
         oom = !(p->early_msg = strdup(why));
@@ -252,6 +269,8 @@ int session_submit(struct temper_session *s, const struct temper_session_request
     }
     p->req.path = p->path;
     p->req.source = p->source;
+    p->req.source_len = p->source_len;
+    p->req.lang = lang;
     p->req.sets = (const char *const *)p->sets;
     p->req.extra_flags = p->extra_flags;
     p->req.made_by = p->made_by;
@@ -477,7 +496,7 @@ static void stream_result(void *user, int index, json_t *result, int err, const 
             json_object_set_new(result, p->req.sanitize ? "sanitize" : "profile", json_pack("{s:s}", "error", why));
         } else {
             struct temper_deep_request deep = {s->deep_exe, p->path, s->device, s->tasks_dir,
-                                               p->req.sets, 600};
+                                               p->req.sets, 600, p->req.lang};
             temper_deep_check(&deep, result, p->req.sanitize, p->req.profile);
         }
     }
@@ -543,6 +562,8 @@ static const struct temper_eval_request *stream_next(void *user, int index)
         r->cancel = &p->cancel_word;
         r->path = p->path;
         r->source = p->source;
+        r->source_len = p->source_len;
+        r->lang = p->req.lang;
         r->tasks_dir = s->tasks_dir;
         r->sets = p->req.sets;
         r->no_timing = p->req.no_timing;

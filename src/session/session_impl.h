@@ -20,9 +20,13 @@ enum pending_state {
 struct pending {
     int64_t id;                        /* the request's id */
     enum pending_state state;          /* where it stands */
-    struct temper_session_request req; /* the request, its strings pointing at the copies below */
-    char *path;                        /* the candidate's name, with the extension its language gives */
-    char *source;                      /* its text (read at submission), NULL if it could not be read */
+    struct temper_session_request req; /* the request, its strings pointing at the copies below (lang at
+                                        * a literal "cuda" or "opencl", or NULL) */
+    char *path;                        /* the candidate's file, or the name of its text (with its
+                                        * language's extension) */
+    char *source;                      /* its text (read at submission), NULL if it could not be read;
+                                        * NUL-terminated, and it may hold NUL bytes before source_len */
+    size_t source_len;                 /* its length in bytes */
     char **sets;                       /* knob settings, NULL-terminated */
     char *extra_flags;                 /* compiler options, or NULL */
     char *made_by;                     /* lineage, or NULL */

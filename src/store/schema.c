@@ -1,9 +1,11 @@
 /* schema.c: opening the store: its numbered migrations on PRAGMA user_version (each run once,
  * in its own transaction, in order; an error stops the open), the refusal of a store newer
  * than this code, and the errors that name a damaged file with SQLite's integrity check. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -533,7 +535,8 @@ int temper_store_open(const char *path, struct temper_store **out, char *msg, si
     if (!path) {
         const char *home = temper_home_dir(home_buf, sizeof(home_buf));
         if (temper_mkdirs(home))
-            return temper_fail(msg, msg_size, TEMPER_ESTORE, "cannot create %s", home);
+            return temper_fail(msg, msg_size, TEMPER_ESTORE, "cannot create the folder %s (TEMPER_HOME): %s", home,
+                               strerror(errno));
         snprintf(def, sizeof(def), "%s/temper.db", home);
         path = def;
     }
@@ -552,9 +555,20 @@ int temper_store_open(const char *path, struct temper_store **out, char *msg, si
                            "TEMPER_STORE_FAIL_AFTER: '%s' is not a count of writes (0 or more)", limit);
     }
     int err = 0;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
-        err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: cannot open the store: %s", path,
-                          s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        /* SQLite says only "unable to open database file" where the folder is a file: say so. */
+        char dir[4200];
+        struct stat st;
+        temper_dirname(path, dir, sizeof(dir));
+        if (!stat(dir, &st) && !S_ISDIR(st.st_mode))
+            err = temper_fail(msg, msg_size, TEMPER_ESTORE,
+                              "%s: cannot open the store: %s is not a folder (TEMPER_HOME names the folder the "
+                              "store is kept in)",
+                              path, dir);
+        else
+            err = temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: cannot open the store: %s", path,
+                              s->db ? sqlite3_errmsg(s->db) : "out of memory");
+    }
     if (!err) {
         sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
         /* Switching a new file to WAL takes a lock that SQLite does not wait for through the busy

@@ -96,8 +96,9 @@ static void bind_text(sqlite3_stmt *st, int at, const char *text)
         sqlite3_bind_null(st, at);
 }
 
-static int locked_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id,
-                                const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size)
+static int locked_record_lineage(struct temper_store *s, json_t *r, const char *source, size_t source_len,
+                                 int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg,
+                                 size_t msg_size)
 {
     static const char what[] = "recording the evaluation";
     static const struct temper_lineage none = {0, NULL, NULL, NULL};
@@ -126,7 +127,8 @@ static int locked_record_lineage(struct temper_store *s, json_t *r, const char *
         sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, task, -1, SQLITE_TRANSIENT);
         bind_text(st, 3, json_string_value(json_object_get(r, "candidate")));
-        sqlite3_bind_text(st, 4, source, -1, SQLITE_TRANSIENT);
+        /* Every byte, as the hash covers them (an invalid candidate may hold a NUL). */
+        sqlite3_bind_text64(st, 4, source, source_len, SQLITE_TRANSIENT, SQLITE_UTF8);
         sqlite3_bind_int64(st, 5, ln->parent_id);
         bind_text(st, 6, ln->op);
         sqlite3_bind_text(st, 7, when, -1, SQLITE_TRANSIENT);
@@ -461,12 +463,19 @@ int temper_store_put_calibration(struct temper_store *s, json_t *info, json_t *c
     return out;
 }
 
-int temper_store_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size)
+int temper_store_record_source(struct temper_store *s, json_t *r, const char *source, size_t source_len,
+                               int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg,
+                               size_t msg_size)
 {
     pthread_mutex_lock(&s->lock);
-    int out = locked_record_lineage(s, r, source, run_id, lineage, id, msg, msg_size);
+    int out = locked_record_lineage(s, r, source, source_len, run_id, lineage, id, msg, msg_size);
     pthread_mutex_unlock(&s->lock);
     return out;
+}
+
+int temper_store_record_lineage(struct temper_store *s, json_t *r, const char *source, int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg, size_t msg_size)
+{
+    return temper_store_record_source(s, r, source, source ? strlen(source) : 0, run_id, lineage, id, msg, msg_size);
 }
 
 int64_t temper_store_count(struct temper_store *s, const char *verdict)

@@ -177,6 +177,45 @@ static void test_open_creates_wal_store(void **state)
     assert_int_equal(temper_store_open(f->dir, &s, msg, sizeof(msg)), TEMPER_ESTORE);
 }
 
+/* TEMPER_HOME naming a regular file: the message says it is not a folder (SQLite alone says only
+ * "unable to open database file"). */
+static void test_home_not_a_folder(void **state)
+{
+    struct fixture *f = *state;
+    char home[600], msg[512] = "";
+    snprintf(home, sizeof(home), "%s/home-file", f->dir);
+    FILE *file = fopen(home, "w");
+    assert_non_null(file);
+    fclose(file);
+    char *saved = strdup(getenv("TEMPER_HOME"));
+    setenv("TEMPER_HOME", home, 1);
+    struct temper_store *s = NULL;
+    int err = temper_store_open(NULL, &s, msg, sizeof(msg));
+    setenv("TEMPER_HOME", saved, 1);
+    free(saved);
+    assert_int_equal(err, TEMPER_ESTORE);
+    assert_null(s);
+    assert_contains(msg, home);
+    assert_contains(msg, "is not a folder");
+}
+
+/* A source holding a NUL byte (an invalid candidate's) is stored whole, every byte its hash covers. */
+static void test_record_source_keeps_every_byte(void **state)
+{
+    struct fixture *f = *state;
+    char msg[512] = "";
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(NULL, &s, msg, sizeof(msg)), 0);
+    static const char src[] = "// @temper task softmax\n\0junk\n";
+    json_t *r = make_result("3333333333333333", "invalid", "nul.cl", 1.0);
+    assert_int_equal(temper_store_record_source(s, r, src, sizeof(src) - 1, 0, NULL, NULL, msg, sizeof(msg)), 0);
+    json_decref(r);
+    temper_store_close(s);
+    char want[16];
+    snprintf(want, sizeof(want), "%zu", sizeof(src) - 1);
+    assert_query(f->db, "SELECT length(CAST(source AS BLOB)) FROM candidates", want);
+}
+
 static void test_record_and_count(void **state)
 {
     struct fixture *f = *state;
@@ -1170,6 +1209,8 @@ int main(int argc, char **argv)
     json_set_alloc_funcs(counting_malloc, counting_free);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_open_creates_wal_store, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_home_not_a_folder, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_record_source_keeps_every_byte, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_record_and_count, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_lookup_needs_a_timing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_calibration, store_setup, store_teardown),
