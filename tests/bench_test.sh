@@ -5,7 +5,8 @@
 # correct, and pass@k, fast_p and the geomean speedups in its JSON agree with the same metrics
 # computed here (with exact binomials) from the evaluations the store holds for it. The stored
 # bench reads back as printed (--show), --samples and --suite select, --compare reports changes,
-# --run sums up a tune run, and bad input gets a clear message and exit status 2.
+# --run sums up a tune run (the same run again reuses its stored bench), and bad input gets a
+# clear message and exit status 2.
 # usage: bench_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -175,6 +176,17 @@ print(len(rows) if ok else "mismatch")
 PY
 )
 case $n in [1-9]*) ok "bench --run $run: one task, its $n evaluations, their store ids" ;; *) fail "bench --run: $n"; tail -3 "$work/run.err" ;; esac
+# The same run again makes the same bench: the stored one is reused (its id, and it says so), not
+# stored twice.
+count() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from benches').fetchone()[0])" "$db"; }
+before=$(count)
+"$temper" bench --run "${run:-0}" >"$work/run2.txt" 2>"$work/run2.err"
+first_id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['id'])" "$work/run.json" 2>/dev/null)
+[ "$(count)" = "$before" ] && grep -q "^bench ${first_id:-x}$" "$work/run2.txt" &&
+    grep -q "this bench is stored already, as bench ${first_id:-x}: not stored again" "$work/run2.err" &&
+    ok "bench --run again: bench $first_id reused, not stored twice" ||
+    fail "bench --run again: benches $before -> $(count), $(head -1 "$work/run2.txt"), $(cat "$work/run2.err")"
+grep -q "^suite: 1 task (" "$work/run2.txt" && ok "one task reads '1 task'" || fail "suite line: $(grep suite: "$work/run2.txt")"
 
 # 5. Bad input: a clear message and exit status 2, and nothing stored.
 benches=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from benches').fetchone()[0])" "$db")

@@ -41,6 +41,11 @@ fresh 1 "no evaluation: no store yet" export --format jsonl --all
 fresh 2 "no store yet" export --format jsonl --run 1
 fresh 2 "no store yet" bench --show 1
 fresh 2 "no store yet" compare 1 2
+# An unknown task is bad input (2) in every command that takes one, as `best` says.
+fresh 2 "no task named 'no_such_task' under" best no_such_task
+fresh 2 "no task named 'no_such_task' under .* (and nothing in the store for it)" history no_such_task
+fresh 2 "no task named 'no_such_task' under .* (and nothing in the store for it)" report --task no_such_task -o "$work/fresh.html"
+fresh 2 "no task named 'no_such_task' under .* (and nothing in the store for it)" export --format jsonl --task no_such_task
 [ ! -e "$TEMPER_HOME" ] && ok "none of them made the store or its folder" || fail "a read-only command made $(ls -d "$TEMPER_HOME"/*)"
 
 # Real evaluations: two timed sgemm kernels and a wrong vector_add, a small tune (operator
@@ -148,8 +153,14 @@ status=$?
     fail "history --device cuda: exit $status"
 "$temper" history vectoradd >"$work/hx.out" 2>&1
 status=$?
-[ $status -eq 1 ] && grep -q "nothing in the store for task vectoradd, and no task named 'vectoradd'" "$work/hx.out" &&
-    ok "history of a name no task has: exit 1, says there is no such task" || fail "history vectoradd: exit $status, $(cat "$work/hx.out")"
+[ $status -eq 2 ] && grep -q "no task named 'vectoradd' under .* (and nothing in the store for it)" "$work/hx.out" &&
+    ok "history of a name no task has: exit 2, says there is no such task" || fail "history vectoradd: exit $status, $(cat "$work/hx.out")"
+for cmd in "report --task" "export --format jsonl --task"; do
+    "$temper" $cmd vectoradd -o "$work/vectoradd.out" >/dev/null 2>"$work/hx.err"
+    status=$?
+    [ $status -eq 2 ] && grep -q "no task named 'vectoradd' under" "$work/hx.err" && [ ! -e "$work/vectoradd.out" ] &&
+        ok "$cmd of a name no task has: exit 2, says there is no such task" || fail "$cmd vectoradd: exit $status, $(cat "$work/hx.err")"
+done
 "$temper" history --limit 0 >"$work/history.txt" 2>&1 || fail "history table"
 grep -q "^time  *kind  *id  *task" "$work/history.txt" && grep -Eq " eval +[0-9]+ +sgemm +correct .* tune " "$work/history.txt" &&
     grep -Eq " eval +[0-9]+ +sgemm +correct .* $tiled +- " "$work/history.txt" && grep -Eq " run +[0-9]+ +sgemm +finished " "$work/history.txt" &&

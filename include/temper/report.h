@@ -49,7 +49,7 @@ struct temper_report_request {
     int64_t run_id;         /* a tune run; 0: none */
     const char *task;       /* every evaluation of a task, each run a strategy curve; NULL: none */
     const char *device_key; /* with task: only this device (NULL: the device of its newest evaluation) */
-    const char *tasks_root; /* the task search path, for the baseline's source */
+    const char *tasks_root; /* the task search path, for the baseline's source; NULL: the default */
     const char *title;      /* NULL: made from the run or task */
 };
 

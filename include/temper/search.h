@@ -133,6 +133,8 @@ struct temper_tune_event {
     int from_store;       /* 1: taken from the store, not run */
     int same_code;        /* 1: its compiled code was an earlier one's, whose result it took */
     int retime;           /* 1: a full re-timing of one of the best */
+    char why[256];        /* why it failed, on one line: its verdict message's first line, or for a
+                           * compile error the compiler log's first error line; "" when correct */
 };
 
 /* Starts a tune of req->path on the device whose results name it device_id ("opencl:0"). To
@@ -158,9 +160,11 @@ int temper_tune_propose(struct temper_tune *t, struct temper_tune_point *points,
  * not run. Fills *ev (which borrows from p and result). */
 void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *p, json_t *result, int from_store,
                          struct temper_tune_event *ev);
-/* The summary (caller decrefs): the best point, its times, speedups, roofline share and the
- * convergence history. interrupted: the tune was stopped early; the best is then the best
- * screening result, not re-timed, and "interrupted" is true. */
+/* The summary (caller decrefs): the best point, its times, speedups, roofline share, the
+ * convergence history and "failures", the distinct reasons configurations failed (verdict,
+ * message, count, the first one's config and evaluation index, and for a compile error the
+ * compiler log's first lines), most frequent first. interrupted: the tune was stopped early; the
+ * best is then the best screening result, not re-timed, and "interrupted" is true. */
 json_t *temper_tune_summary(struct temper_tune *t, int interrupted);
 
 /* Writes the candidate with the knobs of a point fixed (one value each, flags spelled out), as a

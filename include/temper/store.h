@@ -124,6 +124,10 @@ int temper_store_run_evaluations(struct temper_store *store, int64_t run_id, jso
  * (optional) to the new bench's id. TEMPER_EINVALID when an evaluation it names is not in the
  * store (nothing is stored then). */
 int temper_store_bench_put(struct temper_store *store, json_t *bench, int64_t *id, char *msg, size_t msg_size);
+/* A stored bench identical to bench (borrowed): the same "source" and content, "id" aside, as a
+ * second `bench --run` of a run that has not changed makes. *id gets the newest such bench's id,
+ * 0 when none. Returns 0 or TEMPER_ESTORE. */
+int temper_store_bench_find(struct temper_store *store, json_t *bench, int64_t *id, char *msg, size_t msg_size);
 /* Reads a bench back: *bench (caller decrefs) is the object `temper bench --json` printed when it
  * was stored, with its "id". TEMPER_ENOTFOUND (msg says so) when no bench has that id. */
 int temper_store_bench_get(struct temper_store *store, int64_t id, json_t **bench, char *msg, size_t msg_size);

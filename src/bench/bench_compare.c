@@ -102,6 +102,12 @@ json_t *temper_bench_compare(json_t *a, json_t *b, double tolerance)
                      json_object_get(b, "id") ?: json_null(), "tasks", tasks, "suite", suite);
 }
 
+/* The plural ending for a count: "" for 1, else "s". */
+static const char *plural(long long n)
+{
+    return n == 1 ? "" : "s";
+}
+
 /* Prints a number with a format, or "-" in the same width. */
 static void print_num(FILE *out, const char *fmt, int width, json_t *v)
 {
@@ -148,11 +154,11 @@ void temper_bench_print(FILE *out, json_t *bench)
         fprintf(out, "%-24s %5s %7s %7s  not in this run (no folder of samples)\n", json_string_value(name), "-", "-",
                 "-");
     json_t *s = json_object_get(bench, "suite");
-    fprintf(out, "\nsuite: %lld tasks (%lld with a correct sample), %lld samples, %lld correct\n",
-            (long long)json_integer_value(json_object_get(s, "tasks")),
-            (long long)json_integer_value(json_object_get(s, "tasks_correct")),
-            (long long)json_integer_value(json_object_get(s, "samples")),
-            (long long)json_integer_value(json_object_get(s, "correct_samples")));
+    long long ntasks = (long long)json_integer_value(json_object_get(s, "tasks"));
+    long long nsamples = (long long)json_integer_value(json_object_get(s, "samples"));
+    fprintf(out, "\nsuite: %lld task%s (%lld with a correct sample), %lld sample%s, %lld correct\n", ntasks,
+            plural(ntasks), (long long)json_integer_value(json_object_get(s, "tasks_correct")), nsamples,
+            plural(nsamples), (long long)json_integer_value(json_object_get(s, "correct_samples")));
     size_t nmissing = json_array_size(missing);
     if (nmissing) {
         const char *level = json_string_value(json_object_get(bench, "level"));
@@ -173,8 +179,8 @@ void temper_bench_print(FILE *out, json_t *bench)
     if (!json_object_size(json_object_get(s, "pass_at_k")))
         fprintf(out, " - (no task has enough samples)");
     json_object_foreach(json_object_get(s, "pass_at_k"), key, v) {
-        fprintf(out, " pass@%s %.3f (%lld tasks)", key, json_number_value(v),
-                (long long)json_integer_value(json_object_get(json_object_get(s, "pass_at_k_tasks"), key)));
+        long long n = (long long)json_integer_value(json_object_get(json_object_get(s, "pass_at_k_tasks"), key));
+        fprintf(out, " pass@%s %.3f (%lld task%s)", key, json_number_value(v), n, plural(n));
     }
     fprintf(out, "\n  fast_p   ");
     json_object_foreach(json_object_get(s, "fast_p"), key, v) {
@@ -183,8 +189,8 @@ void temper_bench_print(FILE *out, json_t *bench)
     }
     fprintf(out, "\n  geomean speedup ");
     print_num(out, "%.3gx", 1, json_object_get(s, "geomean_speedup"));
-    fprintf(out, " over %lld correct timed samples; of each task's best ",
-            (long long)json_integer_value(json_object_get(s, "timed_correct_samples")));
+    long long timed = (long long)json_integer_value(json_object_get(s, "timed_correct_samples"));
+    fprintf(out, " over %lld correct timed sample%s; of each task's best ", timed, plural(timed));
     print_num(out, "%.3gx", 1, json_object_get(s, "geomean_best_speedup"));
     json_t *ve = json_object_get(s, "vs_expert");
     long long experts = json_integer_value(json_object_get(ve, "tasks"));
@@ -196,7 +202,7 @@ void temper_bench_print(FILE *out, json_t *bench)
         print_num(out, "%.3gx", 1, json_object_get(ve, "geomean_speedup"));
         fprintf(out, ", faster than the expert on ");
         print_num(out, "%.3f", 1, json_object_get(ve, "faster_share"));
-        fprintf(out, " of %lld tasks with one", experts);
+        fprintf(out, " of %lld task%s with one", experts, plural(experts));
     }
     long long both = json_integer_value(json_object_get(s, "both_backends_tasks"));
     fprintf(out, "\n  both backends ");
@@ -204,7 +210,7 @@ void temper_bench_print(FILE *out, json_t *bench)
         fprintf(out, "- (no task was run on both CUDA and OpenCL)\n");
     } else {
         print_num(out, "%.3f", 1, json_object_get(s, "both_backends_share"));
-        fprintf(out, " of %lld tasks run on both are correct on both\n", both);
+        fprintf(out, " of %lld task%s run on both %s correct on both\n", both, plural(both), both == 1 ? "is" : "are");
     }
 }
 

@@ -57,6 +57,10 @@ int cli_store_run_exists(struct temper_store *store, int64_t run_id, char *msg, 
  * otherwise (an option getopt refused, which it has said) help goes to stderr and CLI_USAGE is
  * returned. */
 int cli_help_exit(void (*help)(FILE *out), int asked);
+/* A command found nothing stored for task (NULL: it named none): an unknown task is bad input, so
+ * when no task folder on the search path root has that name this says so and returns CLI_USAGE;
+ * otherwise it prints "temper: <nothing>" and returns CLI_NOT_OK. */
+int cli_nothing_for_task(const char *root, const char *task, const char *nothing);
 /* A bad option value or argument: prints "temper: <msg>" on stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *msg);
 /* Reads a store id given to option ("--run"): a positive decimal integer. Returns 0 with *id set,

@@ -101,9 +101,17 @@ static int store_and_print(json_t *bench, const struct bench_args *a, int store_
 {
     struct temper_store *store = NULL;
     char msg[2048];
+    int64_t same = 0;
     int err = temper_store_open(NULL, &store, msg, sizeof(msg));
-    if (!err)
+    /* The same bench stored before (a run's again, unchanged) is that one: not a second copy. */
+    if (!err && !store_failed)
+        err = temper_store_bench_find(store, bench, &same, msg, sizeof(msg));
+    if (!err && same) {
+        json_object_set_new(bench, "id", json_integer(same));
+        fprintf(stderr, "temper: this bench is stored already, as bench %lld: not stored again\n", (long long)same);
+    } else if (!err) {
         err = temper_store_bench_put(store, bench, NULL, msg, sizeof(msg));
+    }
     temper_store_close(store);
     print_bench(bench, a->json);
     if (err)

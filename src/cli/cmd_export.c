@@ -34,8 +34,9 @@ static void help(FILE *out)
             "  --all          every evaluation in the store\n"
             "  -o, --out FILE write there (replaced only when the export succeeds); default: standard output\n"
             "  --tasks DIR    where task folders are looked up (for their specifications)\n\n"
-            "exit status: 0 written, 1 no evaluation matched, 2 bad usage, a run id that names no run or an\n"
-            "unwritable file, 4 the store failed\n");
+            "exit status: 0 written, 1 no evaluation matched, 2 bad usage, a run id that names no run, an\n"
+            "unknown task (no task folder and nothing stored has the name) or an unwritable file, 4 the\n"
+            "store failed\n");
 }
 
 int cmd_export(int argc, char **argv)
@@ -103,9 +104,10 @@ int cmd_export(int argc, char **argv)
     struct temper_store *store = NULL;
     int err = cli_store_open_existing(&store, msg, sizeof(msg));
     if (err == TEMPER_ENOTFOUND && !filter.run_id) { /* no store yet: no evaluation matched (none made) */
-        fprintf(stderr, "temper: no evaluation%s%s%s: %s\n", filter.task ? " of task '" : "",
-                filter.task ? filter.task : "", filter.task ? "'" : "", msg);
-        return CLI_NOT_OK;
+        char nothing[2200];
+        snprintf(nothing, sizeof(nothing), "no evaluation%s%s%s: %s", filter.task ? " of task '" : "",
+                 filter.task ? filter.task : "", filter.task ? "'" : "", msg);
+        return cli_nothing_for_task(temper_tasks_root(tasks_dir), filter.task, nothing);
     }
     if (err)
         return cli_error(err, msg); /* a run id names nothing: bad input (2) */
@@ -135,9 +137,10 @@ int cmd_export(int argc, char **argv)
         }
         if (filter.run_id)
             fprintf(stderr, "temper: no evaluation of run %lld in the store\n", (long long)filter.run_id);
-        else if (filter.task)
-            fprintf(stderr, "temper: no evaluation of task '%s' in the store\n", filter.task);
-        else
+        else if (filter.task) { /* an unknown task is bad input (2) */
+            snprintf(msg, sizeof(msg), "no evaluation of task '%s' in the store", filter.task);
+            return cli_nothing_for_task(temper_tasks_root(tasks_dir), filter.task, msg);
+        } else
             fprintf(stderr, "temper: the store holds no evaluation\n");
         return CLI_NOT_OK;
     }

@@ -21,7 +21,7 @@ static void help(FILE *out)
             "  --limit N             the newest N rows (default 30; 0: all)\n"
             "  --json                print one JSON array (docs/bench.md lists the fields)\n\n"
             "exit status: 0 rows listed, 1 nothing in the store matches (or no store yet: none is made), 2 bad\n"
-            "usage, 4 the store failed\n");
+            "usage or an unknown TASK (no task folder and nothing stored has the name), 4 the store failed\n");
 }
 
 /* A number with a format, or "-" in its width. */
@@ -128,17 +128,16 @@ int cmd_history(int argc, char **argv)
     }
     int found = json_array_size(rows) > 0;
     json_decref(rows);
-    if (!found && no_store) {
-        fprintf(stderr, "temper: no history: %s\n", msg);
-        return CLI_NOT_OK;
-    }
     if (!found) {
-        /* a name no task folder has is likely a typo: say so (a task's history can outlive its folder) */
-        char dir[4096], why[1024];
-        int unknown = task && temper_task_find(temper_tasks_root(NULL), task, dir, sizeof(dir), why, sizeof(why));
-        fprintf(stderr, "temper: nothing in the store%s%s%s%s%s%s\n", task ? " for task " : "", task ? task : "",
-                device ? " on " : "", device ? device : "", unknown ? ", and " : "", unknown ? why : "");
-        return CLI_NOT_OK;
+        /* Nothing for a name no task folder has: an unknown task, bad input (2). A task's history
+         * can outlive its folder, so the name is looked up only when nothing was found. */
+        char nothing[2200];
+        if (no_store)
+            snprintf(nothing, sizeof(nothing), "no history: %s", msg);
+        else
+            snprintf(nothing, sizeof(nothing), "nothing in the store%s%s%s%s", task ? " for task " : "",
+                     task ? task : "", device ? " on " : "", device ? device : "");
+        return cli_nothing_for_task(temper_tasks_root(NULL), task, nothing);
     }
     return CLI_OK;
 }

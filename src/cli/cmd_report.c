@@ -35,7 +35,8 @@ static void help(FILE *out)
             "  --title TEXT      the page's title\n"
             "  --tasks DIR       where task folders are looked up (the baseline's source)\n\n"
             "exit status: 0 written, 1 nothing to report (no evaluation of the run or task in the store),\n"
-            "2 bad usage, a run or bench id that names none, or an unwritable file, 4 the store failed\n");
+            "2 bad usage, a run or bench id that names none, an unknown task (no task folder and nothing\n"
+            "stored has the name), or an unwritable file, 4 the store failed\n");
 }
 
 int cmd_report(int argc, char **argv)
@@ -124,8 +125,9 @@ int cmd_report(int argc, char **argv)
         }
     } else if ((err = cli_store_open_existing(&store, msg, sizeof(msg)))) {
         if (err == TEMPER_ENOTFOUND && req.task) { /* no store yet: no evaluation of the task (none made) */
-            fprintf(stderr, "temper: no evaluation of task '%s': %s\n", req.task, msg);
-            return CLI_NOT_OK;
+            char nothing[2200];
+            snprintf(nothing, sizeof(nothing), "no evaluation of task '%s': %s", req.task, msg);
+            return cli_nothing_for_task(req.tasks_root, req.task, nothing);
         }
         return cli_error(err, msg); /* a run or bench id names nothing: bad input (2) */
     } else if (bench_id && (err = temper_store_bench_get(store, bench_id, &bench, msg, sizeof(msg)))) {
@@ -155,10 +157,8 @@ int cmd_report(int argc, char **argv)
         err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "cannot rename %s to %s: %s", tmp, out_path, strerror(errno));
     if (err) {
         unlink(tmp);
-        if (err == TEMPER_ENOTFOUND) {
-            fprintf(stderr, "temper: %s\n", msg);
-            return CLI_NOT_OK;
-        }
+        if (err == TEMPER_ENOTFOUND) /* nothing to report; an unknown task is bad input (2) */
+            return cli_nothing_for_task(req.tasks_root, req.task, msg);
         return cli_error(err, msg);
     }
     fprintf(stderr, "temper: wrote %s\n", out_path);

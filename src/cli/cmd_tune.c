@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "temper/option.h"
@@ -44,11 +46,44 @@ static void help(FILE *out)
             "  --batch N             configurations per batch (default: one per core)\n"
             "  --tasks DIR           where tasks are looked up\n"
             "  --json                print the summary as one JSON object\n\n"
-            "Each evaluation prints one progress line on stderr. Ctrl-C stops the tune: it prints what it\n"
-            "has (the best so far, not re-timed) and the command that resumes it.\n\n"
+            "Each evaluation prints one progress line on stderr; a failed one's says why (cut to fit).\n"
+            "When none passed, the summary lists each distinct failure, how many configurations it was and\n"
+            "a compile error's first compiler-log lines (--json: \"failures\"). Ctrl-C stops the tune: it\n"
+            "prints what it has (the best so far, not re-timed) and the command that resumes it.\n\n"
             "exit status: 0 a best configuration found, 1 none passed every check, 2 bad usage or input,\n"
             "3 no usable device, 4 the store failed (a write failed, or the store is damaged; the message\n"
             "names the file; what was stored is kept, and --resume continues the run), 130 stopped by Ctrl-C\n");
+}
+
+#define SHOWN_FAILURES 5 /* distinct failures the text summary prints (--json has them all) */
+
+/* Why the configurations failed, when none passed: each distinct verdict and message with how
+ * many configurations it was, and a compile error's first compiler-log lines. */
+static void print_failures(json_t *failures)
+{
+    size_t i, n = json_array_size(failures);
+    json_t *f;
+    json_array_foreach(failures, i, f)
+    {
+        if (i == SHOWN_FAILURES) {
+            printf("failed     ... and %zu more distinct failure%s (--json lists them all)\n", n - i,
+                   n - i == 1 ? "" : "s");
+            break;
+        }
+        long long count = (long long)json_integer_value(json_object_get(f, "count"));
+        const char *message = json_string_value(json_object_get(f, "message"));
+        printf("failed     %s (%lld configuration%s, first %s): %.*s\n",
+               json_string_value(json_object_get(f, "verdict")), count, count == 1 ? "" : "s",
+               json_string_value(json_object_get(f, "config"))[0] ? json_string_value(json_object_get(f, "config"))
+                                                                   : "(defaults)",
+               (int)strcspn(message, "\n"), message);
+        const char *log = json_string_value(json_object_get(f, "compile_log"));
+        if (log) {
+            printf("           compiler log (first lines):\n");
+            for (const char *line = log; *line; line += strcspn(line, "\n"), line += *line == '\n')
+                printf("             %.*s\n", (int)strcspn(line, "\n"), line);
+        }
+    }
 }
 
 static void print_summary(json_t *s)
@@ -62,6 +97,7 @@ static void print_summary(json_t *s)
            json_number_value(json_object_get(s, "space_size")));
     if (!best) {
         printf("best       none: no configuration passed every check\n");
+        print_failures(json_object_get(s, "failures"));
     } else {
         printf("best       %s\n", json_string_value(json_object_get(best, "config")));
         printf("time       %.4g ms (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx",
@@ -115,14 +151,27 @@ static void tune_progress(void *user, const struct temper_session_event *ev)
         return;
     }
     const struct temper_tune_event *t = ev->tune;
-    char time_text[32] = "", best_text[32] = "none yet";
-    if (!isnan(t->time_ms))
-        snprintf(time_text, sizeof(time_text), " %.4g ms", t->time_ms);
+    char head[1024], tail[128], best_text[32] = "none yet";
     if (!isinf(t->best_ms))
         snprintf(best_text, sizeof(best_text), "%.4g ms", t->best_ms);
-    fprintf(stderr, "tune %3d%s %s: %s%s%s; best %s\n", t->index, t->retime ? " re-time" : "",
-            t->config[0] ? t->config : "(defaults)", t->verdict, time_text,
-            t->from_store ? " (from the store)" : t->same_code ? " (an earlier one's code)" : "", best_text);
+    int head_len = snprintf(head, sizeof(head), "tune %3d%s %s: %s", t->index, t->retime ? " re-time" : "",
+                            t->config[0] ? t->config : "(defaults)", t->verdict);
+    int tail_len = snprintf(tail, sizeof(tail), "%s; best %s",
+                            t->from_store ? " (from the store)" : t->same_code ? " (an earlier one's code)" : "",
+                            best_text);
+    if (!isnan(t->time_ms)) {
+        fprintf(stderr, "%s %.4g ms%s\n", head, t->time_ms, tail);
+    } else if (t->why[0]) {
+        /* A failure says why, cut to fit a terminal's width (160 columns when it is no terminal). */
+        struct winsize ws;
+        int columns = isatty(STDERR_FILENO) && !ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) && ws.ws_col ? ws.ws_col : 160;
+        int room = columns - 1 - head_len - tail_len - 3; /* " (" and ")" */
+        room = room < 40 ? 40 : room;
+        int len = (int)strlen(t->why);
+        fprintf(stderr, "%s (%.*s%s)%s\n", head, len > room ? room - 3 : len, t->why, len > room ? "..." : "", tail);
+    } else {
+        fprintf(stderr, "%s%s\n", head, tail);
+    }
     fflush(stderr);
 }
 

@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "temper/error.h"
 #include "temper/store_export.h"
+#include "temper/task.h"
 #include "temper/util.h"
 
 /* A command: its name, entry point and one line for the overview. */
@@ -100,6 +101,17 @@ int cli_store_run_exists(struct temper_store *store, int64_t run_id, char *msg, 
     int err = temper_store_run_get(store, run_id, &run, msg, msg_size);
     json_decref(run);
     return err;
+}
+
+int cli_nothing_for_task(const char *root, const char *task, const char *nothing)
+{
+    char dir[4096], msg[1024];
+    if (task && temper_task_find(root, task, dir, sizeof(dir), msg, sizeof(msg)) == TEMPER_ENOTFOUND) {
+        fprintf(stderr, "temper: %s (and nothing in the store for it)\n", msg);
+        return CLI_USAGE;
+    }
+    fprintf(stderr, "temper: %s\n", nothing);
+    return CLI_NOT_OK;
 }
 
 int main(int argc, char **argv)

@@ -171,3 +171,14 @@ void html_diff(FILE *f, const char *old_name, const char *old_text, const char *
     fprintf(f, "</table></div>\n");
     free(d);
 }
+
+void html_card(FILE *f, const char *key, const char *value, const char *note)
+{
+    fprintf(f, "<div class=\"card\"><div class=\"k\">");
+    html_text(f, key);
+    fprintf(f, "</div><div class=\"v\">");
+    html_text(f, value);
+    fprintf(f, "</div><div class=\"n\">");
+    html_text(f, note);
+    fprintf(f, "</div></div>\n");
+}

@@ -136,14 +136,18 @@ static int source_row(void *user, json_t *row)
     return 1;
 }
 
+static void point_free(struct point *p)
+{
+    free(p->device_key);
+    free(p->options);
+    free(p->source_hash);
+    free(p->made_by);
+}
+
 static void gather_free(struct gather *g)
 {
-    for (size_t i = 0; i < g->n; i++) {
-        free(g->pts[i].device_key);
-        free(g->pts[i].options);
-        free(g->pts[i].source_hash);
-        free(g->pts[i].made_by);
-    }
+    for (size_t i = 0; i < g->n; i++)
+        point_free(&g->pts[i]);
     free(g->pts);
     json_decref(g->first_timing);
     free(g->baseline_path);
@@ -159,14 +163,10 @@ static void keep_device(struct gather *g, const char *key)
 {
     size_t k = 0;
     for (size_t i = 0; i < g->n; i++) {
-        if (!strcmp(g->pts[i].device_key, key)) {
+        if (!strcmp(g->pts[i].device_key, key))
             g->pts[k++] = g->pts[i];
-        } else {
-            free(g->pts[i].device_key);
-            free(g->pts[i].options);
-        free(g->pts[i].source_hash);
-            free(g->pts[i].made_by);
-        }
+        else
+            point_free(&g->pts[i]);
     }
     g->n = k;
 }
@@ -184,22 +184,28 @@ static void number_runs(struct gather *g)
     }
 }
 
-/* The fastest correct, timed evaluation, or -1. */
-/* 1 when a later timed evaluation of the same configuration (source, options, device) exists: a
- * configuration counts with its latest timed evaluation, as `temper best` counts it (a tune's
- * re-timing, not its noisy screening sample of the same code). */
+/* 1 when two evaluations are of the same configuration: source, options and device. */
+static int same_config(const struct point *p, const struct point *q)
+{
+    return !strcmp(q->source_hash, p->source_hash) && !strcmp(q->options, p->options) &&
+           !strcmp(q->device_key, p->device_key);
+}
+
+/* 1 when a later timed evaluation of the same configuration exists: a configuration counts with
+ * its latest timed evaluation, as `temper best` counts it (a tune's re-timing, not its noisy
+ * screening sample of the same code). */
 static int superseded(const struct gather *g, size_t i)
 {
     const struct point *p = &g->pts[i];
     for (size_t j = 0; j < g->n; j++) {
         const struct point *q = &g->pts[j];
-        if (q->timed && q->id > p->id && !strcmp(q->source_hash, p->source_hash) &&
-            !strcmp(q->options, p->options) && !strcmp(q->device_key, p->device_key))
+        if (q->timed && q->id > p->id && same_config(p, q))
             return 1;
     }
     return 0;
 }
 
+/* The fastest correct, timed evaluation, or -1. */
 static long best_index(const struct gather *g)
 {
     long best = -1;
@@ -446,6 +452,9 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
         svg_linear_range(0, hi, &y.lo, &y.hi);
     struct svg_plot plot;
     svg_plot_init(&plot, 560, 380, x, y);
+    size_t *live = malloc(g->n * sizeof(*live)); /* see the step line below */
+    if (!live)
+        return (void)fprintf(f, "<p class=\"muted\">Out of memory drawing the convergence.</p></section>\n");
     svg_begin(f, &plot, "convergence", "Best time so far against evaluations, one line per tune run");
     if (base > 0)
         fprintf(f, "<line class=\"baseline\" data-y=\"%.9g\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
@@ -465,17 +474,29 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
         fprintf(f, "<polyline class=\"best-line\" data-run-id=\"%lld\" data-strategy=\"", (long long)runs[r].id);
         html_text(f, runs[r].strategy);
         fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
+        /* The header's rule: each configuration counts with its latest timed evaluation so far (live
+         * holds them; a slower re-timing replaces a screening sample), so the line ends at the best. */
         double best = INFINITY;
         int last = 0;
+        size_t nlive = 0;
         for (size_t i = 0; i < g->n; i++) {
             const struct point *p = &g->pts[i];
             if (p->run_id != runs[r].id)
                 continue;
             last = p->index;
-            if (p->timed && p->ms < best) {
+            if (!p->timed)
+                continue;
+            size_t k = 0;
+            while (k < nlive && !same_config(&g->pts[live[k]], p))
+                k++;
+            live[k < nlive ? k : nlive++] = i;
+            double now = INFINITY;
+            for (k = 0; k < nlive; k++)
+                now = fmin(now, g->pts[live[k]].ms);
+            if (now != best) {
                 if (isfinite(best))
                     fprintf(f, "%.2f,%.2f ", svg_px(&plot, p->index), svg_py(&plot, best));
-                best = p->ms;
+                best = now;
                 fprintf(f, "%.2f,%.2f ", svg_px(&plot, p->index), svg_py(&plot, best));
             }
         }
@@ -502,6 +523,7 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
             fprintf(f, p->timed ? "</circle>\n" : "</path>\n");
         }
     }
+    free(live);
     svg_end(f);
     fprintf(f, "<div class=\"legend\">");
     for (int r = 0; r < nruns; r++) {
@@ -512,9 +534,9 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
     }
     fprintf(f, "</div>\n");
     html_caption(f, "x: each evaluation's place in its run (screening and re-timing alike); y: its median time at the "
-                    "first bench shape (dots) and the best correct time so far (line). The dashed lines are the "
-                    "baseline (and expert) as timed beside the best. Marks on the floor are evaluations that were not "
-                    "correct or not timed.");
+                    "first bench shape (dots) and the best correct time so far (line: each configuration at its latest "
+                    "time, so a slower re-timing can raise it). The dashed lines are the baseline (and expert) as "
+                    "timed beside the best. Marks on the floor are evaluations that were not correct or not timed.");
     fprintf(f, "</section>\n");
 }
 
@@ -574,17 +596,6 @@ static void table(FILE *f, const struct gather *g, long best)
     fprintf(f, "</section>\n");
 }
 
-static void card(FILE *f, const char *key, const char *value, const char *note)
-{
-    fprintf(f, "<div class=\"card\"><div class=\"k\">");
-    html_text(f, key);
-    fprintf(f, "</div><div class=\"v\">");
-    html_text(f, value);
-    fprintf(f, "</div><div class=\"n\">");
-    html_text(f, note);
-    fprintf(f, "</div></div>\n");
-}
-
 static void cards(FILE *f, const struct gather *g, long best, const struct ceilings *c)
 {
     char v[64], n[160];
@@ -596,31 +607,31 @@ static void cards(FILE *f, const struct gather *g, long best, const struct ceili
     if (b) {
         snprintf(v, sizeof(v), "%.4g ms", b->ms);
         snprintf(n, sizeof(n), "evaluation %lld, spread %.1f%%", (long long)b->id, 100 * b->spread);
-        card(f, "best time", v, n);
+        html_card(f, "best time", v, n);
         snprintf(v, sizeof(v), "%.2fx", b->speedup);
         snprintf(n, sizeof(n), "baseline %.4g ms", b->baseline_ms);
-        card(f, "speedup over the baseline", v, n);
+        html_card(f, "speedup over the baseline", v, n);
         if (isfinite(b->vs_expert)) {
             snprintf(v, sizeof(v), "%.2fx", b->vs_expert);
             snprintf(n, sizeof(n), "expert %.4g ms", b->expert_ms);
-            card(f, "against the expert", v, n);
+            html_card(f, "against the expert", v, n);
         }
         if (isfinite(b->share)) {
             snprintf(v, sizeof(v), "%.1f%%", 100 * b->share);
-            card(f, "of the roofline", v, "the floor the ceilings allow, over the time");
+            html_card(f, "of the roofline", v, "the floor the ceilings allow, over the time");
         }
     } else {
-        card(f, "best time", "none", "no correct, timed evaluation");
+        html_card(f, "best time", "none", "no correct, timed evaluation");
     }
     snprintf(v, sizeof(v), "%zu", g->n);
     snprintf(n, sizeof(n), "%zu correct, %zu not", correct, g->n - correct);
-    card(f, "evaluations", v, n);
+    html_card(f, "evaluations", v, n);
     if (c->mem_gbs > 0) {
         char rate[32];
         fmt_rate(c->mem_gbs, "B", v, sizeof(v));
         snprintf(n, sizeof(n), "copy bandwidth; %s %s", !strcmp(c->compute_key, "fma_gflops") ? "FMA" : c->compute_key,
                  fmt_rate(c->compute_gflops, "FLOP", rate, sizeof(rate)));
-        card(f, "device ceilings", v, n);
+        html_card(f, "device ceilings", v, n);
     }
     fprintf(f, "</div>\n");
 }
@@ -643,7 +654,7 @@ static char *baseline_source(const struct gather *g, const char *tasks_root, cha
         return text;
     char dir[TEMPER_PATH_MAX], msg[512];
     struct temper_task *task = malloc(sizeof(*task));
-    if (task && !temper_task_find(tasks_root, g->task, dir, sizeof(dir), msg, sizeof(msg)) &&
+    if (task && !temper_task_find(temper_tasks_root(tasks_root), g->task, dir, sizeof(dir), msg, sizeof(msg)) &&
         !temper_task_load(dir, task, msg, sizeof(msg))) {
         const char *path = g->language && !strcmp(g->language, "cuda") ? task->baseline_cuda : task->baseline_opencl;
         snprintf(name, name_size, "%s", path);

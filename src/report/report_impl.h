@@ -55,6 +55,8 @@ void html_begin(FILE *f, const char *title);
 void html_end(FILE *f, const char *store_path);
 /* A figure's caption paragraph. */
 void html_caption(FILE *f, const char *text);
+/* One card of the cards row: a key, its value in large type and a note under it. */
+void html_card(FILE *f, const char *key, const char *value, const char *note);
 /* The source of the new kernel with its differences from the old one, as a table (line numbers,
  * removed lines red, added green), headed by a summary ("12 lines added, 3 removed"). */
 void html_diff(FILE *f, const char *old_name, const char *old_text, const char *new_name, const char *new_text);

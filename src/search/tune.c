@@ -296,6 +296,42 @@ int temper_tune_propose(struct temper_tune *t, struct temper_tune_point *points,
     return n;
 }
 
+/* Whether a result is a failure: a verdict other than correct (a cancelled one has none). */
+static int failed(json_t *result)
+{
+    const char *v = json_string_value(json_object_get(result, "verdict"));
+    return v && strcmp(v, "correct");
+}
+
+/* The line of text starting at line, without its leading blanks, into out (cut to size). */
+static void copy_line(const char *line, char *out, size_t size)
+{
+    while (*line == ' ' || *line == '\t' || *line == '\n' || *line == '\r')
+        line++;
+    size_t len = strcspn(line, "\r\n");
+    snprintf(out, size, "%.*s", (int)len, line);
+}
+
+/* Why a failed result failed, on one line: a compile error's first compiler-log line that says
+ * "error" (the message names only the build), else its message's first line. */
+static void failure_why(json_t *result, char *out, size_t size)
+{
+    const char *v = json_string_value(json_object_get(result, "verdict"));
+    const char *message = json_string_value(json_object_get(result, "message"));
+    const char *log = json_string_value(json_object_get(result, "compile_log"));
+    out[0] = 0;
+    if (v && !strcmp(v, "compile_error") && log)
+        for (const char *line = log; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+            size_t len = strcspn(line, "\n");
+            for (size_t i = 0; i + 5 <= len && !out[0]; i++)
+                if (!strncmp(line + i, "error", 5))
+                    copy_line(line, out, size);
+            if (out[0])
+                return;
+        }
+    copy_line(message ? message : "", out, size);
+}
+
 void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *p, json_t *result, int from_store,
                          struct temper_tune_event *ev)
 {
@@ -304,6 +340,8 @@ void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *
     memset(ev, 0, sizeof(*ev));
     ev->config = p->config;
     ev->verdict = v ? v : "?";
+    if (failed(result))
+        failure_why(result, ev->why, sizeof(ev->why));
     ev->time_ms = isinf(score) ? NAN : score;
     ev->from_store = from_store;
     ev->same_code = !from_store && json_is_string(json_object_get(result, "same_code_as"));
@@ -364,6 +402,90 @@ static json_t *best_entry(struct temper_tune *t, const struct temper_config *c, 
                      "flags", flags, "timing", tm ?: json_null(), "result", r);
 }
 
+#define TUNE_LOG_LINES 8 /* compiler-log lines a failure entry keeps */
+
+/* The first TUNE_LOG_LINES lines of a compiler log (caller decrefs), null when it is empty. */
+static json_t *log_head(const char *log)
+{
+    while (log && (*log == '\n' || *log == '\r'))
+        log++;
+    if (!log || !*log)
+        return json_null();
+    const char *end = log;
+    for (int n = 0; *end && n < TUNE_LOG_LINES; n++)
+        end += strcspn(end, "\n"), end += *end == '\n';
+    size_t len = (size_t)(end - log);
+    while (len && (log[len - 1] == '\n' || log[len - 1] == '\r'))
+        len--;
+    return json_stringn(log, len);
+}
+
+/* Counts a failed result into failures, an entry per distinct verdict, message and (for a
+ * compile error) compiler-log head; config and index name the evaluation. */
+static void count_failure(json_t *failures, json_t *result, const char *config, int index)
+{
+    if (!failed(result))
+        return;
+    const char *v = json_string_value(json_object_get(result, "verdict"));
+    const char *message = json_string_value(json_object_get(result, "message"));
+    message = message ? message : "";
+    json_t *log = strcmp(v, "compile_error")
+                      ? json_null()
+                      : log_head(json_string_value(json_object_get(result, "compile_log")));
+    size_t i;
+    json_t *f;
+    json_array_foreach(failures, i, f)
+    {
+        if (!strcmp(json_string_value(json_object_get(f, "verdict")), v) &&
+            !strcmp(json_string_value(json_object_get(f, "message")), message) &&
+            json_equal(json_object_get(f, "compile_log"), log)) {
+            json_object_set_new(f, "count", json_integer(json_integer_value(json_object_get(f, "count")) + 1));
+            json_decref(log);
+            return;
+        }
+    }
+    json_array_append_new(failures, json_pack("{s:s, s:s, s:i, s:s, s:i, s:o}", "verdict", v, "message", message,
+                                              "count", 1, "config", config, "first_at", index, "compile_log", log));
+}
+
+static int cmp_failures(const void *a, const void *b)
+{
+    json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "count"));
+    json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "count"));
+    json_int_t i = json_integer_value(json_object_get(*(json_t *const *)a, "first_at"));
+    json_int_t j = json_integer_value(json_object_get(*(json_t *const *)b, "first_at"));
+    return x != y ? (x < y) - (x > y) : (i > j) - (i < j);
+}
+
+/* Why configurations failed (caller decrefs): an entry per distinct verdict and message (see
+ * count_failure), the most frequent first, ties in the order they first came. */
+static json_t *tune_failures(struct temper_tune *t)
+{
+    json_t *failures = json_array();
+    size_t i;
+    json_t *p;
+    json_array_foreach(t->points, i, p)
+        count_failure(failures, json_object_get(p, "result"), json_string_value(json_object_get(p, "config")),
+                      (int)json_integer_value(json_object_get(p, "index")));
+    for (int k = 0; k < t->ntop && k < (int)json_array_size(t->retimed); k++) {
+        char config[512];
+        temper_space_format(&t->space, &t->top[k], config, sizeof(config));
+        count_failure(failures, json_array_get(t->retimed, (size_t)k), config, t->retimed_at[k]);
+    }
+    size_t n = json_array_size(failures);
+    json_t **sorted = malloc((n ? n : 1) * sizeof(json_t *));
+    if (!sorted)
+        return failures; /* unsorted, but whole */
+    for (i = 0; i < n; i++)
+        sorted[i] = json_incref(json_array_get(failures, i));
+    qsort(sorted, n, sizeof(json_t *), cmp_failures);
+    json_array_clear(failures);
+    for (i = 0; i < n; i++)
+        json_array_append_new(failures, sorted[i]);
+    free(sorted);
+    return failures;
+}
+
 json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
 {
     /* Convergence: the evaluation that made the best best (its screening point here; the
@@ -384,6 +506,7 @@ json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
                           t->reused, "by_verdict", t->by_verdict, "history", t->history, "best_found_at", t->best_at,
                           "within_5pct_at", within5, "seconds", temper_now_s() - t->start_s);
     json_object_set_new(s, "same_code", json_integer(t->same_code));
+    json_object_set_new(s, "failures", tune_failures(t));
     if (t->resumed)
         json_object_set_new(s, "resumed_run", json_integer(t->resumed));
     if (interrupted) {

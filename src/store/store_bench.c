@@ -226,6 +226,47 @@ static int locked_run_evaluations(struct temper_store *s, int64_t run_id, json_t
     return json_rows_with_id(s, st, "store_id", what, results, msg, msg_size);
 }
 
+static int locked_bench_find(struct temper_store *s, json_t *bench, int64_t *id, char *msg, size_t msg_size)
+{
+    static const char what[] = "looking for the same bench";
+    *id = 0;
+    /* The stored text is the compact dump without "id" (locked_bench_put), the same for the same
+     * bench built the same way. */
+    json_t *copy = json_deep_copy(bench);
+    json_object_del(copy, "id");
+    char *text = json_dumps(copy, JSON_COMPACT);
+    char *source = json_dumps(json_object_get(bench, "source") ?: json_null(), JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(copy);
+    sqlite3_stmt *st = NULL;
+    int err = 0;
+    if (!text || !source)
+        err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "%s: %s: out of memory", s->path, what);
+    else if (sqlite3_prepare_v2(s->db, "SELECT id FROM benches WHERE source = ? AND bench = ? ORDER BY id DESC LIMIT 1",
+                                -1, &st, NULL) != SQLITE_OK)
+        err = store_fail(s, msg, msg_size, what);
+    if (!err) {
+        sqlite3_bind_text(st, 1, source, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, text, -1, SQLITE_TRANSIENT);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *id = sqlite3_column_int64(st, 0);
+        else if (rc != SQLITE_DONE)
+            err = store_fail(s, msg, msg_size, what);
+    }
+    sqlite3_finalize(st);
+    free(text);
+    free(source);
+    return err;
+}
+
+int temper_store_bench_find(struct temper_store *s, json_t *bench, int64_t *id, char *msg, size_t msg_size)
+{
+    pthread_mutex_lock(&s->lock);
+    int out = locked_bench_find(s, bench, id, msg, msg_size);
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
 int temper_store_bench_put(struct temper_store *s, json_t *bench, int64_t *id, char *msg, size_t msg_size)
 {
     pthread_mutex_lock(&s->lock);

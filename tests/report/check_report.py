@@ -191,6 +191,13 @@ if mode == "run":
         "convergence: each evaluation at its place in the run and its median time, on the axes")
     lines = page.find("convergence", "best-line")
     check(len(lines) == 1 and int(lines[0][0]["data-run-id"]) == run_id, "convergence: the run's best-so-far line")
+    # the line follows the header's rule too, so it ends at the best (a slower re-timing of the
+    # screening's fastest point raises it), within 0.01 user units
+    end = lines[0][0]["points"].split()[-1].split(",") if lines else ["nan", "nan"]
+    fr = lines[0][1] if lines else None
+    want = float(fr["data-top"]) + (1 - frac(fr, "y", best[2])) * float(fr["data-height"]) if fr else None
+    check(fr is not None and abs(float(end[1]) - want) < 0.01,
+          f"convergence: the best-so-far line ends at the best, {best[2]:.4g} ms")
     table_rows = [int(a["data-eval-id"]) for a, fr in page.find(tag="tr") if "data-eval-id" in a]
     check(table_rows == [r[0] for r in rows], "table: one row per evaluation, in order")
     diff = [a for a, fr in page.find(tag="table") if a.get("id") == "diff"]

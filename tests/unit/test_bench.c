@@ -189,6 +189,30 @@ static void test_print_missing(void **state)
     json_decref(by_task);
 }
 
+/* Counts of one read in the singular: "1 task", "1 sample", "(1 task)". */
+static void test_print_singular(void **state)
+{
+    (void)state;
+    json_t *r = json_pack("{s:s, s:s, s:s, s:[{s:f, s:f}], s:i}", "task", "a", "verdict", "correct", "device",
+                          "opencl:0", "timings", "speedup", 2.0, "median_ms", 1.0, "store_id", 1);
+    json_t *by_task = json_pack("{s:[o]}", "a", r);
+    json_t *bench = temper_bench_compute(by_task, NULL);
+    assert_non_null(bench);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    assert_non_null(f);
+    temper_bench_print(f, bench);
+    fclose(f);
+    assert_contains(text, "suite: 1 task (1 with a correct sample), 1 sample, 1 correct\n");
+    assert_contains(text, "pass@1 1.000 (1 task)");
+    assert_contains(text, "over 1 correct timed sample;");
+    assert_null(strstr(text, "1 tasks"));
+    free(text);
+    json_decref(bench);
+    json_decref(by_task);
+}
+
 static void test_compare(void **state)
 {
     (void)state;
@@ -262,6 +286,15 @@ static void test_store(void **state)
     json_decref(back);
     assert_int_equal(temper_store_bench_get(store, bench_id + 1, &back, msg, sizeof(msg)), TEMPER_ENOTFOUND);
     assert_contains(msg, "no bench");
+    /* The same bench again is found as the one stored; another source's is not. */
+    int64_t same = -1;
+    assert_int_equal(temper_store_bench_find(store, bench, &same, msg, sizeof(msg)), 0);
+    assert_int_equal(same, bench_id);
+    json_t *other = json_deep_copy(bench);
+    json_object_set_new(other, "source", json_pack("{s:s}", "from", "/elsewhere"));
+    assert_int_equal(temper_store_bench_find(store, other, &same, msg, sizeof(msg)), 0);
+    assert_int_equal(same, 0);
+    json_decref(other);
     /* A bench naming an evaluation the store lacks is refused, and nothing is stored. */
     json_object_set_new(json_array_get(json_object_get(json_array_get(json_object_get(bench, "tasks"), 0), "evaluations"), 1),
                         "store_id", json_integer(999));
@@ -302,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_latest_of_a_configuration),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_print_missing),
+        cmocka_unit_test(test_print_singular),
         cmocka_unit_test_setup_teardown(test_store, make_tmp, remove_tmp),
     };
     return cmocka_run_group_tests_name("bench", tests, NULL, NULL);

@@ -1,11 +1,13 @@
 /* test_report.c: unit tests of report.h with known answers: the line diff (a shortest edit by
- * longest common subsequence, with line numbers), the rl export's reward, and the export
- * format names. */
+ * longest common subsequence, with line numbers), the rl export's reward, the export format
+ * names, and a run report's convergence line against its header's best (a real SQLite store in a
+ * temporary folder). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,9 @@
 
 #include "temper/error.h"
 #include "temper/report.h"
+#include "temper/store.h"
+
+#include "unit.h"
 
 /* A diff and its expected form: each line as op followed by its text, joined by '|'. */
 struct diff_case {
@@ -116,11 +121,101 @@ static void test_format_names(void **state)
     assert_int_equal(temper_export_format_parse(""), -1);
 }
 
+/* A correct result of vector_add at options, timed at median_ms, in tune phase phase. */
+static json_t *timed_result(const char *options, double median_ms, const char *phase)
+{
+    json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:[{s:s, s:f, s:f, s:f, s:f, s:f}], s:s, "
+                          "s:{s:s, s:s, s:s}}",
+                          "source_hash", "00000000000000a1", "task", "vector_add", "candidate", "k.cl", "verdict",
+                          "correct", "message", "passed", "device", "opencl:0", "options", options, "tune_phase", phase,
+                          "timings", "shape", "N=1024", "median_ms", median_ms, "spread", 0.01, "baseline_median_ms",
+                          20.0, "flops", 1024.0, "bytes", 12288.0, "task_hash", "0123456789abcdef", "device_info", "id",
+                          "opencl:0", "name", "X", "driver", "1");
+    assert_non_null(r);
+    return r;
+}
+
+/* The y value of a convergence line's last point, read back through the plot's axis mapping. */
+static double line_end_ms(const char *html)
+{
+    const char *svg = strstr(html, "id=\"convergence\"");
+    assert_non_null(svg);
+    const char *frame = strstr(svg, "class=\"plot\"");
+    assert_non_null(frame);
+    double top = NAN, height = NAN, lo = NAN, hi = NAN;
+    int log_y = -1;
+    assert_non_null(strstr(frame, "data-top=\""));
+    sscanf(strstr(frame, "data-top=\"") + 10, "%lf", &top);
+    sscanf(strstr(frame, "data-height=\"") + 13, "%lf", &height);
+    sscanf(strstr(frame, "data-y-lo=\"") + 11, "%lf", &lo);
+    sscanf(strstr(frame, "data-y-hi=\"") + 11, "%lf", &hi);
+    sscanf(strstr(frame, "data-y-log=\"") + 12, "%d", &log_y);
+    assert_int_equal(log_y, 0); /* the times span under 20x: linear */
+    const char *line = strstr(svg, "class=\"best-line\"");
+    assert_non_null(line);
+    const char *points = strstr(line, "points=\"") + 8, *end = strchr(points, '"');
+    const char *last = end;
+    while (last > points && last[-1] != ' ')
+        last--;
+    double px = NAN, py = NAN;
+    assert_int_equal(sscanf(last, "%lf,%lf", &px, &py), 2);
+    return lo + (1 - (py - top) / height) * (hi - lo);
+}
+
+/* The convergence line of a run follows the header's rule (each configuration counts with its
+ * latest timed evaluation), so it ends at the header's best: a configuration screened fastest but
+ * re-timed slower no longer holds the line down at its screening time. */
+static void test_convergence_ends_at_the_best(void **state)
+{
+    void *dir = NULL;
+    (void)state;
+    assert_int_equal(make_tmp(&dir), 0);
+    char msg[512] = "";
+    struct temper_store *store = NULL;
+    assert_int_equal(temper_store_open(NULL, &store, msg, sizeof(msg)), 0);
+    json_t *settings = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "kind", "tune", "source_hash", "00000000000000a1",
+                                 "task_hash", "0123456789abcdef", "device_key", "opencl|X|1", "device", "opencl:0",
+                                 "strategy", "random");
+    int64_t run = 0;
+    assert_int_equal(temper_store_run_begin(store, settings, &run, msg, sizeof(msg)), 0);
+    json_decref(settings);
+    /* A screened at 4.85 ms and B at 6 ms; re-timed, A takes 9.437 ms and B 7 ms: B is the best */
+    struct {
+        const char *options, *phase;
+        double ms;
+    } evals[] = {{"-DX=1", "screen", 4.85}, {"-DX=2", "screen", 6.0}, {"-DX=1", "retime", 9.437},
+                 {"-DX=2", "retime", 7.0}};
+    for (size_t i = 0; i < 4; i++) {
+        json_t *r = timed_result(evals[i].options, evals[i].ms, evals[i].phase);
+        assert_int_equal(temper_store_record_run(store, r, "__kernel void k(void) {}\n", run, NULL, msg, sizeof(msg)),
+                         0);
+        json_decref(r);
+    }
+    char *html = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&html, &len);
+    assert_non_null(f);
+    struct temper_report_request req = {0};
+    req.run_id = run;
+    int err = temper_report_write(store, &req, f, msg, sizeof(msg));
+    fclose(f);
+    if (err)
+        fail_msg("report: %s", msg);
+    assert_contains(html, "<div class=\"k\">best time</div><div class=\"v\">7 ms</div>");
+    double end_ms = line_end_ms(html);
+    if (fabs(end_ms - 7.0) > 0.05)
+        fail_msg("the convergence line ends at %g ms, the header's best is 7 ms", end_ms);
+    free(html);
+    temper_store_close(store);
+    remove_tmp(&dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diff_cases),  cmocka_unit_test(test_diff_line_numbers), cmocka_unit_test(test_diff_too_long),
         cmocka_unit_test(test_reward),      cmocka_unit_test(test_format_names),
+        cmocka_unit_test(test_convergence_ends_at_the_best),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * defaults come first; every screening point carries its knobs, the run's one secret seed and the
  * screening budget; the budget is kept, points whose code was an earlier one's are not counted
  * against it; the best few distinct points are re-timed in full; the summary's best is the
- * fastest re-timing; a stopped tune reports its best screening point. Results are built here
+ * fastest re-timing; a stopped tune reports its best screening point; failed points say why. Results are built here
  * from a known landscape (time = BLOCK / VEC), which is what the machine is tested against. */
 #include <math.h>
 #include <setjmp.h>
@@ -262,6 +262,58 @@ static void test_settings_and_resume(void **state)
     temper_tune_free(t);
 }
 
+/* Failed configurations say why: each event carries its verdict message's first line (a compile
+ * error's first compiler-log error line), and the summary lists each distinct failure once with
+ * its count, the most frequent first, a compile error with its log's first lines. */
+static void test_failures_say_why(void **state)
+{
+    (void)state;
+    struct temper_tune *t = start(5, 1);
+    struct temper_tune_point *pts = calloc(TEMPER_TUNE_MAX_BATCH, sizeof(*pts));
+    assert_non_null(pts);
+    char log[1024] = "In file included from t.cl:1:\n";
+    for (int i = 0; i < 12; i++)
+        snprintf(log + strlen(log), sizeof(log) - strlen(log), "%st.cl:%d: error: nope %d\n", i ? "" : "  ", i, i);
+    int k = 0, n;
+    while ((n = temper_tune_propose(t, pts, TEMPER_TUNE_MAX_BATCH)) > 0)
+        for (int i = 0; i < n; i++, k++) {
+            assert_false(pts[i].retime); /* nothing correct: nothing to re-time */
+            /* points 1, 3 and 5 are invalid, 2 and 4 do not compile */
+            json_t *r = k % 2 == 0 ? json_pack("{s:s, s:s}", "verdict", "invalid", "message",
+                                               "t.cl:4: args(...) names 'bta'\nmore")
+                                   : json_pack("{s:s, s:s, s:s}", "verdict", "compile_error", "message",
+                                               "t.cl: OpenCL build failed", "compile_log", log);
+            struct temper_tune_event ev;
+            temper_tune_observe(t, &pts[i], r, 0, &ev);
+            assert_string_equal(ev.why, k % 2 == 0 ? "t.cl:4: args(...) names 'bta'" : "t.cl:0: error: nope 0");
+            json_decref(r);
+        }
+    assert_int_equal(k, 5);
+    json_t *s = temper_tune_summary(t, 0);
+    assert_null(json_object_get(s, "best"));
+    json_t *f = json_object_get(s, "failures");
+    assert_int_equal(json_array_size(f), 2);
+    json_t *f0 = json_array_get(f, 0), *f1 = json_array_get(f, 1);
+    assert_string_equal(json_string_value(json_object_get(f0, "verdict")), "invalid");
+    assert_string_equal(json_string_value(json_object_get(f0, "message")), "t.cl:4: args(...) names 'bta'\nmore");
+    assert_int_equal(json_integer_value(json_object_get(f0, "count")), 3);
+    assert_int_equal(json_integer_value(json_object_get(f0, "first_at")), 1);
+    assert_true(json_is_null(json_object_get(f0, "compile_log")));
+    assert_string_equal(json_string_value(json_object_get(f1, "verdict")), "compile_error");
+    assert_int_equal(json_integer_value(json_object_get(f1, "count")), 2);
+    assert_int_equal(json_integer_value(json_object_get(f1, "first_at")), 2);
+    /* the log's first 8 lines, no trailing newline */
+    const char *head = json_string_value(json_object_get(f1, "compile_log"));
+    assert_non_null(head);
+    assert_non_null(strstr(head, "In file included from t.cl:1:\n  t.cl:0: error: nope 0\n"));
+    assert_non_null(strstr(head, "t.cl:6: error: nope 6"));
+    assert_null(strstr(head, "nope 7"));
+    assert_true(head[strlen(head) - 1] != '\n');
+    json_decref(s);
+    free(pts);
+    temper_tune_free(t);
+}
+
 static void test_bad_candidate_and_strategy(void **state)
 {
     (void)state;
@@ -288,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_stopped_tune_reports_its_best_screening_point),
         cmocka_unit_test(test_settings_and_resume),
         cmocka_unit_test(test_bad_candidate_and_strategy),
+        cmocka_unit_test(test_failures_say_why),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
