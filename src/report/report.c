@@ -184,22 +184,24 @@ static void number_runs(struct gather *g)
     }
 }
 
-/* The fastest correct, timed evaluation, or -1. */
-/* 1 when a later timed evaluation of the same configuration (source, options, device) exists: a
- * configuration counts with its latest timed evaluation, as `temper best` counts it (a tune's
- * re-timing, not its noisy screening sample of the same code). */
+/* 1 when a later evaluation of the same configuration (source, options, device) that counts
+ * exists: a configuration counts with its latest timed evaluation of any verdict, as `temper best`
+ * counts it (a tune's re-timing, not its noisy screening sample of the same code; one found wrong
+ * later drops out). A correct evaluation without a time does not count. */
 static int superseded(const struct gather *g, size_t i)
 {
     const struct point *p = &g->pts[i];
     for (size_t j = 0; j < g->n; j++) {
         const struct point *q = &g->pts[j];
-        if (q->timed && q->id > p->id && !strcmp(q->source_hash, p->source_hash) &&
+        int counts = q->timed || (!q->correct && strcmp(q->verdict, "none"));
+        if (counts && q->id > p->id && !strcmp(q->source_hash, p->source_hash) &&
             !strcmp(q->options, p->options) && !strcmp(q->device_key, p->device_key))
             return 1;
     }
     return 0;
 }
 
+/* The fastest correct, timed evaluation that its configuration counts with, or -1. */
 static long best_index(const struct gather *g)
 {
     long best = -1;

@@ -449,6 +449,64 @@ static void test_best_takes_the_retiming(void **state)
     temper_store_close(s);
 }
 
+/* best takes each configuration at its latest evaluation of any verdict: one whose latest run was
+ * wrong (a kernel wrong only on some inputs) or timed out drops out, however fast it was when it
+ * passed; a correct run without a time neither counts nor hides the timing before it. */
+static void test_best_drops_a_configuration_now_failing(void **state)
+{
+    (void)state;
+    char msg[512] = "";
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(NULL, &s, msg, sizeof(msg)), 0);
+    static const struct {
+        const char *hash;    /* the configuration's source */
+        const char *verdict; /* its verdict in this run */
+        double ms;           /* its time; 0: not timed */
+    } runs[] = {
+        {"00000000000000e1", "correct", 10.0},   /* fastest, then wrong on other inputs */
+        {"00000000000000e1", "incorrect", 0},
+        {"00000000000000e2", "correct", 20.0},   /* then checked again without a time */
+        {"00000000000000e2", "correct", 0},
+        {"00000000000000e3", "incorrect", 0},    /* wrong once, then correct */
+        {"00000000000000e3", "correct", 30.0},
+    };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        json_t *r = make_result(runs[i].hash, runs[i].verdict, "k.cl", runs[i].ms);
+        if (!runs[i].ms)
+            json_object_set_new(r, "timings", json_array());
+        assert_int_equal(temper_store_record(s, r, runs[i].hash, NULL, msg, sizeof(msg)), 0);
+        json_decref(r);
+    }
+    json_t *best = NULL;
+    char *source = NULL;
+    assert_int_equal(temper_store_best(s, "softmax", TASK_HASH, DEVICE_KEY, &best, &source, msg, sizeof(msg)), 0);
+    assert_string_equal(json_string_value(json_object_get(best, "source_hash")), "00000000000000e2");
+    json_decref(best);
+    free(source);
+    /* e2 times out now: e3 is the best; then e3 is wrong too: none is left, and the message says why. */
+    const char *later[][2] = {{"00000000000000e2", "timeout"}, {"00000000000000e3", "incorrect"}};
+    const char *want[] = {"00000000000000e3", NULL};
+    for (int i = 0; i < 2; i++) {
+        json_t *r = make_result(later[i][0], later[i][1], "k.cl", 0);
+        json_object_set_new(r, "timings", json_array());
+        assert_int_equal(temper_store_record(s, r, later[i][0], NULL, msg, sizeof(msg)), 0);
+        json_decref(r);
+        int err = temper_store_best(s, "softmax", TASK_HASH, DEVICE_KEY, &best, &source, msg, sizeof(msg));
+        if (want[i]) {
+            assert_int_equal(err, 0);
+            assert_string_equal(json_string_value(json_object_get(best, "source_hash")), want[i]);
+        } else {
+            assert_int_equal(err, TEMPER_ENOTFOUND);
+            assert_null(best);
+            if (!strstr(msg, "3 configurations once correct are left out: their latest evaluation is not correct"))
+                fail_msg("message: %s", msg);
+        }
+        json_decref(best);
+        free(source);
+    }
+    temper_store_close(s);
+}
+
 /* A result judged against one content of a task is never reused, nor served as best, under
  * another; results of one device never stand for another of the same name and driver. */
 static void test_keys_task_content_and_device(void **state)
@@ -1175,6 +1233,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_calibration, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refused_results_store_nothing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_keys_task_content_and_device, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_best_drops_a_configuration_now_failing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_best_takes_the_retiming, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_device_key, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_calibration_by_identity, store_setup, store_teardown),
