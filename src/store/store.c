@@ -147,8 +147,8 @@ static int locked_record_lineage(struct temper_store *s, json_t *r, const char *
         ok = sqlite3_prepare_v2(s->db,
                                 "INSERT INTO evaluations(candidate, task, device, knobs, options, verdict, message, "
                                 "median_ms, speedup, roofline_share, checks, timings, seed, secret_seed, result, "
-                                "created_at, run_id, task_hash, device_key, parent_id, operator, client, batch_id) "
-                                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                "created_at, run_id, task_hash, device_key, parent_id, operator, client, batch_id, "
+                                "path) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                 -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         json_t *t0 = json_array_get(json_object_get(r, "timings"), 0);
@@ -180,6 +180,7 @@ static int locked_record_lineage(struct temper_store *s, json_t *r, const char *
         bind_text(st, 21, ln->op);
         bind_text(st, 22, ln->client);
         bind_text(st, 23, ln->batch_id);
+        bind_text(st, 24, json_string_value(json_object_get(r, "candidate"))); /* its own file */
         ok = sqlite3_step(st) == SQLITE_DONE;
     }
     sqlite3_finalize(st);
