@@ -60,10 +60,12 @@ case "$got" in
 esac
 
 # The store's fastest correct softmax kernel on this device (each configuration at its latest timed
-# evaluation, as best counts it) is in the knowledge base now.
+# evaluation of any verdict, kept when that one is correct, as best counts it) is in the knowledge
+# base now.
 fastest=$(sqlite3 "$db" "with latest as (select max(id) as id from evaluations where task = 'softmax' and
-    verdict = 'correct' and median_ms > 0 and task_hash is not null group by candidate, coalesce(options, ''),
-    device_key) select e.id from latest l join evaluations e on e.id = l.id order by e.median_ms, e.id limit 1")
+    (verdict != 'correct' or median_ms > 0) and task_hash is not null group by candidate, coalesce(options, ''),
+    device_key) select e.id from latest l join evaluations e on e.id = l.id where e.verdict = 'correct' and
+    e.median_ms > 0 order by e.median_ms, e.id limit 1")
 hit=$("$temper" knowledge search softmax --json --limit 1 | python3 -c "
 import json, sys
 h = json.load(sys.stdin)[0]

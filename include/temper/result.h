@@ -139,7 +139,7 @@
     X(STR, store_error, none, "Why it could not be stored (the store's file and cause); null when stored or not asked.") \
     X(STR, verdict, none, "`correct`, `incorrect`, `compile_error`, `runtime_error`, `timeout` or `invalid`; null only when cancelled while it ran.") \
     X(STR, message, none, "One sentence for people: what passed, or what failed and where.")                  \
-    X(STR, task, none, "The task the candidate names; empty when the candidate could not be read.")        \
+    X(STR, task, none, "The task the candidate names; empty when none could be read (no task directive read before the candidate's first error, or it names no task there is).")        \
     X(STR, task_hash, none, "xxHash of the task's content (task.json, reference, baselines): results are kept under it.") \
     X(STR, candidate, none, "The candidate's path as given (`<stdin>.cl` or `<stdin>.cu` for standard input).") \
     X(STR, source_hash, none, "xxHash of the candidate's source, 16 hex digits.")                              \

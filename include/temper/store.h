@@ -20,7 +20,7 @@
 
 /* The schema version this code writes (PRAGMA user_version); an older store is migrated on
  * open, a newer one is refused. */
-#define TEMPER_STORE_SCHEMA_VERSION 5
+#define TEMPER_STORE_SCHEMA_VERSION 6
 
 struct temper_store; /* opaque: an open database; threads may share one (each call holds its lock) */
 
@@ -134,7 +134,7 @@ int temper_store_bench_get(struct temper_store *store, int64_t id, json_t **benc
 
 /* What the store holds, newest first (*history, caller decrefs): evaluations, tune runs and
  * benches, each an object with "kind" ("evaluation", "run" or "bench"), "id" and "time" (ISO
- * 8601 UTC); an evaluation also has task, candidate, source_hash, knobs, device, verdict,
+ * 8601 UTC); an evaluation also has task, candidate (the file that evaluation read), source_hash, knobs, device, verdict,
  * message, median_ms, spread, speedup, roofline_share, parent_id, operator, client, run_id,
  * batch_id and tune_phase (null where not known); a run task, candidate, source_hash, device,
  * run_kind, finished_at, evaluations, best_median_ms, best_speedup, best_roofline_share; a bench

@@ -131,12 +131,13 @@ static int add_kernels(sqlite3 *db, const char *store_path, const struct temper_
     sqlite3_stmt *q;
     /* the fastest of each task on each device, found once over the table (a window, not a
      * subquery per row), then joined to its source; each configuration counts with its latest
-     * timed evaluation, as temper_store_best counts it (a re-timing, not a screening sample) */
+     * timed evaluation of any verdict, as temper_store_best counts it (a re-timing, not a screening
+     * sample; one found wrong in a later run drops out) */
     const char *sql =
-        "WITH latest AS (SELECT max(id) AS id FROM evaluations WHERE verdict = 'correct' AND median_ms > 0"
-        "  AND task_hash IS NOT NULL GROUP BY candidate, coalesce(options, ''), device_key, task_hash),"
+        "WITH latest AS (SELECT max(id) AS id FROM evaluations WHERE (verdict != 'correct' OR median_ms > 0)"
+        "  AND task_hash IS NOT NULL GROUP BY task, candidate, coalesce(options, ''), device_key, task_hash),"
         " b AS (SELECT e.id, row_number() OVER (PARTITION BY e.task, e.task_hash, e.device_key ORDER BY e.median_ms,"
-        "  e.id) AS rn FROM latest l JOIN evaluations e ON e.id = l.id)"
+        "  e.id) AS rn FROM latest l JOIN evaluations e ON e.id = l.id WHERE e.verdict = 'correct' AND e.median_ms > 0)"
         " SELECT e.task, e.device, e.id, e.median_ms, c.source, e.device_key, e.task_hash FROM b"
         " JOIN evaluations e ON e.id = b.id JOIN candidates c ON c.hash = e.candidate"
         " WHERE b.rn = 1 ORDER BY e.task, e.device_key";

@@ -64,9 +64,10 @@ static const char *results_expert(json_t *results)
 }
 
 /* 1 when a later result of the same configuration (source, compiler options, device) in results
- * was timed correct: a configuration's best counts with its latest timed evaluation, as `temper
- * best` counts it (a tune's re-timing, not its screening sample of the same code). Later: a larger
- * store id, or later in the array where there are none. */
+ * counts: a configuration's best counts with its latest timed evaluation of any verdict, as
+ * `temper best` counts it (a tune's re-timing, not its screening sample of the same code; one found
+ * wrong later drops out); a correct result without a time does not count. Later: a larger store
+ * id, or later in the array where there are none. */
 static int superseded(json_t *results, size_t i)
 {
     json_t *r = json_array_get(results, i), *q;
@@ -86,7 +87,7 @@ static int superseded(json_t *results, size_t i)
         struct temper_bench_sample s;
         temper_bench_sample_read(q, &s);
         int later = id && qid ? qid > id : j > i;
-        if (later && qv && !strcmp(qv, "correct") && s.timed && qh && !strcmp(qh, hash) &&
+        if (later && qv && (strcmp(qv, "correct") || s.timed) && qh && !strcmp(qh, hash) &&
             !strcmp(qo ? qo : "", opts ? opts : "") && !strcmp(qd ? qd : "", dev ? dev : ""))
             return 1;
     }

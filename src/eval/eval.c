@@ -255,8 +255,15 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
     int err = temper_candidate_parse_lang(req->path, req->lang, text, len, &j->cand, why, sizeof(why));
     free(text);
     if (err) {
+        /* The task it names where its directive was read (whole) before the error and names a task
+         * there is: history, exports and a task's views then find the result; else none. */
+        char dir[TEMPER_PATH_MAX], none[1024];
+        const char *named = j->cand.task_line > 0 && !temper_task_find(temper_tasks_root(req->tasks_dir), j->cand.task,
+                                                                        dir, sizeof(dir), none, sizeof(none)) ?
+                                j->cand.task :
+                                "";
         j->early = simple_result(TEMPER_VERDICT_INVALID, why);
-        json_object_set_new(j->early, "task", json_string(""));
+        json_object_set_new(j->early, "task", json_string(named));
         return;
     }
     j->have_cand = 1;

@@ -191,21 +191,23 @@ static int same_config(const struct point *p, const struct point *q)
            !strcmp(q->device_key, p->device_key);
 }
 
-/* 1 when a later timed evaluation of the same configuration exists: a configuration counts with
- * its latest timed evaluation, as `temper best` counts it (a tune's re-timing, not its noisy
- * screening sample of the same code). */
+/* 1 when a later evaluation of the same configuration (source, options, device) that counts
+ * exists: a configuration counts with its latest timed evaluation of any verdict, as `temper best`
+ * counts it (a tune's re-timing, not its noisy screening sample of the same code; one found wrong
+ * later drops out). A correct evaluation without a time does not count. */
 static int superseded(const struct gather *g, size_t i)
 {
     const struct point *p = &g->pts[i];
     for (size_t j = 0; j < g->n; j++) {
         const struct point *q = &g->pts[j];
-        if (q->timed && q->id > p->id && same_config(p, q))
+        int counts = q->timed || (!q->correct && strcmp(q->verdict, "none"));
+        if (counts && q->id > p->id && same_config(p, q))
             return 1;
     }
     return 0;
 }
 
-/* The fastest correct, timed evaluation, or -1. */
+/* The fastest correct, timed evaluation that its configuration counts with, or -1. */
 static long best_index(const struct gather *g)
 {
     long best = -1;
@@ -474,8 +476,9 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
         fprintf(f, "<polyline class=\"best-line\" data-run-id=\"%lld\" data-strategy=\"", (long long)runs[r].id);
         html_text(f, runs[r].strategy);
         fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
-        /* The header's rule: each configuration counts with its latest timed evaluation so far (live
-         * holds them; a slower re-timing replaces a screening sample), so the line ends at the best. */
+        /* The header's rule: each configuration counts with its latest timed evaluation of any
+         * verdict so far (live holds them; a slower re-timing replaces a screening sample, a later
+         * failure drops the configuration), so the line ends at the best. */
         double best = INFINITY;
         int last = 0;
         size_t nlive = 0;
@@ -484,7 +487,7 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
             if (p->run_id != runs[r].id)
                 continue;
             last = p->index;
-            if (!p->timed)
+            if (!p->timed && (p->correct || !strcmp(p->verdict, "none")))
                 continue;
             size_t k = 0;
             while (k < nlive && !same_config(&g->pts[live[k]], p))
@@ -492,7 +495,8 @@ static void convergence(FILE *f, const struct gather *g, const struct run_info *
             live[k < nlive ? k : nlive++] = i;
             double now = INFINITY;
             for (k = 0; k < nlive; k++)
-                now = fmin(now, g->pts[live[k]].ms);
+                if (g->pts[live[k]].timed)
+                    now = fmin(now, g->pts[live[k]].ms);
             if (now != best) {
                 if (isfinite(best))
                     fprintf(f, "%.2f,%.2f ", svg_px(&plot, p->index), svg_py(&plot, best));

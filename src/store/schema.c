@@ -84,10 +84,11 @@ static const char schema_v2[] =
     "CREATE INDEX evaluations_run ON evaluations(run_id);"
     "CREATE INDEX evaluations_parent ON evaluations(parent_id);";
 
-/* From version 3 on, a step only creates tables and indexes, IF NOT EXISTS: development builds
- * numbered their steps otherwise, so a store may already have a step's tables (or lack those of
- * a step its version counts as done). Such tables are kept when their columns are the ones the
- * step makes (checked against a fresh schema, see migrate), and made when missing. */
+/* From version 3 on, a step only creates tables and indexes, IF NOT EXISTS, or adds a column
+ * where it is missing (version 6): development builds numbered their steps otherwise, so a store
+ * may already have a step's tables (or lack those of a step its version counts as done). Such
+ * tables are kept when their columns are the ones the step makes (checked against a fresh schema,
+ * see migrate), and made when missing. */
 
 /* Version 3: benches (`temper bench`), each with the evaluations it was computed from. */
 static const char schema_v3[] =
@@ -138,12 +139,39 @@ static const char schema_v5[] =
     "CREATE INDEX IF NOT EXISTS agent_calls_session ON agent_calls(session_id, id);"
     "CREATE INDEX IF NOT EXISTS agent_candidates_session ON agent_candidates(session_id, id);";
 
+/* Version 6: each evaluation's own candidate path (evaluations.path). candidates.path is the file
+ * a source was first seen as; the same bytes evaluated from another file keep that first one, so
+ * history named the wrong file. The column is added where it is missing (a development build may
+ * have added it), and rows without a path take the one their result names, else the
+ * candidate's. */
+static int add_evaluation_path(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('evaluations') WHERE name = 'path'", -1,
+                                &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_step(st);
+    int have = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return rc;
+    if (!have && (rc = sqlite3_exec(db, "ALTER TABLE evaluations ADD COLUMN path TEXT", NULL, NULL, NULL)) != SQLITE_OK)
+        return rc;
+    return sqlite3_exec(db,
+                        "UPDATE evaluations SET path = coalesce(CASE WHEN json_valid(result) THEN "
+                        "json_extract(result, '$.candidate') END, (SELECT c.path FROM candidates c WHERE "
+                        "c.hash = evaluations.candidate)) WHERE path IS NULL",
+                        NULL, NULL, NULL);
+}
+
 static const struct migration migrations[] = {
     {1, "the first schema", schema_v1, add_run_id, 1},
     {2, "task content and device identity keys, lineage", schema_v2, NULL, 0},
     {3, "benches", schema_v3, NULL, 1},
     {4, "the gym's job queue", schema_v4, NULL, 1},
     {5, "the agent's sessions, prompts, calls and candidates", schema_v5, NULL, 1},
+    {6, "each evaluation's own candidate path", "", add_evaluation_path, 0},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,

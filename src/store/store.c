@@ -149,8 +149,8 @@ static int locked_record_lineage(struct temper_store *s, json_t *r, const char *
         ok = sqlite3_prepare_v2(s->db,
                                 "INSERT INTO evaluations(candidate, task, device, knobs, options, verdict, message, "
                                 "median_ms, speedup, roofline_share, checks, timings, seed, secret_seed, result, "
-                                "created_at, run_id, task_hash, device_key, parent_id, operator, client, batch_id) "
-                                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                "created_at, run_id, task_hash, device_key, parent_id, operator, client, batch_id, "
+                                "path) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                                 -1, &st, NULL) == SQLITE_OK;
     if (ok) {
         json_t *t0 = json_array_get(json_object_get(r, "timings"), 0);
@@ -182,6 +182,7 @@ static int locked_record_lineage(struct temper_store *s, json_t *r, const char *
         bind_text(st, 21, ln->op);
         bind_text(st, 22, ln->client);
         bind_text(st, 23, ln->batch_id);
+        bind_text(st, 24, json_string_value(json_object_get(r, "candidate"))); /* its own file */
         ok = sqlite3_step(st) == SQLITE_DONE;
     }
     sqlite3_finalize(st);
@@ -270,6 +271,29 @@ static int64_t count_other_contents(struct temper_store *s, const char *task, co
     return n;
 }
 
+/* Configurations (source, options, device) of a task judged against task_hash, on a device (NULL:
+ * any), that were once correct and timed but whose latest evaluation is not correct: what best
+ * leaves out for that; -1 on failure. */
+static int64_t count_failed_latest(struct temper_store *s, const char *task, const char *task_hash,
+                                   const char *device_key)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*) FROM (SELECT max(id) AS id, max(verdict = 'correct' AND median_ms > 0) "
+                           "AS once FROM evaluations WHERE task = ?1 AND task_hash = ?2 AND (?3 IS NULL OR "
+                           "device_key = ?3) AND (verdict != 'correct' OR median_ms > 0) GROUP BY candidate, "
+                           "coalesce(options, ''), device_key) l JOIN evaluations e ON e.id = l.id "
+                           "WHERE l.once AND e.verdict != 'correct'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, task_hash, -1, SQLITE_TRANSIENT);
+    bind_text(st, 3, device_key);
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
 static int locked_best(struct temper_store *s, const char *task, const char *task_hash, const char *device_key,
                       json_t **result, char **source, char *msg, size_t msg_size)
 {
@@ -279,15 +303,19 @@ static int locked_best(struct temper_store *s, const char *task, const char *tas
     *source = NULL;
     if (!task || !task_hash)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "the best kernel needs a task and its content hash");
-    /* Each configuration (source, options, device) counts with its latest timed evaluation: a tune
-     * re-times its best in full after screening them, and the re-timing, not a noisy screening
-     * sample of the same code, is what the configuration takes. */
+    /* Each configuration (source, options, device) counts with its latest timed evaluation, of any
+     * verdict, as tune's reuse takes it (locked_lookup): a tune re-times its best in full after
+     * screening them, and the re-timing, not a noisy screening sample of the same code, is what
+     * the configuration takes; a configuration whose latest evaluation is not correct (wrong on
+     * that run's inputs, a timeout) drops out. A correct run without a time (--no-timing) says
+     * nothing new of its time, so it neither counts nor hides the timing before it. */
     if (sqlite3_prepare_v2(s->db,
                            "WITH latest AS (SELECT max(id) AS id FROM evaluations WHERE task = ?1 AND task_hash = ?2 "
-                           "AND (?3 IS NULL OR device_key = ?3) AND verdict = 'correct' AND median_ms > 0 "
+                           "AND (?3 IS NULL OR device_key = ?3) AND (verdict != 'correct' OR median_ms > 0) "
                            "GROUP BY candidate, coalesce(options, ''), device_key) "
                            "SELECT e.result, c.source, e.id FROM latest l JOIN evaluations e ON e.id = l.id "
-                           "JOIN candidates c ON c.hash = e.candidate ORDER BY e.median_ms ASC, e.id ASC LIMIT 1",
+                           "JOIN candidates c ON c.hash = e.candidate WHERE e.verdict = 'correct' AND e.median_ms > 0 "
+                           "ORDER BY e.median_ms ASC, e.id ASC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
         return store_fail(s, msg, msg_size, what);
     sqlite3_bind_text(st, 1, task, -1, SQLITE_TRANSIENT);
@@ -320,16 +348,21 @@ static int locked_best(struct temper_store *s, const char *task, const char *tas
     }
     sqlite3_finalize(st);
     int64_t others = count_other_contents(s, task, task_hash, device_key);
-    if (others < 0)
+    int64_t failed = count_failed_latest(s, task, task_hash, device_key);
+    if (others < 0 || failed < 0)
         return store_fail(s, msg, msg_size, what);
-    char more[200] = "";
+    char more[200] = "", fails[200] = "";
     if (others)
         snprintf(more, sizeof(more), " (%lld correct result%s judged against another version of the task %s left out)",
                  (long long)others, others == 1 ? "" : "s", others == 1 ? "is" : "are");
+    if (failed)
+        snprintf(fails, sizeof(fails), " (%lld configuration%s once correct %s left out: %s latest evaluation is not "
+                 "correct)", (long long)failed, failed == 1 ? "" : "s", failed == 1 ? "is" : "are",
+                 failed == 1 ? "its" : "their");
     return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
                        "no correct, timed kernel for task '%s'%s%s in the store, judged against the task's current "
-                       "content (%s)%s",
-                       task, device_key ? " on " : "", device_key ? device_key : "", task_hash, more);
+                       "content (%s)%s%s",
+                       task, device_key ? " on " : "", device_key ? device_key : "", task_hash, fails, more);
 }
 
 static int locked_run_begin(struct temper_store *s, json_t *settings, int64_t *run_id, char *msg, size_t msg_size)

@@ -105,7 +105,7 @@ static json_t *row_object(sqlite3_stmt *st)
  * the run's fastest correct, timed evaluation recorded before it. */
 static const char each_sql[] =
     "SELECT e.id, e.run_id, e.created_at, e.task, e.task_hash, e.device, e.device_key, e.candidate, "
-    "c.path, c.source, c.parent AS candidate_parent, c.operator AS candidate_operator, e.options, e.knobs, "
+    "coalesce(e.path, c.path) AS path, c.source, c.parent AS candidate_parent, c.operator AS candidate_operator, e.options, e.knobs, "
     "e.verdict, e.message, e.median_ms, e.speedup, e.roofline_share, e.parent_id, e.operator, e.client, "
     "e.batch_id, e.result, b.id AS base_id, "
     "CASE WHEN b.id IS NULL THEN NULL WHEN e.parent_id IS NOT NULL THEN 'parent' ELSE 'run_best' END "

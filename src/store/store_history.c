@@ -27,7 +27,7 @@ static json_t *column_json(sqlite3_stmt *st, int i)
 /* The filter every query shares: ?1 the task (NULL: any), ?2 the device: its id as named in the
  * run ("opencl:0"), its identity (temper_store_device_key) or a backend ("cuda"); ?3 the limit. */
 static const char evaluations_sql[] =
-    "SELECT e.id, e.created_at, e.task, c.path, e.candidate, e.knobs, e.device, e.verdict, e.message, "
+    "SELECT e.id, e.created_at, e.task, coalesce(e.path, c.path), e.candidate, e.knobs, e.device, e.verdict, e.message, "
     "  nullif(e.median_ms, 0), json_extract(e.timings, '$[0].spread'), nullif(e.speedup, 0), e.roofline_share, "
     "  e.parent_id, e.operator, e.client, e.run_id, e.batch_id, json_extract(e.result, '$.tune_phase') "
     "FROM evaluations e LEFT JOIN candidates c ON c.hash = e.candidate "
@@ -40,7 +40,8 @@ static const char *const evaluation_keys[] = {"id", "time", "task", "candidate",
                                               "batch_id", "tune_phase"};
 
 static const char runs_sql[] =
-    "SELECT r.id, r.started_at, c.task, c.path, r.candidate, r.device, r.kind, r.finished_at, "
+    "SELECT r.id, r.started_at, c.task, coalesce((SELECT x.path FROM evaluations x WHERE x.run_id = r.id "
+    "  ORDER BY x.id LIMIT 1), c.path), r.candidate, r.device, r.kind, r.finished_at, "
     "  (SELECT count(*) FROM evaluations WHERE run_id = r.id), json_extract(r.summary, '$.best.timing.median_ms'), "
     "  json_extract(r.summary, '$.best.timing.speedup'), json_extract(r.summary, '$.best.timing.roofline_share') "
     "FROM runs r LEFT JOIN candidates c ON c.hash = r.candidate "

@@ -94,6 +94,33 @@ static void test_latest_of_a_configuration(void **state)
     json_decref(by_task);
 }
 
+/* A configuration whose latest result is not correct (wrong on a later run's inputs) drops out of
+ * the bests, as `temper best` drops it, however fast it was when it passed; a later correct result
+ * without a time does not hide the timing before it. */
+static void test_latest_failure_drops_a_configuration(void **state)
+{
+    (void)state;
+    json_t *by_task = json_object(), *a = json_array();
+    json_t *fast = result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 3}]", 40);
+    json_t *wrong = result("a", "incorrect", "opencl:0", NULL, "[]", 42);
+    json_t *slow = result("a", "correct", "opencl:0", NULL, "[{\"speedup\": 1.5}]", 41);
+    json_t *checked = result("a", "correct", "opencl:0", NULL, "[]", 43);
+    json_object_set_new(wrong, "source_hash", json_string(json_string_value(json_object_get(fast, "source_hash"))));
+    json_object_set_new(checked, "source_hash", json_string(json_string_value(json_object_get(slow, "source_hash"))));
+    json_array_append_new(a, fast);
+    json_array_append_new(a, slow);
+    json_array_append_new(a, wrong);
+    json_array_append_new(a, checked);
+    json_object_set_new(by_task, "a", a);
+    json_t *bench = temper_bench_compute(by_task, NULL);
+    assert_non_null(bench);
+    json_t *tasks = json_object_get(bench, "tasks");
+    assert_near(num(tasks, "0/best_store_id"), 41);
+    assert_near(num(tasks, "0/best_speedup"), 1.5);
+    json_decref(bench);
+    json_decref(by_task);
+}
+
 static void test_compute(void **state)
 {
     (void)state;
@@ -333,6 +360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compute),
         cmocka_unit_test(test_latest_of_a_configuration),
+        cmocka_unit_test(test_latest_failure_drops_a_configuration),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_print_missing),
         cmocka_unit_test(test_print_singular),

@@ -488,6 +488,64 @@ static void test_best_takes_the_retiming(void **state)
     temper_store_close(s);
 }
 
+/* best takes each configuration at its latest evaluation of any verdict: one whose latest run was
+ * wrong (a kernel wrong only on some inputs) or timed out drops out, however fast it was when it
+ * passed; a correct run without a time neither counts nor hides the timing before it. */
+static void test_best_drops_a_configuration_now_failing(void **state)
+{
+    (void)state;
+    char msg[512] = "";
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(NULL, &s, msg, sizeof(msg)), 0);
+    static const struct {
+        const char *hash;    /* the configuration's source */
+        const char *verdict; /* its verdict in this run */
+        double ms;           /* its time; 0: not timed */
+    } runs[] = {
+        {"00000000000000e1", "correct", 10.0},   /* fastest, then wrong on other inputs */
+        {"00000000000000e1", "incorrect", 0},
+        {"00000000000000e2", "correct", 20.0},   /* then checked again without a time */
+        {"00000000000000e2", "correct", 0},
+        {"00000000000000e3", "incorrect", 0},    /* wrong once, then correct */
+        {"00000000000000e3", "correct", 30.0},
+    };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        json_t *r = make_result(runs[i].hash, runs[i].verdict, "k.cl", runs[i].ms);
+        if (!runs[i].ms)
+            json_object_set_new(r, "timings", json_array());
+        assert_int_equal(temper_store_record(s, r, runs[i].hash, NULL, msg, sizeof(msg)), 0);
+        json_decref(r);
+    }
+    json_t *best = NULL;
+    char *source = NULL;
+    assert_int_equal(temper_store_best(s, "softmax", TASK_HASH, DEVICE_KEY, &best, &source, msg, sizeof(msg)), 0);
+    assert_string_equal(json_string_value(json_object_get(best, "source_hash")), "00000000000000e2");
+    json_decref(best);
+    free(source);
+    /* e2 times out now: e3 is the best; then e3 is wrong too: none is left, and the message says why. */
+    const char *later[][2] = {{"00000000000000e2", "timeout"}, {"00000000000000e3", "incorrect"}};
+    const char *want[] = {"00000000000000e3", NULL};
+    for (int i = 0; i < 2; i++) {
+        json_t *r = make_result(later[i][0], later[i][1], "k.cl", 0);
+        json_object_set_new(r, "timings", json_array());
+        assert_int_equal(temper_store_record(s, r, later[i][0], NULL, msg, sizeof(msg)), 0);
+        json_decref(r);
+        int err = temper_store_best(s, "softmax", TASK_HASH, DEVICE_KEY, &best, &source, msg, sizeof(msg));
+        if (want[i]) {
+            assert_int_equal(err, 0);
+            assert_string_equal(json_string_value(json_object_get(best, "source_hash")), want[i]);
+        } else {
+            assert_int_equal(err, TEMPER_ENOTFOUND);
+            assert_null(best);
+            if (!strstr(msg, "3 configurations once correct are left out: their latest evaluation is not correct"))
+                fail_msg("message: %s", msg);
+        }
+        json_decref(best);
+        free(source);
+    }
+    temper_store_close(s);
+}
+
 /* A result judged against one content of a task is never reused, nor served as best, under
  * another; results of one device never stand for another of the same name and driver. */
 static void test_keys_task_content_and_device(void **state)
@@ -738,7 +796,7 @@ static void test_migrates_previous_schema(void **state)
         assert_query(db, "SELECT result FROM evaluations WHERE id = 2", "not json");
         /* The new columns exist; device keys are rebuilt from each result's device description. */
         static const char *const new_columns[] = {"task_hash", "device_key", "parent_id", "operator", "client",
-                                                  "batch_id", "run_id"};
+                                                  "batch_id", "run_id", "path"};
         for (size_t c = 0; c < sizeof(new_columns) / sizeof(new_columns[0]); c++) {
             snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_info('evaluations') WHERE name = '%s'",
                      new_columns[c]);
@@ -749,6 +807,8 @@ static void test_migrates_previous_schema(void **state)
                                        "('task_hash', 'device_key')"),
                          2);
         assert_query(db, "SELECT device_key FROM evaluations WHERE id = 1", DEVICE_KEY);
+        /* Results that name no file take the candidate's. */
+        assert_query(db, "SELECT group_concat(path, ' ') FROM evaluations", "k.cl k.cl");
         assert_int_equal(query_int(db, "SELECT count(*) FROM evaluations WHERE id = 2 AND device_key IS NULL"), 1);
         assert_int_equal(query_int(db, "SELECT count(*) FROM evaluations WHERE task_hash IS NULL"), 2);
         /* The calibration is still found; the old result is not reused under any task content. */
@@ -769,6 +829,59 @@ static void test_migrates_previous_schema(void **state)
         temper_store_close(s);
         assert_int_equal(query_int(db, "PRAGMA user_version"), TEMPER_STORE_SCHEMA_VERSION);
     }
+}
+
+/* The same source bytes evaluated from two files are one candidate, but each evaluation keeps its
+ * own file (evaluations.path), and history names it. A store of version 5 (no such column) gets
+ * it on open, each old row taking the file its result names, else the candidate's first one. */
+static void test_evaluation_path(void **state)
+{
+    struct fixture *f = *state;
+    char db[600], msg[512] = "";
+    snprintf(db, sizeof(db), "%s/path.db", f->dir);
+    struct temper_store *s;
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+    const char *paths[] = {"first/k.cl", "second/k.cl"};
+    for (int i = 0; i < 2; i++) {
+        json_t *r = make_result("00000000000000f1", "correct", paths[i], 1.0 + i);
+        assert_int_equal(temper_store_record(s, r, "same bytes", NULL, msg, sizeof(msg)), 0);
+        json_decref(r);
+    }
+    assert_query(db, "SELECT group_concat(path, ' ') FROM (SELECT path FROM evaluations ORDER BY id)",
+                 "first/k.cl second/k.cl");
+    assert_query(db, "SELECT path FROM candidates", "first/k.cl");
+    json_t *history = NULL;
+    assert_int_equal(temper_store_history(s, "softmax", NULL, 0, &history, msg, sizeof(msg)), 0);
+    int seen = 0;
+    size_t i;
+    json_t *row;
+    json_array_foreach(history, i, row) { /* newest first */
+        if (strcmp(json_string_value(json_object_get(row, "kind")), "evaluation"))
+            continue;
+        assert_string_equal(json_string_value(json_object_get(row, "candidate")), paths[1 - seen]);
+        seen++;
+    }
+    assert_int_equal(seen, 2);
+    json_decref(history);
+    temper_store_close(s);
+
+    /* Back to version 5: no path column, and a third row whose result is not JSON. */
+    sqlite3 *conn;
+    assert_int_equal(sqlite3_open(db, &conn), SQLITE_OK);
+    if (sqlite3_exec(conn,
+                     "ALTER TABLE evaluations DROP COLUMN path;"
+                     "INSERT INTO evaluations(candidate, task, verdict, result, created_at) VALUES"
+                     "  ('00000000000000f1', 'softmax', 'incorrect', 'not json', '2026-01-01T00:00:00Z');"
+                     "PRAGMA user_version = 5;",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        fail_msg("%s", sqlite3_errmsg(conn));
+    sqlite3_close(conn);
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+    temper_store_close(s);
+    assert_int_equal(query_int(db, "PRAGMA user_version"), TEMPER_STORE_SCHEMA_VERSION);
+    assert_query(db, "SELECT group_concat(path, ' ') FROM (SELECT path FROM evaluations ORDER BY id)",
+                 "first/k.cl second/k.cl first/k.cl");
+    assert_int_equal(query_int(db, "SELECT count(*) FROM evaluations"), 3);
 }
 
 /* A migration that fails is an error that stops the open, and leaves the store as it was: here
@@ -1216,10 +1329,12 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_calibration, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refused_results_store_nothing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_keys_task_content_and_device, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_best_drops_a_configuration_now_failing, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_best_takes_the_retiming, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_device_key, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_calibration_by_identity, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_lineage, store_setup, store_teardown),
+        cmocka_unit_test_setup_teardown(test_evaluation_path, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_previous_schema, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, store_setup, store_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_development_store, store_setup, store_teardown),
