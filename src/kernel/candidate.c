@@ -83,8 +83,10 @@ static int split_list(const char *text, size_t len, char *parts, size_t part_siz
             l--;
         if (!l || n == max)
             return -1;
-        if (l >= part_size)
+        if (l >= part_size) {
+            *count = n; /* the part that is too long */
             return -2;
+        }
         memcpy(parts + (size_t)n * part_size, s, l);
         parts[(size_t)n * part_size + l] = 0;
         n++;
@@ -157,10 +159,19 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
                 continue;
             }
             int split = split_list(open, len, l->args[0], TEMPER_NAME_MAX, TEMPER_MAX_LAUNCH_ARGS, &n);
-            if (split == -2)
+            if (split == -2) {
+                const char *e = open; /* entry n (from 0) of the list: its first bytes, to name it */
+                for (int k = 0, depth = 0; k < n && e < open + len; e++) {
+                    depth += *e == '(';
+                    depth -= *e == ')';
+                    k += *e == ',' && !depth;
+                }
+                while (*e == ' ' || *e == '\t')
+                    e++;
                 return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                   "%s: launch: a name or expression in args(...) is longer than %d bytes", where,
-                                   TEMPER_NAME_MAX - 1);
+                                   "%s: launch: args(...)'s entry %d ('%.24s...') is longer than %d bytes", where,
+                                   n + 1, e, TEMPER_NAME_MAX - 1);
+            }
             if (split)
                 return temper_fail(msg, msg_size, TEMPER_EPARSE,
                                    "%s: launch: args(...) must be up to %d names or expressions", where,

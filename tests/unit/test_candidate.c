@@ -525,7 +525,8 @@ static void test_long_directives(void **state)
         {"// @temper launch %s grid(1) block(1)\n", "launch: the kernel name is longer than 127 bytes"},
         {"// @temper launch k grid(%s) block(1)\n", "an expression in grid(...) is longer than 255 bytes"},
         {"// @temper launch k grid(1) block(1) smem(%s)\n", "smem(...) is longer than 255 bytes"},
-        {"// @temper launch k grid(1) block(1) args(%s)\n", "a name or expression in args(...) is longer than 63 bytes"},
+        {"// @temper launch k grid(1) block(1) args(%s)\n", "args(...)'s entry 1 ('aaaaaaaaaaaaaaaaaaaaaaaa...') is longer than 63 bytes"},
+        {"// @temper launch k grid(1) block(1) args(y, f(x, 2), %s)\n", "args(...)'s entry 3 ('aaaaaaaaaaaaaaaaaaaaaaaa...') is longer than 63 bytes"},
         {"// @temper flags -D%s\n", "flags: the flags of all lines together are over the limit of 1022 bytes"},
     };
     char word[1500];
