@@ -45,17 +45,25 @@ static const char schema_v1[] =
     "  id INTEGER PRIMARY KEY, kind TEXT NOT NULL, candidate TEXT NOT NULL, device TEXT NOT NULL,"
     "  settings TEXT NOT NULL, summary TEXT, started_at TEXT NOT NULL, finished_at TEXT);";
 
-static int add_run_id(sqlite3 *db)
+/* Whether table evaluations has the named column: *have 1 or 0; an SQLite status. */
+static int evaluations_column(sqlite3 *db, const char *column, int *have)
 {
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('evaluations') WHERE name = 'run_id'", -1,
-                                &st, NULL);
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('evaluations') WHERE name = ?", -1, &st,
+                                NULL);
     if (rc != SQLITE_OK)
         return rc;
+    sqlite3_bind_text(st, 1, column, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
-    int have = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    *have = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
     sqlite3_finalize(st);
-    if (rc != SQLITE_ROW)
+    return rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+static int add_run_id(sqlite3 *db)
+{
+    int have, rc = evaluations_column(db, "run_id", &have);
+    if (rc != SQLITE_OK)
         return rc;
     return have ? SQLITE_OK : sqlite3_exec(db, "ALTER TABLE evaluations ADD COLUMN run_id INTEGER", NULL, NULL, NULL);
 }
@@ -146,15 +154,8 @@ static const char schema_v5[] =
  * candidate's. */
 static int add_evaluation_path(sqlite3 *db)
 {
-    sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('evaluations') WHERE name = 'path'", -1,
-                                &st, NULL);
+    int have, rc = evaluations_column(db, "path", &have);
     if (rc != SQLITE_OK)
-        return rc;
-    rc = sqlite3_step(st);
-    int have = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW)
         return rc;
     if (!have && (rc = sqlite3_exec(db, "ALTER TABLE evaluations ADD COLUMN path TEXT", NULL, NULL, NULL)) != SQLITE_OK)
         return rc;
