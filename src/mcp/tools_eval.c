@@ -323,8 +323,11 @@ static void tune_event(void *user, const struct temper_session_event *ev)
         snprintf(time_text, sizeof(time_text), " %.4g ms", t->time_ms);
     if (!isinf(t->best_ms))
         snprintf(best, sizeof(best), "%.4g ms", t->best_ms);
-    snprintf(line, sizeof(line), "evaluation %d%s %s: %s%s%s; best %s", t->index, t->retime ? " (re-time)" : "",
-             t->config[0] ? t->config : "(defaults)", t->verdict, time_text,
+    char why[300] = "";
+    if (t->why[0]) /* a failed configuration: why, as the CLI's progress line says it */
+        snprintf(why, sizeof(why), " (%s)", t->why);
+    snprintf(line, sizeof(line), "evaluation %d%s %s: %s%s%s%s; best %s", t->index, t->retime ? " (re-time)" : "",
+             t->config[0] ? t->config : "(defaults)", t->verdict, why, time_text,
              t->from_store ? " (from the store)" : t->same_code ? " (an earlier one's code)" : "", best);
     fprintf(stderr, "temper mcp: tune %s\n", line);
     mcp_call_progress(call, t->index, -1, line);
@@ -416,6 +419,25 @@ json_t *mcp_tool_tune(struct mcp_call *call, json_t *args)
         add(&t, "\n");
     } else {
         add(&t, "no configuration passed every check\n");
+        /* each distinct failure, most frequent first (structuredContent's failures has them all) */
+        size_t i, n = json_array_size(json_object_get(summary, "failures"));
+        json_t *f;
+        json_array_foreach(json_object_get(summary, "failures"), i, f)
+        {
+            if (i == 5) {
+                add(&t, "... and %zu more distinct failures (failures lists them all)\n", n - i);
+                break;
+            }
+            long long count = (long long)json_integer_value(json_object_get(f, "count"));
+            const char *message = json_string_value(json_object_get(f, "message"));
+            const char *config = json_string_value(json_object_get(f, "config"));
+            add(&t, "failed: %s (%lld configuration%s, first %s): %.*s\n", json_string_value(json_object_get(f, "verdict")),
+                count, count == 1 ? "" : "s", config && config[0] ? config : "(defaults)",
+                message ? (int)strcspn(message, "\n") : 0, message ? message : "");
+            const char *log = json_string_value(json_object_get(f, "compile_log"));
+            if (log)
+                add(&t, "compiler log (first lines):\n%s\n", log);
+        }
     }
     add(&t, "%lld evaluations (%lld from the store)%s; best_source is the kernel with the best knobs fixed\n",
         evaluations, (long long)json_integer_value(json_object_get(summary, "from_store")),

@@ -369,6 +369,19 @@ class Test:
               "knobs fixed" in sc["best_source"] and
               all(f"@temper param {k} {v}\n" in sc["best_source"] for k, v in sc["best"]["knobs"].items()),
               f"the tune's summary: {text_of(r)[:400]}")
+        # a tune in which nothing compiles: each progress line and the answer say why
+        seen = []
+        broken = self.tunable.replace("__kernel", "__kernel undeclared_word", 1)
+        r = self.tool(s, "tune", {
+            "source": broken, "lang": "opencl", "budget": 2, "compiler_knobs": False,
+            "screen_budget_s": 0.02, "full_budget_s": 0.02},
+            meta=meta(progressToken=8), timeout=300, keep=seen)["result"]
+        progress = [m["params"]["message"] for m in seen if m.get("method") == "notifications/progress"]
+        check(progress and all("compile_error (" in p for p in progress),
+              f"a failed configuration's progress says why: {progress}")
+        check(r["structuredContent"].get("best") is None and r["structuredContent"]["failures"] and
+              "failed: compile_error (" in text_of(r) and "compiler log (first lines):" in text_of(r),
+              f"the answer lists the failures: {text_of(r)[:400]}")
         # profile on OpenCL: no hardware counters, said plainly; the bottleneck from the roofline
         r = self.tool(s, "profile", {"source": self.good, "lang": "opencl"},
                    meta=meta(), timeout=300)["result"]
