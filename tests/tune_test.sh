@@ -142,6 +142,19 @@ grep -q '^tune   1 fastmath=off mad=off: correct .*(from the store)' "$work/plai
     ! grep -q "best found at" "$work/none.out" && ok "a tune with nothing correct: exit 1, no best found at" ||
     fail "nothing correct: $(cat "$work/none.out")"
 
+# 7. The text summary's convergence line: the screening bests, then the re-timed best the time
+# line gives (it used to end at a screening sample).
+"$temper" tune "$candidate" --budget 2 --retime 1 --screen-budget 0.05 --full-budget 0.1 --no-compiler-knobs \
+    >"$work/text.out" 2>/dev/null
+python3 - "$work/text.out" <<'PY' && ok "the convergence line ends at the re-timed best" ||
+import re, sys
+text = open(sys.argv[1]).read()
+t = re.search(r"^time +([0-9.e+-]+) ms", text, re.M)
+c = re.search(r"^converged  best so far \(screening\):[ 0-9.e+-]*; re-timed: ([0-9.e+-]+)$", text, re.M)
+sys.exit(0 if t and c and abs(float(c.group(1)) - float(t.group(1))) <= 0.005 * float(t.group(1)) + 1e-3 else 1)
+PY
+    fail "convergence line: $(grep -E '^(time|converged)' "$work/text.out")"
+
 rm -rf "$work"
 echo "$failures failures"
 [ "$failures" -eq 0 ]
