@@ -462,8 +462,8 @@ static int cuda_encode_tensormap(struct cuda_ctx *c, const char *name, int i, co
         return temper_fail(msg, msg_size, TEMPER_EINVALID,
                            "launch %s: argument %d's tensor map starts at an address that is not 16-byte aligned",
                            name, i);
-    /* Encoding costs host time between the timer's start event and the launch (measured: ...), so
-     * maps are kept per context and encoded again only when something differs. */
+    /* Encoding is host work done at every launch of the plan, timed ones included, so maps are
+     * kept per context and encoded again only when something differs. */
     struct cuda_tmap_entry probe;
     memset(&probe, 0, sizeof(probe));
     probe.key.dtype = m->dtype;
