@@ -166,6 +166,12 @@ void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *
  * compiler log's first lines), most frequent first. interrupted: the tune was stopped early; the
  * best is then the best screening result, not re-timed, and "interrupted" is true. */
 json_t *temper_tune_summary(struct temper_tune *t, int interrupted);
+/* A summary's "failures" as text for people, appended to out: a line per distinct failure (up to
+ * shown of them, each starting with prefix: verdict, count, the first configuration, the
+ * message's first line), a compile error's log head below it with each line after log_indent,
+ * and, past shown, a line saying how many more there are and that all_in lists them. */
+int temper_tune_failures_text(json_t *failures, int shown, const char *prefix, const char *log_indent,
+                              const char *all_in, struct temper_buf *out);
 
 /* Writes the candidate with the knobs of a point fixed (one value each, flags spelled out), as a
  * plain candidate that `temper eval` accepts. */

@@ -61,29 +61,11 @@ static void help(FILE *out)
  * many configurations it was, and a compile error's first compiler-log lines. */
 static void print_failures(json_t *failures)
 {
-    size_t i, n = json_array_size(failures);
-    json_t *f;
-    json_array_foreach(failures, i, f)
-    {
-        if (i == SHOWN_FAILURES) {
-            printf("failed     ... and %zu more distinct failure%s (--json lists them all)\n", n - i,
-                   n - i == 1 ? "" : "s");
-            break;
-        }
-        long long count = (long long)json_integer_value(json_object_get(f, "count"));
-        const char *message = json_string_value(json_object_get(f, "message"));
-        printf("failed     %s (%lld configuration%s, first %s): %.*s\n",
-               json_string_value(json_object_get(f, "verdict")), count, count == 1 ? "" : "s",
-               json_string_value(json_object_get(f, "config"))[0] ? json_string_value(json_object_get(f, "config"))
-                                                                   : "(defaults)",
-               (int)strcspn(message, "\n"), message);
-        const char *log = json_string_value(json_object_get(f, "compile_log"));
-        if (log) {
-            printf("           compiler log (first lines):\n");
-            for (const char *line = log; *line; line += strcspn(line, "\n"), line += *line == '\n')
-                printf("             %.*s\n", (int)strcspn(line, "\n"), line);
-        }
-    }
+    struct temper_buf b;
+    temper_buf_init(&b, 1 << 20);
+    if (!temper_tune_failures_text(failures, SHOWN_FAILURES, "failed     ", "           ", "--json", &b) && b.data)
+        fputs(b.data, stdout);
+    temper_buf_free(&b);
 }
 
 static void print_summary(json_t *s)

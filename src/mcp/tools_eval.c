@@ -420,24 +420,12 @@ json_t *mcp_tool_tune(struct mcp_call *call, json_t *args)
     } else {
         add(&t, "no configuration passed every check\n");
         /* each distinct failure, most frequent first (structuredContent's failures has them all) */
-        size_t i, n = json_array_size(json_object_get(summary, "failures"));
-        json_t *f;
-        json_array_foreach(json_object_get(summary, "failures"), i, f)
-        {
-            if (i == 5) {
-                add(&t, "... and %zu more distinct failures (failures lists them all)\n", n - i);
-                break;
-            }
-            long long count = (long long)json_integer_value(json_object_get(f, "count"));
-            const char *message = json_string_value(json_object_get(f, "message"));
-            const char *config = json_string_value(json_object_get(f, "config"));
-            add(&t, "failed: %s (%lld configuration%s, first %s): %.*s\n", json_string_value(json_object_get(f, "verdict")),
-                count, count == 1 ? "" : "s", config && config[0] ? config : "(defaults)",
-                message ? (int)strcspn(message, "\n") : 0, message ? message : "");
-            const char *log = json_string_value(json_object_get(f, "compile_log"));
-            if (log)
-                add(&t, "compiler log (first lines):\n%s\n", log);
-        }
+        struct temper_buf b;
+        temper_buf_init(&b, 1 << 20);
+        if (!temper_tune_failures_text(json_object_get(summary, "failures"), 5, "failed: ", "", "failures", &b) &&
+            b.data)
+            add(&t, "%s", b.data);
+        temper_buf_free(&b);
     }
     add(&t, "%lld evaluations (%lld from the store)%s; best_source is the kernel with the best knobs fixed\n",
         evaluations, (long long)json_integer_value(json_object_get(summary, "from_store")),

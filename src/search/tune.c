@@ -486,6 +486,38 @@ static json_t *tune_failures(struct temper_tune *t)
     return failures;
 }
 
+int temper_tune_failures_text(json_t *failures, int shown, const char *prefix, const char *log_indent,
+                              const char *all_in, struct temper_buf *out)
+{
+    size_t i, n = json_array_size(failures);
+    json_t *f;
+    int err = 0;
+    json_array_foreach(failures, i, f)
+    {
+        if ((int)i == shown) {
+            err = temper_buf_printf(out, "%s... and %zu more distinct failure%s (%s lists them all)\n", prefix, n - i,
+                                    n - i == 1 ? "" : "s", all_in);
+            break;
+        }
+        long long count = (long long)json_integer_value(json_object_get(f, "count"));
+        const char *message = json_string_value(json_object_get(f, "message"));
+        const char *config = json_string_value(json_object_get(f, "config"));
+        message = message ? message : "";
+        err = temper_buf_printf(out, "%s%s (%lld configuration%s, first %s): %.*s\n", prefix,
+                                json_string_value(json_object_get(f, "verdict")), count, count == 1 ? "" : "s",
+                                config && config[0] ? config : "(defaults)", (int)strcspn(message, "\n"), message);
+        const char *log = json_string_value(json_object_get(f, "compile_log"));
+        if (!err && log) {
+            err = temper_buf_printf(out, "%scompiler log (first lines):\n", log_indent);
+            for (const char *line = log; !err && *line; line += strcspn(line, "\n"), line += *line == '\n')
+                err = temper_buf_printf(out, "%s  %.*s\n", log_indent, (int)strcspn(line, "\n"), line);
+        }
+        if (err)
+            break;
+    }
+    return err;
+}
+
 json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
 {
     /* Convergence: the evaluation that made the best best (its screening point here; the
