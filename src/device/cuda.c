@@ -433,9 +433,6 @@ static int cuda_kernel(void *ctx, struct temper_dmodule *mod, const char *name, 
 
 /* ---- launching, waiting, timing ---- */
 
-/* Queues one launch of kernel on the default stream; args and dims are borrowed (the driver copies
- * the argument values before returning). A grid with a zero dimension has no blocks and queues
- * nothing. Dynamic shared memory above 48 KiB is opted into first. */
 /* Encodes argument i's tensor map for kernel `name`: element type, dimensions and strides from
  * the map, 128-byte-or-less swizzle as asked, out-of-bounds elements read as zeros, L2 lines
  * fetched 256 bytes at a time. */
@@ -507,6 +504,9 @@ static int cuda_encode_tensormap(struct cuda_ctx *c, const char *name, int i, co
     return 0;
 }
 
+/* Queues one launch of kernel on the default stream; args and dims are borrowed (the driver copies
+ * the argument values before returning). A grid with a zero dimension has no blocks and queues
+ * nothing. Dynamic shared memory above 48 KiB is opted into first. */
 static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct temper_launch_dims *dims, int nargs,
                        const struct temper_karg *args, char *msg, size_t msg_size)
 {
