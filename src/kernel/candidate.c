@@ -96,6 +96,54 @@ static int split_list(const char *text, size_t len, char *parts, size_t part_siz
     return 0;
 }
 
+int temper_launch_arg_tensormap(const char *arg, struct temper_tensormap_arg *out, char *msg, size_t msg_size)
+{
+    static const char head[] = "tensormap";
+    const char *p = arg;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (strncmp(p, head, sizeof head - 1))
+        return 1;
+    p += sizeof head - 1;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p != '(')
+        return 1;
+    memset(out, 0, sizeof(*out));
+    const char *open = ++p, *close = NULL;
+    for (int depth = 1; *p; p++) {
+        depth += *p == '(';
+        depth -= *p == ')';
+        if (!depth) {
+            close = p;
+            break;
+        }
+    }
+    for (const char *q = close ? close + 1 : p; close && *q; q++)
+        if (*q != ' ' && *q != '\t')
+            close = NULL;
+    if (!close)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "'%s': expected tensormap(NAME, SWIZZLE, BOX0[, BOX1 ...]) with nothing after it", arg);
+    /* name, swizzle, then one box expression per dimension */
+    char parts[7][TEMPER_NAME_MAX];
+    int n = 0;
+    if (split_list(open, (size_t)(close - open), parts[0], TEMPER_NAME_MAX, 7, &n) || n < 3)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "'%s': tensormap(...) takes a task argument's name, a swizzle span and 1 to 5 box "
+                           "sizes, none empty",
+                           arg);
+    if (!temper_launch_arg_is_name(parts[0]))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "'%s': tensormap(...)'s first entry must be a task argument's "
+                           "name, not '%s'", arg, parts[0]);
+    memcpy(out->name, parts[0], TEMPER_NAME_MAX);
+    memcpy(out->swizzle, parts[1], TEMPER_NAME_MAX);
+    out->rank = n - 2;
+    for (int i = 0; i < out->rank; i++)
+        memcpy(out->box[i], parts[2 + i], TEMPER_NAME_MAX);
+    return 0;
+}
+
 static int parse_launch(const char *p, struct temper_launch *l, const char *where, char *msg, size_t msg_size)
 {
     int too_long;

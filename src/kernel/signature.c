@@ -1,7 +1,6 @@
 /* signature.c: what launch lines need beyond the directives: the kernel's own parameter list read
  * from the source (so an integer expression in args(...) goes as i32 or i64, as the kernel
  * declares it) and the device attributes expressions may name (SMS, WARP, ...). */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,77 +44,6 @@ int temper_launch_arg_is_name(const char *arg)
         if (!is_word((unsigned char)*p))
             return 0;
     return 1;
-}
-
-int temper_launch_arg_tensormap(const char *arg, struct temper_tensormap_arg *out, char *msg, size_t msg_size)
-{
-    static const char head[] = "tensormap";
-    const char *p = arg;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (strncmp(p, head, sizeof head - 1))
-        return 1;
-    p += sizeof head - 1;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*p != '(')
-        return 1;
-    memset(out, 0, sizeof(*out));
-    const char *open = ++p, *close = NULL;
-    int depth = 1;
-    for (; *p; p++) {
-        depth += *p == '(';
-        depth -= *p == ')';
-        if (!depth) {
-            close = p;
-            break;
-        }
-    }
-    for (const char *q = close ? close + 1 : p; close && *q; q++)
-        if (*q != ' ' && *q != '\t')
-            close = NULL;
-    if (!close)
-        return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                           "'%s': expected tensormap(NAME, SWIZZLE, BOX0[, BOX1 ...]) with nothing after it", arg);
-    /* split at top-level commas: name, swizzle, then one box expression per dimension */
-    char parts[7][TEMPER_NAME_MAX];
-    int n = 0;
-    depth = 0;
-    const char *start = open;
-    for (const char *q = open; q <= close; q++) {
-        if (q < close && *q != ',') {
-            depth += *q == '(';
-            depth -= *q == ')';
-            continue;
-        }
-        if (q < close && depth)
-            continue;
-        const char *s = start, *e = q;
-        while (s < e && (*s == ' ' || *s == '\t'))
-            s++;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-            e--;
-        if (n == 7 || s == e || (size_t)(e - s) >= TEMPER_NAME_MAX)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                               "'%s': tensormap(...) takes a task argument's name, a swizzle span and 1 to 5 box "
-                               "sizes, none empty",
-                               arg);
-        snprintf(parts[n++], TEMPER_NAME_MAX, "%.*s", (int)(e - s), s);
-        start = q + 1;
-    }
-    if (n < 3)
-        return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                           "'%s': tensormap(...) takes a task argument's name, a swizzle span and 1 to 5 box sizes",
-                           arg);
-    if (!temper_launch_arg_is_name(parts[0]))
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "'%s': tensormap(...)'s first entry must be a task argument's "
-                           "name, not '%s'", arg, parts[0]);
-    memcpy(out->name, parts[0], TEMPER_NAME_MAX);
-    memcpy(out->swizzle, parts[1], TEMPER_NAME_MAX);
-    out->rank = n - 2;
-    for (int i = 0; i < out->rank; i++)
-        memcpy(out->box[i], parts[2 + i], TEMPER_NAME_MAX);
-    return 0;
 }
 
 /* The source with comments, string and character literals turned into spaces (same length), so
