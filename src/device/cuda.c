@@ -452,21 +452,14 @@ static int cuda_encode_tensormap(struct cuda_ctx *c, const char *name, int i, co
                            "launch %s: argument %d is a tensor map, and this CUDA driver has no "
                            "cuTensorMapEncodeTiled (it needs CUDA 12 or later)",
                            name, i);
-    int err = temper_tensormap_check(m, msg, msg_size);
-    if (err)
-        return err;
-    if (m->buf->ptr % 16)
-        return temper_fail(msg, msg_size, TEMPER_EINVALID,
-                           "launch %s: argument %d's tensor map starts at an address that is not 16-byte aligned",
-                           name, i);
     /* Encoding is host work done at every launch of the plan, timed ones included, so maps are
-     * kept per context and encoded again only when something differs. */
+     * kept per context and checked and encoded again only when something differs. */
     struct cuda_tmap_entry probe;
     memset(&probe, 0, sizeof(probe));
     probe.key.dtype = m->dtype;
     probe.key.rank = m->rank;
     probe.key.swizzle = m->swizzle;
-    for (int d = 0; d < m->rank; d++) {
+    for (int d = 0; d < m->rank && d < TEMPER_TENSORMAP_MAX_RANK; d++) { /* the rank is checked below */
         probe.key.dims[d] = m->dims[d];
         probe.key.strides[d] = d ? m->strides[d] : 0;
         probe.key.box[d] = m->box[d];
@@ -479,6 +472,14 @@ static int cuda_encode_tensormap(struct cuda_ctx *c, const char *name, int i, co
             return 0;
         }
     }
+    /* a new map: TMA's rules first (a cached one passed them when it was encoded) */
+    int err = temper_tensormap_check(m, msg, msg_size);
+    if (err)
+        return err;
+    if (m->buf->ptr % 16)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                           "launch %s: argument %d's tensor map starts at an address that is not 16-byte aligned",
+                           name, i);
     static const int types[TEMPER_DTYPE_COUNT] = {
         [TEMPER_DTYPE_F32] = CU_TENSOR_MAP_DATA_TYPE_FLOAT32, [TEMPER_DTYPE_F16] = CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         [TEMPER_DTYPE_BF16] = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, [TEMPER_DTYPE_I8] = CU_TENSOR_MAP_DATA_TYPE_UINT8,
