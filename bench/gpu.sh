@@ -291,7 +291,9 @@ if has peers; then
     #     of the budget less 10 s for the table; one not started or cut short says so, and what it
     #     finished is stored. Session 10: 6-10 s each, hgemm 23 s, sgemm 26 evaluations in 41 s (so
     #     about 65 s for 40); each tune's time goes to peers_tune_times.txt for the next session;
-    #  7. the tables (peers.py --report: the goals judged with this call's calibrate.json; 2 s).
+    #  7. each GEMM task's best against torch.matmul's cuBLAS call, interleaved, PEERS_IL_ROUNDS (3)
+    #     rounds (about 25 s a task, kept back from the tunes' budget);
+    #  8. the tables (peers.py --report: the goals judged with this call's calibrate.json; 2 s).
     # The whole stage: about 6-7 minutes. PEERS_TASKS=a,b limits the peers; PEERS_TUNE_FILES
     # replaces the tune list.
     note "== peers: temper's tuned best and expert beside PyTorch eager, torch.compile and Triton"
@@ -347,8 +349,9 @@ if has peers; then
     # shellcheck disable=SC2086
     order=$(python3 bench/peers.py --tune-order $tunables --suite "$out/peers_suite.jsonl" 2>>"$out/peers.err") ||
         order=$tunables
+    il_reserve=$((${PEERS_IL_ROUNDS:-3} * 25)) # step 7's rounds: an hgemm eval takes about 8 s, an sgemm one 12
     for f in $order; do
-        left=$(($(peers_left) - 10))
+        left=$(($(peers_left) - 10 - il_reserve))
         if [ "$left" -lt 20 ]; then
             note "tune $f not started: ${left} s of the stage's budget left (PEERS_BUDGET_S=${PEERS_BUDGET_S:-420}); its default knobs stand"
             echo "$f skipped" >>"$out/peers_tune_times.txt"
@@ -373,8 +376,27 @@ if has peers; then
         pack
     done
     ls "$out"/peers_tune_*.json >/dev/null 2>&1 && python3 bench/gpu_tables.py tune "$out"/peers_tune_*.json >>"$out/peers_tunes.txt" 2>&1
+    # 7. each GEMM task's best (`temper best --out`: its source with the knobs fixed) timed against
+    #    the cuBLAS call torch.matmul makes (TEMPER_EXPERT_PICK=cublas, on PyTorch's cuBLAS),
+    #    launch by launch in one worker, PEERS_IL_ROUNDS rounds: the GEMM goals are judged on these
+    #    (a compute-bound kernel's times taken apart differ by the GPU's power state: peers.py).
+    il_files=()
+    for task in ${PEERS_IL_TASKS-hgemm sgemm}; do
+        f=$out/peers_best_$task.cu
+        if ! $T best "$task" --out "$f" >"$f.txt" 2>&1; then
+            note "interleaved $task: no best ($(tail -1 "$f.txt" | cut -c1-200))"
+            continue
+        fi
+        for round in $(seq "${PEERS_IL_ROUNDS:-3}"); do
+            LD_LIBRARY_PATH=${torch_blas:+$torch_blas${LD_LIBRARY_PATH:+:}}${LD_LIBRARY_PATH:-} TEMPER_EXPERT_PICK=cublas \
+                timeout 60 $T eval "$f" --json --no-store --time-budget 1 >>"$out/peers_il_$task.jsonl" 2>>"$out/peers_il.err"
+            note "interleaved $task, round $round: exit $? $(tail -1 "$out/peers_il_$task.jsonl" | python3 -c 'import json, sys; t = json.load(sys.stdin)["timings"][0]; print("%.4f ms, expert %.4f ms: %.3f" % (t["median_ms"], t["expert_median_ms"], t["expert_median_ms"] / t["median_ms"]))' 2>&1 | tail -1)"
+        done
+        il_files+=(--interleaved "$out/peers_il_$task.jsonl")
+        pack
+    done
     python3 bench/peers.py --report --temper "$T" --suite "$out/peers_suite.jsonl" --json "$out/peers.json" \
-        --calibrate "$out/calibrate.json" "${expert_runs[@]}" ${PEERS_TASKS:+--only "$PEERS_TASKS"} \
+        --calibrate "$out/calibrate.json" "${expert_runs[@]}" "${il_files[@]}" ${PEERS_TASKS:+--only "$PEERS_TASKS"} \
         >"$out/peers_table.txt" 2>>"$out/peers.err"
     note "peers.py --report exit $? after $(($(date +%s) - peers_start)) s"
     sed -n '/^| task/,$p' "$out/peers_table.txt" | tee -a "$summary"

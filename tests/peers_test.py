@@ -235,6 +235,51 @@ class Report(unittest.TestCase):
         self.assertEqual(written["experts"]["hgemm"]["first"], [1.42, 1.46])
         self.assertEqual(written["rows"][1]["verdict"], "not met: 0.933x (goal 1x)")
 
+    def test_gemm_goals_judged_interleaved(self):
+        """--interleaved rounds (temper best against the cuBLAS call torch.matmul makes, in one
+        worker) decide a GEMM goal over the times taken apart; a round that is not correct is left
+        out, said so; the notes give every round and the ratio apart."""
+        import contextlib
+        import io
+        tmp = os.environ.get("TMPDIR", "/tmp")
+        paths = {k: os.path.join(tmp, "peers_test_il_%s_%d.json" % (k, os.getpid())) for k in ("rows", "suite", "il")}
+        with open(paths["rows"], "w") as f:
+            json.dump({"rows": [{"task": "hgemm", "eager": 1.363, "eager_lt": 1.363, "eager_idle": 1.523},
+                                {"task": "sgemm", "eager": 2.684}]}, f)
+        with open(paths["suite"], "w") as f:  # the tune's re-timing, taken in a slower clock state
+            f.write(json.dumps({"task": "hgemm", "timings": [{"median_ms": 1.467, "expert_median_ms": 1.456}]}) + "\n")
+            f.write(json.dumps({"task": "sgemm", "timings": [{"median_ms": 2.919, "expert_median_ms": 2.704}]}) + "\n")
+        with open(paths["il"], "w") as f:
+            for task, ms, ex in (("hgemm", 1.50, 1.53), ("hgemm", 1.40, 1.414), ("hgemm", 1.38, 1.38),
+                                 ("sgemm", 2.90, 2.70)):
+                f.write(json.dumps({"task": task, "verdict": "correct", "timings": [
+                    {"median_ms": ms, "expert_median_ms": ex, "expert": "cublas_hgemm_bf16"}]}) + "\n")
+            f.write(json.dumps({"task": "hgemm", "verdict": "incorrect", "timings": []}) + "\n")
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = peers.main(["--report", "--json", paths["rows"], "--suite", paths["suite"], "--tasks", TASKS,
+                                 "--only", "hgemm,sgemm", "--interleaved", paths["il"]])
+            with open(paths["rows"]) as f:
+                written = json.load(f)
+        finally:
+            for p in paths.values():
+                os.unlink(p)
+        self.assertEqual(rc, 0)
+        self.assertIn("a round of hgemm left out: incorrect", err.getvalue())
+        hg = written["rows"][0]
+        self.assertEqual(len(hg["il_ratios"]), 3)
+        self.assertAlmostEqual(hg["il_ratio"], 1.01)  # the median of 1.02, 1.01, 1.00
+        self.assertAlmostEqual(hg["goal_ratio"], 1.01)
+        self.assertAlmostEqual(hg["apart_ratio"], 1.363 / 1.467)
+        self.assertEqual(hg["verdict"], "met")
+        line = [l for l in out.getvalue().splitlines() if l.startswith("| hgemm |")][0]
+        self.assertIn("| 1.010 | met |", line)
+        self.assertIn("3 rounds: 1.020, 1.010, 1.000; timed apart: 0.929", line)
+        sg = written["rows"][1]  # one round, 2.70 / 2.90
+        self.assertEqual(sg["verdict"], "not met: 0.931x (goal 0.95x)")
+        self.assertAlmostEqual(sg["apart_ratio"], 2.704 / 2.919)
+
     def test_bad_expert_run(self):
         import contextlib
         import io
