@@ -390,7 +390,10 @@ if has peers; then
         for round in $(seq "${PEERS_IL_ROUNDS:-3}"); do
             LD_LIBRARY_PATH=${torch_blas:+$torch_blas${LD_LIBRARY_PATH:+:}}${LD_LIBRARY_PATH:-} TEMPER_EXPERT_PICK=cublas \
                 timeout 60 $T eval "$f" --json --no-store --time-budget 1 >>"$out/peers_il_$task.jsonl" 2>>"$out/peers_il.err"
-            note "interleaved $task, round $round: exit $? $(tail -1 "$out/peers_il_$task.jsonl" | python3 -c 'import json, sys; t = json.load(sys.stdin)["timings"][0]; print("%.4f ms, expert %.4f ms: %.3f" % (t["median_ms"], t["expert_median_ms"], t["expert_median_ms"] / t["median_ms"]))' 2>&1 | tail -1)"
+            rc=$?
+            note "interleaved $task, round $round: exit $rc: $(python3 -c 'import sys; sys.path.insert(0, "bench"); import peers
+r = (peers.jsonl(sys.argv[1]) or [{}])[-1]; t = (r.get("timings") or [{}])[0]
+print("%s, %s ms, expert %s ms" % (r.get("verdict"), t.get("median_ms"), t.get("expert_median_ms")))' "$out/peers_il_$task.jsonl" 2>&1 | tail -1)"
         done
         il_files+=(--interleaved "$out/peers_il_$task.jsonl")
         pack
