@@ -6,15 +6,17 @@
 // has in flight are what its threads hold in registers, issued in a burst per tile and then none
 // while the tile is written out (swizzle.cu's PB > 0 overlaps one tile at most), so (the hypothesis
 // here) the bytes each SM asks DRAM for rise and fall with the phase of its blocks. Here the copy
-// engine keeps STAGES tiles of loads in flight per block all the time (2 x 4 x 16 KiB per SM at the
-// defaults, against Little's law's 16-32 KiB for 16 GB/s of reads per SM at 1-2 us of loaded
-// latency), independent of registers and of the store phase; each load box is TR rows of 128 bytes and each store box TC
-// rows of 128 bytes (whole, aligned L2 lines; L2 fetches 256 bytes per line pair, so TC >= 64 reads
-// 256-byte pieces); the threads execute no global memory instruction and no address arithmetic for
-// global memory, only 8 LDS.128/STS.128 per 4 x 4 micro-tile.
-// Chosen over a software-pipelined cp.async kernel (idea 2 of issue 14): cp.async still costs one
-// instruction per 16 bytes and holds its data in the issuing thread's group, so its in-flight bytes
-// are bounded the same way swizzle.cu's PB is; TMA moves a whole box per instruction.
+// engine keeps STAGES tiles of loads in flight per block all the time (2 x 4 x 16 KiB per SM at
+// the defaults, against Little's law's 16-32 KiB for 16 GB/s of reads per SM at 1-2 us of loaded
+// latency), independent of registers and of the store phase; each load box is TR rows of 128
+// bytes and each store box TC rows of 128 bytes (whole, aligned L2 lines; L2 fetches 256 bytes per
+// line pair, so TC >= 64 reads 256-byte pieces); the threads execute no global memory instruction
+// and no address arithmetic for global memory, only 8 LDS.128/STS.128 per 4 x 4 micro-tile.
+// Chosen over a software-pipelined cp.async kernel (idea 2 of issue 14), which could keep as many
+// stages in flight: cp.async costs every thread one instruction and one address per 16 bytes
+// (LDGSTS: 32 warp instructions per 16 KiB tile against 2 TMA instructions from one thread), its stores
+// would still be STG.128 from registers, and its completion is per thread (wait_group, then a
+// barrier) where TMA's is one mbarrier per stage.
 //
 // Mechanism. Tile t (TR x rows, TC x columns, in fast.cu's GROUP order) goes to block t % grid, in
 // turn. Thread 0 initialises one "full" mbarrier per stage, then keeps the ring filled: for each
@@ -142,8 +144,8 @@ __device__ __forceinline__ void store_tile(const tmap_t *tmy, unsigned src, int 
     const int nb = min(NBY, (R - row0 + 31) / 32);
     for (int b = 0; b < nb; b++) {
 #if HINT
-        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n" ::"l"(
-                         (unsigned long long)tmy),
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint "
+                     "[%0, {%1, %2}], [%3], %4;\n" ::"l"((unsigned long long)tmy),
                      "r"(row0 + 32 * b), "r"(col0), "r"(src + b * BOXY), "l"(policy)
                      : "memory");
 #else
@@ -213,13 +215,14 @@ extern "C" __global__ void __launch_bounds__(NT, PB)
             const int m = (int)threadIdx.x + u * NT, l = m & 7, sh = (m >> 3) & 7, rest = m >> 6;
             const int A = rest % NBY, b = rest / NBY, q = (l + sh) & 7;
             unsigned char *d = dst + A * BOXY + (32 * b + 4 * q) * 128;
-            *(float4 *)(d + 0 * 128 + ((l ^ (4 * (q & 1) + 0)) << 4)) = make_float4(v[u][0].x, v[u][1].x, v[u][2].x, v[u][3].x);
-            *(float4 *)(d + 1 * 128 + ((l ^ (4 * (q & 1) + 1)) << 4)) = make_float4(v[u][0].y, v[u][1].y, v[u][2].y, v[u][3].y);
-            *(float4 *)(d + 2 * 128 + ((l ^ (4 * (q & 1) + 2)) << 4)) = make_float4(v[u][0].z, v[u][1].z, v[u][2].z, v[u][3].z);
-            *(float4 *)(d + 3 * 128 + ((l ^ (4 * (q & 1) + 3)) << 4)) = make_float4(v[u][0].w, v[u][1].w, v[u][2].w, v[u][3].w);
+            const int swz = 4 * (q & 1); /* (32b + 4q + e) % 8 == swz + e */
+            *(float4 *)(d + 0 * 128 + ((l ^ (swz + 0)) << 4)) = make_float4(v[u][0].x, v[u][1].x, v[u][2].x, v[u][3].x);
+            *(float4 *)(d + 1 * 128 + ((l ^ (swz + 1)) << 4)) = make_float4(v[u][0].y, v[u][1].y, v[u][2].y, v[u][3].y);
+            *(float4 *)(d + 2 * 128 + ((l ^ (swz + 2)) << 4)) = make_float4(v[u][0].z, v[u][1].z, v[u][2].z, v[u][3].z);
+            *(float4 *)(d + 3 * 128 + ((l ^ (swz + 3)) << 4)) = make_float4(v[u][0].w, v[u][1].w, v[u][2].w, v[u][3].w);
         }
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* the writes, to the copy engine */
-        if (threadIdx.x == 0) /* the output tile tile k + 1 writes has been read out (NY - 2 newer may not) */
+        if (threadIdx.x == 0) /* the output tile that tile k + 1 writes has been read out (by store k + 1 - NY) */
             asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(NY - 2) : "memory");
         __syncthreads(); /* input tile s read, output tile yb written, output tile (k + 1) % NY free */
         if (threadIdx.x == 0) {
