@@ -117,13 +117,13 @@ def evals(paths):
             name = label if len(rows) == 1 else ("%s %s" % (str(r.get("candidate", "?")).split("/")[-1], opts)).strip()
             ts = r.get("timings") or [{}]
             for t in ts:
-                vs_exp = "%.3fx" % t["speedup_vs_expert"] if "speedup_vs_expert" in t else "-"
+                vs_exp = "%.3fx" % t["speedup_vs_expert"] if t.get("speedup_vs_expert") is not None else "-"
                 print("%-44s %-9s %10.4g %9.0f %8.2f %8.1f%% %8.2fx %8s" % (name[-44:], r.get("verdict", "-"),
                       t.get("median_ms", 0), t.get("gbps", 0), t.get("tflops", 0), 100 * t.get("roofline_share", 0),
                       t.get("speedup", 0), vs_exp))
             if r.get("verdict") != "correct":
                 print("    %s" % str(r.get("message", ""))[:300])
-            if "sanitize" in r:
+            if r.get("sanitize"):
                 print("    sanitize: %s" % ", ".join("%s %s%s" % (k, v.get("errors"), " (incomplete)" if "incomplete" in v else "")
                                                    for k, v in r["sanitize"].items() if isinstance(v, dict)))
 
