@@ -18,6 +18,11 @@
 //   transpose real transposes through shared memory (swizzle.cu's scheme: 4 x 4 micro-tiles by
 //             16-byte loads, transposed in registers, an XOR-swizzled shared tile, 16-byte stores;
 //             dynamic shared memory, so up to 256 x 128).
+// Loads in flight: a pattern copy's thread issues U (up to 8) 16-byte loads, then their stores; a
+// transpose's thread all 4 * MT (up to 16) of its tile's loads before its first shared store. Both
+// by plain coherent loads before stores that may alias them (generic stores, for the shared tile),
+// so ptxas keeps the loads together: with __ldg and STS it sank them among the stores to save
+// registers (cuobjdump -sass, nvcc 13), which would have timed latency, not the address stream.
 // Orders (which tile block b takes): rows = x's row-major tile order (fast.cu's GROUP = 0); Gn =
 // down the tile columns of n tile rows at a time (fast.cu's GROUP = n); cols = down whole tile
 // columns (GROUP = N / TR). One block per tile.
