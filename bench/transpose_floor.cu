@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(tr_shape<TR, TC>::NT, tr_shape<TR, TC>::MINB) 
 __global__ void check_k(const unsigned *y, int N, int kind, int TR, int TC, int rd, int wr, unsigned long long *bad)
 {
     const size_t n = (size_t)N * N;
-    const int nbx = N / TC;
+    const int nbx = TC > 0 ? N / TC : 1; /* TC is 0 for copies and transposes, which do not use it */
     unsigned long long nbad = 0, first = ~0ull;
     for (size_t p = blockIdx.x * (size_t)blockDim.x + threadIdx.x; p < n; p += (size_t)gridDim.x * blockDim.x) {
         const int yr = (int)(p / N), yc = (int)(p % N);
