@@ -15,6 +15,8 @@
 //   rd-tile   x read by tiles, y written as one contiguous TR * TC chunk per tile (the read side of
 //             the pattern alone); wr-tile: the write side alone (x read by contiguous chunks);
 //   lin       x read and y written by contiguous chunks by the same kernel (its structure alone);
+//   NAME/1024 the same at 64 x 64 by 1024-thread blocks, one load per thread (the others: 64-256
+//             threads, 4-8 loads each; stream_floor's fastest read had one or two per thread);
 //   transpose real transposes through shared memory (swizzle.cu's scheme: 4 x 4 micro-tiles by
 //             16-byte loads, transposed in registers, an XOR-swizzled shared tile, 16-byte stores;
 //             dynamic shared memory, so up to 256 x 128).
@@ -119,22 +121,25 @@ __device__ __forceinline__ void tile_origin(int t, int TR, int TC, int nbx, int 
     }
 }
 
-template <int TR, int TC> struct pat_shape {
+/* a pattern copy's threads and loads per thread: NT0 threads (0: a quarter of the tile's vectors,
+ * 64 to 256), at most 8 loads each */
+template <int TR, int TC, int NT0> struct pat_shape {
     static constexpr int F4 = TR * TC / 4; /* 16-byte vectors per tile */
-    static constexpr int NT = F4 / 4 < 64 ? 64 : (F4 / 4 > 256 ? 256 : F4 / 4); /* threads */
+    static constexpr int NT = NT0 ? NT0 : (F4 / 4 < 64 ? 64 : (F4 / 4 > 256 ? 256 : F4 / 4)); /* threads */
     static constexpr int U = F4 / NT < 8 ? F4 / NT : 8; /* loads in flight per thread */
     static constexpr int CHUNKS = F4 / (NT * U);
-    static constexpr int MINB = TR * TC >= 65536 ? 3 : 1024 / NT; /* blocks per SM: 64 registers but at 256 x 256 (its
-                                                                     addresses spill at 64) */
+    /* blocks per SM asked of ptxas: 64 registers, but 85 at 256 x 256 (its addresses spill at 64) */
+    static constexpr int MINB = NT >= 1024 ? 1 : (TR * TC >= 65536 ? 3 : 1024 / NT);
 };
 
 /* A pattern copy: block b moves tile b (in the given order); element k of the tile (k in
  * row-major order of the TR x TC tile) is read from x at RD's place and stored at WR's. Each thread
  * issues U 16-byte loads, then their U stores, CHUNKS times. */
-template <int TR, int TC, int RD, int WR>
-__global__ void __launch_bounds__(pat_shape<TR, TC>::NT, pat_shape<TR, TC>::MINB) pattern_k(unsigned *y, const unsigned *x, int N, int group)
+template <int TR, int TC, int RD, int WR, int NT0>
+__global__ void __launch_bounds__(pat_shape<TR, TC, NT0>::NT, pat_shape<TR, TC, NT0>::MINB)
+    pattern_k(unsigned *y, const unsigned *x, int N, int group)
 {
-    using S = pat_shape<TR, TC>;
+    using S = pat_shape<TR, TC, NT0>;
     const int nbx = N / TC, nby = N / TR;
     int row0, col0;
     tile_origin(blockIdx.x, TR, TC, nbx, nby, group, &row0, &col0);
@@ -324,7 +329,7 @@ static void row(gpu &g, const char *kernel, int TR, int TC, const char *order, d
     char tile[32] = "-";
     if (TR > 0)
         snprintf(tile, sizeof(tile), "%d x %d", TR, TC);
-    printf("| %-9s | %-9s | %-5s | %7.4f | %6.0f | %6.1f %% | %s |\n", kernel, tile, order, ms, gbs,
+    printf("| %-12s | %-9s | %-5s | %7.4f | %6.0f | %6.1f %% | %s |\n", kernel, tile, order, ms, gbs,
            100 * gbs / g.copy_gbs, verdict);
     fflush(stdout);
 }
@@ -339,11 +344,11 @@ static void order_name(int group, int nby, char *out, size_t cap)
         snprintf(out, cap, "G%d", group);
 }
 
-template <int TR, int TC, int RD, int WR> static void pattern(gpu &g, const char *name, int group)
+template <int TR, int TC, int RD, int WR, int NT0 = 0> static void pattern(gpu &g, const char *name, int group)
 {
-    using S = pat_shape<TR, TC>;
+    using S = pat_shape<TR, TC, NT0>;
     const int tiles = (g.N / TR) * (g.N / TC);
-    auto launch = [&] { pattern_k<TR, TC, RD, WR><<<tiles, S::NT>>>(g.y, g.x, g.N, group); };
+    auto launch = [&] { pattern_k<TR, TC, RD, WR, NT0><<<tiles, S::NT>>>(g.y, g.x, g.N, group); };
     char verdict[96], order[16];
     verify(g, launch, KIND_PATTERN, TR, TC, RD, WR, verdict, sizeof(verdict));
     const double ms = time_med_ms(g, launch);
@@ -449,6 +454,7 @@ int main(int argc, char **argv)
     }
     /* the same kernel structure without strides, then without transposed placement */
     pattern<64, 64, RD_LIN, WR_LIN>(g, "lin", 0);
+    pattern<64, 64, RD_LIN, WR_LIN, 1024>(g, "lin/1024", 0);
     pattern<128, 128, RD_LIN, WR_LIN>(g, "lin", 0);
     pattern<32, 32, RD_TILE, WR_SAME>(g, "tiled", 0);
     pattern<64, 64, RD_TILE, WR_SAME>(g, "tiled", 0);
@@ -462,6 +468,8 @@ int main(int argc, char **argv)
     /* the transpose's address stream */
     patterns<32, 32>(g, true);
     patterns<64, 64>(g, true);
+    pattern<64, 64, RD_TILE, WR_TRANS, 1024>(g, "pattern/1024", 0);
+    pattern<64, 64, RD_TILE, WR_TRANS, 1024>(g, "pattern/1024", 32);
     patterns<128, 128>(g, true);
     patterns<256, 256>(g, true);
     patterns<32, 64>(g, false);
