@@ -3,8 +3,12 @@
 #
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
 #   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
-#                          floor skips race compat serve peers (bench/stream_floor.cu, built there with nvcc: how fast a plain
-#                          read of 117.5 and 470 MB can go under the timing protocol) peers (PyTorch
+#                          floor (bench/stream_floor.cu, built there with nvcc: how fast a plain
+#                          read of 117.5 and 470 MB can go under the timing protocol) tfloor
+#                          (bench/transpose_floor.cu, built there with nvcc: copies with a tiled
+#                          transpose's DRAM address stream but no in-tile transpose, per tile shape
+#                          and order, beside real transposes and a plain copy, at 16384 x 16384 fp32,
+#                          every output checked) skips race compat serve peers (PyTorch
 #                          eager, torch.compile and Triton's tutorial kernels timed beside temper's
 #                          best and expert, the cuBLAS experts beside torch.matmul, every tunable
 #                          candidate tuned, issue 14's goals judged: bench/peers.py) (default: tests
@@ -215,6 +219,19 @@ if has floor; then
         cat "$out/floor.txt" >>"$summary"
     else
         note "stream_floor did not build: $(tail -3 "$out/floor_build.log")"
+    fi
+    pack
+fi
+
+if has tfloor; then
+    note "== transpose floor: a tiled transpose's address stream without the transpose (bench/transpose_floor.cu)"
+    if nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$work/transpose_floor" bench/transpose_floor.cu \
+        >"$out/tfloor_build.log" 2>&1; then
+        timeout 180 "$work/transpose_floor" "${TFLOOR_N:-16384}" >"$out/tfloor.txt" 2>&1
+        note "transpose_floor exit $? (1: some variant's output was wrong)"
+        cat "$out/tfloor.txt" >>"$summary"
+    else
+        note "transpose_floor did not build: $(tail -3 "$out/tfloor_build.log")"
     fi
     pack
 fi

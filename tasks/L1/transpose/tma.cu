@@ -58,6 +58,13 @@
 // cycles, and the second block covers one block's barrier bubble, so issue should not limit it.
 // Most worth trying after the defaults: PB=1 STAGES=6 or 8, TR=128 (512-byte y row pieces: the
 // writes in longer runs; with PB=1 STAGES=4 NT=256), HINT=1, NY=3, GROUP=0/8.
+// MEASURED (2026-12-01, H200, `bench/gpu.sh run evals tune`, one call): the prediction was wrong.
+// The defaults took 0.5631 ms (88.6 % of copy); a 40-point tune spanned 0.562-0.66 ms, its best
+// 0.5621 ms (88.8 %) at TR=128 TC=64 STAGES=3 NY=3 NT=256 PB=1 GROUP=0; fast.cu took 0.5301 ms in
+// the same call. Correct on every check shape, sanitizer-clean. Keeping every load in flight did
+// not close the gap but widened it, which points to the DRAM side (the transposed access pattern)
+// rather than the SM: bench/transpose_floor.cu (stage tfloor) measures that pattern without the
+// transpose.
 // @temper task transpose
 // @temper param TR 64 128 32
 // @temper param TC 64 128 32
