@@ -220,6 +220,11 @@ def main():
     st, b, _ = s.call("POST", "/v1/evaluations", {"items": [dict(item(files[0]), knobs={"NO_SUCH_KNOB": 4})]})
     check(st == 400 and b.get("error", {}).get("kind") == "unknown_knob" and "--set" not in b["error"]["message"]
           and "NO_SUCH_KNOB" in b["error"]["message"], "an unknown knob: 400 unknown_knob, said in the API's words", b)
+    for knobs, named in (({"BLOCK": 4.5}, "items[0].knobs.BLOCK"), ({"BLOCK": True}, "items[0].knobs.BLOCK"),
+                         ({"2X": 1}, "'2X'")):
+        st, b, _ = s.call("POST", "/v1/evaluations", {"items": [dict(item(files[0]), knobs=knobs)]})
+        check(st == 400 and b.get("error", {}).get("kind") == "invalid_request" and named in b["error"]["message"],
+              "a malformed knob %s: 400 naming it (%s)" % (json.dumps(knobs), named), b)
     refused(400, "invalid_id", "a path-like item id", "POST", "/v1/evaluations",
             {"items": [item(files[0], id="../../etc/passwd")]})
     refused(400, "invalid_id", "a path-like batch", "POST", "/v1/evaluations", {"items": [item(files[0])], "batch": "a/b"})
