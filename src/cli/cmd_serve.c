@@ -185,6 +185,8 @@ int cmd_serve(int argc, char **argv)
                         "--device D` on each machine instead\n");
         return CLI_USAGE;
     }
+    if (cli_tasks_present(tasks_dir) != CLI_OK)
+        return CLI_USAGE;
     limits.mem_limit_bytes = (uint64_t)mem_mb << 20;
     char *token = NULL;
     int err = token_file ? read_token(token_file, &token, msg, sizeof(msg)) : 0;

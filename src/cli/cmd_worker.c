@@ -149,6 +149,9 @@ int cmd_worker(int argc, char **argv)
         return CLI_USAGE;
     }
 
+    if (cli_tasks_present(tasks) != CLI_OK)
+        return CLI_USAGE;
+
     char msg[1024] = "";
     struct temper_queue *q = NULL;
     int err = temper_queue_open_redis(url, NULL, &q, msg, sizeof(msg));

@@ -90,6 +90,9 @@ usage_case "no --redis" "--redis URL is needed"
 usage_case "a URL that is not redis://" "redis:// URL" --redis http://127.0.0.1:1
 usage_case "--in-flight 0" "--in-flight must be" --redis "$REDIS_URL" --in-flight 0
 usage_case "an unknown URL parameter" "unknown parameter 'speed'" --redis "$REDIS_URL/0?speed=9" --device opencl
+# without tasks every job would be judged `invalid` (and cached) for the operator's mistake
+usage_case "a task path without tasks" "no tasks under $work/no-tasks-here" --redis "$REDIS_URL" \
+    --tasks "$work/no-tasks-here"
 
 # 1. A batch gets every result, with its verdict.
 for id in g1 g2 g3; do q submit "$id" "$good" opencl step1 >/dev/null || fail "submit $id"; done

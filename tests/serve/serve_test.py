@@ -272,6 +272,12 @@ def main():
                        capture_output=True, text=True, timeout=60)
     check(r.returncode in (2, 4) and "redis" in r.stderr.lower(), "an unusable Redis URL is refused, not served",
           (r.returncode, r.stderr))
+    # a task path without tasks would refuse (or, on a worker, judge `invalid`) every candidate for the
+    # operator's mistake: the server does not start
+    r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, "s5.db"), "--tasks",
+                        os.path.join(WORK, "no-tasks-here")], env=ENV, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "no tasks under " + os.path.join(WORK, "no-tasks-here") in r.stderr,
+          "a task path without tasks is bad usage, naming it", (r.returncode, r.stderr))
     r = subprocess.run([TEMPER, "serve", "--bogus"], env=ENV, capture_output=True, text=True, timeout=60)
     check(r.returncode == 2 and "usage: temper serve" in r.stderr, "an unknown option is bad usage", r.stderr)
 
