@@ -242,7 +242,7 @@ int cmd_serve(int argc, char **argv)
         if (err)
             break;
         snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device);
-        t->config = (struct temper_consumer_config){queue, sessions[i], t->name, t->device, in_flight, 2000, &stop};
+        t->config = (struct temper_consumer_config){queue, sessions[i], t->name, t->device, in_flight, 2000, &stop, tasks_dir};
         counts[i] = &t->counts;
         device_names[i] = t->device;
         if (pthread_create(&t->thread, NULL, consumer_main, t)) {

@@ -196,6 +196,7 @@ int cmd_worker(int argc, char **argv)
     cc.device = dev_id ? dev_id : (device ? device : "");
     cc.in_flight = (int)in_flight;
     cc.stop = &stop_flag;
+    cc.tasks_dir = tasks;
     struct temper_consumer_counts *counts = calloc(1, sizeof(*counts));
     if (!counts) {
         temper_session_close(s);

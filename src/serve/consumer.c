@@ -10,6 +10,7 @@
 #include "serve/consumer.h"
 #include "temper/error.h"
 #include "temper/store.h"
+#include "temper/task.h"
 #include "temper/util.h"
 
 static const double bounds_s[TEMPER_HISTOGRAM_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -204,13 +205,25 @@ static int take_one(const struct temper_consumer_config *c, struct temper_consum
         temper_job_free(job);
         return err;
     }
+    /* The item names the task the server found for the candidate. A worker whose task path lacks it
+     * (another version of the suite) would judge the candidate `invalid` and cache that: it is this
+     * worker's failure, and another worker may have the task. */
+    const char *task = json_string_value(json_object_get(job->item, "task"));
+    char dir[TEMPER_PATH_MAX], why[1024];
+    if (task && *task &&
+        temper_task_find(temper_tasks_root(c->tasks_dir), task, dir, sizeof(dir), why, sizeof(why)) == TEMPER_ENOTFOUND) {
+        char m[1400];
+        snprintf(m, sizeof(m), "the worker %s cannot judge it: %s", c->consumer, why);
+        err = finish(c, n, job, TEMPER_JOB_FAILED, failure("temper_error", m, 1), msg, msg_size);
+        temper_job_free(job);
+        return err;
+    }
     pthread_mutex_lock(&r->lock);
     sl->job = job;
     sl->used = 1;
     sl->ready = 0;
     sl->result = NULL;
     pthread_mutex_unlock(&r->lock);
-    char why[1024];
     if (submit(c, sl, why, sizeof(why))) {
         pthread_mutex_lock(&r->lock);
         sl->used = 0;

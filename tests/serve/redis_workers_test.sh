@@ -122,6 +122,19 @@ stats=$(q stats)
 [ "$(echo "$stats" | field 'v["running"]+v["queued"]')" = 0 ] && [ "$(echo "$stats" | field 'v["done"]')" = 4 ] &&
     ok "four outcomes, nothing running: $stats" || fail "after the batch: $stats"
 
+# 1b. A worker whose task path lacks the job's task (another version of the suite): temper's
+# failure, retryable elsewhere, not an `invalid` verdict of the candidate.
+"$temper" worker --redis "$url" --device opencl --in-flight 2 --jobs 1 --tasks "$src/tasks" >"$work/wt.log" 2>&1 &
+wt=$!
+q submit m1 "$good" opencl >/dev/null || fail "submit m1"
+q wait 300 m1 >"$work/m1.json" || fail "m1 did not finish"
+[ "$(field '(v["status"], v["error"]["kind"], v["error"]["retryable"], "serve_add" in v["error"]["message"])' \
+    <"$work/m1.json" 2>/dev/null)" = "('failed', 'temper_error', True, True)" ] &&
+    ok "a worker without the job's task fails it (temper_error, retryable), naming the task" ||
+    fail "m1 on a worker without its task: $(cat "$work/m1.json")"
+kill -TERM $wt
+wait $wt
+
 # 2. kill -9 of a worker in the middle of a job: another claims it; one result each.
 start_worker w3
 killed=
