@@ -429,6 +429,15 @@ class Test:
                                   "clientInfo": {"name": "t", "version": "1"}})
         check(r["result"]["protocolVersion"] == "2025-06-18", "dual era")
         self.close(s)
+        # a server that finds no guides says so, rather than answer as if the guides held nothing
+        env, self.env = self.env, dict(self.env, TEMPER_KNOWLEDGE=os.path.join(self.args.work, "no-guides"))
+        s = self.server()
+        self.env = env
+        r = self.tool(s, "search_knowledge", {"query": "coalesced memory access"}, meta=meta())["result"]
+        check(r.get("isError") is not True and "no guides folder at " in text_of(r) and
+              "no-guides" in r["structuredContent"].get("note", ""),
+              f"search_knowledge without guides says so: {text_of(r)[:300]}")
+        self.close(s)
 
 
 def main():
