@@ -141,7 +141,9 @@ int cmd_worker(int argc, char **argv)
         return CLI_USAGE;
     }
     if (strncmp(url, "redis://", 8)) {
-        fprintf(stderr, "temper worker: --redis takes a redis:// URL, not '%s'\n", url);
+        /* not echoed: it may hold a password */
+        fprintf(stderr, "temper worker: --redis takes a redis:// URL (redis://[[user]:password@]host[:port][/db]), "
+                        "not a '%.*s' one\n", (int)strcspn(url, ":"), url);
         return CLI_USAGE;
     }
     if (name && (!*name || strlen(name) > 128)) {

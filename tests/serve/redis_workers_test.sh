@@ -90,6 +90,13 @@ usage_case "no --redis" "--redis URL is needed"
 usage_case "a URL that is not redis://" "redis:// URL" --redis http://127.0.0.1:1
 usage_case "--in-flight 0" "--in-flight must be" --redis "$REDIS_URL" --in-flight 0
 usage_case "an unknown URL parameter" "unknown parameter 'speed'" --redis "$REDIS_URL/0?speed=9" --device opencl
+# a password in the URL is not echoed in the message (stderr goes to logs)
+for u in "redis://gym:s3cretpw@127.0.0.1:1/0?speed=9" "rediss://gym:s3cretpw@127.0.0.1:1"; do
+    "$temper" worker --redis "$u" >"$work/usage.out" 2>&1
+    status=$?
+    [ $status -eq 2 ] && grep -q "redis" "$work/usage.out" && ! grep -q s3cretpw "$work/usage.out" &&
+        ok "a bad URL with a password: exit 2, the password not shown" || fail "$u: exit $status, $(cat "$work/usage.out")"
+done
 # without tasks every job would be judged `invalid` (and cached) for the operator's mistake
 usage_case "a task path without tasks" "no tasks under $work/no-tasks-here" --redis "$REDIS_URL" \
     --tasks "$work/no-tasks-here"
