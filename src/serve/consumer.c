@@ -10,6 +10,7 @@
 #include "serve/consumer.h"
 #include "temper/error.h"
 #include "temper/store.h"
+#include "temper/kernel.h"
 #include "temper/task.h"
 #include "temper/util.h"
 
@@ -179,6 +180,25 @@ static int submit(const struct temper_consumer_config *c, struct slot *sl, char 
     return err;
 }
 
+/* 1 when item's candidate parses and its task is not on this worker's task path (why says so). */
+static int task_missing(const struct temper_consumer_config *c, json_t *item, char *why, size_t why_size)
+{
+    const char *task = json_string_value(json_object_get(item, "task"));
+    const char *src = json_string_value(json_object_get(item, "source"));
+    const char *lang = json_string_value(json_object_get(item, "lang"));
+    char dir[TEMPER_PATH_MAX];
+    if (!task || !*task || !src || !lang ||
+        temper_task_find(temper_tasks_root(c->tasks_dir), task, dir, sizeof(dir), why, why_size) != TEMPER_ENOTFOUND)
+        return 0;
+    struct temper_candidate *cand = calloc(1, sizeof(*cand));
+    char m[256];
+    int parses = cand && !temper_candidate_parse_lang(NULL, lang, src, strlen(src), cand, m, sizeof(m));
+    if (cand)
+        temper_candidate_free(cand);
+    free(cand);
+    return parses;
+}
+
 /* Takes one job and starts it in slot sl (or answers it from the cache); *took 0 if none came. */
 static int take_one(const struct temper_consumer_config *c, struct temper_consumer_counts *n, struct run *r,
                     struct slot *sl, const char *device_key, int wait_ms, int *took, char *msg, size_t msg_size)
@@ -207,11 +227,10 @@ static int take_one(const struct temper_consumer_config *c, struct temper_consum
     }
     /* The item names the task the server found for the candidate. A worker whose task path lacks it
      * (another version of the suite) would judge the candidate `invalid` and cache that: it is this
-     * worker's failure, and another worker may have the task. */
-    const char *task = json_string_value(json_object_get(job->item, "task"));
-    char dir[TEMPER_PATH_MAX], why[1024];
-    if (task && *task &&
-        temper_task_find(temper_tasks_root(c->tasks_dir), task, dir, sizeof(dir), why, sizeof(why)) == TEMPER_ENOTFOUND) {
+     * worker's failure, and another worker may have the task. (A candidate that does not parse is
+     * judged by its parse error, whatever task the item names.) */
+    char why[1024];
+    if (task_missing(c, job->item, why, sizeof(why))) {
         char m[1400];
         snprintf(m, sizeof(m), "the worker %s cannot judge it: %s", c->consumer, why);
         err = finish(c, n, job, TEMPER_JOB_FAILED, failure("temper_error", m, 1), msg, msg_size);
