@@ -89,8 +89,11 @@ fi
 [ $? -eq 2 ] && grep -q "exactly one of" "$work/e3" && ok "two selectors: exit 2" || fail "two selectors: $(cat "$work/e3")"
 echo '{"id": 1}' >"$work/bad.json"
 "$temper" report --bench-json "$work/bad.json" -o "$work/x.html" 2>"$work/e4"
-[ $? -eq 2 ] && grep -q '"tasks"' "$work/e4" && ok "a bench without tasks: exit 2, says what is missing" ||
-    fail "bad bench: $(cat "$work/e4")"
+[ $? -eq 2 ] && grep -q '"tasks"' "$work/e4" && grep -q "$work/bad.json" "$work/e4" &&
+    ok "a bench without tasks: exit 2, says what is missing and in which file" || fail "bad bench: $(cat "$work/e4")"
+"$temper" report --bench-json "$work/missing.json" -o "$work/x.html" 2>"$work/e5"
+[ $? -eq 2 ] && grep -q "cannot read $work/missing.json: No such file" "$work/e5" && ! grep -q ":-1" "$work/e5" &&
+    ok "a missing bench file: exit 2, says it cannot be read" || fail "missing bench file: $(cat "$work/e5")"
 
 echo "$failures failed"
 [ $failures -eq 0 ]

@@ -17,7 +17,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from temper_client import AsyncClient, TemperFailure, compute_score  # noqa: E402
+from temper_client import Client, TemperFailure, compute_score  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = open(os.path.join(HERE, "..", "..", "tasks", "L1", "vector_add", "naive.cl")).read()
@@ -41,22 +41,22 @@ async def main():
     ap.add_argument("--rollouts", type=int, default=4)
     ap.add_argument("--timing", action="store_true", help="time correct kernels (rewards speed)")
     args = ap.parse_args()
-    extra = {"lang": "opencl", "options": {"timing": args.timing}}
-    async with AsyncClient(concurrency=8):
-        for step in range(args.steps):
-            answers = [policy(step, k) for k in range(args.rollouts)]
-            # compute_score is synchronous (verl's shape); run the rollouts of a step concurrently
-            tasks = [asyncio.to_thread(compute_score, "temper", a, "vector_add", extra) for a in answers]
-            rewards = []
-            for r in await asyncio.gather(*tasks, return_exceptions=True):
-                if isinstance(r, TemperFailure):  # temper's own failure: skip the sample, do not score it
-                    print("  temper failed (%s): %s" % (r.kind, r.message))
-                    rewards.append(None)
-                elif isinstance(r, Exception):
-                    raise r
-                else:
-                    rewards.append(r)
-            print("step %d rewards: %s" % (step, ["%.2f" % r if r is not None else "-" for r in rewards]))
+    # one client for every rollout: at most 8 requests in flight at once ($TEMPER_URL, $TEMPER_TOKEN)
+    extra = {"lang": "opencl", "options": {"timing": args.timing}, "client": Client(concurrency=8)}
+    for step in range(args.steps):
+        answers = [policy(step, k) for k in range(args.rollouts)]
+        # compute_score is synchronous (verl's shape); run the rollouts of a step concurrently
+        tasks = [asyncio.to_thread(compute_score, "temper", a, "vector_add", extra) for a in answers]
+        rewards = []
+        for r in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(r, TemperFailure):  # temper's own failure: skip the sample, do not score it
+                print("  temper failed (%s): %s" % (r.kind, r.message))
+                rewards.append(None)
+            elif isinstance(r, Exception):
+                raise r
+            else:
+                rewards.append(r)
+        print("step %d rewards: %s" % (step, ["%.2f" % r if r is not None else "-" for r in rewards]))
 
 
 if __name__ == "__main__":

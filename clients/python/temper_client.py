@@ -292,6 +292,15 @@ def extract_kernel(text, lang=None):
     return source, _LANGS.get(tag.lower()) or source_lang(source) or lang
 
 
+def _utf8(text):
+    """Whether text encodes as UTF-8 (a lone surrogate does not, and no JSON parser takes it)."""
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
 def _client():
     global _default_client
     with _default_lock:
@@ -317,6 +326,8 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None):
     lang = extra.get("lang") or lang or "cuda"
     if not source.strip() or "@temper" not in source:
         return 0.0
+    if "\x00" in source or not _utf8(source):
+        return 0.0  # JSON cannot carry it to the server: the policy's answer, not temper's failure
     item = {"source": source, "lang": lang}
     if re.search(r"@temper\s+task\s+\S", source):
         item["task"] = ground_truth
@@ -330,6 +341,8 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None):
         if e.status == 400 and (e.kind in ("unknown_task", "unknown_knob") or
                                 (e.kind == "invalid_request" and ".task is" in (e.message or ""))):
             return 0.0  # the answer names another task, or knobs its kernel does not have
+        if e.status == 413 and e.kind == "source_too_large":
+            return 0.0  # the answer's kernel is over the server's --max-source-bytes
         raise
     if result.get("verdict") != "correct":
         return 0.0

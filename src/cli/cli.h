@@ -61,6 +61,11 @@ int cli_help_exit(void (*help)(FILE *out), int asked);
  * when no task folder on the search path root has that name this says so and returns CLI_USAGE;
  * otherwise it prints "temper: <nothing>" and returns CLI_NOT_OK. */
 int cli_nothing_for_task(const char *root, const char *task, const char *nothing);
+/* A command that serves evaluations to others (serve, worker) needs tasks to judge them by:
+ * returns CLI_OK when the search path of tasks_dir (temper_tasks_root) holds at least one task
+ * folder, else prints "temper: no tasks under PATH ..." and returns CLI_USAGE. Without it each
+ * candidate would be refused or judged `invalid` for the operator's mistake. */
+int cli_tasks_present(const char *tasks_dir);
 /* A bad option value or argument: prints "temper: <msg>" on stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *msg);
 /* Reads a store id given to option ("--run"): a positive decimal integer. Returns 0 with *id set,

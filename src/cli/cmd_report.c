@@ -117,6 +117,17 @@ int cmd_report(int argc, char **argv)
     if (bench_path) {
         json_error_t jerr;
         bench = json_load_file(bench_path, 0, &jerr);
+        if (!bench && jerr.line < 0) { /* not read at all: say why, not where its JSON breaks */
+            fprintf(stderr, "temper: --bench-json: cannot read %s: %s\n", bench_path, strerror(errno));
+            return CLI_USAGE;
+        }
+        if (bench && json_is_object(bench) &&
+            (!json_is_array(json_object_get(bench, "tasks")) || !json_is_object(json_object_get(bench, "suite")))) {
+            fprintf(stderr, "temper: %s: not a bench's JSON (temper bench --json): it needs \"tasks\" (a list) and "
+                            "\"suite\" (an object)\n", bench_path);
+            json_decref(bench);
+            return CLI_USAGE;
+        }
         if (!bench || !json_is_object(bench)) {
             fprintf(stderr, "temper: %s:%d: not a bench's JSON (temper bench --json): %s\n", bench_path, jerr.line,
                     bench ? "not an object" : jerr.text);

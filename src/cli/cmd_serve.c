@@ -185,6 +185,8 @@ int cmd_serve(int argc, char **argv)
                         "--device D` on each machine instead\n");
         return CLI_USAGE;
     }
+    if (cli_tasks_present(tasks_dir) != CLI_OK)
+        return CLI_USAGE;
     limits.mem_limit_bytes = (uint64_t)mem_mb << 20;
     char *token = NULL;
     int err = token_file ? read_token(token_file, &token, msg, sizeof(msg)) : 0;
@@ -240,7 +242,7 @@ int cmd_serve(int argc, char **argv)
         if (err)
             break;
         snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device);
-        t->config = (struct temper_consumer_config){queue, sessions[i], t->name, t->device, in_flight, 2000, &stop};
+        t->config = (struct temper_consumer_config){queue, sessions[i], t->name, t->device, in_flight, 2000, &stop, tasks_dir};
         counts[i] = &t->counts;
         device_names[i] = t->device;
         if (pthread_create(&t->thread, NULL, consumer_main, t)) {

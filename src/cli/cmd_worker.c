@@ -141,13 +141,18 @@ int cmd_worker(int argc, char **argv)
         return CLI_USAGE;
     }
     if (strncmp(url, "redis://", 8)) {
-        fprintf(stderr, "temper worker: --redis takes a redis:// URL, not '%s'\n", url);
+        /* not echoed: it may hold a password */
+        fprintf(stderr, "temper worker: --redis takes a redis:// URL (redis://[[user]:password@]host[:port][/db]), "
+                        "not a '%.*s' one\n", (int)strcspn(url, ":"), url);
         return CLI_USAGE;
     }
     if (name && (!*name || strlen(name) > 128)) {
         fprintf(stderr, "temper worker: --name must have 1 to 128 characters\n");
         return CLI_USAGE;
     }
+
+    if (cli_tasks_present(tasks) != CLI_OK)
+        return CLI_USAGE;
 
     char msg[1024] = "";
     struct temper_queue *q = NULL;
@@ -193,6 +198,7 @@ int cmd_worker(int argc, char **argv)
     cc.device = dev_id ? dev_id : (device ? device : "");
     cc.in_flight = (int)in_flight;
     cc.stop = &stop_flag;
+    cc.tasks_dir = tasks;
     struct temper_consumer_counts *counts = calloc(1, sizeof(*counts));
     if (!counts) {
         temper_session_close(s);

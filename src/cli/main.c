@@ -114,6 +114,25 @@ int cli_nothing_for_task(const char *root, const char *task, const char *nothing
     return CLI_NOT_OK;
 }
 
+static int count_task(void *user, const char *dir)
+{
+    (void)dir;
+    ++*(int *)user;
+    return 1; /* one is enough */
+}
+
+int cli_tasks_present(const char *tasks_dir)
+{
+    const char *root = temper_tasks_root(tasks_dir);
+    int n = 0;
+    temper_task_each(root, count_task, &n);
+    if (n)
+        return CLI_OK;
+    fprintf(stderr, "temper: no tasks under %s (set --tasks DIR or TEMPER_TASKS; a task is DIR/L<level>/<name>/task.json, "
+                    "in a level folder such as L1)\n", root);
+    return CLI_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {

@@ -271,6 +271,17 @@ static void notification(struct mcp_server *srv, const char *method, json_t *par
 
 static void request(struct mcp_server *srv, struct batch *b, json_t *id, const char *method, json_t *params)
 {
+    /* An id still in progress is refused whatever the method: its answer would be taken for the
+     * running call's (tools_call checks again under the lock it starts the call with). */
+    pthread_mutex_lock(&srv->lock);
+    int duplicate = 0;
+    for (struct mcp_call *c = srv->calls; c; c = c->next)
+        duplicate |= json_equal(c->id, id);
+    pthread_mutex_unlock(&srv->lock);
+    if (duplicate) {
+        answer_error(srv, b, id, -32600, "a request with this id is still in progress", NULL);
+        return;
+    }
     /* The era: a modern request names its version in _meta; a legacy one follows initialize. */
     json_t *meta = json_object_get(params, "_meta");
     json_t *pv = json_object_get(meta, META_VERSION);

@@ -226,7 +226,14 @@ json_t *mcp_tool_search_knowledge(struct mcp_call *call, json_t *args)
     int err = temper_knowledge_search(&kc, query, limit ? (int)json_integer_value(limit) : 5, &hits, msg, sizeof(msg));
     if (err)
         return mcp_tool_result(NULL, msg, 1);
-    char text[2048];
+    /* Without the guides only the store's kernels are searched: say so, or an agent takes the
+     * missing guides for guides that hold nothing on its question. */
+    char where[1024], note[1400] = "";
+    if (!temper_knowledge_dir(&kc, where, sizeof(where)))
+        snprintf(note, sizeof(note),
+                 "no guides folder at %s: only the store's kernels were searched (start the server with "
+                 "TEMPER_KNOWLEDGE set to the guides' folder, knowledge/ in a checkout)", where);
+    char text[4096];
     size_t used = (size_t)snprintf(text, sizeof(text), "%zu hits for '%.200s'%s", json_array_size(hits), query,
                                    json_array_size(hits) ? ":" : "");
     json_t *h;
@@ -239,5 +246,10 @@ json_t *mcp_tool_search_knowledge(struct mcp_call *call, json_t *args)
                                  json_string_value(json_object_get(h, "title")),
                                  json_string_value(json_object_get(h, "kind")));
     }
-    return mcp_tool_result(json_pack("{s:s, s:o}", "query", query, "hits", hits), text, 0);
+    if (note[0] && used < sizeof(text))
+        snprintf(text + used, sizeof(text) - used, "\n%s", note);
+    json_t *value = json_pack("{s:s, s:o}", "query", query, "hits", hits);
+    if (note[0])
+        json_object_set_new(value, "note", json_string(note));
+    return mcp_tool_result(value, text, 0);
 }

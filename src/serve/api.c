@@ -191,11 +191,14 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
         json_t *v;
         json_object_foreach(knobs, k, v) {
             int64_t n;
-            int value_ok = int_like(v, &n) || (json_is_string(v) && knob_value_ok(json_string_value(v)));
-            if (!knob_name_ok(k) || !value_ok)
+            if (!knob_name_ok(k))
                 return server_error(r, 400, "invalid_request",
-                                    "%s.knobs: each knob is a name ([A-Za-z_][A-Za-z0-9_]*) with an integer or 1 to 63 "
-                                    "printable ASCII characters without spaces, quotes or backslashes", where), 1;
+                                    "%s.knobs: '%.64s' is not a knob name ([A-Za-z_][A-Za-z0-9_]*, under 64 bytes)",
+                                    where, k), 1;
+            if (!int_like(v, &n) && !(json_is_string(v) && knob_value_ok(json_string_value(v))))
+                return server_error(r, 400, "invalid_request",
+                                    "%s.knobs.%s must be an integer or 1 to 63 printable ASCII characters without "
+                                    "spaces, quotes or backslashes", where, k), 1;
         }
     }
     if (opts && options_ok(opts, i, r))

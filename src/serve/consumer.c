@@ -10,6 +10,8 @@
 #include "serve/consumer.h"
 #include "temper/error.h"
 #include "temper/store.h"
+#include "temper/kernel.h"
+#include "temper/task.h"
 #include "temper/util.h"
 
 static const double bounds_s[TEMPER_HISTOGRAM_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -178,6 +180,25 @@ static int submit(const struct temper_consumer_config *c, struct slot *sl, char 
     return err;
 }
 
+/* 1 when item's candidate parses and its task is not on this worker's task path (why says so). */
+static int task_missing(const struct temper_consumer_config *c, json_t *item, char *why, size_t why_size)
+{
+    const char *task = json_string_value(json_object_get(item, "task"));
+    const char *src = json_string_value(json_object_get(item, "source"));
+    const char *lang = json_string_value(json_object_get(item, "lang"));
+    char dir[TEMPER_PATH_MAX];
+    if (!task || !*task || !src || !lang ||
+        temper_task_find(temper_tasks_root(c->tasks_dir), task, dir, sizeof(dir), why, why_size) != TEMPER_ENOTFOUND)
+        return 0;
+    struct temper_candidate *cand = calloc(1, sizeof(*cand));
+    char m[256];
+    int parses = cand && !temper_candidate_parse_lang(NULL, lang, src, strlen(src), cand, m, sizeof(m));
+    if (cand)
+        temper_candidate_free(cand);
+    free(cand);
+    return parses;
+}
+
 /* Takes one job and starts it in slot sl (or answers it from the cache); *took 0 if none came. */
 static int take_one(const struct temper_consumer_config *c, struct temper_consumer_counts *n, struct run *r,
                     struct slot *sl, const char *device_key, int wait_ms, int *took, char *msg, size_t msg_size)
@@ -204,13 +225,24 @@ static int take_one(const struct temper_consumer_config *c, struct temper_consum
         temper_job_free(job);
         return err;
     }
+    /* The item names the task the server found for the candidate. A worker whose task path lacks it
+     * (another version of the suite) would judge the candidate `invalid` and cache that: it is this
+     * worker's failure, and another worker may have the task. (A candidate that does not parse is
+     * judged by its parse error, whatever task the item names.) */
+    char why[1024];
+    if (task_missing(c, job->item, why, sizeof(why))) {
+        char m[1400];
+        snprintf(m, sizeof(m), "the worker %s cannot judge it: %s", c->consumer, why);
+        err = finish(c, n, job, TEMPER_JOB_FAILED, failure("temper_error", m, 1), msg, msg_size);
+        temper_job_free(job);
+        return err;
+    }
     pthread_mutex_lock(&r->lock);
     sl->job = job;
     sl->used = 1;
     sl->ready = 0;
     sl->result = NULL;
     pthread_mutex_unlock(&r->lock);
-    char why[1024];
     if (submit(c, sl, why, sizeof(why))) {
         pthread_mutex_lock(&r->lock);
         sl->used = 0;

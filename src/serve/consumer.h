@@ -22,6 +22,7 @@ struct temper_consumer_config {
     int in_flight;                   /* jobs submitted to the session at once [32] */
     int beat_ms;                     /* how often it reports itself [2000] */
     atomic_int *stop;                /* set to 1 to stop: jobs in flight finish and are completed */
+    const char *tasks_dir;           /* the session's task path (NULL: the default, temper_tasks_root) */
 };
 
 /* Buckets of a duration histogram: upper bounds in seconds (temper_histogram_bounds_s), then +Inf. */

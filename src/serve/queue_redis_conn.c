@@ -273,14 +273,35 @@ static int part_copy(char *dst, size_t size, const char *src)
     return 1;
 }
 
+/* The URL as messages show it: a password in it replaced by "***" (stderr goes to logs). */
+static void url_shown(const char *url, char *out, size_t size)
+{
+    const char *auth = strstr(url, "://");
+    auth = auth ? auth + 3 : url;
+    size_t end = strcspn(auth, "/?");
+    const char *at = NULL;
+    for (size_t i = 0; i < end; i++)
+        if (auth[i] == '@')
+            at = auth + i;
+    if (!at) {
+        snprintf(out, size, "%s", url);
+        return;
+    }
+    const char *colon = memchr(auth, ':', (size_t)(at - auth)); /* user:password, else all of it is the password */
+    const char *pw = colon ? colon + 1 : auth;
+    snprintf(out, size, "%.*s***%s", (int)(pw - url), url, at);
+}
+
 /* Reads redis://[[user]:password@]host[:port][/db][?NAME=VALUE&...] into q: the parameters are
  * prefix, cache_ttl_s and the numbers of struct temper_queue_config (which override q's). */
-int redis_url_parse(struct redis_queue *q, const char *url, char *msg, size_t msg_size)
+int redis_url_parse(struct redis_queue *q, const char *url_given, char *msg, size_t msg_size)
 {
-    if (strncmp(url, "redis://", 8))
+    char url[1100]; /* what the messages below show */
+    url_shown(url_given, url, sizeof(url));
+    if (strncmp(url_given, "redis://", 8))
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: a Redis URL begins redis://", url);
     char buf[1024];
-    if (snprintf(buf, sizeof(buf), "%s", url + 8) >= (int)sizeof(buf))
+    if (snprintf(buf, sizeof(buf), "%s", url_given + 8) >= (int)sizeof(buf))
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "the Redis URL is too long");
     char *query = strchr(buf, '?');
     if (query)

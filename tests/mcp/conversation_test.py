@@ -227,13 +227,18 @@ class Test:
         r = s.answer(middle, 120, seen)
         check(r["result"]["structuredContent"]["verdict"] == "correct", "the call made during the tune")
         check(not any(m.get("id") == tune for m in s.all), "the tune was still running")
+        # a request of any method that reuses the running tune's id is refused, not answered as if new
+        s.request("ping", id=tune)
+        dup = s.answer(tune, 60, seen)
+        check("error" in dup and dup["error"]["code"] == -32600 and "in progress" in dup["error"]["message"],
+              f"a ping reusing the running tune's id: -32600, {dup}")
         s.notify("notifications/cancelled", {"requestId": tune, "reason": "the test cancels it"})
         check(self.stderr_has("tune cancelled; not answered", 120), "the cancelled tune stopped")
         check(s.call("ping")["result"] == {}, "the server still answers")
         progress = [m["params"]["progress"] for m in s.all if m.get("method") == "notifications/progress"]
         check(progress == sorted(progress), f"progress increases: {progress}")
         rest = self.close(s)
-        check(not any(m.get("id") == tune for m in s.all + rest), "a cancelled request is not answered")
+        check(not any(m.get("id") == tune and "result" in m for m in s.all + rest), "a cancelled request is not answered")
 
     def malformed(self, s):
         expect_error(s.call("tools/call", {"name": "evaluate", "arguments": {"source": self.good, "lang": 5}}),
@@ -423,6 +428,15 @@ class Test:
         r = s.call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                   "clientInfo": {"name": "t", "version": "1"}})
         check(r["result"]["protocolVersion"] == "2025-06-18", "dual era")
+        self.close(s)
+        # a server that finds no guides says so, rather than answer as if the guides held nothing
+        env, self.env = self.env, dict(self.env, TEMPER_KNOWLEDGE=os.path.join(self.args.work, "no-guides"))
+        s = self.server()
+        self.env = env
+        r = self.tool(s, "search_knowledge", {"query": "coalesced memory access"}, meta=meta())["result"]
+        check(r.get("isError") is not True and "no guides folder at " in text_of(r) and
+              "no-guides" in r["structuredContent"].get("note", ""),
+              f"search_knowledge without guides says so: {text_of(r)[:300]}")
         self.close(s)
 
 

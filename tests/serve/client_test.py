@@ -3,7 +3,8 @@
 scripted HTTP server (429 and 503 with Retry-After are retried and Retry-After is waited; a 400 is
 not retried; a refused connection is retried, then raised), then against a real `temper serve` on
 PoCL: evaluate, evaluate_many, the asyncio client, compute_score for a correct kernel, a compile
-error, another task, no kernel at all, and the RL-loop example.
+error, another task, no kernel at all, a kernel the server cannot take (too large, a NUL, a lone
+surrogate), and the RL-loop example.
 
 usage: client_test.py TEMPER_BINARY SOURCE_DIR
 """
@@ -151,6 +152,13 @@ def real_server():
               "compute_score of a kernel for another task is 0")
         check(tc.compute_score("temper", "I could not write it.", "vector_add", {"lang": "opencl"}) == 0.0,
               "compute_score of an answer without a kernel is 0")
+        # an answer the server cannot take is the policy's failure (a reward of 0), not an exception
+        huge = "```opencl\n%s// %s\n```" % (naive, "x" * (1 << 20))
+        check(tc.compute_score("temper", huge, "vector_add", {"lang": "opencl"}) == 0.0,
+              "compute_score of a kernel over the server's source limit is 0")
+        for what, junk in (("a NUL", "\x00"), ("a lone surrogate", "\ud800")):
+            check(tc.compute_score("temper", "```opencl\n%s// %s\n```" % (naive, junk), "vector_add",
+                                   {"lang": "opencl"}) == 0.0, "compute_score of a kernel holding %s is 0" % what)
         # the language from the kernel itself when the fence does not say it (```c) and no lang is given
         check(tc.compute_score("temper", "```c\n%s```" % naive, "vector_add", {"options": {"timing": False}}) == 1.0,
               "compute_score of an OpenCL kernel in a ```c fence, no lang given, is 1")

@@ -90,6 +90,16 @@ usage_case "no --redis" "--redis URL is needed"
 usage_case "a URL that is not redis://" "redis:// URL" --redis http://127.0.0.1:1
 usage_case "--in-flight 0" "--in-flight must be" --redis "$REDIS_URL" --in-flight 0
 usage_case "an unknown URL parameter" "unknown parameter 'speed'" --redis "$REDIS_URL/0?speed=9" --device opencl
+# a password in the URL is not echoed in the message (stderr goes to logs)
+for u in "redis://gym:s3cretpw@127.0.0.1:1/0?speed=9" "rediss://gym:s3cretpw@127.0.0.1:1"; do
+    "$temper" worker --redis "$u" >"$work/usage.out" 2>&1
+    status=$?
+    [ $status -eq 2 ] && grep -q "redis" "$work/usage.out" && ! grep -q s3cretpw "$work/usage.out" &&
+        ok "a bad URL with a password: exit 2, the password not shown" || fail "$u: exit $status, $(cat "$work/usage.out")"
+done
+# without tasks every job would be judged `invalid` (and cached) for the operator's mistake
+usage_case "a task path without tasks" "no tasks under $work/no-tasks-here" --redis "$REDIS_URL" \
+    --tasks "$work/no-tasks-here"
 
 # 1. A batch gets every result, with its verdict.
 for id in g1 g2 g3; do q submit "$id" "$good" opencl step1 >/dev/null || fail "submit $id"; done
@@ -118,6 +128,19 @@ done
 stats=$(q stats)
 [ "$(echo "$stats" | field 'v["running"]+v["queued"]')" = 0 ] && [ "$(echo "$stats" | field 'v["done"]')" = 4 ] &&
     ok "four outcomes, nothing running: $stats" || fail "after the batch: $stats"
+
+# 1b. A worker whose task path lacks the job's task (another version of the suite): temper's
+# failure, retryable elsewhere, not an `invalid` verdict of the candidate.
+"$temper" worker --redis "$url" --device opencl --in-flight 2 --jobs 1 --tasks "$src/tasks" >"$work/wt.log" 2>&1 &
+wt=$!
+q submit m1 "$good" opencl >/dev/null || fail "submit m1"
+q wait 300 m1 >"$work/m1.json" || fail "m1 did not finish"
+[ "$(field '(v["status"], v["error"]["kind"], v["error"]["retryable"], "serve_add" in v["error"]["message"])' \
+    <"$work/m1.json" 2>/dev/null)" = "('failed', 'temper_error', True, True)" ] &&
+    ok "a worker without the job's task fails it (temper_error, retryable), naming the task" ||
+    fail "m1 on a worker without its task: $(cat "$work/m1.json")"
+kill -TERM $wt
+wait $wt
 
 # 2. kill -9 of a worker in the middle of a job: another claims it; one result each.
 start_worker w3

@@ -220,6 +220,11 @@ def main():
     st, b, _ = s.call("POST", "/v1/evaluations", {"items": [dict(item(files[0]), knobs={"NO_SUCH_KNOB": 4})]})
     check(st == 400 and b.get("error", {}).get("kind") == "unknown_knob" and "--set" not in b["error"]["message"]
           and "NO_SUCH_KNOB" in b["error"]["message"], "an unknown knob: 400 unknown_knob, said in the API's words", b)
+    for knobs, named in (({"BLOCK": 4.5}, "items[0].knobs.BLOCK"), ({"BLOCK": True}, "items[0].knobs.BLOCK"),
+                         ({"2X": 1}, "'2X'")):
+        st, b, _ = s.call("POST", "/v1/evaluations", {"items": [dict(item(files[0]), knobs=knobs)]})
+        check(st == 400 and b.get("error", {}).get("kind") == "invalid_request" and named in b["error"]["message"],
+              "a malformed knob %s: 400 naming it (%s)" % (json.dumps(knobs), named), b)
     refused(400, "invalid_id", "a path-like item id", "POST", "/v1/evaluations",
             {"items": [item(files[0], id="../../etc/passwd")]})
     refused(400, "invalid_id", "a path-like batch", "POST", "/v1/evaluations", {"items": [item(files[0])], "batch": "a/b"})
@@ -267,6 +272,12 @@ def main():
                        capture_output=True, text=True, timeout=60)
     check(r.returncode in (2, 4) and "redis" in r.stderr.lower(), "an unusable Redis URL is refused, not served",
           (r.returncode, r.stderr))
+    # a task path without tasks would refuse (or, on a worker, judge `invalid`) every candidate for the
+    # operator's mistake: the server does not start
+    r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, "s5.db"), "--tasks",
+                        os.path.join(WORK, "no-tasks-here")], env=ENV, capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "no tasks under " + os.path.join(WORK, "no-tasks-here") in r.stderr,
+          "a task path without tasks is bad usage, naming it", (r.returncode, r.stderr))
     r = subprocess.run([TEMPER, "serve", "--bogus"], env=ENV, capture_output=True, text=True, timeout=60)
     check(r.returncode == 2 and "usage: temper serve" in r.stderr, "an unknown option is bad usage", r.stderr)
 

@@ -5,7 +5,7 @@
 // FAST), run by min(SMS, tiles) blocks that each walk a list of pieces instead of one tile each.
 // Why: at 4096^3, 256 x 128 tiles make 16 * 32 = 512 tiles for 132 SMs at one block per SM, 3.88
 // rounds run as 4: in tiled.cu's last round 16 SMs idle for a quarter of the time (3 % of the
-// machine; tiled.cu is 2.919 ms against cuBLAS's 2.684, a gap of 8 %, 0.926).
+// machine; tiled.cu is 2.919 ms against cuBLAS's 2.684-2.704, 0.926 in bench/RESULTS.md's table).
 // Schedule: the first dp = (tiles / P - SKW) * P tiles go whole, round-robin (block c takes tiles c,
 // c + P, ...); with SK=1 the last rem = tiles - dp tiles (the last partial round, plus SKW full
 // rounds) are laid end to end as rem * ktiles k-steps and split evenly, a contiguous share per block
@@ -23,16 +23,17 @@
 // such chains over consecutive k-ranges, added in k order; any M, N, K >= 1 works (checked and
 // zero-filled loads and checked stores at the edges, as tiled.cu).
 // Registers (nvcc 13 -arch=sm_90a -Xptxas -v, and NVRTC for sm_90 in tests/sgemm_stream_test.sh):
-// the default 255 (nvcc) / 253 (NVRTC), no spills, against tiled.cu's 239 / 253; the interior
-// loop is the same 2048 FFMA and 96 LDS.128 per 16 k.
+// the default 255 (nvcc) / 253 (NVRTC), no spills, against tiled.cu's 239 / 253; its k loop (both
+// load paths) is the same 2048 FFMA and 96 LDS.128 per 16 k in 2483 instructions (39.7 KB, NVRTC
+// sm_90 SASS) against tiled.cu's 2451 (39.2 KB): the extra ones choose the next piece's addresses.
 // PREDICTION (written before any GPU run): the default at 4096^3 on the H200 takes 2.82-2.86 ms,
-// most likely about 2.84 (0.94-0.95 of cuBLAS's 2.684). Each block runs 3 whole tiles plus 0.879 of
+// most likely about 2.84 (0.945-0.95 of cuBLAS at 2.684-2.704). Each block runs 3 whole tiles plus 0.879 of
 // one: 2.919 * 3.879 / 4 = 2.831 ms if a tile costs what it does in tiled.cu, plus the fixup at the
 // end (each block stores a 128 KiB partial, then the last one of each tile reads one or two others
 // and stores the tile: about 0.4-0.5 MiB through L2 per SM, 3-6 us), the zero launch (a few us)
 // and the split's per-piece costs; PF may win back a microsecond or two per tile. So 0.95 (2.825
-// ms) is reachable only at the bottom of that range; SK=0 should time as tiled.cu (2.92), and the
-// difference between the two is the measure of this lever.
+// ms against 2.684, 2.846 against 2.704) is at the edge of that range, not a sure thing; SK=0
+// should time as tiled.cu (2.92), and the difference between the two is the measure of this lever.
 // Knobs: BM, BN, BK, TM, TN, WX, VEC, FAST as tiled.cu; SK (stream-K tail on/off), SKW (full rounds
 // folded into the split tail, 0 or 1), PF (prefetch across pieces).
 // The requires are tiled.cu's (128-256 threads, 64-128 accumulators, at most 160 staged registers,
@@ -241,7 +242,7 @@ __device__ __forceinline__ int share_owner(long long x, long long W, int P)
  * from registers, the same bits as from ws) and stores the tile. Nobody waits for anybody: no
  * co-residency is assumed. */
 extern "C" __global__ void sgemm_stream(float *__restrict__ C, const float *__restrict__ A, const float *__restrict__ B,
-                                        float *__restrict__ ws, int *__restrict__ counts, int M, int N, int K)
+                                        float *ws, int *counts, int M, int N, int K)
 {
     extern __shared__ float4 smem4[];
     float *smem = (float *)smem4;
