@@ -38,11 +38,23 @@
 // stream can reach 95.8 % of copy at all. If a 128- or 256-wide pattern copy there does and the
 // 64-wide ones do not, this kernel at that width is the candidate to tune (try TR=256 TC=64,
 // TR=64 TC=256, MT=2 and 8, OCC=3, GROUP=0/8, BATCH=0).
+// Measured (2026-12-01, H200, `bench/gpu.sh run evals tfloor`, temper eval, copy 4302 GB/s): the
+// defaults then (128 x 128, GROUP 32) 0.5300 ms (94.3 %), 256 x 64 0.5266 (94.9 %), 64 x 256
+// 0.5314, 64 x 64 0.5312, OCC=2 0.5303; fast.cu's best 0.5300 in the same call. The prediction held
+// (0.532), and width alone moved nothing. The floor bench of the same call showed what does: the
+// write side costs more than the read side (64 x 64 tiles' writes alone at 93.1 % of its copy,
+// their reads at 98.7 %), and the pattern copy that walks whole tile columns ("cols": the blocks in
+// flight write whole rows of y, contiguous, and read 256-byte pieces of many rows of x) reached
+// 97.5 % at 64 x 64, against 94-95 % for GROUP 8-32. So GROUP 1024 (whole tile columns at any
+// shape up to 65536 rows of 64) became the default, at 64 x 64.
+// PREDICTION for the new default (TR=64 TC=64 GROUP=1024), before it ran: 0.520-0.528 ms, most
+// likely 0.523 (96.5 % of temper's copy), a real transpose losing 0.5-1 % to its pattern copy as
+// the floor bench's real transposes did.
 // @temper task transpose
-// @temper param TR 128 64 256
-// @temper param TC 128 64 256
+// @temper param TR 64 128 256
+// @temper param TC 64 128 256
 // @temper param MT 4 2 8
-// @temper param GROUP 32 0 8 16
+// @temper param GROUP 1024 32 0 8 16 256
 // @temper param BATCH 1 0
 // @temper param OCC 0 3 2
 // @temper require TR * TC <= 16384
