@@ -19,7 +19,7 @@
 // @temper param FAST 1 0
 // @temper param SK 1 0
 // @temper param SKW 0 1
-// @temper param PF 1 0
+// @temper param PF 0 1
 // @temper require (BM / TM) * (BN / TN) % 32 == 0 && (BM / TM) * (BN / TN) >= 32 && (BM / TM) * (BN / TN) <= 256
 // @temper require (BN / TN) % WX == 0 && (BM / TM) % (32 / WX) == 0
 // @temper scratch WS f32 (2 + SKW) * SMS * BM * BN

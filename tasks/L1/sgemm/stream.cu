@@ -34,6 +34,12 @@
 // and the split's per-piece costs; PF may win back a microsecond or two per tile. So 0.95 (2.825
 // ms against 2.684, 2.846 against 2.704) is at the edge of that range, not a sure thing; SK=0
 // should time as tiled.cu (2.92), and the difference between the two is the measure of this lever.
+// Measured (2026-12-01, H200, `bench/gpu.sh run evals`, each against cuBLAS in the same worker):
+// the prediction was wrong. Defaults (PF=1) 3.300-3.303 ms (0.81); SKW=1 3.300; PF=0 2.956-2.959
+// (0.91); SK=0 PF=0 3.018 and SK=0 3.018 (0.89); tiled.cu 2.930-2.934 (0.915-0.918) in the same
+// calls. So the stream-K tail is worth 2.1 % here (2.956 against its own SK=0's 3.018), but the
+// persistent loop itself costs 2.9 % against tiled.cu's one-tile blocks, and the prefetch across
+// pieces (PF=1) costs 12 %: the tail does not close sgemm's gap to cuBLAS.
 // Knobs: BM, BN, BK, TM, TN, WX, VEC, FAST as tiled.cu; SK (stream-K tail on/off), SKW (full rounds
 // folded into the split tail, 0 or 1), PF (prefetch across pieces).
 // The requires are tiled.cu's (128-256 threads, 64-128 accumulators, at most 160 staged registers,
@@ -49,7 +55,7 @@
 // @temper param FAST 1 0
 // @temper param SK 1 0
 // @temper param SKW 0 1
-// @temper param PF 1 0
+// @temper param PF 0 1
 // @temper require (BM / TM) * (BN / TN) % 32 == 0 && (BM / TM) * (BN / TN) >= 128 && (BM / TM) * (BN / TN) <= 256
 // @temper require (BN / TN) % WX == 0 && (BM / TM) % (32 / WX) == 0
 // @temper require TM * TN >= 64 && TM * TN <= 128
