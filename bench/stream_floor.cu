@@ -8,67 +8,12 @@
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o stream_floor bench/stream_floor.cu
 //   ./stream_floor [MB ...]        (default: 117.5 and 470)
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#include <cuda_runtime.h>
-
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                        \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-enum { REPS = 40 };
-
-__global__ void fill_k(uint4 *p, size_t n, unsigned v)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = make_uint4(v, v, v, v);
-}
-
-__device__ __forceinline__ uint4 ld_stream(const uint4 *p)
-{
-    uint4 r;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "l"(p));
-    return r;
-}
-
-/* the sink is written only if the xor of everything read equals key: never, for the data here */
-__device__ __forceinline__ void sink_if(unsigned acc, unsigned key, unsigned *sink)
-{
-    if (acc == key)
-        sink[blockIdx.x & 1023] = acc;
-}
-
-__global__ void touch_k(const uint4 *p, size_t n, unsigned key, unsigned *sink)
-{
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = ld_stream(p + i);
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    sink_if(acc, key, sink);
-}
+#include "floor_protocol.cuh"
 
 __global__ void empty_k(unsigned *sink)
 {
     if (threadIdx.x == 1023)
         sink[0] = 1;
-}
-
-__global__ void copy_k(uint4 *dst, const uint4 *src, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = src[i];
 }
 
 /* A: a grid-stride loop, U loads in flight per thread */
@@ -184,13 +129,6 @@ template <int U> __global__ void read_tiles(const uint4 *p, size_t n, unsigned k
     sink_if(acc, key, sink);
 }
 
-__global__ void copy_one(uint4 *dst, const uint4 *src, size_t n)
-{
-    const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n)
-        dst[i] = src[i];
-}
-
 /* C: bulk copies. Warp 0 (one lane) copies chunks of CH bytes of the block's slice into a ring of
  * ST stages; the other warps read each stage from shared memory and release it. */
 __device__ __forceinline__ unsigned smem_u32(const void *p)
@@ -260,38 +198,12 @@ __global__ void read_bulk(const uint4 *p, size_t n, unsigned key, unsigned *sink
     sink_if(acc, key, sink);
 }
 
-struct gpu {
-    int sms;
-    size_t l2;
-    uint4 *flush_w, *flush_r;
-    size_t flush_n;
-    unsigned *sink;
-    cudaEvent_t e0, e1;
-    unsigned gen;
-};
+typedef floor_gpu gpu;
 
-static void clean(gpu &g)
-{
-    fill_k<<<g.sms * 8, 512>>>(g.flush_w, g.flush_n, ++g.gen);
-    touch_k<<<g.sms * 8, 512>>>(g.flush_r, g.flush_n, 0x5eed, g.sink);
-}
-
+/* the median launch, in us */
 template <typename F> static double time_med(gpu &g, F launch)
 {
-    std::vector<float> t;
-    for (int r = 0; r < REPS; r++) {
-        clean(g);
-        CK(cudaEventRecord(g.e0));
-        launch();
-        CK(cudaEventRecord(g.e1));
-        CK(cudaEventSynchronize(g.e1));
-        CK(cudaGetLastError());
-        float ms;
-        CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2] * 1e3; /* us */
+    return floor_time_ms(g, launch) * 1e3;
 }
 
 static void row(const char *what, double mb, double us, double copy_gbs)
@@ -303,45 +215,11 @@ static void row(const char *what, double mb, double us, double copy_gbs)
 int main(int argc, char **argv)
 {
     gpu g{};
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    g.sms = prop.multiProcessorCount;
-    g.l2 = prop.l2CacheSize;
-    g.flush_n = 2 * g.l2 / 16;
-    CK(cudaMalloc(&g.flush_w, g.flush_n * 16));
-    CK(cudaMalloc(&g.flush_r, g.flush_n * 16));
-    CK(cudaMemset(g.flush_r, 0, g.flush_n * 16));
-    CK(cudaMalloc(&g.sink, 4096));
-    CK(cudaEventCreate(&g.e0));
-    CK(cudaEventCreate(&g.e1));
+    floor_init(g);
+    const cudaDeviceProp &prop = g.prop;
     CK(cudaFuncSetAttribute(read_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
 
-    /* copy bandwidth as temper calibrate has it: 1 GiB copies, the best of several */
-    const size_t cn = ((size_t)1 << 30) / 16;
-    uint4 *ca, *cb;
-    CK(cudaMalloc(&ca, cn * 16));
-    CK(cudaMalloc(&cb, cn * 16));
-    CK(cudaMemset(cb, 0, cn * 16));
-    double best = 1e30;
-    for (int r = 0; r < 10; r++) {
-        CK(cudaEventRecord(g.e0));
-        copy_k<<<g.sms * 16, 256>>>(ca, cb, cn);
-        CK(cudaEventRecord(g.e1));
-        CK(cudaEventSynchronize(g.e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
-        best = std::min(best, (double)ms);
-    }
-    for (int r = 0; r < 10; r++) {
-        CK(cudaEventRecord(g.e0));
-        copy_one<<<(unsigned)(cn / 256), 256>>>(ca, cb, cn);
-        CK(cudaEventRecord(g.e1));
-        CK(cudaEventSynchronize(g.e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
-        best = std::min(best, (double)ms);
-    }
-    const double copy_gbs = 2.0 * cn * 16 / (best * 1e-3) / 1e9;
+    const double copy_gbs = floor_copy_gbs(g);
     printf("%s, %d SMs, L2 %zu MB; copy bandwidth (1 GiB, best of 10 of each of two kernels): %.0f GB/s\n\n", prop.name,
            g.sms, g.l2 >> 20, copy_gbs);
     printf("| kernel | MB | us (median of %d) | GB/s | share of copy |\n| --- | ---: | ---: | ---: | ---: |\n", REPS);

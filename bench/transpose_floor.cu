@@ -37,74 +37,17 @@
 //
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o transpose_floor bench/transpose_floor.cu
 //   ./transpose_floor [N]          (N a multiple of 256; default 16384)
-#include <algorithm>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-
-#include <cuda_runtime.h>
-
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));                        \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-enum { REPS = 40 };
+#include "floor_protocol.cuh"
 
 /* how a pattern kernel reads x and writes y (and what the check expects) */
 enum { RD_TILE = 0, RD_LIN = 1 };
 enum { WR_TRANS = 0, WR_SAME = 1, WR_LIN = 2 };
 enum { KIND_COPY = 0, KIND_PATTERN = 1, KIND_TRANSPOSE = 2 };
 
-__global__ void fill_k(uint4 *p, size_t n, unsigned v)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = make_uint4(v, v, v, v);
-}
-
 __global__ void iota_k(unsigned *p, size_t n)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
         p[i] = (unsigned)i;
-}
-
-__device__ __forceinline__ uint4 ld_stream(const uint4 *p)
-{
-    uint4 r;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "l"(p));
-    return r;
-}
-
-/* the L2 cleaner's read half; the sink is written only if the xor of everything read equals key */
-__global__ void touch_k(const uint4 *p, size_t n, unsigned key, unsigned *sink)
-{
-    unsigned acc = 0;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        uint4 v = ld_stream(p + i);
-        acc ^= v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == key)
-        sink[blockIdx.x & 1023] = acc;
-}
-
-__global__ void copy_k(uint4 *dst, const uint4 *src, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        dst[i] = src[i];
-}
-
-__global__ void copy_one(uint4 *dst, const uint4 *src, size_t n)
-{
-    const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n)
-        dst[i] = src[i];
 }
 
 /* The origin (row0, col0) in x of tile t, tiles of TR x TC, nbx tiles per tile row, nby per tile
@@ -264,13 +207,7 @@ __global__ void check_k(const unsigned *y, int N, int kind, int TR, int TC, int 
     }
 }
 
-struct gpu {
-    int sms;
-    uint4 *flush_w, *flush_r;
-    size_t flush_n;
-    unsigned *sink;
-    cudaEvent_t e0, e1;
-    unsigned gen;
+struct gpu : floor_gpu {
     int N;
     unsigned *x, *y;
     unsigned long long *bad;
@@ -279,31 +216,6 @@ struct gpu {
     int failures;
 };
 
-static void clean(gpu &g)
-{
-    fill_k<<<g.sms * 8, 512>>>(g.flush_w, g.flush_n, ++g.gen);
-    touch_k<<<g.sms * 8, 512>>>(g.flush_r, g.flush_n, 0x5eed, g.sink);
-}
-
-template <typename F> static double time_med_ms(gpu &g, F launch)
-{
-    std::vector<float> t;
-    for (int r = 0; r < REPS; r++) {
-        clean(g);
-        CK(cudaEventRecord(g.e0));
-        launch();
-        CK(cudaEventRecord(g.e1));
-        CK(cudaEventSynchronize(g.e1));
-        CK(cudaGetLastError());
-        float ms;
-        CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
-        t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
-
-/* y poisoned, one untimed launch, every element checked: "ok" or the count of wrong elements */
 template <typename F>
 static void verify(gpu &g, F launch, int kind, int TR, int TC, int rd, int wr, char *verdict, size_t cap)
 {
@@ -351,7 +263,7 @@ template <int TR, int TC, int RD, int WR, int NT0 = 0> static void pattern(gpu &
     auto launch = [&] { pattern_k<TR, TC, RD, WR, NT0><<<tiles, S::NT>>>(g.y, g.x, g.N, group); };
     char verdict[96], order[16];
     verify(g, launch, KIND_PATTERN, TR, TC, RD, WR, verdict, sizeof(verdict));
-    const double ms = time_med_ms(g, launch);
+    const double ms = floor_time_ms(g, launch);
     if (RD == RD_TILE && WR == WR_TRANS)
         g.best_pattern_ms = std::min(g.best_pattern_ms, ms);
     order_name(group, g.N / TR, order, sizeof(order));
@@ -366,7 +278,7 @@ template <int TR, int TC> static void transpose(gpu &g, int group)
     auto launch = [&] { transpose_k<TR, TC><<<tiles, S::NT, S::SMEM>>>(g.y, g.x, g.N, group); };
     char verdict[96], order[16];
     verify(g, launch, KIND_TRANSPOSE, TR, TC, 0, 0, verdict, sizeof(verdict));
-    const double ms = time_med_ms(g, launch);
+    const double ms = floor_time_ms(g, launch);
     g.best_transpose_ms = std::min(g.best_transpose_ms, ms);
     order_name(group, g.N / TR, order, sizeof(order));
     row(g, "transpose", TR, TC, order, ms, verdict);
@@ -391,17 +303,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "transpose_floor: N must be a positive multiple of 256, not %s\n", argv[1]);
         return 2;
     }
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    g.sms = prop.multiProcessorCount;
-    g.flush_n = 2 * (size_t)prop.l2CacheSize / 16;
-    CK(cudaMalloc(&g.flush_w, g.flush_n * 16));
-    CK(cudaMalloc(&g.flush_r, g.flush_n * 16));
-    CK(cudaMemset(g.flush_r, 0, g.flush_n * 16));
-    CK(cudaMalloc(&g.sink, 4096));
+    floor_init(g);
+    const cudaDeviceProp &prop = g.prop;
     CK(cudaMalloc(&g.bad, 2 * sizeof(unsigned long long)));
-    CK(cudaEventCreate(&g.e0));
-    CK(cudaEventCreate(&g.e1));
     const size_t n = (size_t)g.N * g.N;
     CK(cudaMalloc(&g.x, n * 4));
     CK(cudaMalloc(&g.y, n * 4));
@@ -409,29 +313,7 @@ int main(int argc, char **argv)
     CK(cudaDeviceSynchronize());
     g.best_pattern_ms = g.best_transpose_ms = 1e30;
 
-    /* the copy bandwidth as temper calibrate has it: 1 GiB copies, the best of 10 of each kernel */
-    const size_t cn = ((size_t)1 << 30) / 16;
-    uint4 *ca, *cb;
-    CK(cudaMalloc(&ca, cn * 16));
-    CK(cudaMalloc(&cb, cn * 16));
-    CK(cudaMemset(cb, 0, cn * 16));
-    double best = 1e30;
-    for (int k = 0; k < 2; k++)
-        for (int r = 0; r < 10; r++) {
-            CK(cudaEventRecord(g.e0));
-            if (k == 0)
-                copy_k<<<g.sms * 16, 256>>>(ca, cb, cn);
-            else
-                copy_one<<<(unsigned)(cn / 256), 256>>>(ca, cb, cn);
-            CK(cudaEventRecord(g.e1));
-            CK(cudaEventSynchronize(g.e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, g.e0, g.e1));
-            best = std::min(best, (double)ms);
-        }
-    CK(cudaFree(ca));
-    CK(cudaFree(cb));
-    g.copy_gbs = 2.0 * cn * 16 / (best * 1e-3) / 1e9;
+    g.copy_gbs = floor_copy_gbs(g); /* as temper calibrate has it */
     const double bytes = 2.0 * n * 4;
     const double goal_ms = 0.5205; /* issue 14: 1.05x torch.compile's transpose on the H200 */
     printf("%s, %d SMs, L2 %d MB; %d x %d fp32 (%.0f MiB each way); copy bandwidth (1 GiB, best of 10 of each of two "
@@ -447,10 +329,10 @@ int main(int argc, char **argv)
     {
         auto gs = [&] { copy_k<<<g.sms * 16, 256>>>((uint4 *)g.y, (const uint4 *)g.x, n / 4); };
         verify(g, gs, KIND_COPY, 0, 0, 0, 0, verdict, sizeof(verdict));
-        row(g, "copy", 0, 0, "gs", time_med_ms(g, gs), verdict);
+        row(g, "copy", 0, 0, "gs", floor_time_ms(g, gs), verdict);
         auto one = [&] { copy_one<<<(n4 + 255) / 256, 256>>>((uint4 *)g.y, (const uint4 *)g.x, n / 4); };
         verify(g, one, KIND_COPY, 0, 0, 0, 0, verdict, sizeof(verdict));
-        row(g, "copy", 0, 0, "1/thr", time_med_ms(g, one), verdict);
+        row(g, "copy", 0, 0, "1/thr", floor_time_ms(g, one), verdict);
     }
     /* the same kernel structure without strides, then without transposed placement */
     pattern<64, 64, RD_LIN, WR_LIN>(g, "lin", 0);
