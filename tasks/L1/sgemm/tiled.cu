@@ -19,10 +19,6 @@
 // and 2.929 ms against FAST=0's 2.996 in the same worker: 0.920 and 0.921 of cuBLAS. In a CuPy
 // harness 128x256 with 16x8 per thread ran at 45.0 TFLOP/s and 128x128 with 8x8 per thread (two
 // blocks per SM) at 40-41.
-// KU: the k steps of a stage's multiply unrolled at a time (0: all BK). Nsight Compute at the defaults
-// (2026-12-01, H200) put tiled.cu at 76.6 % of issue slots busy against cuBLAS's 86.9 % on the same
-// tile and grid, with 4x cuBLAS's instruction-fetch stalls: a body of BK * TM * TN FFMAs fully
-// unrolled (2048 at the defaults, about 38 KB of code) may be past the instruction cache.
 // The requires keep 128-256 threads, 64-128 accumulators, the staged registers (accumulators plus the
 // tile in flight) at most 160 so that nothing spills, and shared memory within 96 KiB.
 // @temper task sgemm
@@ -35,7 +31,6 @@
 // @temper param VEC 1 0
 // @temper param DB 1 0
 // @temper param FAST 1 0
-// @temper param KU 0 4 2 8
 // @temper require (BM / TM) * (BN / TN) % 32 == 0 && (BM / TM) * (BN / TN) >= 128 && (BM / TM) * (BN / TN) <= 256
 // @temper require (BN / TN) % WX == 0 && (BM / TM) % (32 / WX) == 0
 // @temper require TM * TN >= 64 && TM * TN <= 128
@@ -148,18 +143,11 @@ __device__ __forceinline__ void store_tile(float *__restrict__ st, const float4 
     }
 }
 
-#define PRAGMA_TEXT(x) #x
-#define UNROLL_BY(n) _Pragma(PRAGMA_TEXT(unroll n)) /* n macro-expanded: #pragma unroll would not */
-
 /* acc += the thread's share of one stage's product. */
 __device__ __forceinline__ void multiply(float (&acc)[TM][TN], const float *__restrict__ st, int tx, int ty)
 {
     const float *As = st, *Bs = st + BK * AS_LD;
-#if KU
-    UNROLL_BY(KU)
-#else
 #pragma unroll
-#endif
     for (int k = 0; k < BK; k++) {
         float a[TM], b[TN];
 #pragma unroll
