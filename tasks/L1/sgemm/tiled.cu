@@ -19,6 +19,11 @@
 // and 2.929 ms against FAST=0's 2.996 in the same worker: 0.920 and 0.921 of cuBLAS. In a CuPy
 // harness 128x256 with 16x8 per thread ran at 45.0 TFLOP/s and 128x128 with 8x8 per thread (two
 // blocks per SM) at 40-41.
+// Nsight Compute at the defaults (2026-12-01, H200, bench/gemm_profile.sh sgemm) put this kernel at
+// 76.6 % of issue slots busy against cuBLAS's 86.9 % on the same tile, grid and clock (dispatch
+// stalls, fixed-latency waits, 4x cuBLAS's instruction-fetch stalls). Unrolling the multiply's k
+// loop partly, to shrink the 2048-FFMA body, was slower in the same call (by 4 steps 3.252 ms, 2:
+// 3.378, 8: 3.005, full: 2.927), so the knob was taken out again.
 // The requires keep 128-256 threads, 64-128 accumulators, the staged registers (accumulators plus the
 // tile in flight) at most 160 so that nothing spills, and shared memory within 96 KiB.
 // @temper task sgemm
