@@ -3,8 +3,9 @@
 # (tests/sgemm_stream_cpu.cpp: threads for a block, a barrier for __syncthreads, blocks one after
 # another, in order and in reverse) at every check shape of the task and at shapes whose stream-K
 # tail splits over 1 to 13 blocks, at knob settings that cover each path: the default tiles with
-# the prefetch of the next piece (PF=1); BK 8, FAST=0 and no prefetch (PF=0, the default); 128x128 tiles with one full round folded into the
-# stream-K tail (SKW=1); 64x64 tiles, scalar loads, stream-K off.
+# the prefetch of the next piece (PF=1); BK 8, FAST=0 and no prefetch (PF=0, the default); 128x128
+# tiles with one full round folded into the stream-K tail (SKW=1); 64x64 tiles, scalar loads,
+# stream-K off.
 # usage: sgemm_stream_cpu_test.sh SOURCE_DIR   (exit 77: no C++20 compiler with <barrier>)
 set -u
 src=$1
