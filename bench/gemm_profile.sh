@@ -6,6 +6,7 @@
 #   bench/gemm_profile.sh hgemm [temper eval options...]   tasks/L1/hgemm/tma.cu at 8192^3 bf16
 #   bench/gemm_profile.sh sgemm [temper eval options...]   tasks/L1/sgemm/tiled.cu at 4096^3 fp32
 #                                                          (torch with TF32 off, as the task wants)
+#   PROFILE_FILE=F PROFILE_KERNEL=K: another candidate of the task and its kernel's name
 # (session 12 ran it as bench/hgemm_profile.sh, for hgemm alone)
 set -u
 cd "$(dirname "$0")/.."
@@ -22,6 +23,7 @@ sgemm) n=4096 dtype=float32 file=tasks/L1/sgemm/tiled.cu kernel=sgemm_tiled ;;
     exit 2
     ;;
 esac
+file=${PROFILE_FILE:-$file} kernel=${PROFILE_KERNEL:-$kernel}
 out=${OUT:-/tmp/gemm-profile}
 mkdir -p "$out"
 sections="--section SpeedOfLight --section LaunchStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section SchedulerStats --section WarpStateStats"

@@ -45,18 +45,28 @@
 // @temper task sgemm
 // @temper param BM 256 128
 // @temper param BN 128 256
-// @temper param BK 16 32 8
-// @temper param NS 4 3 6 2
+// @temper param BK 32 16 8
+// @temper param NS 2 3 4 6
 // @temper param TM 8 16
 // @temper param TN 16 8
 // @temper param WX 8 4
 // @temper param PW 1 0
 // @temper param GROUP 8 0 16
+// @temper param SK 0 1
+// @temper param ORD 0 1 2 3
+// @temper param REGS 232 224 216 208 200
+// @temper param EPI 0 1
+// @temper param LP 0 1
 // @temper require (BM / TM) * (BN / TN) % 32 == 0 && (BM / TM) * (BN / TN) >= 128 && (BM / TM) * (BN / TN) <= 256
 // @temper require (BN / TN) % WX == 0 && (BM / TM) % (32 / WX) == 0 && (BM / TM) % 8 == 0
 // @temper require TM * TN == 128 && TM * TN + 4 * TM + TN <= 176
 // @temper require NS * (BM + BN) * BK * 4 + 1024 <= 227 * 1024
+// @temper require SK == 0 || PW == 1
 // @temper flags --gpu-architecture=sm_90a
+// @temper scratch WS f32 SK * 2 * SMS * BM * BN + 1
+// @temper scratch COUNTS i32 SK * 2 * SMS + 1
+// @temper launch sgemm_zero when(SK && K % 4 == 0 && N % 4 == 0) grid(1) block(256) args(COUNTS, 2 * SMS)
+// @temper launch sgemm_sk grid(ceil_div(N, BN) * ceil_div(M, BM) + (SMS - ceil_div(N, BN) * ceil_div(M, BM) % SMS) * (ceil_div(N, BN) * ceil_div(M, BM) % SMS != 0 && ceil_div(N, BN) * ceil_div(M, BM) % SMS * ceil_div(K, BK) >= SMS)) block((BM / TM) * (BN / TN) + 128) smem(NS * (BM + BN) * BK * 4 + 1024) args(C, tensormap(A, BK * 4, BK, BM), tensormap(B, 0, BN, BK), WS, COUNTS, M, N, K, SMS)
 // @temper launch sgemm_tma when(K % 4 == 0 && N % 4 == 0) grid(ceil_div(N, BN) * ceil_div(M, BM)) block((BM / TM) * (BN / TN) + 128 * PW) smem(NS * (BM + BN) * BK * 4 + 1024) args(C, tensormap(A, BK * 4, BK, BM), tensormap(B, 0, BN, BK), M, N, K)
 // @temper launch sgemm_edge when(1) grid(ceil_div(N, 64), ceil_div(M, 64)) block(256) args(C, A, B, M, N, K)
 
@@ -100,10 +110,61 @@ __device__ __forceinline__ void load_stage(const tmap_t *tma, const tmap_t *tmb,
                  : "memory");
 }
 
+/* acc += a b^T for one k, in the order ORD gives; the order does not change any result (every FFMA
+ * is on its own accumulator), only which operands the reuse caches can serve and so how many
+ * FFMAs meet a register bank conflict under ptxas's allocation: 0 row by row, 1 pairs of columns
+ * with the rows there and back, 2 column by column, 3 pairs of rows with the columns there and
+ * back. */
+__device__ __forceinline__ void fmas(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
+{
+#if ORD == 1
+#pragma unroll
+    for (int jp = 0; jp < TN / 2; jp++)
+#pragma unroll
+        for (int ii = 0; ii < TM; ii++) {
+            const int i = jp % 2 ? TM - 1 - ii : ii;
+            acc[i][2 * jp] = fmaf(a[i], b[2 * jp], acc[i][2 * jp]);
+            acc[i][2 * jp + 1] = fmaf(a[i], b[2 * jp + 1], acc[i][2 * jp + 1]);
+        }
+#elif ORD == 2
+#pragma unroll
+    for (int j = 0; j < TN; j++)
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+            acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+#elif ORD == 3
+#pragma unroll
+    for (int ip = 0; ip < TM / 2; ip++)
+#pragma unroll
+        for (int jj = 0; jj < TN; jj++) {
+            const int j = ip % 2 ? TN - 1 - jj : jj;
+            acc[2 * ip][j] = fmaf(a[2 * ip], b[j], acc[2 * ip][j]);
+            acc[2 * ip + 1][j] = fmaf(a[2 * ip + 1], b[j], acc[2 * ip + 1][j]);
+        }
+#else
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++)
+            acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+#endif
+}
+
 /* acc += the thread's share of one stage's product. a points at the thread's first row of the A
- * tile, b at its first float4 of B's first row; sw is its rows' swizzle (a chunk index). */
+ * tile, b at its first float4 of B's first row; sw is its rows' swizzle (a chunk index). Per 4 k
+ * the thread reads a float4 of 4 k from each of its TM rows; per k, TN / 4 float4s of B. With LP=1
+ * the next k's B values are read before this k's FFMAs (two register fragments, the loads a whole
+ * k ahead of their use), with LP=0 just before them (ptxas schedules them among the FFMAs). */
 __device__ __forceinline__ void multiply(float (&acc)[TM][TN], const unsigned char *a, const float *b, int sw)
 {
+#if LP
+    float bv[2][TN];
+#pragma unroll
+    for (int j = 0; j < TN / 4; j++) {
+        float4 v = *(const float4 *)(b + j * TX * 4);
+        bv[0][4 * j] = v.x, bv[0][4 * j + 1] = v.y, bv[0][4 * j + 2] = v.z, bv[0][4 * j + 3] = v.w;
+    }
+#endif
 #pragma unroll
     for (int q = 0; q < BK / 4; q++) {
         float4 av[TM];
@@ -112,55 +173,138 @@ __device__ __forceinline__ void multiply(float (&acc)[TM][TN], const unsigned ch
             av[i] = *(const float4 *)(a + i * TY * BK * 4 + ((q ^ sw) << 4));
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-            float bv[TN];
+            const int k = 4 * q + kk;
+#if LP
+            if (k + 1 < BK) {
+#pragma unroll
+                for (int j = 0; j < TN / 4; j++) {
+                    float4 v = *(const float4 *)(b + (k + 1) * BN + j * TX * 4);
+                    float *d = bv[(k + 1) % 2];
+                    d[4 * j] = v.x, d[4 * j + 1] = v.y, d[4 * j + 2] = v.z, d[4 * j + 3] = v.w;
+                }
+            }
+            const float(&bk)[TN] = bv[k % 2];
+#else
+            float bk[TN];
 #pragma unroll
             for (int j = 0; j < TN / 4; j++) {
-                float4 v = *(const float4 *)(b + (4 * q + kk) * BN + j * TX * 4);
-                bv[4 * j] = v.x, bv[4 * j + 1] = v.y, bv[4 * j + 2] = v.z, bv[4 * j + 3] = v.w;
+                float4 v = *(const float4 *)(b + k * BN + j * TX * 4);
+                bk[4 * j] = v.x, bk[4 * j + 1] = v.y, bk[4 * j + 2] = v.z, bk[4 * j + 3] = v.w;
             }
+#endif
+            float ak[TM];
 #pragma unroll
-            for (int i = 0; i < TM; i++) {
-                const float ai = kk == 0 ? av[i].x : kk == 1 ? av[i].y : kk == 2 ? av[i].z : av[i].w;
+            for (int i = 0; i < TM; i++)
+                ak[i] = kk == 0 ? av[i].x : kk == 1 ? av[i].y : kk == 2 ? av[i].z : av[i].w;
+            fmas(acc, ak, bk);
+        }
+    }
+}
+
+/* The origin of tile t of C: GROUP tile rows at a time, down each group's columns (0: row by row). */
+__device__ __forceinline__ void tile_origin(int t, int M, int N, int *m0, int *n0)
+{
+    const int nbn = (N + BN - 1) / BN;
+#if GROUP > 0
+    const int nbm = (M + BM - 1) / BM, per = GROUP * nbn, first = t / per * GROUP;
+    const int rows = min(GROUP, nbm - first), w = t % per;
+    *m0 = (first + w % rows) * BM, *n0 = w / rows * BN;
+#else
+    *m0 = t / nbn * BM, *n0 = t % nbn * BN;
+#endif
+}
+
+/* Thread 0: the stages' barriers ("full": one arrival, the copies' bytes; "empty": one arrival per
+ * multiplying warp), made visible to the copy engine. */
+__device__ __forceinline__ void init_barriers(const tmap_t *tma, const tmap_t *tmb, unsigned full0, unsigned empty0)
+{
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)tma) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)tmb) : "memory");
+    for (int s = 0; s < NS; s++) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full0 + 8 * s) : "memory");
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty0 + 8 * s), "r"(NT / 32) : "memory");
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* A multiplying warp: wait for k-step g of the ring (stage g % NS), add its product, release it. */
+__device__ __forceinline__ void consume(float (&acc)[TM][TN], const unsigned char *ring, unsigned full0,
+                                        unsigned empty0, int g, int tx, int ty, int sw, int lane)
+{
+    const int s = g % NS;
+    mbar_wait(full0 + 8 * s, (unsigned)(g / NS) & 1u);
+    const unsigned char *st = ring + s * STAGE_BYTES;
+    multiply(acc, st + ty * BK * 4, (const float *)(st + A_BYTES) + tx * 4, sw);
+    __syncwarp();
+    if (lane == 0)
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty0 + 8 * s) : "memory");
+}
+
+/* The producer: k-step g of the ring (stage g % NS) once every warp is done with step g - NS. */
+__device__ __forceinline__ void produce(const tmap_t *tma, const tmap_t *tmb, unsigned ring_s, unsigned full0,
+                                        unsigned empty0, int g, int m0, int n0, int kt)
+{
+    const int s = g % NS;
+    if (g >= NS)
+        mbar_wait(empty0 + 8 * s, (unsigned)(g / NS - 1) & 1u);
+    load_stage(tma, tmb, ring_s + s * STAGE_BYTES, full0 + 8 * s, m0, n0, kt * BK);
+}
+
+/* The thread's TM x TN of C at (m0, n0), rows and columns past the edges left out. */
+__device__ __forceinline__ void store_c(const float (&acc)[TM][TN], float *__restrict__ C, int M, int N, int m0,
+                                        int n0, int tx, int ty)
+{
 #pragma unroll
-                for (int j = 0; j < TN; j++)
-                    acc[i][j] = fmaf(ai, bv[j], acc[i][j]);
+    for (int i = 0; i < TM; i++) {
+        const int r = m0 + ty + i * TY;
+        if (r >= M)
+            continue;
+        float *crow = C + (size_t)r * N;
+#pragma unroll
+        for (int j = 0; j < TN / 4; j++) {
+            const int c = n0 + j * TX * 4 + tx * 4; /* N % 4 == 0: all four columns or none */
+            if (c < N) {
+#if EPI
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    crow[c + e] = acc[i][4 * j + e];
+#else
+                *(float4 *)&crow[c] = make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+#endif
             }
         }
     }
 }
 
+#define SMEM_SETUP()                                                                                                   \
+    extern __shared__ __align__(16) unsigned char smem_raw[]; /* aligned to 1024 below */                              \
+    __shared__ __align__(8) unsigned long long full[NS], empty[NS];                                                    \
+    /* a swizzle pattern repeats every 1024 bytes at most: every stage starts 1024-byte aligned */                     \
+    const unsigned raw = (unsigned)__cvta_generic_to_shared(smem_raw);                                                 \
+    const unsigned pad = ((raw + 1023u) & ~1023u) - raw;                                                               \
+    unsigned char *const ring = smem_raw + pad;                                                                        \
+    const unsigned ring_s = raw + pad;                                                                                 \
+    const unsigned full0 = (unsigned)__cvta_generic_to_shared(full), empty0 = (unsigned)__cvta_generic_to_shared(empty)
+
+#define THREAD_SETUP()                                                                                                 \
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;                                                        \
+    const int tx = (warp % (TX / WX)) * WX + lane % WX;                                                                \
+    const int ty = (warp / (TX / WX)) * WY + lane / WX;                                                                \
+    const int sw = ((ty * BK) >> 5) & (BK / 4 - 1)
+
+/* One block per tile of C (SK=0). */
 extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
     sgemm_tma(float *__restrict__ C, const __grid_constant__ tmap_t tma, const __grid_constant__ tmap_t tmb, int M,
               int N, int K)
 {
-    extern __shared__ __align__(16) unsigned char smem_raw[]; /* aligned to 1024 below */
-    __shared__ __align__(8) unsigned long long full[NS], empty[NS];
-    /* a swizzle pattern repeats every 1024 bytes at most: every stage starts 1024-byte aligned */
-    const unsigned raw = (unsigned)__cvta_generic_to_shared(smem_raw);
-    const unsigned pad = ((raw + 1023u) & ~1023u) - raw;
-    unsigned char *const ring = smem_raw + pad;
-    const unsigned ring_s = raw + pad;
-    const unsigned full0 = (unsigned)__cvta_generic_to_shared(full), empty0 = (unsigned)__cvta_generic_to_shared(empty);
-
-    const int nbn = (N + BN - 1) / BN, t = (int)blockIdx.x;
-#if GROUP > 0
-    const int nbm = (M + BM - 1) / BM, per = GROUP * nbn, first = t / per * GROUP;
-    const int rows = min(GROUP, nbm - first), w = t % per;
-    const int m0 = (first + w % rows) * BM, n0 = w / rows * BN;
-#else
-    const int m0 = t / nbn * BM, n0 = t % nbn * BN;
-#endif
+    SMEM_SETUP();
+    int m0, n0;
+    tile_origin((int)blockIdx.x, M, N, &m0, &n0);
     const int KT = (K + BK - 1) / BK;
 
     if (threadIdx.x == 0) {
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tma) : "memory");
-        asm volatile("prefetch.tensormap [%0];\n" ::"l"((unsigned long long)&tmb) : "memory");
-        for (int s = 0; s < NS; s++) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(full0 + 8 * s) : "memory");
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(empty0 + 8 * s), "r"(NT / 32) : "memory");
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        init_barriers(&tma, &tmb, full0, empty0);
 #if !PW
         for (int s = 0; s < min(NS, KT); s++)
             load_stage(&tma, &tmb, ring_s + s * STAGE_BYTES, full0 + 8 * s, m0, n0, s * BK);
@@ -172,21 +316,13 @@ extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
     if (threadIdx.x >= NT) { /* the producer warpgroup: no barrier below involves it */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (threadIdx.x == NT)
-            for (int kt = 0; kt < KT; kt++) {
-                const int s = kt % NS;
-                if (kt >= NS) /* every warp is done with tile kt - NS */
-                    mbar_wait(empty0 + 8 * s, (unsigned)(kt / NS - 1) & 1u);
-                load_stage(&tma, &tmb, ring_s + s * STAGE_BYTES, full0 + 8 * s, m0, n0, kt * BK);
-            }
+            for (int kt = 0; kt < KT; kt++)
+                produce(&tma, &tmb, ring_s, full0, empty0, kt, m0, n0, kt);
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS) : "memory");
 #endif
-
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int tx = (warp % (TX / WX)) * WX + lane % WX;
-    const int ty = (warp / (TX / WX)) * WY + lane / WX;
-    const int sw = ((ty * BK) >> 5) & (BK / 4 - 1);
+    THREAD_SETUP();
 
     float acc[TM][TN];
 #pragma unroll
@@ -196,8 +332,6 @@ extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
             acc[i][j] = 0.0f;
 
     for (int kt = 0; kt < KT; kt++) {
-        const int s = kt % NS;
-        mbar_wait(full0 + 8 * s, (unsigned)(kt / NS) & 1u);
 #if !PW
         if (threadIdx.x == 0 && kt >= 1 && kt - 1 + NS < KT) { /* refill the stage tile kt - 1 used */
             const int sp = (kt - 1) % NS;
@@ -205,26 +339,177 @@ extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
             load_stage(&tma, &tmb, ring_s + sp * STAGE_BYTES, full0 + 8 * sp, m0, n0, (kt - 1 + NS) * BK);
         }
 #endif
-        const unsigned char *st = ring + s * STAGE_BYTES;
-        multiply(acc, st + ty * BK * 4, (const float *)(st + A_BYTES) + tx * 4, sw);
-        __syncwarp();
-        if (lane == 0)
-            asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty0 + 8 * s) : "memory");
+        consume(acc, ring, full0, empty0, kt, tx, ty, sw, lane);
     }
+    store_c(acc, C, M, N, m0, n0, tx, ty);
+}
 
-#pragma unroll
-    for (int i = 0; i < TM; i++) {
-        const int r = m0 + ty + i * TY;
-        if (r >= M)
-            continue;
-        float *crow = C + (size_t)r * N;
-#pragma unroll
-        for (int j = 0; j < TN / 4; j++) {
-            const int c = n0 + j * TX * 4 + tx * 4; /* N % 4 == 0: all four columns or none */
-            if (c < N)
-                *(float4 *)&crow[c] = make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
-        }
+/* A piece of a block's work in sgemm_sk: k-steps k0 .. k1-1 of tile `tile`; tail is the tile's
+ * index among the stream-K tiles, -1 for a whole tile. */
+struct piece {
+    int m0, n0;      /* the tile's origin in C */
+    int k0, k1;      /* its k-steps */
+    int tail;        /* index among the stream-K tiles, -1 for a whole tile */
+    int first, last; /* the shares that hold the tile's first and last steps (a split tile: first < last) */
+};
+
+/* Where a block stands in its work (sgemm_sk): a whole tile below dp, then steps [x, hi) of the
+ * tail, the last tiles - dp tiles laid end to end as W = (tiles - dp) * KT k-steps. */
+struct walk {
+    int tile;     /* the whole tile, or dp and past for none */
+    long long x;  /* the next step of the tail */
+    long long hi; /* one past the block's last step of the tail */
+};
+
+__device__ __forceinline__ bool next_piece(walk *w, int dp, int KT, piece *p)
+{
+    if (w->tile < dp) {
+        p->m0 = w->tile, p->k0 = 0, p->k1 = KT, p->tail = -1; /* m0: the tile, for now */
+        w->tile = dp;
+        return true;
     }
+    if (w->x < w->hi) {
+        const int i = (int)(w->x / KT), k0 = (int)(w->x - (long long)i * KT);
+        const int k1 = (int)min((long long)KT, k0 + (w->hi - w->x));
+        p->m0 = dp + i, p->k0 = k0, p->k1 = k1, p->tail = i;
+        w->x += k1 - k0;
+        return true;
+    }
+    return false;
+}
+
+/* The block whose share holds step x of the tail's W steps. */
+__device__ __forceinline__ int share_owner(long long x, long long W, int P)
+{
+    int c = (int)(x * P / W);
+    while (c + 1 < P && W * (c + 1) / P <= x)
+        c++;
+    while (c > 0 && W * c / P > x)
+        c--;
+    return c;
+}
+
+/* Stream-K for the last partial round (SK=1, PW=1): the grid is dp blocks of one whole tile each
+ * (the whole rounds of SMS tiles), then SMS blocks that split the last tiles - dp tiles' W = (tiles -
+ * dp) * KT k-steps evenly, block dp + c taking steps [W c / SMS, W (c + 1) / SMS) (a piece or two of
+ * consecutive tiles: at 4096^3, 396 whole tiles, then 116 tiles of 128 steps as 132 shares of 112-113
+ * steps). The producer walks the block's pieces and keeps the ring full across them; the
+ * multiplying warps walk the same pieces. A tile split over several shares has its pieces' fp32
+ * partials in ws (slot c + tail: a share's pieces are of consecutive tiles, so no two pieces share
+ * a slot); counts[tail] (zeroed by sgemm_zero before) tells the last piece to finish, which sums all
+ * of them in share order (its own read back from ws too) and stores the tile, so every run gives
+ * the same bits. Nobody waits for another block: no co-residency is assumed. Shapes whose tiles fill
+ * whole rounds, or whose tail has fewer steps than SMS (a share would be empty), run every tile
+ * whole: the launch's grid is then the tiles. */
+extern "C" __global__ void __launch_bounds__(NT + 128, 1)
+    sgemm_sk(float *__restrict__ C, const __grid_constant__ tmap_t tma, const __grid_constant__ tmap_t tmb,
+             float *__restrict__ ws, int *__restrict__ counts, int M, int N, int K, int sms)
+{
+    SMEM_SETUP();
+    __shared__ int last_flag;
+    const int KT = (K + BK - 1) / BK, P = sms;
+    const int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), rem = tiles % P;
+    const int dp = rem != 0 && (long long)rem * KT >= P ? tiles - rem : tiles; /* as the launch's grid */
+    const long long W = (long long)(tiles - dp) * KT;
+    const int cid = (int)blockIdx.x - dp; /* the share, for blocks past the whole tiles */
+    /* Thread 0 lays out the block's pieces (two at most: a share is under KT steps, as rem < P) in
+     * shared memory, where every thread reads them: nothing of the walk stays live in registers
+     * across the k loop, which leaves ptxas the multiply's registers as in sgemm_tma. */
+    __shared__ piece pieces[3];
+    __shared__ int npieces;
+    if (threadIdx.x == 0) {
+        walk w = {(int)blockIdx.x, 0, 0};
+        if (cid >= 0)
+            w.tile = dp, w.x = W * cid / P, w.hi = W * (cid + 1) / P;
+        int n = 0;
+        piece p;
+        while (n < 3 && next_piece(&w, dp, KT, &p)) {
+            const int t = p.m0;
+            tile_origin(t, M, N, &p.m0, &p.n0);
+            p.first = p.last = 0;
+            if (p.tail >= 0) {
+                p.first = share_owner((long long)p.tail * KT, W, P);
+                p.last = share_owner((long long)p.tail * KT + KT - 1, W, P);
+            }
+            pieces[n++] = p;
+        }
+        npieces = n;
+        init_barriers(&tma, &tmb, full0, empty0);
+    }
+    __syncthreads(); /* the barriers are initialised and the pieces laid out before anyone reads them */
+
+    if (threadIdx.x >= NT) { /* the producer warpgroup: only the multiplying warps' named barrier below */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (threadIdx.x == NT)
+            for (int i = 0, g = 0; i < npieces; i++)
+                for (int kt = pieces[i].k0; kt < pieces[i].k1; kt++, g++)
+                    produce(&tma, &tmb, ring_s, full0, empty0, g, pieces[i].m0, pieces[i].n0, kt);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS) : "memory");
+    THREAD_SETUP();
+
+    float acc[TM][TN];
+    for (int pi = 0, g = 0; pi < npieces; pi++) {
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                acc[i][j] = 0.0f;
+        for (int kt = pieces[pi].k0, k1 = pieces[pi].k1; kt < k1; kt++, g++)
+            consume(acc, ring, full0, empty0, g, tx, ty, sw, lane);
+
+        const piece p = pieces[pi];
+        bool store = true;
+        if (p.tail >= 0 && p.first != p.last) { /* a piece of a split tile: the last piece to finish sums them all */
+            float *slot = ws + (size_t)threadIdx.x * 4;
+            const size_t tile_floats = (size_t)BM * BN;
+#pragma unroll
+            for (int q = 0; q < TM * TN / 4; q++) {
+                const float *a = &acc[q / (TN / 4)][4 * (q % (TN / 4))];
+                __stcg((float4 *)(slot + (size_t)(cid + p.tail) * tile_floats + (size_t)q * NT * 4),
+                       make_float4(a[0], a[1], a[2], a[3]));
+            }
+            __threadfence();
+            asm volatile("bar.sync 1, %0;\n" ::"n"(NT) : "memory");
+            if (threadIdx.x == 0)
+                last_flag = atomicAdd(&counts[p.tail], 1) == p.last - p.first;
+            asm volatile("bar.sync 1, %0;\n" ::"n"(NT) : "memory");
+            store = last_flag;
+            if (store) {
+                __threadfence();
+                /* the sum in share order, whoever finished last: the same bits every run (its own
+                 * partial too is read back from ws, share by share) */
+                const float *src = slot + (size_t)(p.first + p.tail) * tile_floats;
+#pragma unroll
+                for (int q = 0; q < TM * TN / 4; q++) {
+                    const float4 v = __ldcg((const float4 *)(src + (size_t)q * NT * 4));
+                    float *d = &acc[q / (TN / 4)][4 * (q % (TN / 4))];
+                    d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
+                }
+                for (int c = p.first + 1; c <= p.last; c++) {
+                    src += tile_floats;
+#pragma unroll
+                    for (int q = 0; q < TM * TN / 4; q++) {
+                        const float4 v = __ldcg((const float4 *)(src + (size_t)q * NT * 4));
+                        float *d = &acc[q / (TN / 4)][4 * (q % (TN / 4))];
+                        d[0] += v.x, d[1] += v.y, d[2] += v.z, d[3] += v.w;
+                    }
+                }
+            }
+            /* last_flag is read by every thread before thread 0 writes it for the next piece */
+            asm volatile("bar.sync 1, %0;\n" ::"n"(NT) : "memory");
+        }
+        if (store)
+            store_c(acc, C, M, N, p.m0, p.n0, tx, ty);
+    }
+}
+
+/* Zeroes the stream-K tiles' piece counts before each run (scratch is poisoned). */
+extern "C" __global__ void sgemm_zero(int *counts, int n)
+{
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        counts[i] = 0;
 }
 
 /* Shapes TMA cannot describe (N or K not a multiple of 4): a 64 x 64 tile of C per block, 4 x 4
