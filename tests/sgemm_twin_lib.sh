@@ -1,11 +1,12 @@
 # sgemm_twin_lib.sh: what the SGEMM candidates' tests share (sourced by sgemm_async_test.sh,
-# sgemm_pipe_test.sh, sgemm_stream_test.sh). CUDA kernels cannot run here, so a candidate's OpenCL
-# twin is judged on every check shape of the task on PoCL at each of OPENCL_SETTINGS (one knob set
-# a line; the CUDA default first), and the CUDA kernel is compiled for sm_90 by NVRTC at its
-# default and at each of NVRTC_SETTINGS (one knob change a line, over the defaults), each of which
-# its requires must allow, with no spills and within the registers its blocks leave: 255, or with
-# a MINB knob (__launch_bounds__'s blocks per SM) 65536 / (threads * MINB) (ptxas -v, read from the
-# kernel's own lines of the log).
+# sgemm_pipe_test.sh, sgemm_stream_test.sh, sgemm_tma_test.sh). CUDA kernels cannot run here, so a
+# candidate's OpenCL twin is judged on every check shape of the task on PoCL at each of
+# OPENCL_SETTINGS (one knob set a line; the CUDA default first; empty for a candidate with no twin),
+# and the CUDA kernel is compiled by NVRTC, for the architecture its `@temper flags` name (else
+# sm_90), at its default and at each of NVRTC_SETTINGS (one knob change a line, over the defaults),
+# each of which its requires must allow, with no spills and within the registers its blocks leave:
+# 255, or with a MINB knob (__launch_bounds__'s blocks per SM) 65536 / (threads * MINB) (ptxas -v,
+# read from the kernel's own lines of the log).
 #   sgemm_twin_check TEMPER_BINARY SOURCE_DIR NAME KERNEL   (exit status: 0 passed, 1 failed, 77
 #                                                           neither PoCL nor NVRTC is here)
 # NAME: tasks/L1/sgemm/NAME.cl and NAME.cu; KERNEL: the .cu's kernel whose registers count.
@@ -16,7 +17,9 @@ sgemm_twin_check() {
     work=$(mktemp -d "/tmp/temper-sgemm-$name-XXXXXX")
     export TEMPER_HOME=$work/home TEMPER_TASKS=$src/tasks
 
-    if "$temper" devices 2>/dev/null | grep -q '^opencl'; then
+    if [ -z "$OPENCL_SETTINGS" ]; then
+        echo "no OpenCL twin to run"
+    elif "$temper" devices 2>/dev/null | grep -q '^opencl'; then
         ran=1
         while read -r knobs; do
             [ -n "$knobs" ] || continue
@@ -57,6 +60,8 @@ if lib is None:
     print("SKIP no NVRTC")
     sys.exit(77)
 requires = re.findall(r"^// @temper require (.*)$", source, re.M)
+# the architecture the file's flags ask for (sm_90a for setmaxnreg, TMA), else sm_90
+arch = (re.findall(r"^// @temper flags .*--gpu-architecture=(\w+)", source, re.M) or ["sm_90"])[0]
 params = {m[0]: m[1].split() for m in re.findall(r"^// @temper param (\w+) (.*)$", source, re.M)}
 # every knob at its first value (the default the tuner starts from), then each listed change
 settings = [""] + [l.strip() for l in more.splitlines() if l.strip()]
@@ -69,7 +74,7 @@ for setting in settings:
         knobs[k] = int(v)
     allowed = all(eval(r.replace("&&", " and ").replace("||", " or ").replace("/", "//"), {}, dict(knobs))
                   for r in requires)
-    opts = ["-arch=sm_90", "-Xptxas", "-v"] + ["-D%s=%d" % kv for kv in knobs.items()]
+    opts = ["-arch=" + arch, "-Xptxas", "-v"] + ["-D%s=%d" % kv for kv in knobs.items()]
     prog = ctypes.c_void_p()
     lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None, None)
     status = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts]))
@@ -87,7 +92,7 @@ for setting in settings:
     cap = min(255, 65536 // (threads * knobs["MINB"])) if "MINB" in knobs else 255
     what = " ".join("%s=%d" % kv for kv in knobs.items())
     if allowed and status == 0 and regs and int(regs.group(1)) <= cap and spills and not any(int(s) for s in spills):
-        print("ok   %s %s: compiles for sm_90, %s registers (cap %d), no spills" % (name, what, regs.group(1), cap))
+        print("ok   %s %s: compiles for %s, %s registers (cap %d), no spills" % (name, what, arch, regs.group(1), cap))
     else:
         failures += 1
         print("FAIL %s %s: requires %s, NVRTC status %d, registers %s (cap %d), spills %s\n%s"

@@ -26,9 +26,11 @@
 // (broadcast) and contiguous float4s of B. Every C element is one fma chain over k in order (the
 // zeros TMA fills past K's edge come last and change nothing): the result is the same on every run.
 //
-// Pipeline. With PW=1 a producer warp (one more warp; its lane 0 issues the copies) refills stage s
-// with tile t + NS once the NT / 32 multiplying warps have each arrived on stage s's "empty"
-// mbarrier after tile t; each tile's two copies complete stage s's "full" mbarrier by their bytes.
+// Pipeline. With PW=1 a producer warpgroup (128 more threads, so that setmaxnreg can move registers
+// by warpgroup: it gives up all but 40 and the multiplying warps take REGS; one thread issues the
+// copies) refills stage s with tile t + NS once the NT / 32 multiplying warps have each arrived on
+// stage s's "empty" mbarrier after tile t; each tile's two copies complete stage s's "full"
+// mbarrier by their bytes.
 // With PW=0 thread 0 does the refills between its own tiles: at tile kt it waits until every warp
 // is done with tile kt - 1 and refills that stage with tile kt - 1 + NS (so NS - 1 tiles are ahead
 // of the slowest warp, and warp 0 waits only for warps still on kt - 1). Tiles are taken in groups
@@ -39,9 +41,24 @@
 // shape.
 //
 // Knobs: BM x BN tile of C, BK (k per stage), NS (stages), TM x TN per thread, WX (lanes along N),
-// PW (producer warp), GROUP (tile order). The requires keep 128-256 multiplying threads, 128
+// PW (producer warpgroup), GROUP (tile order), REGS (the multiplying warps' registers under PW=1),
+// LP (B's values read a whole k ahead). The requires keep 128-256 multiplying threads, 128
 // accumulators, the TM float4s of A and TN floats of B in registers beside them, and the ring
 // within the 227 KiB of shared memory a block may have.
+//
+// Measured (H200, 4096^3, `bench/gpu.sh run evals`, each run against temper's cuBLAS expert in the
+// same worker; bench/RESULTS.md, sessions 13-14): the defaults 2.813-2.821 ms, 0.950-0.956 of
+// cuBLAS (tiled.cu 2.928-2.936, 0.914-0.920). Nsight Compute: 77.5 % of issue slots busy against
+// tiled.cu's 76.6 % and cuBLAS's 86.9 %; the stall left is dispatch (0.42 a issue, cuBLAS 0.10),
+// which follows register bank conflicts: counted in the SASS (FFMAs two of whose fetched, not
+// reuse-served, sources share a bank), the knob sets rank by conflicts as they rank by time (1316
+// conflicts at the defaults, 2.814 ms; 1505, 2.859; 1643, 2.947; 1959, 3.056; 2771, 3.183), and
+// 813 of the defaults' 1316 are FFMAs ptxas left with no operand reused. What lost and was taken
+// out (commit e0c9778 has them): a stream-K tail for the last partial wave (2.917-2.922 ms, its
+// fixup and piece walk cost more than the 0.12 of a wave it balanced), three other FFMA orders
+// (2.907-3.157, more conflicts), fewer registers (216: 2.883, 208: 2.947, 200: 3.183), scalar
+// stores of C (2.824, no gain). Slower and kept for the tuner: BK 16 (2.969) and 8 (3.181), NS 3-4
+// (2.821-2.834), PW=0 (2.887), GROUP=0 (2.884), 128x256 tiles (2.829).
 // @temper task sgemm
 // @temper param BM 256 128
 // @temper param BN 128 256
@@ -52,21 +69,13 @@
 // @temper param WX 8 4
 // @temper param PW 1 0
 // @temper param GROUP 8 0 16
-// @temper param SK 0 1
-// @temper param ORD 0 1 2 3
-// @temper param REGS 232 224 216 208 200
-// @temper param EPI 0 1
+// @temper param REGS 232 224
 // @temper param LP 0 1
 // @temper require (BM / TM) * (BN / TN) % 32 == 0 && (BM / TM) * (BN / TN) >= 128 && (BM / TM) * (BN / TN) <= 256
 // @temper require (BN / TN) % WX == 0 && (BM / TM) % (32 / WX) == 0 && (BM / TM) % 8 == 0
 // @temper require TM * TN == 128 && TM * TN + 4 * TM + TN <= 176
 // @temper require NS * (BM + BN) * BK * 4 + 1024 <= 227 * 1024
-// @temper require SK == 0 || PW == 1
 // @temper flags --gpu-architecture=sm_90a
-// @temper scratch WS f32 SK * 2 * SMS * BM * BN + 1
-// @temper scratch COUNTS i32 SK * 2 * SMS + 1
-// @temper launch sgemm_zero when(SK && K % 4 == 0 && N % 4 == 0) grid(1) block(256) args(COUNTS, 2 * SMS)
-// @temper launch sgemm_sk grid(ceil_div(N, BN) * ceil_div(M, BM) + (SMS - ceil_div(N, BN) * ceil_div(M, BM) % SMS) * (ceil_div(N, BN) * ceil_div(M, BM) % SMS != 0 && ceil_div(N, BN) * ceil_div(M, BM) % SMS * ceil_div(K, BK) >= SMS)) block((BM / TM) * (BN / TN) + 128) smem(NS * (BM + BN) * BK * 4 + 1024) args(C, tensormap(A, BK * 4, BK, BM), tensormap(B, 0, BN, BK), WS, COUNTS, M, N, K, SMS)
 // @temper launch sgemm_tma when(K % 4 == 0 && N % 4 == 0) grid(ceil_div(N, BN) * ceil_div(M, BM)) block((BM / TM) * (BN / TN) + 128 * PW) smem(NS * (BM + BN) * BK * 4 + 1024) args(C, tensormap(A, BK * 4, BK, BM), tensormap(B, 0, BN, BK), M, N, K)
 // @temper launch sgemm_edge when(1) grid(ceil_div(N, 64), ceil_div(M, 64)) block(256) args(C, A, B, M, N, K)
 
@@ -110,44 +119,16 @@ __device__ __forceinline__ void load_stage(const tmap_t *tma, const tmap_t *tmb,
                  : "memory");
 }
 
-/* acc += a b^T for one k, in the order ORD gives; the order does not change any result (every FFMA
- * is on its own accumulator), only which operands the reuse caches can serve and so how many
- * FFMAs meet a register bank conflict under ptxas's allocation: 0 row by row, 1 pairs of columns
- * with the rows there and back, 2 column by column, 3 pairs of rows with the columns there and
- * back. */
+/* acc += a b^T for one k, row by row. (The order changes no result, every FFMA being on its own
+ * accumulator, only which operands the reuse caches serve and so how many FFMAs meet a register
+ * bank conflict: see the header.) */
 __device__ __forceinline__ void fmas(float (&acc)[TM][TN], const float (&a)[TM], const float (&b)[TN])
 {
-#if ORD == 1
-#pragma unroll
-    for (int jp = 0; jp < TN / 2; jp++)
-#pragma unroll
-        for (int ii = 0; ii < TM; ii++) {
-            const int i = jp % 2 ? TM - 1 - ii : ii;
-            acc[i][2 * jp] = fmaf(a[i], b[2 * jp], acc[i][2 * jp]);
-            acc[i][2 * jp + 1] = fmaf(a[i], b[2 * jp + 1], acc[i][2 * jp + 1]);
-        }
-#elif ORD == 2
-#pragma unroll
-    for (int j = 0; j < TN; j++)
-#pragma unroll
-        for (int i = 0; i < TM; i++)
-            acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-#elif ORD == 3
-#pragma unroll
-    for (int ip = 0; ip < TM / 2; ip++)
-#pragma unroll
-        for (int jj = 0; jj < TN; jj++) {
-            const int j = ip % 2 ? TN - 1 - jj : jj;
-            acc[2 * ip][j] = fmaf(a[2 * ip], b[j], acc[2 * ip][j]);
-            acc[2 * ip + 1][j] = fmaf(a[2 * ip + 1], b[j], acc[2 * ip + 1][j]);
-        }
-#else
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
         for (int j = 0; j < TN; j++)
             acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-#endif
 }
 
 /* acc += the thread's share of one stage's product. a points at the thread's first row of the A
@@ -228,7 +209,7 @@ __device__ __forceinline__ void init_barriers(const tmap_t *tma, const tmap_t *t
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
-/* A multiplying warp: wait for k-step g of the ring (stage g % NS), add its product, release it. */
+/* A multiplying warp: wait for k-step g (stage g % NS), add its product, release the stage. */
 __device__ __forceinline__ void consume(float (&acc)[TM][TN], const unsigned char *ring, unsigned full0,
                                         unsigned empty0, int g, int tx, int ty, int sw, int lane)
 {
@@ -241,13 +222,13 @@ __device__ __forceinline__ void consume(float (&acc)[TM][TN], const unsigned cha
         asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(empty0 + 8 * s) : "memory");
 }
 
-/* The producer: k-step g of the ring (stage g % NS) once every warp is done with step g - NS. */
+/* The producer: k-step kt into stage kt % NS once every warp is done with step kt - NS there. */
 __device__ __forceinline__ void produce(const tmap_t *tma, const tmap_t *tmb, unsigned ring_s, unsigned full0,
-                                        unsigned empty0, int g, int m0, int n0, int kt)
+                                        unsigned empty0, int kt, int m0, int n0)
 {
-    const int s = g % NS;
-    if (g >= NS)
-        mbar_wait(empty0 + 8 * s, (unsigned)(g / NS - 1) & 1u);
+    const int s = kt % NS;
+    if (kt >= NS)
+        mbar_wait(empty0 + 8 * s, (unsigned)(kt / NS - 1) & 1u);
     load_stage(tma, tmb, ring_s + s * STAGE_BYTES, full0 + 8 * s, m0, n0, kt * BK);
 }
 
@@ -264,41 +245,26 @@ __device__ __forceinline__ void store_c(const float (&acc)[TM][TN], float *__res
 #pragma unroll
         for (int j = 0; j < TN / 4; j++) {
             const int c = n0 + j * TX * 4 + tx * 4; /* N % 4 == 0: all four columns or none */
-            if (c < N) {
-#if EPI
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    crow[c + e] = acc[i][4 * j + e];
-#else
-                *(float4 *)&crow[c] = make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
-#endif
-            }
+            if (c < N)
+                *(float4 *)&crow[c] =
+                    make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
         }
     }
 }
 
-#define SMEM_SETUP()                                                                                                   \
-    extern __shared__ __align__(16) unsigned char smem_raw[]; /* aligned to 1024 below */                              \
-    __shared__ __align__(8) unsigned long long full[NS], empty[NS];                                                    \
-    /* a swizzle pattern repeats every 1024 bytes at most: every stage starts 1024-byte aligned */                     \
-    const unsigned raw = (unsigned)__cvta_generic_to_shared(smem_raw);                                                 \
-    const unsigned pad = ((raw + 1023u) & ~1023u) - raw;                                                               \
-    unsigned char *const ring = smem_raw + pad;                                                                        \
-    const unsigned ring_s = raw + pad;                                                                                 \
-    const unsigned full0 = (unsigned)__cvta_generic_to_shared(full), empty0 = (unsigned)__cvta_generic_to_shared(empty)
-
-#define THREAD_SETUP()                                                                                                 \
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;                                                        \
-    const int tx = (warp % (TX / WX)) * WX + lane % WX;                                                                \
-    const int ty = (warp / (TX / WX)) * WY + lane / WX;                                                                \
-    const int sw = ((ty * BK) >> 5) & (BK / 4 - 1)
-
-/* One block per tile of C (SK=0). */
+/* One block per tile of C. */
 extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
     sgemm_tma(float *__restrict__ C, const __grid_constant__ tmap_t tma, const __grid_constant__ tmap_t tmb, int M,
               int N, int K)
 {
-    SMEM_SETUP();
+    extern __shared__ __align__(16) unsigned char smem_raw[]; /* aligned to 1024 below */
+    __shared__ __align__(8) unsigned long long full[NS], empty[NS];
+    /* a swizzle pattern repeats every 1024 bytes at most: every stage starts 1024-byte aligned */
+    const unsigned raw = (unsigned)__cvta_generic_to_shared(smem_raw);
+    const unsigned pad = ((raw + 1023u) & ~1023u) - raw;
+    unsigned char *const ring = smem_raw + pad;
+    const unsigned ring_s = raw + pad;
+    const unsigned full0 = (unsigned)__cvta_generic_to_shared(full), empty0 = (unsigned)__cvta_generic_to_shared(empty);
     int m0, n0;
     tile_origin((int)blockIdx.x, M, N, &m0, &n0);
     const int KT = (K + BK - 1) / BK;
@@ -317,12 +283,15 @@ extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (threadIdx.x == NT)
             for (int kt = 0; kt < KT; kt++)
-                produce(&tma, &tmb, ring_s, full0, empty0, kt, m0, n0, kt);
+                produce(&tma, &tmb, ring_s, full0, empty0, kt, m0, n0);
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS) : "memory");
 #endif
-    THREAD_SETUP();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int tx = (warp % (TX / WX)) * WX + lane % WX;
+    const int ty = (warp / (TX / WX)) * WY + lane / WX;
+    const int sw = ((ty * BK) >> 5) & (BK / 4 - 1); /* the chunk swizzle of every one of the thread's rows */
 
     float acc[TM][TN];
 #pragma unroll
@@ -342,174 +311,6 @@ extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
         consume(acc, ring, full0, empty0, kt, tx, ty, sw, lane);
     }
     store_c(acc, C, M, N, m0, n0, tx, ty);
-}
-
-/* A piece of a block's work in sgemm_sk: k-steps k0 .. k1-1 of tile `tile`; tail is the tile's
- * index among the stream-K tiles, -1 for a whole tile. */
-struct piece {
-    int m0, n0;      /* the tile's origin in C */
-    int k0, k1;      /* its k-steps */
-    int tail;        /* index among the stream-K tiles, -1 for a whole tile */
-    int first, last; /* the shares that hold the tile's first and last steps (a split tile: first < last) */
-};
-
-/* Where a block stands in its work (sgemm_sk): a whole tile below dp, then steps [x, hi) of the
- * tail, the last tiles - dp tiles laid end to end as W = (tiles - dp) * KT k-steps. */
-struct walk {
-    int tile;     /* the whole tile, or dp and past for none */
-    long long x;  /* the next step of the tail */
-    long long hi; /* one past the block's last step of the tail */
-};
-
-__device__ __forceinline__ bool next_piece(walk *w, int dp, int KT, piece *p)
-{
-    if (w->tile < dp) {
-        p->m0 = w->tile, p->k0 = 0, p->k1 = KT, p->tail = -1; /* m0: the tile, for now */
-        w->tile = dp;
-        return true;
-    }
-    if (w->x < w->hi) {
-        const int i = (int)(w->x / KT), k0 = (int)(w->x - (long long)i * KT);
-        const int k1 = (int)min((long long)KT, k0 + (w->hi - w->x));
-        p->m0 = dp + i, p->k0 = k0, p->k1 = k1, p->tail = i;
-        w->x += k1 - k0;
-        return true;
-    }
-    return false;
-}
-
-/* The block whose share holds step x of the tail's W steps. */
-__device__ __forceinline__ int share_owner(long long x, long long W, int P)
-{
-    int c = (int)(x * P / W);
-    while (c + 1 < P && W * (c + 1) / P <= x)
-        c++;
-    while (c > 0 && W * c / P > x)
-        c--;
-    return c;
-}
-
-/* Stream-K for the last partial round (SK=1, PW=1): the grid is dp blocks of one whole tile each
- * (the whole rounds of SMS tiles), then SMS blocks that split the last tiles - dp tiles' W = (tiles -
- * dp) * KT k-steps evenly, block dp + c taking steps [W c / SMS, W (c + 1) / SMS) (a piece or two of
- * consecutive tiles: at 4096^3, 396 whole tiles, then 116 tiles of 128 steps as 132 shares of 112-113
- * steps). The producer walks the block's pieces and keeps the ring full across them; the
- * multiplying warps walk the same pieces. A tile split over several shares has its pieces' fp32
- * partials in ws (slot c + tail: a share's pieces are of consecutive tiles, so no two pieces share
- * a slot); counts[tail] (zeroed by sgemm_zero before) tells the last piece to finish, which sums all
- * of them in share order (its own read back from ws too) and stores the tile, so every run gives
- * the same bits. Nobody waits for another block: no co-residency is assumed. Shapes whose tiles fill
- * whole rounds, or whose tail has fewer steps than SMS (a share would be empty), run every tile
- * whole: the launch's grid is then the tiles. */
-extern "C" __global__ void __launch_bounds__(NT + 128, 1)
-    sgemm_sk(float *__restrict__ C, const __grid_constant__ tmap_t tma, const __grid_constant__ tmap_t tmb,
-             float *__restrict__ ws, int *__restrict__ counts, int M, int N, int K, int sms)
-{
-    SMEM_SETUP();
-    __shared__ int last_flag;
-    const int KT = (K + BK - 1) / BK, P = sms;
-    const int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), rem = tiles % P;
-    const int dp = rem != 0 && (long long)rem * KT >= P ? tiles - rem : tiles; /* as the launch's grid */
-    const long long W = (long long)(tiles - dp) * KT;
-    const int cid = (int)blockIdx.x - dp; /* the share, for blocks past the whole tiles */
-    /* Thread 0 lays out the block's pieces (two at most: a share is under KT steps, as rem < P) in
-     * shared memory, where every thread reads them: nothing of the walk stays live in registers
-     * across the k loop, which leaves ptxas the multiply's registers as in sgemm_tma. */
-    __shared__ piece pieces[3];
-    __shared__ int npieces;
-    if (threadIdx.x == 0) {
-        walk w = {(int)blockIdx.x, 0, 0};
-        if (cid >= 0)
-            w.tile = dp, w.x = W * cid / P, w.hi = W * (cid + 1) / P;
-        int n = 0;
-        piece p;
-        while (n < 3 && next_piece(&w, dp, KT, &p)) {
-            const int t = p.m0;
-            tile_origin(t, M, N, &p.m0, &p.n0);
-            p.first = p.last = 0;
-            if (p.tail >= 0) {
-                p.first = share_owner((long long)p.tail * KT, W, P);
-                p.last = share_owner((long long)p.tail * KT + KT - 1, W, P);
-            }
-            pieces[n++] = p;
-        }
-        npieces = n;
-        init_barriers(&tma, &tmb, full0, empty0);
-    }
-    __syncthreads(); /* the barriers are initialised and the pieces laid out before anyone reads them */
-
-    if (threadIdx.x >= NT) { /* the producer warpgroup: only the multiplying warps' named barrier below */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        if (threadIdx.x == NT)
-            for (int i = 0, g = 0; i < npieces; i++)
-                for (int kt = pieces[i].k0; kt < pieces[i].k1; kt++, g++)
-                    produce(&tma, &tmb, ring_s, full0, empty0, g, pieces[i].m0, pieces[i].n0, kt);
-        return;
-    }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS) : "memory");
-    THREAD_SETUP();
-
-    float acc[TM][TN];
-    for (int pi = 0, g = 0; pi < npieces; pi++) {
-#pragma unroll
-        for (int i = 0; i < TM; i++)
-#pragma unroll
-            for (int j = 0; j < TN; j++)
-                acc[i][j] = 0.0f;
-        for (int kt = pieces[pi].k0, k1 = pieces[pi].k1; kt < k1; kt++, g++)
-            consume(acc, ring, full0, empty0, g, tx, ty, sw, lane);
-
-        const piece p = pieces[pi];
-        bool store = true;
-        if (p.tail >= 0 && p.first != p.last) { /* a piece of a split tile: the last piece to finish sums them all */
-            float *slot = ws + (size_t)threadIdx.x * 4;
-            const size_t tile_floats = (size_t)BM * BN;
-#pragma unroll
-            for (int q = 0; q < TM * TN / 4; q++) {
-                const float *a = &acc[q / (TN / 4)][4 * (q % (TN / 4))];
-                __stcg((float4 *)(slot + (size_t)(cid + p.tail) * tile_floats + (size_t)q * NT * 4),
-                       make_float4(a[0], a[1], a[2], a[3]));
-            }
-            __threadfence();
-            asm volatile("bar.sync 1, %0;\n" ::"n"(NT) : "memory");
-            if (threadIdx.x == 0)
-                last_flag = atomicAdd(&counts[p.tail], 1) == p.last - p.first;
-            asm volatile("bar.sync 1, %0;\n" ::"n"(NT) : "memory");
-            store = last_flag;
-            if (store) {
-                __threadfence();
-                /* the sum in share order, whoever finished last: the same bits every run (its own
-                 * partial too is read back from ws, share by share) */
-                const float *src = slot + (size_t)(p.first + p.tail) * tile_floats;
-#pragma unroll
-                for (int q = 0; q < TM * TN / 4; q++) {
-                    const float4 v = __ldcg((const float4 *)(src + (size_t)q * NT * 4));
-                    float *d = &acc[q / (TN / 4)][4 * (q % (TN / 4))];
-                    d[0] = v.x, d[1] = v.y, d[2] = v.z, d[3] = v.w;
-                }
-                for (int c = p.first + 1; c <= p.last; c++) {
-                    src += tile_floats;
-#pragma unroll
-                    for (int q = 0; q < TM * TN / 4; q++) {
-                        const float4 v = __ldcg((const float4 *)(src + (size_t)q * NT * 4));
-                        float *d = &acc[q / (TN / 4)][4 * (q % (TN / 4))];
-                        d[0] += v.x, d[1] += v.y, d[2] += v.z, d[3] += v.w;
-                    }
-                }
-            }
-            /* last_flag is read by every thread before thread 0 writes it for the next piece */
-            asm volatile("bar.sync 1, %0;\n" ::"n"(NT) : "memory");
-        }
-        if (store)
-            store_c(acc, C, M, N, p.m0, p.n0, tx, ty);
-    }
-}
-
-/* Zeroes the stream-K tiles' piece counts before each run (scratch is poisoned). */
-extern "C" __global__ void sgemm_zero(int *counts, int n)
-{
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        counts[i] = 0;
 }
 
 /* Shapes TMA cannot describe (N or K not a multiple of 4): a 64 x 64 tile of C per block, 4 x 4
