@@ -4,7 +4,7 @@
 # kernel names, grid and cluster shapes, SM clock, throughputs, issue-slot use and the warps' stall
 # reasons, one launch each. Prints a short table last.
 #   bench/gemm_profile.sh hgemm [temper eval options...]   tasks/L1/hgemm/tma.cu at 8192^3 bf16
-#   bench/gemm_profile.sh sgemm [temper eval options...]   tasks/L1/sgemm/tiled.cu at 4096^3 fp32
+#   bench/gemm_profile.sh sgemm [temper eval options...]   tasks/L1/sgemm/tma.cu at 4096^3 fp32
 #                                                          (torch with TF32 off, as the task wants)
 #   PROFILE_FILE=F PROFILE_KERNEL=K: another candidate of the task and its kernel's name
 # (session 12 ran it as bench/hgemm_profile.sh, for hgemm alone)
@@ -17,7 +17,7 @@ task=${1:-hgemm}
 shift || true
 case $task in
 hgemm) n=8192 dtype=bfloat16 file=tasks/L1/hgemm/tma.cu kernel=hgemm_tma ;;
-sgemm) n=4096 dtype=float32 file=tasks/L1/sgemm/tiled.cu kernel=sgemm_tiled ;;
+sgemm) n=4096 dtype=float32 file=tasks/L1/sgemm/tma.cu kernel=sgemm_tma ;;
 *)
     echo "gemm_profile.sh: unknown task '$task' (hgemm or sgemm)" >&2
     exit 2
