@@ -47,18 +47,20 @@
 // within the 227 KiB of shared memory a block may have.
 //
 // Measured (H200, 4096^3, `bench/gpu.sh run evals`, each run against temper's cuBLAS expert in the
-// same worker; bench/RESULTS.md, sessions 13-14): the defaults 2.813-2.821 ms, 0.950-0.956 of
+// same worker; bench/RESULTS.md, sessions 14-15): the defaults 2.813-2.821 ms, 0.950-0.956 of
 // cuBLAS (tiled.cu 2.928-2.936, 0.914-0.920). Nsight Compute: 77.5 % of issue slots busy against
-// tiled.cu's 76.6 % and cuBLAS's 86.9 %; the stall left is dispatch (0.42 a issue, cuBLAS 0.10),
+// tiled.cu's 76.6 % and cuBLAS's 86.9 %; the stall left is dispatch (0.42 per issue, cuBLAS 0.10),
 // which follows register bank conflicts: counted in the SASS (FFMAs two of whose fetched, not
 // reuse-served, sources share a bank), the knob sets rank by conflicts as they rank by time (1316
 // conflicts at the defaults, 2.814 ms; 1505, 2.859; 1643, 2.947; 1959, 3.056; 2771, 3.183), and
 // 813 of the defaults' 1316 are FFMAs ptxas left with no operand reused. What lost and was taken
-// out (commit e0c9778 has them): a stream-K tail for the last partial wave (2.917-2.922 ms, its
-// fixup and piece walk cost more than the 0.12 of a wave it balanced), three other FFMA orders
+// out (commit e0c9778 has them): a stream-K tail for the last partial wave (2.917-2.922 ms: its
+// fixup and piece walk cost more than the idle 12 % of the last wave it filled), three other FFMA orders
 // (2.907-3.157, more conflicts), fewer registers (216: 2.883, 208: 2.947, 200: 3.183), scalar
 // stores of C (2.824, no gain). Slower and kept for the tuner: BK 16 (2.969) and 8 (3.181), NS 3-4
-// (2.821-2.834), PW=0 (2.887), GROUP=0 (2.884), 128x256 tiles (2.829).
+// (2.821-2.834), PW=0 (2.887), GROUP=0 (2.884), 128x256 tiles (2.829). Tuned at budget 40 in the
+// peers stage (session 15): WX=4 GROUP=0, 2.806 ms against the defaults' 2.813 in the same tune
+// (noise), 0.958 of the cuBLAS call torch.matmul makes, interleaved, three rounds alike.
 // @temper task sgemm
 // @temper param BM 256 128
 // @temper param BN 128 256
