@@ -58,9 +58,10 @@
 // fixup and piece walk cost more than the idle 12 % of the last wave it filled), three other FFMA orders
 // (2.907-3.157, more conflicts), fewer registers (216: 2.883, 208: 2.947, 200: 3.183), scalar
 // stores of C (2.824, no gain). Slower and kept for the tuner: BK 16 (2.969) and 8 (3.181), NS 3-4
-// (2.821-2.834), PW=0 (2.887), GROUP=0 (2.884), 128x256 tiles (2.829). Tuned at budget 40 in the
-// peers stage (session 15): WX=4 GROUP=0, 2.806 ms against the defaults' 2.813 in the same tune
-// (noise), 0.958 of the cuBLAS call torch.matmul makes, interleaved, three rounds alike.
+// (2.821-2.834), PW=0 (2.887 in session 14; 3.006-3.016 in session 15 beside the defaults' 2.813),
+// GROUP=0 (2.884), 128x256 tiles (2.829). Tuned at budget 40 in the peers stage (session 15):
+// WX=4 GROUP=0, 2.806 ms against the defaults' 2.813 in the same tune (noise), 0.958 of the cuBLAS
+// call torch.matmul makes, interleaved, three rounds alike.
 // @temper task sgemm
 // @temper param BM 256 128
 // @temper param BN 128 256
@@ -274,8 +275,8 @@ extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
     if (threadIdx.x == 0) {
         init_barriers(&tma, &tmb, full0, empty0);
 #if !PW
-        for (int s = 0; s < min(NS, KT); s++)
-            load_stage(&tma, &tmb, ring_s + s * STAGE_BYTES, full0 + 8 * s, m0, n0, s * BK);
+        for (int kt = 0; kt < min(NS, KT); kt++)
+            produce(&tma, &tmb, ring_s, full0, empty0, kt, m0, n0);
 #endif
     }
     __syncthreads(); /* the barriers are initialised before anyone waits on them */
@@ -304,11 +305,8 @@ extern "C" __global__ void __launch_bounds__(NT + 128 * PW, 1)
 
     for (int kt = 0; kt < KT; kt++) {
 #if !PW
-        if (threadIdx.x == 0 && kt >= 1 && kt - 1 + NS < KT) { /* refill the stage tile kt - 1 used */
-            const int sp = (kt - 1) % NS;
-            mbar_wait(empty0 + 8 * sp, (unsigned)((kt - 1) / NS) & 1u);
-            load_stage(&tma, &tmb, ring_s + sp * STAGE_BYTES, full0 + 8 * sp, m0, n0, (kt - 1 + NS) * BK);
-        }
+        if (threadIdx.x == 0 && kt >= 1 && kt - 1 + NS < KT) /* refill the stage tile kt - 1 used */
+            produce(&tma, &tmb, ring_s, full0, empty0, kt - 1 + NS, m0, n0);
 #endif
         consume(acc, ring, full0, empty0, kt, tx, ty, sw, lane);
     }
