@@ -191,7 +191,13 @@ int temper_eval_batch(struct temper_worker *w, const struct temper_eval_request 
 
 /* Asks the worker for its device's description (an object). */
 int temper_worker_device_info(struct temper_worker *w, json_t **info, char *msg, size_t msg_size);
-/* Measures the device's copy bandwidth and FMA throughput: {"copy_gbs": .., "fma_gflops": ..}. */
+/* The share of a CPU device's machine that other processes may use while it is calibrated before
+ * the measure is taken again. */
+#define TEMPER_CALIBRATE_BUSY_SHARE 0.25
+/* Measures the device's copy bandwidth and FMA throughput: {"copy_gbs": .., "fma_gflops": ..}.
+ * On a CPU device, "other_cpu_share" says how much of the machine other processes used meanwhile;
+ * over TEMPER_CALIBRATE_BUSY_SHARE the device is measured up to twice more and the best of each
+ * ceiling kept, with the quietest run's share. */
 int temper_calibrate(struct temper_worker *w, json_t **ceilings, char *msg, size_t msg_size);
 /* Lists every device of every backend: an array of device objects. */
 int temper_list_devices(struct temper_worker *w, json_t **devices, char *msg, size_t msg_size);

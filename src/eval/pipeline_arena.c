@@ -8,7 +8,6 @@
 
 #include "pipeline_impl.h"
 
-#define FIRST_LAUNCH_GRACE_S 30.0 /* extra time for a plan's first launch on OpenCL */
 
 /* The bytes of count elements of elem bytes each; -1 if the product does not fit a size (or count
  * is negative). */
@@ -522,7 +521,7 @@ int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int va
             for (int k = 0; k < p->nseen && !seen; k++)
                 seen = !memcmp(p->seen[k], dims->block, sizeof(dims->block));
             if (!seen) {
-                ws->shared->busy_grace_s = FIRST_LAUNCH_GRACE_S;
+                ws->shared->busy_grace_s = WORKER_FIRST_LAUNCH_GRACE_S;
                 if (p->nseen < 16)
                     memcpy(p->seen[p->nseen++], dims->block, sizeof(dims->block));
             }

@@ -544,6 +544,17 @@ static json_t *death_reply(struct temper_worker *w)
     return failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how, doing);
 }
 
+/* " (the machine was busy: ...)" when the load average exceeded the cores as a limit was hit, so a
+ * timeout on a loaded machine says that the limit, not only the kernel, may be at fault; else "". */
+static void busy_note(char *note, size_t size)
+{
+    double load;
+    int cores;
+    note[0] = 0;
+    if (temper_machine_load(&load, &cores) && load > (double)cores)
+        snprintf(note, size, " (the machine was busy: load average %.2f on %d cores)", load, cores);
+}
+
 /* Ends the job in flight with a watchdog's verdict: kills the worker. */
 static json_t *watchdog(struct temper_worker *w)
 {
@@ -554,19 +565,22 @@ static json_t *watchdog(struct temper_worker *w)
     snprintf(doing, sizeof(doing), "%s", w->shared->doing);
     double limit_s = w->limits.launch_timeout_s + w->shared->busy_grace_s;
     json_t *r = NULL;
+    char note[128];
+    busy_note(note, sizeof(note));
     if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s)
-        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s", limit_s, doing);
+        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s%s", limit_s, doing,
+                         note);
     else if (phase == WORKER_BUILDING && now > since && (double)(now - since) * 1e-9 > w->limits.compile_timeout_s)
-        r = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "compilation ran longer than the %.3g s limit while %s",
-                         w->limits.compile_timeout_s, doing);
+        r = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "compilation ran longer than the %.3g s limit while %s%s",
+                         w->limits.compile_timeout_s, doing, note);
     else if (phase == WORKER_REFERENCE && now > since &&
              (double)(now - since) * 1e-9 > w->limits.reference_timeout_s)
         r = task_error_reply(TEMPER_ETIMEOUT,
-                             TEMPER_TASK_ERROR_PREFIX "the reference ran past the %.3g s limit while %s",
-                             w->limits.reference_timeout_s, doing);
+                             TEMPER_TASK_ERROR_PREFIX "the reference ran past the %.3g s limit while %s%s",
+                             w->limits.reference_timeout_s, doing, note);
     else if (temper_now_s() - w->job_start_s > w->limits.job_timeout_s)
-        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "the evaluation ran longer than %.3g s while %s",
-                         w->limits.job_timeout_s, doing);
+        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "the evaluation ran longer than %.3g s while %s%s",
+                         w->limits.job_timeout_s, doing, note);
     else if (w->pid && now - w->mem_checked_ns >= MEM_CHECK_NS) {
         w->mem_checked_ns = now;
         uint64_t rss = resident_bytes(w->pid);

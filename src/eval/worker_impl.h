@@ -34,6 +34,10 @@ struct worker_shared {
 /* Sets the phase and the sentence (the worker side; worker_page.c). */
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* Extra seconds a launch may take on OpenCL the first time a kernel runs at a work-group size:
+ * PoCL compiles it then, and on a loaded machine that compile alone can outlast the launch limit. */
+#define WORKER_FIRST_LAUNCH_GRACE_S 30.0
+
 /* The largest frame either side accepts, in bytes of JSON. */
 #define WORKER_FRAME_MAX (256u << 20)
 

@@ -412,6 +412,36 @@ static void ceilings_cache_put(struct temper_session *s)
     json_decref(o);
 }
 
+/* Ceilings measured by another process and saved to the file $TEMPER_CEILINGS names (`temper
+ * calibrate --save FILE`: {"device_key", "ceilings"}, as in the cache above), taken when they are
+ * this device's, so that the processes of a test run, or machines alike, measure a device once.
+ * NULL when the variable is unset, or the file is unreadable (a warning) or another device's. */
+static json_t *ceilings_seeded(struct temper_session *s)
+{
+    const char *path = getenv("TEMPER_CEILINGS");
+    if (!path || !*path)
+        return NULL;
+    char key[1024];
+    json_error_t jerr;
+    temper_store_device_key(s->info, key, sizeof(key));
+    json_t *o = json_load_file(path, 0, &jerr);
+    if (!o) {
+        session_notify(s, TEMPER_SESSION_WARNING, "$TEMPER_CEILINGS (%s) is not a ceilings file: %s", path, jerr.text);
+        return NULL;
+    }
+    const char *stored = json_string_value(json_object_get(o, "device_key"));
+    json_t *ceilings = json_object_get(o, "ceilings");
+    if (!stored || strcmp(stored, key) || !json_is_object(ceilings) ||
+        json_number_value(json_object_get(ceilings, "copy_gbs")) <= 0) {
+        json_decref(o);
+        return NULL;
+    }
+    json_incref(ceilings);
+    json_decref(o);
+    session_notify(s, TEMPER_SESSION_NOTICE, "%s's ceilings taken from %s ($TEMPER_CEILINGS)", s->device_id, path);
+    return ceilings;
+}
+
 static int ceilings_locked(struct temper_session *s, int measure_again, char *msg, size_t msg_size)
 {
     if (!measure_again && s->ceilings)
@@ -425,13 +455,20 @@ static int ceilings_locked(struct temper_session *s, int measure_again, char *ms
     }
     if (!measure_again && !s->store && (s->ceilings = ceilings_cached(s)))
         return 0;
-    if (!measure_again)
+    json_t *ceilings = measure_again ? NULL : ceilings_seeded(s);
+    if (!measure_again && !ceilings)
         session_notify(s, TEMPER_SESSION_NOTICE, "%s has no measured ceilings yet: calibrating it once...",
                        s->device_id);
-    json_t *ceilings = NULL;
-    int err = temper_calibrate(s->worker, &ceilings, msg, msg_size);
+    int seeded = ceilings != NULL;
+    int err = seeded ? 0 : temper_calibrate(s->worker, &ceilings, msg, msg_size);
     if (err)
         return err;
+    double share = json_number_value(json_object_get(ceilings, "other_cpu_share"));
+    if (!seeded && share > TEMPER_CALIBRATE_BUSY_SHARE)
+        session_notify(s, TEMPER_SESSION_WARNING,
+                       "%s's ceilings were measured while other processes used %.0f%% of the machine's CPU, even "
+                       "on the quietest try: they may be low (run `temper calibrate` on a quieter machine)",
+                       s->device_id, 100 * share);
     json_decref(s->ceilings);
     s->ceilings = ceilings;
     if (s->store) {

@@ -125,3 +125,28 @@ int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, str
     result->output = out.data;
     return 0;
 }
+
+double temper_machine_busy_s(void)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f)
+        return -1;
+    unsigned long long user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+    int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq, &softirq);
+    fclose(f);
+    long tick = sysconf(_SC_CLK_TCK);
+    if (got != 7 || tick <= 0)
+        return -1;
+    return (double)(user + nice + sys + irq + softirq) / (double)tick;
+}
+
+int temper_machine_load(double *load1, int *cores)
+{
+    double l[1];
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (getloadavg(l, 1) != 1 || n < 1)
+        return 0;
+    *load1 = l[0];
+    *cores = (int)n;
+    return 1;
+}
