@@ -1,0 +1,50 @@
+#!/bin/sh
+# tiers_test.sh BUILD_DIR SOURCE_DIR: every CTest test is in a tier scripts/test.sh runs. Each has
+# a kind label (unit, pocl, gpu, nvrtc, host, gym, agent, fixture) and a tier label (sanitize: the
+# ASan/UBSan build; release: the Release build), and no other label; a unit test runs in the
+# sanitize tier; a test that evaluates on PoCL holds the CPU device's lock and takes the run's one
+# calibration (the opencl_ceilings fixture); and scripts/test.sh selects each tier by its label.
+set -u
+build=$1
+src=$2
+cd "$build" || exit 1
+ctest --show-only=json-v1 >tests.json 2>tiers.err || { echo "FAIL ctest --show-only: $(cat tiers.err)"; exit 1; }
+python3 - tests.json <<'PY' || exit 1
+import json, sys
+kinds = {"unit", "pocl", "gpu", "nvrtc", "host", "gym", "agent", "fixture"}
+tiers = {"sanitize", "release"}
+doc = json.load(open(sys.argv[1]))
+bad = []
+for t in doc["tests"]:
+    props = {p["name"]: p["value"] for p in t.get("properties", [])}
+    labels = set(props.get("LABELS", []))
+    name = t["name"]
+    if not labels & kinds:
+        bad.append(f"{name}: no kind label (one of {sorted(kinds)})")
+    if not labels & tiers:
+        bad.append(f"{name}: no tier label (sanitize or release): no tier of scripts/test.sh runs it")
+    if labels - kinds - tiers:
+        bad.append(f"{name}: unknown label(s) {sorted(labels - kinds - tiers)}")
+    if "unit" in labels and "sanitize" not in labels:
+        bad.append(f"{name}: a unit test outside the sanitize tier")
+    if "pocl" in labels:
+        if "cpu_device" not in props.get("RESOURCE_LOCK", []):
+            bad.append(f"{name}: evaluates on PoCL without RESOURCE_LOCK cpu_device")
+        if "opencl_ceilings" not in props.get("FIXTURES_REQUIRED", []):
+            bad.append(f"{name}: evaluates on PoCL without the opencl_ceilings fixture")
+for b in bad:
+    print("FAIL", b)
+n = len(doc["tests"])
+print(f"ok   {n} tests, each with a kind and a tier" if not bad else f"{len(bad)} problem(s) in {n} tests")
+sys.exit(1 if bad else 0)
+PY
+fails=0
+for want in 'release_select="-L release"' 'sanitize_select="-L sanitize"'; do
+    if grep -q -- "$want" "$src/scripts/test.sh"; then
+        echo "ok   scripts/test.sh runs '$want'"
+    else
+        echo "FAIL scripts/test.sh does not run '$want'"
+        fails=$((fails + 1))
+    fi
+done
+[ $fails -eq 0 ]
