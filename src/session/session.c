@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "session_impl.h"
 #include "temper/result.h"
@@ -415,11 +416,12 @@ static void ceilings_cache_put(struct temper_session *s)
 /* Ceilings measured by another process and saved to the file $TEMPER_CEILINGS names (`temper
  * calibrate --save FILE`: {"device_key", "ceilings"}, as in the cache above), taken when they are
  * this device's, so that the processes of a test run, or machines alike, measure a device once.
- * NULL when the variable is unset, or the file is unreadable (a warning) or another device's. */
+ * NULL when the variable is unset, the file does not exist (a test run on a machine without the
+ * device saves none), it is not a ceilings file (a warning) or it is another device's. */
 static json_t *ceilings_seeded(struct temper_session *s)
 {
     const char *path = getenv("TEMPER_CEILINGS");
-    if (!path || !*path)
+    if (!path || !*path || access(path, F_OK))
         return NULL;
     char key[1024];
     json_error_t jerr;
