@@ -57,8 +57,10 @@
     X(INT, elements, none, "Output elements compared, all outputs together; null if not compared.")            \
     X(BOOL, passed, none, "Within the tolerance of the baseline everywhere.")                                 \
     X(BOOL, timed_output_verified, none, "Every timed launch's output was verified and matched; null if not timed.") \
-    X(INT, timed_launches_verified, none, "Timed launches (warm-ups included) whose outputs were verified against the verified output for their input set; null if not timed.") \
-    X(INT, timed_launches_by_tolerance, none, "Of those, the ones compared within tolerance with the baseline's output, because the kernel's runs differ bit for bit.") \
+    X(INT, timed_launches_verified, none, "Timed launches whose outputs were verified: the warm-ups, on the two input sets checked above, against the verified output for their set, and every sample, on fresh inputs, against `timed_answer`; null if not timed.") \
+    X(INT, timed_launches_by_tolerance, none, "Of the warm-ups, the ones compared within tolerance with the baseline's output, because the kernel's runs differ bit for bit.") \
+    X(INT, timed_inputs_fresh, none, "Samples timed on inputs drawn anew on the device before the launch (every sample: no launch sees inputs an earlier one saw); null if not timed.") \
+    X(STR, timed_answer, none, "What each sample's output was compared with, within the tolerance, on the same fresh inputs: `expert` (the vendor routine, where the task has one that passed its check) or `baseline`; null if not timed.") \
     X(REC, first_mismatch, mismatch, "The first element outside the tolerance; null when none.")             \
     X(STR, routine, none, "The expert routine checked (an expert's check only); null otherwise.")            \
     X(STR, message, none, "Why the expert's own check failed; null when it passed.")                         \

@@ -1,8 +1,8 @@
 /* pipeline_impl.h: what the files of the worker's pipeline share, in layers that call only
  * downwards: pipeline.c (requests and replies) over pipeline_timing.c (bench shapes) over
- * pipeline_verify.c (check shapes and comparisons) over pipeline_arena.c (buffers, launches,
- * integrity checks) over pipeline_build.c (builds), with devcheck.c (device-side checks) between
- * the arena and the builds. The structs they work on are in worker_impl.h. */
+ * pipeline_verify.c (check shapes and comparisons) over pipeline_fresh.c (timed launches' inputs)
+ * over pipeline_arena.c (buffers, launches, integrity checks) over pipeline_build.c (builds), with
+ * devcheck.c (device-side checks) between the arena and the builds. The structs they work on are in worker_impl.h. */
 #ifndef TEMPER_PIPELINE_IMPL_H
 #define TEMPER_PIPELINE_IMPL_H
 
@@ -29,6 +29,12 @@ int plan_build(struct worker_state *ws, const char *path, const char *lang, cons
 
 /* ---- pipeline_arena.c ---- */
 
+/* Allocates a guarded slot of bytes in the arena (its guard zones filled with the slot's canary). */
+int arena_slot_alloc(struct worker_state *ws, struct arena *a, size_t bytes, struct slot *s, char *msg, size_t n);
+/* Checks that a buffer that must not change still has its checksum (host: its contents when they
+ * were written, to name the first changed element; may be NULL). */
+int arena_check_unchanged(struct worker_state *ws, struct arena *a, struct slot *s, const void *host,
+                          const struct temper_task_arg *arg, const char *what, struct failure *f);
 /* Frees what a plan holds (its module, scratch buffers and parsed candidate) and zeroes it. */
 void plan_free(struct worker_state *ws, struct plan *p);
 /* Allocates every buffer of a shape, uploads fresh inputs drawn from the seeds and records their
@@ -38,6 +44,8 @@ struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, co
 void arena_free(struct worker_state *ws, struct arena *a);
 /* Poisons the outputs of one set and every scratch buffer of the plan. */
 int poison_outputs(struct worker_state *ws, struct arena *a, struct plan *p, int set, int which, char *msg, size_t n);
+/* Poisons every scratch buffer of the plan. */
+int poison_scratch(struct worker_state *ws, struct plan *p, int which, char *msg, size_t n);
 /* A plan's launches resolved at one shape: the launch group to run and each line's geometry and
  * arguments (tensor maps in tmaps, which args point into). */
 struct plan_launches {
@@ -65,7 +73,8 @@ int read_outputs(struct worker_state *ws, struct arena *a, int set, void **host,
 void free_outputs(void **host, int n);
 /* Checks the guard zones of every scratch buffer of a plan. */
 int check_scratch(struct worker_state *ws, struct arena *a, struct plan *p, struct failure *f);
-/* After runs: guards of every buffer used intact, inputs and expected outputs unchanged. */
+/* After runs: guards of every buffer used intact, inputs and expected outputs unchanged (variant:
+ * one input set, FRESH_SET included, or -1 for all). */
 int check_memory(struct worker_state *ws, struct arena *a, int variant, int set, struct failure *f);
 /* Makes the session belong to this task and these seeds, dropping what belonged to others. */
 int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
@@ -73,12 +82,26 @@ int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed
 /* Drops an arena a kernel may have corrupted, so the next evaluation builds it afresh. */
 void session_drop(struct worker_state *ws, struct arena **slot);
 
+/* ---- pipeline_fresh.c ---- */
+
+/* Draws new contents for every input of FRESH_SET on the device (allocating its buffers the first
+ * time), from seed and each input's distribution at the arena's shape, and records their
+ * checksums. */
+int arena_fresh_inputs(struct worker_state *ws, struct arena *a, uint64_t seed, struct failure *f);
+/* Whether FRESH_SET's inputs still have the checksums arena_fresh_inputs recorded (a kernel that
+ * wrote into them fails f). */
+int check_fresh_inputs(struct worker_state *ws, struct arena *a, struct failure *f);
+
 /* ---- pipeline_verify.c ---- */
 
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, recording
  * the errors in check; a mismatch fails f with a message that names where. */
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
                           json_t *check, struct failure *f);
+/* Compares the outputs of one set with those of another (answer, made by the trusted routine
+ * named by who, such as "the baseline on this device"), as compare_with_expected does. */
+int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, const char *who, const char *where,
+                 json_t *check, struct failure *f);
 /* The correctness protocol at one check shape and seed; appends its check object to checks. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                 struct phases *ph, struct failure *f);

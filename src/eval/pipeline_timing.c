@@ -184,6 +184,9 @@ static int verify_timed(struct worker_state *ws, struct arena *a, int variant, c
     return rc;
 }
 
+/* Timed input sets drawn by this worker so far: each draw's seed is new. */
+static uint64_t fresh_draws;
+
 /* A cluster of timed samples far faster than the median means launches that did less work than
  * the rest (a result kept from an earlier launch with the same inputs, which output verification
  * cannot see). Noise never makes a launch do less work: contention, preemption and clock changes
@@ -285,25 +288,48 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         if (!rc && expert_ok)
             rc = timed_run(ws, expert, a, w & 1, OUT_EXPERT, &ms, f);
     }
-    int n = 0;
+    /* The samples: before each, the timed input set gets contents no launch has seen, drawn on the
+     * device from a seed no other launch of this worker used, and the candidate's scratch buffers
+     * are poisoned again (both outside the timed region). So neither an input's address nor a hash
+     * of its contents names an earlier launch, and a result kept from one (in a scratch buffer, a
+     * __device__ array, anywhere) is never the answer. Each launch's output is then compared,
+     * outside the timed region, with the answer of a trusted routine timed on the same inputs
+     * right after it: the expert where there is one (as fast as the candidate, so every round),
+     * else the baseline. The inputs' checksums are taken after both, so a kernel that changed its
+     * inputs to steer the answer is caught. */
+    int n = 0, fresh = 0;
     double end = temper_now_s() + budget_s;
+    int answer = expert_ok ? OUT_EXPERT : OUT_BASE;
+    const char *who = expert_ok ? "the expert on this device" : "the baseline on this device";
     while (!rc && n < MAX_SAMPLES) {
-        int variant = n % MAX_VARIANTS;
-        rc = timed_run(ws, cand, a, variant, OUT_CAND, &samples[n], f);
+        char msg[1024];
+        rc = arena_fresh_inputs(ws, a, s->secret ^ (++fresh_draws * 0x9e3779b97f4a7c15ull), f);
+        if (!rc && poison_scratch(ws, cand, n & 1, msg, sizeof(msg)))
+            rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "cannot poison the scratch buffers: %s", msg);
         if (!rc)
-            rc = verify_timed(ws, a, variant, where, &tc, f);
+            rc = timed_run(ws, cand, a, FRESH_SET, OUT_CAND, &samples[n], f);
         if (!rc)
             base_allow_ms = fmax(base_allow_ms, 2 * (cand_spent_ms += samples[n]));
-        if (!rc && base_due(a, base_spent_ms, base_allow_ms) &&
-            !(rc = timed_run(ws, &s->base, a, variant, OUT_BASE, &ms, f))) {
+        if (!rc && (!expert_ok || base_due(a, base_spent_ms, base_allow_ms)) &&
+            !(rc = timed_run(ws, &s->base, a, FRESH_SET, OUT_BASE, &ms, f))) {
             a->base_ms[a->base_n++ % BASE_POOL] = ms;
             base_spent_ms += ms;
             base_now++;
         }
         if (!rc && expert_ok)
-            rc = timed_run(ws, expert, a, variant, OUT_EXPERT, &expert_samples[n], f);
+            rc = timed_run(ws, expert, a, FRESH_SET, OUT_EXPERT, &expert_samples[n], f);
+        if (!rc)
+            rc = check_fresh_inputs(ws, a, f);
+        if (!rc) {
+            char launch_where[700];
+            snprintf(launch_where, sizeof(launch_where), "%s, timed launch %d (fresh inputs)", where, ++tc.launches);
+            json_t *scratch = json_object();
+            rc = compare_sets(ws, a, OUT_CAND, answer, who, launch_where, scratch, f);
+            json_decref(scratch);
+        }
         if (rc)
             break;
+        fresh++;
         n++;
         if (n < MIN_SAMPLES)
             continue;
@@ -329,6 +355,8 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
     json_object_set_new(check, "timed_output_verified", json_boolean(!rc));
     json_object_set_new(check, "timed_launches_verified", json_integer(tc.launches));
     json_object_set_new(check, "timed_launches_by_tolerance", json_integer(tc.by_tolerance));
+    json_object_set_new(check, "timed_inputs_fresh", json_integer(fresh));
+    json_object_set_new(check, "timed_answer", json_string(expert_ok ? "expert" : "baseline"));
     if (!rc) {
         double med, spread, mn, bmed, bspread, bmn, pool[BASE_POOL];
         int pooled = a->base_n < BASE_POOL ? a->base_n : BASE_POOL;

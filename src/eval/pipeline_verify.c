@@ -116,25 +116,59 @@ static int compare_with_reference(struct arena *a, void **got, const char *where
     return tally_done(&t, check);
 }
 
-/* Compares two device arrays of n elements on the host: for types the device comparison does
- * not handle. */
+/* One element of the comparison, as temper_compare_values judges it. */
+static inline void compare_one(double got, double w, int64_t i, double atol, double rtol, struct temper_compare *r)
+{
+    int bad;
+    if (!isfinite(w)) {
+        bad = isnan(w) ? !isnan(got) : got != w;
+    } else if (!isfinite(got)) {
+        bad = 1;
+        r->nonfinite++;
+    } else {
+        double err = fabs(got - w);
+        if (err > r->max_abs_err)
+            r->max_abs_err = err;
+        if (w != 0 && err / fabs(w) > r->max_rel_err)
+            r->max_rel_err = err / fabs(w);
+        bad = !(err <= atol + rtol * fabs(w));
+    }
+    if (bad) {
+        if (r->first_bad < 0) {
+            r->first_bad = i;
+            r->first_got = got;
+            r->first_want = w;
+        }
+        r->mismatches++;
+    }
+}
+
+/* Compares two device arrays of n elements of type t on the host (integer types, and every type
+ * on a CPU device, whose buffers are host memory), as temper_compare_values does. */
 static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct slot *got, struct slot *want,
                            int64_t n, double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size)
 {
     void *g = malloc(got->bytes + 1), *w = malloc(want->bytes + 1);
-    double *wd = malloc((size_t)n * sizeof(double) + 1);
-    int err = !g || !w || !wd ? TEMPER_ENOMEM : 0;
+    int err = !g || !w ? TEMPER_ENOMEM : 0;
     if (!err)
         err = temper_dev_read(&ws->dev, got->view, 0, g, got->bytes, msg, msg_size);
     if (!err)
         err = temper_dev_read(&ws->dev, want->view, 0, w, want->bytes, msg, msg_size);
-    for (int64_t e = 0; !err && e < n; e++)
-        wd[e] = temper_dtype_load(t, w, (size_t)e);
-    if (!err)
-        temper_compare_values(t, g, wd, n, atol, rtol, r);
+    if (!err) {
+        memset(r, 0, sizeof(*r));
+        r->count = n;
+        r->first_bad = -1;
+        if (t == TEMPER_DTYPE_F32) {
+            const float *gf = g, *wf = w;
+            for (int64_t e = 0; e < n; e++)
+                compare_one(gf[e], wf[e], e, atol, rtol, r);
+        } else {
+            for (int64_t e = 0; e < n; e++)
+                compare_one(temper_dtype_load(t, g, (size_t)e), temper_dtype_load(t, w, (size_t)e), e, atol, rtol, r);
+        }
+    }
     free(g);
     free(w);
-    free(wd);
     return err;
 }
 
@@ -146,6 +180,12 @@ static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct 
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
                                  json_t *check, struct failure *f)
 {
+    return compare_sets(ws, a, set, OUT_EXPECT + variant, "the baseline on this device", where, check, f);
+}
+
+int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, const char *who, const char *where,
+                 json_t *check, struct failure *f)
+{
     struct tally t = {0};
     char msg[1024];
     for (int i = 0; i < a->task->nargs; i++) {
@@ -156,15 +196,17 @@ int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int
         double rtol = a->task->rtol + (arg->dtype == TEMPER_DTYPE_BF16 ? 0x1p-8 :
                                        arg->dtype == TEMPER_DTYPE_F16  ? 0x1p-11 : 0);
         struct temper_compare r;
-        struct slot *got = &a->out[set][i], *want = &a->out[OUT_EXPECT + variant][i];
-        int err = devcheck_compares(arg->dtype, a->elems[i]) ?
+        struct slot *got = &a->out[set][i], *want = &a->out[answer][i];
+        /* On a CPU device the buffers are host memory: reading them back is a copy, and the host
+         * compares faster than the OpenCL runtime runs the comparison kernel. */
+        int err = ws->dev.info.is_gpu && devcheck_compares(arg->dtype, a->elems[i]) ?
                       devcheck_compare(ws, arg->dtype, got->view, want->view, a->elems[i], atol, rtol, &r, msg,
                                        sizeof(msg)) :
                       compare_on_host(ws, arg->dtype, got, want, a->elems[i], atol, rtol, &r, msg, sizeof(msg));
         if (err)
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing %s with the baseline's failed: %s", arg->name,
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing %s with %s failed: %s", arg->name, who,
                              msg);
-        tally_add(&t, a, i, &r, atol, rtol, where, "the baseline on this device", check, f);
+        tally_add(&t, a, i, &r, atol, rtol, where, who, check, f);
     }
     return tally_done(&t, check);
 }

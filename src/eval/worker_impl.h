@@ -81,7 +81,10 @@ json_t *worker_sandbox_json(const struct worker_shared *s);
 #include "temper/device.h"
 #include "temper/eval.h"
 
-#define MAX_VARIANTS 2 /* input sets alternated between timed launches */
+#define MAX_VARIANTS 2 /* input sets of the checks, alternated between warm-up launches */
+/* The input set of timed launches: drawn anew on the device before every timed launch, so that
+ * no launch sees inputs an earlier one saw (pipeline_timing.c). */
+#define FRESH_SET MAX_VARIANTS
 /* Baseline samples a bench arena keeps across the evaluations of one worker: a baseline far
  * slower than the candidates (the naive GEMMs run 250 ms at their bench shapes) is not re-timed
  * ten times for every candidate. */
@@ -121,8 +124,9 @@ struct plan {
     const char *expert;                                  /* set: a vendor routine instead of launches */
 };
 
-/* Every buffer of one shape. Invariant: inputs and expected outputs never change after
- * arena_init; a kernel that changes them is caught by their checksums. */
+/* Every buffer of one shape. Invariant: the check sets' inputs and expected outputs never change
+ * after arena_init (a kernel that changes them is caught by their checksums); FRESH_SET's inputs
+ * change before every timed launch, and their checksum is taken anew each time. */
 struct arena {
     const struct temper_task *task;                  /* the task */
     struct temper_shape shape;                       /* sizes */
@@ -136,9 +140,13 @@ struct arena {
     uint64_t key;                                    /* the checksum key (secret) */
     int64_t elems[TEMPER_MAX_ARGS];                  /* elements per argument */
     int64_t scalars[TEMPER_MAX_ARGS];                /* values of scalar arguments */
-    struct slot in[MAX_VARIANTS][TEMPER_MAX_ARGS];   /* inputs */
+    struct slot in[MAX_VARIANTS + 1][TEMPER_MAX_ARGS]; /* inputs: the check sets, then FRESH_SET */
+    int fresh_ready;                                 /* 1 once the FRESH_SET buffers are allocated */
     struct slot out[OUT_SETS][TEMPER_MAX_ARGS];      /* outputs, by set */
     void *host_in[MAX_VARIANTS][TEMPER_MAX_ARGS];    /* host copies of the inputs */
+    void *host_fresh[TEMPER_MAX_ARGS];               /* FRESH_SET's inputs on a CPU device (made on the
+                                                      * host), and a buffer to read them back into */
+    void *host_back[TEMPER_MAX_ARGS];
     double *want[TEMPER_MAX_ARGS];                   /* the C reference's outputs (check shapes) */
     int expected_ready;                              /* 1 once OUT_EXPECT sets hold the baseline's */
     json_t *expert_check;                            /* the expert's check against them, if any */
@@ -152,6 +160,7 @@ struct devcheck {
     struct temper_dkernel *cmp;     /* tolerance comparison of f32, f16 and bf16 arrays */
     struct temper_dkernel *sum_u32; /* keyed checksum, partial sums per thread */
     struct temper_dkernel *touch;   /* reads a buffer, writes nothing */
+    struct temper_dkernel *fill;    /* draws an input's values on the device (timed launches' inputs) */
     struct temper_dbuf *results;    /* where they write */
     struct temper_dbuf *clean;      /* zeros read by devcheck_flush, twice the cache; made on first use */
     size_t clean_bytes;             /* its size */
@@ -225,6 +234,12 @@ int devcheck_compare(struct worker_state *ws, enum temper_dtype t, struct temper
 /* A checksum of bytes of buf under key, computed on the device (devcheck.c). */
 int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
                  char *msg, size_t msg_size);
+/* Writes n elements of type t into buf, drawn on the device from the distribution kind(a, b) as
+ * task inputs are (normal: mean a, deviation b; uniform: [a, b); randint: [a, b]), from a
+ * counter-based generator keyed by seed: each seed gives contents no other seed gives. Queued, not
+ * waited for (devcheck.c). */
+int devcheck_fill(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
+                  enum temper_init_kind kind, double a, double b, uint64_t seed, char *msg, size_t msg_size);
 /* Evicts the cache before a timed run and leaves it clean: the device's flush writes a buffer of
  * twice the cache, then, on GPUs, a read of another buffer that size replaces those dirty lines
  * with clean ones, so the timed kernel does not pay for writing the flush's data back to memory
