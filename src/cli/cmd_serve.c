@@ -53,7 +53,7 @@ struct consumer_thread {
     pthread_t thread;                      /* the thread */
     struct temper_consumer_config config;  /* what it runs */
     struct temper_consumer_counts counts;  /* its counts, read by /metrics */
-    char name[256];                        /* its name in the queue */
+    char name[129];                        /* its name (host:pid:device, cut to 128 characters) */
     char device[64];                       /* its device spec */
     int err;                               /* what stopped it */
     char msg[1024];                        /* and why */
@@ -241,7 +241,8 @@ int cmd_serve(int argc, char **argv)
         err = temper_session_open(&sc, &sessions[i], msg, sizeof(msg));
         if (err)
             break;
-        snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device);
+        if (snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device) >= (int)sizeof(t->name))
+            t->name[sizeof(t->name) - 1] = 0; /* cut: a consumer's name has at most 128 characters */
         t->config = (struct temper_consumer_config){queue, sessions[i], t->name, t->device, in_flight, 2000, &stop, tasks_dir};
         counts[i] = &t->counts;
         device_names[i] = t->device;
