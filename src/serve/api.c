@@ -116,6 +116,16 @@ static size_t utf8_chars(const char *s)
     return n;
 }
 
+/* 1 when UTF-8 text holds no control character (C0, DEL or C1): a string a terminal shows as
+ * text when an operator prints it (temper history). */
+static int printable_utf8(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return 0;
+    return 1;
+}
+
 /* 1 to 63 printable ASCII characters, no space, quote or backslash. */
 static int knob_value_ok(const char *v)
 {
@@ -207,8 +217,11 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
     int64_t n;
     if (parent && (!int_like(parent, &n) || n < 1))
         return server_error(r, 400, "invalid_request", "%s.parent must be a store row id (an integer from 1)", where), 1;
-    if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128))
-        return server_error(r, 400, "invalid_request", "%s.origin must be a string of at most 128 characters", where), 1;
+    if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128 ||
+                   !printable_utf8(json_string_value(origin))))
+        return server_error(r, 400, "invalid_request",
+                            "%s.origin must be a string of at most 128 characters, none of them a control character",
+                            where), 1;
     json_t *task = json_object_get(item, "task");
     if (task && (!json_is_string(task) || !temper_task_name_ok(json_string_value(task))))
         return server_error(r, 400, "invalid_request", "%s.task must be a task name ([a-z0-9_])", where), 1;
