@@ -166,6 +166,34 @@ static int add_evaluation_path(sqlite3 *db)
                         NULL, NULL, NULL);
 }
 
+/* Version 7: what a gym job's holder's deaths did to it (src/serve/queue_local_take.c):
+ * serve_jobs.alone (1: it must run alone, its holder having died) and serve_jobs.deaths (the
+ * deaths charged to it: those while it ran alone), added where missing, and the index by which a
+ * take finds the oldest job of each kind. */
+static int add_serve_job_guards(sqlite3 *db)
+{
+    static const char *const columns[] = {"alone", "deaths"};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('serve_jobs') WHERE name = ?", -1, &st,
+                                    NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+        sqlite3_bind_text(st, 1, columns[i], -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        int have = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW)
+            return rc;
+        char sql[128];
+        snprintf(sql, sizeof(sql), "ALTER TABLE serve_jobs ADD COLUMN %s INTEGER NOT NULL DEFAULT 0", columns[i]);
+        if (!have && (rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+            return rc;
+    }
+    return sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS serve_jobs_waiting ON serve_jobs(state, alone)", NULL, NULL,
+                        NULL);
+}
+
 static const struct migration migrations[] = {
     {1, "the first schema", schema_v1, add_run_id, 1},
     {2, "task content and device identity keys, lineage", schema_v2, NULL, 0},
@@ -173,6 +201,7 @@ static const struct migration migrations[] = {
     {4, "the gym's job queue", schema_v4, NULL, 1},
     {5, "the agent's sessions, prompts, calls and candidates", schema_v5, NULL, 1},
     {6, "each evaluation's own candidate path", "", add_evaluation_path, 0},
+    {7, "the gym's jobs that must run alone, and their deaths", "", add_serve_job_guards, 0},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,

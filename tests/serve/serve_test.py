@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """serve_test.py: `temper serve` as a client meets it, with real processes on PoCL (standard
 library only). A batch returns every result with the verdict each candidate file expects; a
-resubmitted client id returns the existing job; a repeated kernel comes from the cache at
+resubmitted client id returns the existing job (and is refused with another item); a repeated kernel comes from the cache at
 submission; a long poll returns when the job is done; cancel; `kill -9` of the server in the middle
 of a batch and a restart lose nothing; bad JSON, oversized sources and bodies, too many items,
 unknown tasks and knobs, path-like ids, a full queue (429 with Retry-After), missing and wrong
-tokens each get their 4xx; a non-loopback address without a token is refused at start.
+tokens each get their 4xx; a non-loopback address without a token is refused at start; a kernel
+that kills the server (TEMPER_TEST_WORKER_DIE_ON) takes none of the honest jobs beside it to the
+dead letters: they are re-run alone and answered, and it alone is dead-lettered.
 
 usage: serve_test.py TEMPER_BINARY SOURCE_DIR
 """
@@ -40,11 +42,11 @@ def check(cond, what, detail=""):
 class Server:
     """A `temper serve` process on a free loopback port."""
 
-    def __init__(self, *args, store="store.db", expect_ready=True):
+    def __init__(self, *args, store="store.db", expect_ready=True, env=None):
         self.log = open(os.path.join(WORK, "serve-%d.log" % time.time_ns()), "w+")
         cmd = [TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, store),
                "--in-flight", "2", "--launch-timeout", "20"] + list(args)
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=ENV)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env or ENV)
         self.port = None
         deadline = time.time() + 60
         while time.time() < deadline and self.proc.poll() is None:
@@ -136,9 +138,13 @@ def main():
     check("store_id" in r0 and "checks" in r0 and r0.get("task") == "vector_add",
           "a result is the record of temper eval --json", sorted(r0)[:20])
 
-    # a resubmitted client id returns the existing job, unchanged
-    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[2], id="f0")], "wait_s": 5})
+    # a resubmitted client id with the same item returns the existing job, unchanged; with another
+    # item it is refused, never answered with the first item's result
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[0], id="f0")], "wait_s": 5})
     check(st == 200 and body["items"][0]["result"]["verdict"] == "correct", "a resubmitted id returns the existing job",
+          body)
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[2], id="f0")], "wait_s": 5})
+    check(st == 409 and body["error"]["kind"] == "id_conflict", "an id resubmitted with another item is refused (409)",
           body)
 
     # a repeated kernel under a new id comes from the cache at submission
@@ -282,8 +288,58 @@ def main():
     check(r.returncode == 2 and "usage: temper serve" in r.stderr, "an unknown option is bad usage", r.stderr)
 
 
+
+def killer_batch():
+    """A kernel that kills the server, beside three honest jobs in flight, under a supervisor that
+    starts the server again each time it dies."""
+    marker = "TEMPER_TEST_KILLS_THE_SERVER"
+    env = dict(ENV, TEMPER_TEST_WORKER_DIE_ON=marker)
+    slow = source("tasks/L1/vector_add/naive.cl").replace(
+        "int i = get_global_id(0);",
+        "int i = get_global_id(0);\n    if (i == 0) { volatile int spins = 0; for (int k = 0; k < 100000000; k++) spins++; }")
+    check("spins" in slow, "the slow candidate is made")
+    its = [{"id": "h%d" % i, "source": slow + "\n// neighbour %d\n" % i, "lang": "opencl", "options": {"timing": False}}
+           for i in range(3)]
+    its.append({"id": "killer", "source": "// " + marker + "\n" + source("tasks/L1/vector_add/naive.cl"),
+                "lang": "opencl", "options": {"timing": False}})
+    def start():  # None when it died before it answered
+        try:
+            return Server("--in-flight", "4", store="killer.db", env=env)
+        except (SystemExit, OSError, urllib.error.URLError):
+            return None
+
+    s = start()
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": its, "batch": "killer"})
+    check(st == 202, "three slow jobs and a kernel that kills the server are queued", body)
+    deaths, done = 0, None
+    deadline = time.time() + 400
+    while time.time() < deadline:
+        if s is None or s.proc.poll() is not None:  # it died: started again, as a service manager would
+            deaths += 1
+            s = start()
+            continue
+        try:
+            st, body, _ = s.call("GET", "/v1/batches/killer", timeout=30)
+        except (OSError, urllib.error.URLError):
+            continue
+        if st == 200 and body["counts"]["queued"] + body["counts"]["running"] == 0:
+            done = body
+            break
+        time.sleep(0.5)
+    check(done is not None, "the batch is done after the server died %d times" % deaths)
+    if done:
+        verdicts = [(x["id"], x.get("result", {}).get("verdict")) for x in done["items"]]
+        check(verdicts == [("h0", "correct"), ("h1", "correct"), ("h2", "correct"), ("killer", "runtime_error")],
+              "the honest jobs beside the killer are answered, the killer is dead-lettered", verdicts)
+        check("dead letters" in done["items"][3]["result"]["message"], "the killer's result says why",
+              done["items"][3]["result"]["message"])
+    if s is not None:
+        s.stop()
+
+
 try:
     main()
+    killer_batch()
 finally:
     shutil.rmtree(WORK, ignore_errors=True)
 print("%d failed" % len(failures))
