@@ -81,7 +81,8 @@ if has tests; then
     timeout 60 .gpu/cuda_smoke >"$out/cuda_smoke.log" 2>&1; note "cuda_smoke exit $?"
     timeout 60 .gpu/cublas_smoke >"$out/cublas_smoke.log" 2>&1
     note "cublas_smoke exit $?: $(grep -iE 'tflop|GB/s' "$out/cublas_smoke.log" | sed 's/^ *//' | tr '\n' ';')"
-    timeout 600 .gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
+    # CASES_DIR: a folder of CUDA verdict cases to run instead of all of tests/cases/cuda
+    timeout 600 .gpu/cases_test cuda "${CASES_DIR:-tests/cases/cuda}" tasks >"$out/cases_cuda.log" 2>&1
     note "cases_cuda exit $?: $(tail -1 "$out/cases_cuda.log")"
     grep -E "^FAIL" "$out/cases_cuda.log" | cut -c1-300 | tee -a "$summary"
     if [ "${TESTS_BASELINES:-1}" = 1 ]; then # TESTS_BASELINES=0: the verdict cases alone
