@@ -1,5 +1,6 @@
 /* pipeline_impl.h: what the files of the worker's pipeline share, in layers that call only
  * downwards: pipeline.c (requests and replies) over pipeline_timing.c (bench shapes) over
+ * pipeline_baseline.c (the task's baseline and expert checked against its reference) over
  * pipeline_verify.c (check shapes and comparisons) over pipeline_arena.c (buffers, launches,
  * integrity checks) over pipeline_build.c (builds), with devcheck.c (device-side checks) between
  * the arena and the builds. The structs they work on are in worker_impl.h. */
@@ -75,6 +76,15 @@ void session_drop(struct worker_state *ws, struct arena **slot);
 
 /* ---- pipeline_verify.c ---- */
 
+/* The arena of a check shape and seed (0 public, 1 secret) with the C reference's outputs: made on
+ * first use (inputs drawn, the reference run, whose crash or hang is the task's error), then kept
+ * for the session. NULL, with f saying why, on a failure. */
+struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_index, struct phases *ph,
+                          struct failure *f);
+/* Compares every output (host arrays, as read_outputs gives them) with the C reference's outputs
+ * in the arena, recording the errors in check; a mismatch fails f (incorrect) naming where. */
+int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f);
+
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, recording
  * the errors in check; a mismatch fails f with a message that names where. */
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
@@ -82,6 +92,24 @@ int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int
 /* The correctness protocol at one check shape and seed; appends its check object to checks. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                 struct phases *ph, struct failure *f);
+
+/* ---- pipeline_baseline.c ---- */
+
+/* Makes f (a failure of the task's baseline, which does what says: "failed", "is wrong") the
+ * task's error, naming the task and the baseline's file; returns -1. */
+int baseline_fault(struct worker_state *ws, const char *what, struct failure *f);
+/* One untimed run of the task's baseline (plan_run, then check_memory of the set), the worker's
+ * page saying WORKER_BASELINE meanwhile; a failure is the task's error (baseline_fault), naming
+ * where. */
+int baseline_run(struct worker_state *ws, struct arena *a, int variant, int set, int which, const char *where,
+                 struct failure *f);
+/* Checks the baseline against the C reference at every check shape, once per session; a wrong
+ * output or a failed run is the task's error. Call before the baseline is used at a bench shape. */
+int baseline_verify(struct worker_state *ws, struct phases *ph, struct failure *f);
+/* Checks the expert against the C reference at every check shape where it runs, once per session:
+ * -1 with f (incorrect, the mismatch named) when it is wrong somewhere, so that it is left out of
+ * timing; -1 with f->task_error for the reference's own fault. */
+int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *ph, struct failure *f);
 
 /* ---- pipeline_timing.c ---- */
 
