@@ -1,9 +1,10 @@
 /* pipeline_impl.h: what the files of the worker's pipeline share, in layers that call only
  * downwards: pipeline.c (requests and replies) over pipeline_timing.c (bench shapes) over
- * pipeline_baseline.c (the task's baseline and expert checked against its reference) over
- * pipeline_verify.c (check shapes and comparisons) over pipeline_arena.c (buffers, launches,
- * integrity checks) over pipeline_build.c (builds), with devcheck.c (device-side checks) between
- * the arena and the builds. The structs they work on are in worker_impl.h. */
+ * pipeline_floor.c (the roofline and impossible times) and pipeline_baseline.c (the task's
+ * baseline and expert checked against its reference) over pipeline_verify.c (check shapes and
+ * comparisons) over pipeline_arena.c (buffers, launches, integrity checks) over pipeline_build.c
+ * (builds), with devcheck.c (device-side checks) between the arena and the builds. The structs
+ * they work on are in worker_impl.h. */
 #ifndef TEMPER_PIPELINE_IMPL_H
 #define TEMPER_PIPELINE_IMPL_H
 
@@ -110,6 +111,17 @@ int baseline_verify(struct worker_state *ws, struct phases *ph, struct failure *
  * -1 with f (incorrect, the mismatch named) when it is wrong somewhere, so that it is left out of
  * timing; -1 with f->task_error for the reference's own fault. */
 int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *ph, struct failure *f);
+
+/* ---- pipeline_floor.c ---- */
+
+/* Places a timing on the device's roofline (the measured ceilings calib) and holds its samples
+ * (sorted ascending, n of them; median med, the baseline's median bmed) against the floor at the
+ * measured peak: sets roofline_floor_ms, roofline_share, baseline_roofline_share, bound,
+ * compute_ceiling, impossible, impossible_floor_ms, samples_under_floor and ceilings in tm, and
+ * fails f (incorrect) naming where when a time is impossible. Without ceilings, sets nothing. */
+int floor_judge(const struct worker_state *ws, const struct temper_task *t, json_t *calib, int64_t flops,
+                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where, json_t *tm,
+                struct failure *f);
 
 /* ---- pipeline_timing.c ---- */
 
