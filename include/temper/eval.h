@@ -152,8 +152,9 @@ struct temper_eval_request {
                                * "cancelled": true and no verdict */
 };
 
-/* How the message of a task's own error begins (its reference crashed or ran past its limit):
- * such an error is the task's, never the candidate's verdict, and a tune ends at the first. */
+/* How the message of a task's own error begins (its reference crashed or ran past its limit, or
+ * its baseline does not build, is wrong at a check shape, failed, crashed or hung): such an error
+ * is the task's, never the candidate's verdict, and a tune ends at the first. */
 #define TEMPER_TASK_ERROR_PREFIX "task error: "
 
 /* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only

@@ -73,7 +73,7 @@
     X(REAL, min_ms, none, "Fastest sample.")                                                                  \
     X(REAL, spread, none, "(p90 - p10) / median of the samples.")                                             \
     X(INT, samples, none, "Timed launches of the candidate.")                                                 \
-    X(INT, samples_under_floor, none, "Samples faster than half the roofline floor (each sample is held against it on a GPU); null uncalibrated.") \
+    X(INT, samples_under_floor, none, "Samples faster than impossible_floor_ms (each sample is held against it on a GPU; on a CPU, all of them when the median is); null uncalibrated.") \
     X(INT, fast_samples, none, "Samples under a tenth (GPU) or a fiftieth (CPU) of the median: launches that did less work; two or more, and 1 in 50, fail the verdict.") \
     X(REAL, baseline_median_ms, none, "Median time of the task's baseline.")                                  \
     X(REAL, baseline_spread, none, "The baseline's spread.")                                                  \
@@ -93,7 +93,8 @@
     X(REAL, baseline_roofline_share, none, "roofline_floor_ms / baseline_median_ms.")                         \
     X(STR, bound, none, "`memory` or `compute`: which ceiling sets the floor.")                               \
     X(STR, compute_ceiling, none, "The calibration key of the compute ceiling used (`fma_gflops`, ...).")    \
-    X(BOOL, impossible, none, "Faster than half the floor: the work was not done (verdict incorrect).")     \
+    X(BOOL, impossible, none, "Faster than the device's measured peak (impossible_floor_ms): the work was not done (verdict incorrect).") \
+    X(REAL, impossible_floor_ms, none, "The floor at the measured peak: the task's bytes and flops at the ceilings raised by what honest kernels are measured to beat them by (1.25x each; on a CPU also in proportion to other_cpu_share, the machine's share other processes took during calibration); no honest launch is faster; null uncalibrated.") \
     X(JSON, ceilings, none, "The device's measured ceilings used (object, as `temper calibrate --json`).") \
     X(STR, warning, none, "Why this timing should not be trusted as it is (spread over 10 %, load over the cores); null when none.")
 

@@ -166,8 +166,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
         struct temper_buf base_log;
         temper_buf_init(&base_log, COMPILE_LOG_MAX);
         if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, &base_log, &s->base, &f)) {
-            snprintf(msg, sizeof(msg), "the task's baseline %s does not build: %s\n%s", base_path, f.message,
-                     base_log.data ? base_log.data : "");
+            snprintf(msg, sizeof(msg), TEMPER_TASK_ERROR_PREFIX "the baseline %s of task %s does not build: %s\n%s",
+                     base_path, task->name, f.message, base_log.data ? base_log.data : "");
             temper_buf_free(&base_log);
             plan_free(ws, &s->base);
             return worker_error_reply(msg, TEMPER_ECOMPILE);
@@ -251,19 +251,16 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
                 stop = note_failure(checks, &fk, keep_going, &failed, &f);
         }
     }
-    if (f.task_error) {
-        /* The reference failed the task's contract: no candidate can be judged against it. */
-        json_decref(result);
-        json_decref(checks);
-        json_decref(bench_checks);
-        json_decref(timings);
-        temper_buf_free(&log);
-        plan_free(ws, &cand);
-        return worker_error_reply(f.message, TEMPER_EINVALID);
-    }
     if (checks_only)
         nbench = 0;
-    for (int b = 0; b < nbench && !stop; b++) {
+    /* The baseline judges every candidate at the bench shapes: it is checked against the reference
+     * first (once per session), and a wrong or broken one is the task's error. */
+    if (!f.task_error && nbench && !stop) {
+        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
+        if (baseline_verify(ws, &ph, &fk))
+            stop = note_failure(bench_checks, &fk, keep_going, &failed, &f);
+    }
+    for (int b = 0; b < nbench && !stop && !f.task_error; b++) {
         json_t *tm = NULL;
         struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
         nchecks++;
@@ -272,6 +269,19 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
             stop = note_failure(bench_checks, &fk, keep_going, &failed, &f);
         if (tm)
             json_array_append_new(timings, tm);
+    }
+    if (f.task_error) {
+        /* The reference or the baseline failed the task's contract: no candidate can be judged. A
+         * baseline that faulted may have left the device's context unusable (CUDA errors are
+         * sticky) or, in process, written anywhere: the next job gets a fresh worker. */
+        *fatal = 1;
+        json_decref(result);
+        json_decref(checks);
+        json_decref(bench_checks);
+        json_decref(timings);
+        temper_buf_free(&log);
+        plan_free(ws, &cand);
+        return worker_error_reply(f.message, TEMPER_EINVALID);
     }
     rc = rc || failed;
     if (keep_going) {

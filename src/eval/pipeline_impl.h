@@ -1,8 +1,10 @@
 /* pipeline_impl.h: what the files of the worker's pipeline share, in layers that call only
  * downwards: pipeline.c (requests and replies) over pipeline_timing.c (bench shapes) over
- * pipeline_verify.c (check shapes and comparisons) over pipeline_fresh.c (timed launches' inputs)
- * over pipeline_arena.c (buffers, launches, integrity checks) over pipeline_build.c (builds), with
- * devcheck.c (device-side checks) between the arena and the builds. The structs they work on are in worker_impl.h. */
+ * pipeline_floor.c (the roofline and impossible times) and pipeline_baseline.c (the task's
+ * baseline and expert checked against its reference) over pipeline_verify.c (check shapes and
+ * comparisons) over pipeline_fresh.c (timed launches' inputs) over pipeline_arena.c (buffers,
+ * launches, integrity checks) over pipeline_build.c (builds), with devcheck.c (device-side checks)
+ * between the arena and the builds. The structs they work on are in worker_impl.h. */
 #ifndef TEMPER_PIPELINE_IMPL_H
 #define TEMPER_PIPELINE_IMPL_H
 
@@ -94,6 +96,15 @@ int check_fresh_inputs(struct worker_state *ws, struct arena *a, struct failure 
 
 /* ---- pipeline_verify.c ---- */
 
+/* The arena of a check shape and seed (0 public, 1 secret) with the C reference's outputs: made on
+ * first use (inputs drawn, the reference run, whose crash or hang is the task's error), then kept
+ * for the session. NULL, with f saying why, on a failure. */
+struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_index, struct phases *ph,
+                          struct failure *f);
+/* Compares every output (host arrays, as read_outputs gives them) with the C reference's outputs
+ * in the arena, recording the errors in check; a mismatch fails f (incorrect) naming where. */
+int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f);
+
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, recording
  * the errors in check; a mismatch fails f with a message that names where. */
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
@@ -105,6 +116,35 @@ int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, 
 /* The correctness protocol at one check shape and seed; appends its check object to checks. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                 struct phases *ph, struct failure *f);
+
+/* ---- pipeline_baseline.c ---- */
+
+/* Makes f (a failure of the task's baseline, which does what says: "failed", "is wrong") the
+ * task's error, naming the task and the baseline's file; returns -1. */
+int baseline_fault(struct worker_state *ws, const char *what, struct failure *f);
+/* One untimed run of the task's baseline (plan_run, then check_memory of the set), the worker's
+ * page saying WORKER_BASELINE meanwhile; a failure is the task's error (baseline_fault), naming
+ * where. */
+int baseline_run(struct worker_state *ws, struct arena *a, int variant, int set, int which, const char *where,
+                 struct failure *f);
+/* Checks the baseline against the C reference at every check shape, once per session; a wrong
+ * output or a failed run is the task's error. Call before the baseline is used at a bench shape. */
+int baseline_verify(struct worker_state *ws, struct phases *ph, struct failure *f);
+/* Checks the expert against the C reference at every check shape where it runs, once per session:
+ * -1 with f (incorrect, the mismatch named) when it is wrong somewhere, so that it is left out of
+ * timing; -1 with f->task_error for the reference's own fault. */
+int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *ph, struct failure *f);
+
+/* ---- pipeline_floor.c ---- */
+
+/* Places a timing on the device's roofline (the measured ceilings calib) and holds its samples
+ * (sorted ascending, n of them; median med, the baseline's median bmed) against the floor at the
+ * measured peak: sets roofline_floor_ms, roofline_share, baseline_roofline_share, bound,
+ * compute_ceiling, impossible, impossible_floor_ms, samples_under_floor and ceilings in tm, and
+ * fails f (incorrect) naming where when a time is impossible. Without ceilings, sets nothing. */
+int floor_judge(const struct worker_state *ws, const struct temper_task *t, json_t *calib, int64_t flops,
+                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where, json_t *tm,
+                struct failure *f);
 
 /* ---- pipeline_timing.c ---- */
 

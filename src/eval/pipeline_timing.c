@@ -86,13 +86,10 @@ static struct arena *bench_arena(struct worker_state *ws, int b, const struct te
     ph->inputs_ms += (t1 - t0) * 1e3;
     if (!a)
         return NULL;
-    char msg[1024];
+    char msg[1024], where[300];
+    snprintf(where, sizeof(where), "bench shape %s", a->shape_text);
     for (int v = 0; v < MAX_VARIANTS; v++) {
-        if (plan_run(ws, &s->base, a, v, OUT_EXPECT + v, v, f) || check_memory(ws, a, v, OUT_EXPECT + v, f)) {
-            char inner[2048];
-            snprintf(inner, sizeof(inner), "%s", f->message);
-            fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the task's baseline failed at bench shape %s: %s",
-                      a->shape_text, inner);
+        if (baseline_run(ws, a, v, OUT_EXPECT + v, v, where, f)) { /* the task's error */
             arena_free(ws, a);
             return NULL;
         }
@@ -107,32 +104,29 @@ static struct arena *bench_arena(struct worker_state *ws, int b, const struct te
     }
     a->expected_ready = 1;
     if (expert) {
-        struct failure ef;
+        struct failure ef = {TEMPER_VERDICT_CORRECT, "", 0};
+        struct phases eph = {0}; /* counted in ph's reference time below */
         json_t *check = json_pack("{s:s, s:s}", "shape", a->shape_text, "routine", expert->expert);
-        char where[300];
-        snprintf(where, sizeof(where), "bench shape %s", a->shape_text);
-        int rc = plan_run(ws, expert, a, 0, OUT_EXPERT, 0, &ef);
+        int rc = expert_verify(ws, expert, &eph, &ef); /* at the check shapes first, once */
+        if (ef.task_error) {
+            json_decref(check);
+            *f = ef;
+            arena_free(ws, a);
+            return NULL;
+        }
+        if (!rc)
+            rc = plan_run(ws, expert, a, 0, OUT_EXPERT, 0, &ef);
         if (!rc)
             rc = compare_with_expected(ws, a, OUT_EXPERT, 0, where, check, &ef);
-        if (rc)
+        if (rc) {
+            json_object_set_new(check, "passed", json_false());
             json_object_set_new(check, "message", json_string(ef.message));
+        }
         a->expert_check = check;
     }
     ph->reference_ms += (temper_now_s() - t1) * 1e3;
     s->bench[b] = a;
     return a;
-}
-
-/* The arithmetic ceiling of a task on this device: FP32 FMA throughput, or the tensor cores'
- * bf16 rate for tasks that may use them (int8 at twice that: Hopper's int8 rate, not measured).
- * Where the device has no tensor-core measurement (OpenCL), the FMA rate bounds the work. */
-static double compute_ceiling(const struct temper_task *t, json_t *calib)
-{
-    double fma = json_number_value(json_object_get(calib, "fma_gflops"));
-    double bf16 = json_number_value(json_object_get(calib, "tensor_bf16_gflops"));
-    if (bf16 <= 0 || !strcmp(t->compute_ceiling, "fma_gflops"))
-        return fma;
-    return !strcmp(t->compute_ceiling, "tensor_int8") ? 2 * bf16 : bf16;
 }
 
 /* Keyed checksums of every output of a set, computed on the device (one read of each output), into
@@ -388,42 +382,8 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         while (fast < n && samples[fast] < fast_ratio * med)
             fast++;
         json_object_set_new(tm, "fast_samples", json_integer(fast));
-        double copy_gbs = json_number_value(json_object_get(calib, "copy_gbs"));
-        double fma_gflops = compute_ceiling(t, calib);
-        if (copy_gbs > 0 && fma_gflops > 0) {
-            double mem_ms = (double)bytes / (copy_gbs * 1e9) * 1e3, math_ms = (double)flops / (fma_gflops * 1e9) * 1e3;
-            double floor_ms = fmax(mem_ms, math_ms);
-            json_object_set_new(tm, "roofline_floor_ms", json_real(floor_ms));
-            json_object_set_new(tm, "roofline_share", json_real(floor_ms / med));
-            json_object_set_new(tm, "baseline_roofline_share", json_real(floor_ms / bmed));
-            json_object_set_new(tm, "bound", json_string(mem_ms >= math_ms ? "memory" : "compute"));
-            json_object_set_new(tm, "compute_ceiling", json_string(t->compute_ceiling));
-            /* Faster than the measured ceilings allow by a clear margin: not a win, a sign that
-             * the work was not done. The test uses the faster of copy and read-only bandwidth
-             * and half the floor, so that no honest kernel is ever called impossible. On a GPU
-             * every sample is held against it, not only the median: a launch that skipped its
-             * work does not hide behind the others. A CPU device shares its cores and memory with
-             * every other process, so its ceilings, measured once, may be low by the load of that
-             * moment, and one launch that ran alone can then beat half of them honestly (seen on
-             * the 2-core test machine: a plain vector_add at 0.45 of a floor calibrated under
-             * load); there the median, which the same load slows, is held against it. */
-            double read_gbs = fmax(copy_gbs, json_number_value(json_object_get(calib, "read_gbs")));
-            double hard_floor_ms = fmax((double)bytes / (read_gbs * 1e9) * 1e3, math_ms);
-            int under = 0;
-            while (under < n && samples[under] < 0.5 * hard_floor_ms)
-                under++;
-            if (!ws->dev.info.is_gpu && med >= 0.5 * hard_floor_ms)
-                under = 0;
-            json_object_set_new(tm, "impossible", json_boolean(under > 0));
-            json_object_set_new(tm, "samples_under_floor", json_integer(under));
-            json_object_set(tm, "ceilings", calib);
-            if (under)
-                rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
-                               "%d of %d timed launches at %s ran under half the roofline floor of %.4g ms for this "
-                               "device's measured ceilings (fastest %.4g ms, median %.4g ms): impossible, so the work "
-                               "cannot all have been done",
-                               under, n, where, floor_ms, mn, med);
-        }
+        /* The roofline, and times faster than the device's peak allows (pipeline_floor.c). */
+        rc = floor_judge(ws, t, calib, flops, bytes, samples, n, med, bmed, where, tm, f);
         if (!rc && fast >= 2 && fast >= (n + FAST_MIN_FRACTION - 1) / FAST_MIN_FRACTION)
             rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
                            "%d of %d timed launches at %s took under %g of the median %.4g ms (fastest %.4g ms): "

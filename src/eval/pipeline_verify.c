@@ -101,8 +101,7 @@ static int tally_done(struct tally *t, json_t *check)
     return t->rc;
 }
 
-/* Compares every output (host arrays) with the C reference's outputs in the arena. */
-static int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
+int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
 {
     struct tally t = {0};
     for (int i = 0; i < a->task->nargs; i++) {
@@ -295,6 +294,26 @@ static int run_reference(struct worker_shared *shared, struct arena *a, temper_r
     return rc;
 }
 
+struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_index, struct phases *ph,
+                          struct failure *f)
+{
+    struct session *s = &ws->s;
+    struct arena **slot = &s->check[shape_index][seed_index];
+    if (*slot)
+        return *slot;
+    double t0 = temper_now_s();
+    uint64_t seed = seed_index ? s->secret : s->seed;
+    *slot = arena_new(ws, &s->task, &s->task.check[shape_index], 1, 1, &seed, s->secret, f);
+    double t1 = temper_now_s();
+    ph->inputs_ms += (t1 - t0) * 1e3;
+    if (!*slot || run_reference(ws->shared, *slot, s->ref, f)) {
+        session_drop(ws, slot);
+        return NULL;
+    }
+    ph->reference_ms += (temper_now_s() - t1) * 1e3;
+    return *slot;
+}
+
 /* The correctness protocol at one check shape and seed. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                        struct phases *ph, struct failure *f)
@@ -309,20 +328,10 @@ int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int se
     json_array_append_new(checks, check);
     worker_doing(ws->shared, WORKER_RUNNING, "checking %s at %s", p->cand.path, where);
     struct arena **slot = &s->check[shape_index][seed_index];
+    struct arena *a = check_arena(ws, shape_index, seed_index, ph, f);
+    if (!a)
+        return -1;
     double t0 = temper_now_s();
-    if (!*slot) {
-        uint64_t seed = seed_index ? s->secret : s->seed;
-        *slot = arena_new(ws, t, &t->check[shape_index], 1, 1, &seed, s->secret, f);
-        double t1 = temper_now_s();
-        ph->inputs_ms += (t1 - t0) * 1e3;
-        if (!*slot || run_reference(ws->shared, *slot, s->ref, f)) {
-            session_drop(ws, slot);
-            return -1;
-        }
-        t0 = temper_now_s();
-        ph->reference_ms += (t0 - t1) * 1e3;
-    }
-    struct arena *a = *slot;
     void *got[TEMPER_MAX_ARGS] = {0}, *again[TEMPER_MAX_ARGS] = {0};
     int rc = plan_run(ws, p, a, 0, OUT_CAND, 0, f);
     if (!rc && (rc = check_memory(ws, a, 0, OUT_CAND, f)))

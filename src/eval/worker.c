@@ -409,8 +409,8 @@ static json_t *failed_reply(enum temper_verdict v, const char *fmt, ...)
     return json_pack("{s:s, s:s, s:b}", "verdict", temper_verdict_name(v), "message", text, "worker_restarted", 1);
 }
 
-/* The reply for a failure of the task itself (its reference crashed or hung): an error with its
- * code, never a verdict, so nothing is recorded as the candidate's. */
+/* The reply for a failure of the task itself (its reference or its baseline crashed or hung): an
+ * error with its code, never a verdict, so nothing is recorded as the candidate's. */
 static json_t *task_error_reply(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static json_t *task_error_reply(int code, const char *fmt, ...)
@@ -539,6 +539,9 @@ static json_t *death_reply(struct temper_worker *w)
     if (phase == WORKER_REFERENCE)
         return task_error_reply(TEMPER_ECRASH, TEMPER_TASK_ERROR_PREFIX "the reference crashed (%s) while %s", how,
                                 doing);
+    if (phase == WORKER_BASELINE)
+        return task_error_reply(TEMPER_ECRASH, TEMPER_TASK_ERROR_PREFIX "the baseline crashed (%s) while %s", how,
+                                doing);
     if (phase == WORKER_BUILDING)
         return failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
     return failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how, doing);
@@ -567,7 +570,12 @@ static json_t *watchdog(struct temper_worker *w)
     json_t *r = NULL;
     char note[128];
     busy_note(note, sizeof(note));
-    if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s)
+    if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s && phase == WORKER_BASELINE)
+        r = task_error_reply(TEMPER_ETIMEOUT,
+                             TEMPER_TASK_ERROR_PREFIX "a launch of the baseline hung (ran longer than the %.3g s "
+                             "limit) while %s%s",
+                             limit_s, doing, note);
+    else if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s)
         r = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s%s", limit_s, doing,
                          note);
     else if (phase == WORKER_BUILDING && now > since && (double)(now - since) * 1e-9 > w->limits.compile_timeout_s)

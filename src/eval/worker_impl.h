@@ -17,6 +17,7 @@ enum worker_phase {
     WORKER_BUILDING,  /* compiling a kernel */
     WORKER_RUNNING,   /* running checks or timing */
     WORKER_REFERENCE, /* running the task's C reference: a crash or a hang here is the task's error */
+    WORKER_BASELINE,  /* running the task's baseline: a crash or a hang here is the task's error too */
 };
 
 /* Shared between the parent and one worker: a memfd the parent maps, passed to the worker as
@@ -192,6 +193,11 @@ struct session {
     struct temper_task task;                            /* the loaded task */
     temper_reference_fn ref;                            /* its reference */
     int base_built;                                     /* 1 once base holds the baseline */
+    int base_verified;                                  /* 1 once the baseline matched the C reference at
+                                                         * every check shape (pipeline_baseline.c) */
+    int expert_verified;                                /* 1: the expert matched it wherever it ran; -1:
+                                                         * it did not (expert_fault says where); 0: unknown */
+    char expert_fault[1024];                            /* why the expert is left out, with -1 */
     struct plan base;                                   /* the baseline */
     struct arena *check[TEMPER_MAX_SHAPES][2];          /* check arenas by shape and seed */
     struct arena *bench[TEMPER_MAX_SHAPES];             /* bench arenas by shape */
@@ -213,8 +219,8 @@ struct worker_state {
 struct failure {
     enum temper_verdict verdict; /* what it means */
     char message[2048];          /* what failed, where and why */
-    int task_error;              /* 1: the task's own fault (its reference), not the candidate's: the
-                                  * job ends with an error, never a verdict */
+    int task_error;              /* 1: the task's own fault (its reference or its baseline), not the
+                                  * candidate's: the job ends with an error, never a verdict */
 };
 
 int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

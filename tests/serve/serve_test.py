@@ -5,9 +5,10 @@ resubmitted client id returns the existing job (and is refused with another item
 submission; a long poll returns when the job is done; cancel; `kill -9` of the server in the middle
 of a batch and a restart lose nothing; bad JSON, oversized sources and bodies, too many items,
 unknown tasks and knobs, path-like ids, a full queue (429 with Retry-After), missing and wrong
-tokens each get their 4xx; a non-loopback address without a token is refused at start; a kernel
-that kills the server (TEMPER_TEST_WORKER_DIE_ON) takes none of the honest jobs beside it to the
-dead letters: they are re-run alone and answered, and it alone is dead-lettered.
+tokens each get their 4xx; a job for a task whose baseline is wrong fails as the task's error and
+stores nothing; a non-loopback address without a token is refused at start; a kernel that kills
+the server (TEMPER_TEST_WORKER_DIE_ON) takes none of the honest jobs beside it to the dead letters:
+they are re-run alone and answered, and it alone is dead-lettered.
 
 usage: serve_test.py TEMPER_BINARY SOURCE_DIR
 """
@@ -104,6 +105,21 @@ def item(path, id=None, salt="", **extra):
         it["id"] = id
     it.update(extra)
     return it
+
+
+def broken_task(root, name, good, bad):
+    """A copy of vector_add named name under root/L1 whose OpenCL baseline has good replaced by bad;
+    returns a correct candidate for it (the suite's naive.cl, naming the task)."""
+    folder = os.path.join(root, "L1", name)
+    os.makedirs(folder)
+    for f in ("reference.c", "naive.cu"):
+        shutil.copy(os.path.join(SRC, "tasks/L1/vector_add", f), folder)
+    with open(os.path.join(folder, "task.json"), "w") as f:
+        f.write(source("tasks/L1/vector_add/task.json").replace('"name": "vector_add"', '"name": "%s"' % name))
+    naive = source("tasks/L1/vector_add/naive.cl")
+    with open(os.path.join(folder, "naive.cl"), "w") as f:
+        f.write(naive.replace(good, bad))
+    return naive.replace("@temper task vector_add", "@temper task " + name)
 
 
 def wait_batch(s, batch, n, timeout=240):
@@ -265,6 +281,26 @@ def main():
     check(r.returncode != 0 and "cannot listen on 127.0.0.1:%d: Address already in use" % s.port in r.stderr
           and "port 0" not in r.stderr, "a port in use is refused, naming it and why", r.stderr)
     check(s.stop() == 0, "the token server stops with status 0")
+
+    # a task whose baseline is wrong (c = a - b): a correct candidate's job fails with the task's
+    # error, naming the task and the baseline, never a verdict, and nothing is stored for it
+    broken = os.path.join(WORK, "broken")
+    cand = broken_task(broken, "wrong_baseline", "c[i] = a[i] + b[i]", "c[i] = a[i] - b[i]")
+    s = Server("--tasks", broken, store="store6.db")
+    st, body, _ = s.call("POST", "/v1/evaluations",
+                         {"items": [{"id": "wb", "source": cand, "lang": "opencl", "options": {"timing": False}}]})
+    check(st == 202, "a job for the task with a wrong baseline is queued", body)
+    st, v, _ = s.call("GET", "/v1/evaluations/wb?wait_s=120")
+    err = v.get("error") or {} if isinstance(v, dict) else {}
+    msg = err.get("message") or ""
+    check(st == 200 and v.get("status") == "failed" and err.get("kind") == "task_error" and not err.get("retryable")
+          and not v.get("result") and "of task wrong_baseline is wrong" in msg and "wrong_baseline/naive.cl" in msg,
+          "a wrong baseline fails the job as the task's error (task_error), not a verdict", v)
+    check(s.stop() == 0, "the server of the broken task stops with status 0")
+    db = sqlite3.connect(os.path.join(WORK, "store6.db"))
+    n = db.execute("SELECT count(*) FROM evaluations").fetchone()[0]
+    db.close()
+    check(n == 0, "nothing is stored for the candidate judged against a wrong baseline", n)
 
     r = subprocess.run([TEMPER, "serve", "--listen", "0.0.0.0:0", "--store", os.path.join(WORK, "s3.db")], env=ENV,
                        capture_output=True, text=True, timeout=120)
