@@ -61,7 +61,6 @@ static int ensure_open(struct worker_state *ws, char *msg, size_t n)
     int err = temper_device_open(ws->device_spec, &ws->dev, msg, n);
     if (err)
         return err;
-    ws->dev.busy_since_ns = &ws->shared->busy_since_ns;
     ws->dev.fault_note = ws->shared->doing;
     ws->dev.fault_note_size = sizeof(ws->shared->doing);
     ws->open = 1;

@@ -521,7 +521,7 @@ int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int va
             for (int k = 0; k < p->nseen && !seen; k++)
                 seen = !memcmp(p->seen[k], dims->block, sizeof(dims->block));
             if (!seen) {
-                ws->shared->busy_grace_s = WORKER_FIRST_LAUNCH_GRACE_S;
+                worker_grace(WORKER_FIRST_LAUNCH_GRACE_S);
                 if (p->nseen < 16)
                     memcpy(p->seen[p->nseen++], dims->block, sizeof(dims->block));
             }
@@ -599,7 +599,7 @@ int plan_run(struct worker_state *ws, struct plan *p, struct arena *a, int varia
     int rc = plan_launch(ws, p, a, variant, set, f);
     if (!rc && temper_dev_sync(&ws->dev, msg, sizeof(msg)))
         rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed at shape %s: %s", a->shape_text, msg);
-    ws->shared->busy_grace_s = 0;
+    worker_grace(0);
     if (!rc)
         rc = check_scratch(ws, a, p, f);
     return rc;
