@@ -5,7 +5,8 @@
  * reply long before any limit and the next job gets a fresh worker; nothing changes the
  * process's SIGPIPE disposition. A hung kernel that keeps zeroing the page the worker shares with
  * its parent (where the watchdog's clock once was: issue 28) is still judged `timeout` at the launch
- * limit, not at the job's.
+ * limit, not at the job's; and a worker in which a candidate's kernel ran (PoCL runs kernels in the
+ * worker) is replaced after it.
  * usage: worker_api_test BACKEND TASKS_DIR HANG_CANDIDATE GOOD_CANDIDATE (exit 77: no device) */
 #include <poll.h>
 #include <pthread.h>
@@ -335,6 +336,10 @@ int main(int argc, char **argv)
     const char *verdict = g.result ? json_string_value(json_object_get(g.result, "verdict")) : NULL;
     CHECK(!err && verdict && !strcmp(verdict, "correct"), "the next candidate is judged by a fresh worker: %s",
           verdict ? verdict : msg);
+    /* PoCL runs the kernel in the worker: a correct candidate too could have written anywhere in it. */
+    long ran_in = worker_child();
+    CHECK(g.result && json_is_true(json_object_get(g.result, "worker_restarted")) && !ran_in,
+          "the worker in which it ran is replaced after it (worker_restarted, no worker left: %ld)", ran_in);
     json_decref(g.result);
     temper_worker_stop(w);
 

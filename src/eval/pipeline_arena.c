@@ -507,6 +507,11 @@ int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int va
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "expert %s failed: %s", p->expert, msg);
         return 0;
     }
+    /* Where kernels run in this process, the parent replaces it after this job: a candidate's
+     * kernel may write anywhere in it (worker_page.c). Said before the kernel runs, so that no
+     * kernel can keep it from being said. */
+    if (p->candidate && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS))
+        worker_candidate_runs();
     for (int li = pl->first; li < pl->end; li++) {
         const struct temper_launch_dims *dims = &pl->dims[li];
         /* A grid of no blocks launches nothing, in CUDA and OpenCL alike: the outputs stay

@@ -3,8 +3,9 @@
  * watches it through the beats it sends there (worker_impl.h), each timed with the parent's own
  * clock: a launch that runs past its limit, a build that runs too long, or a worker that grows past
  * its memory limit is killed, and the request gets a verdict saying what happened; the next
- * request starts a fresh worker. A shared page (a memfd) holds only the sentence saying what the
- * worker is doing.
+ * request starts a fresh worker. A worker in which a candidate's kernel ran in-process (a CPU
+ * device) is replaced after that job, whatever it replied: the kernel could have written anywhere
+ * in it. A shared page (a memfd) holds only the sentence saying what the worker is doing.
  * Everything here is non-blocking underneath (send, service, a descriptor and a deadline for an
  * event loop); temper_worker_call is the blocking form built on them. */
 #include <dirent.h>
@@ -62,6 +63,8 @@ struct temper_worker {
     double busy_grace_s;           /* its extra seconds (capped at WORKER_FIRST_LAUNCH_GRACE_S) */
     int phase;                     /* enum worker_phase */
     uint64_t phase_since_ns;       /* when it began */
+    int tainted;                   /* 1: a candidate's kernel ran in the process: replace it after the job */
+    json_t *memo;                  /* what eval.c keeps across the processes of this handle (worker_memo) */
 };
 
 void temper_limits_default(struct temper_limits *l)
@@ -259,6 +262,7 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
     w->busy_grace_s = 0;
     w->phase = WORKER_IDLE;
     w->phase_since_ns = temper_now_ns();
+    w->tainted = 0;
     const char *tmp = getenv("TMPDIR");
     tmp = tmp && *tmp ? tmp : "/tmp";
     remove_stale_scratch(tmp);
@@ -387,6 +391,7 @@ void temper_worker_stop(struct temper_worker *w)
         close(w->fd);
     job_clear(w);
     free(w->in);
+    json_decref(w->memo);
     for (int i = 0; i < w->nread; i++)
         free(w->read_dirs[i]);
     munmap(w->shared, sizeof(*w->shared));
@@ -479,6 +484,13 @@ int temper_worker_send(struct temper_worker *w, json_t *request, char *msg, size
     }
     job_clear(w);
     return temper_fail(msg, msg_size, TEMPER_EIO, "cannot send a request to the worker");
+}
+
+json_t *worker_memo(struct temper_worker *w)
+{
+    if (!w->memo)
+        w->memo = json_array();
+    return w->memo;
 }
 
 int temper_worker_fd(const struct temper_worker *w)
@@ -642,6 +654,8 @@ static void take_beats(struct temper_worker *w)
         } else if (kind == BEAT_PHASE) {
             w->phase = (int)value;
             w->phase_since_ns = now;
+        } else if (kind == BEAT_CANDIDATE) {
+            w->tainted = 1;
         }
         at += 8;
     }
@@ -722,8 +736,15 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
                                   doing);
         } else {
             *reply = m;
-            if (json_is_true(json_object_get(m, "worker_restarted")))
+            if (json_is_true(json_object_get(m, "worker_restarted"))) {
                 worker_reap(w, 0, NULL); /* it exits after such a reply */
+            } else if (w->tainted) {
+                /* A candidate's kernel ran in the process and may have written anywhere in it: the
+                 * next job gets a fresh one. */
+                worker_reap(w, 1, NULL);
+                if (json_is_object(m))
+                    json_object_set_new(m, "worker_restarted", json_true());
+            }
         }
         job_clear(w);
         return 0;

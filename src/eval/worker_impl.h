@@ -1,6 +1,7 @@
 /* worker_impl.h: what the parent and the worker process (temper-worker) share: the beats by which
- * the worker says when it waits for the device and which phase it is in (so that the parent, with
- * its own clock, can kill a hung launch), the page in which it says in words what it is doing, the
+ * the worker says when it waits for the device, which phase it is in and that a candidate's code
+ * runs in it (so that the parent, with its own clock, can kill a hung launch and replace a worker
+ * a kernel may have written into), the page in which it says in words what it is doing, the
  * framing of messages on their socket, and starting the executable. */
 #ifndef TEMPER_WORKER_IMPL_H
 #define TEMPER_WORKER_IMPL_H
@@ -40,11 +41,13 @@ enum worker_beat_kind {
     BEAT_BUSY = 1,  /* a wait for the device began; value: its grace in ms (first launches) */
     BEAT_IDLE,      /* the wait ended */
     BEAT_PHASE,     /* a phase began; value: enum worker_phase */
+    BEAT_CANDIDATE, /* a candidate's kernel is about to run in this process (an in-process device):
+                     * the parent replaces the worker after this job */
 };
 /* The descriptor of the worker's socket, where the beats go (worker_main.c). */
 #define WORKER_SOCKET_FD 3
 
-/* Starts the beats: from now on worker_doing and every wait of a device
+/* Starts the beats: from now on worker_doing, worker_candidate_runs and every wait of a device
  * (temper_device_watch) send them on WORKER_SOCKET_FD. Then the setting is read-only (worker_page.c). */
 void worker_beats_start(void);
 /* Sets the phase and the sentence (the worker side; worker_page.c). */
@@ -52,6 +55,8 @@ void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __at
 /* Extra seconds the waits that begin from now on may take (first launches on OpenCL), 0 for none;
  * the parent allows at most WORKER_FIRST_LAUNCH_GRACE_S whatever it is told. */
 void worker_grace(double seconds);
+/* Tells the parent that a candidate's kernel is about to run in this process. */
+void worker_candidate_runs(void);
 
 /* Extra seconds a launch may take on OpenCL the first time a kernel runs at a work-group size:
  * PoCL compiles it then, and on a loaded machine that compile alone can outlast the launch limit. */
@@ -77,6 +82,12 @@ int worker_decode_request(const void *data, size_t len, json_t **req);
 /* Decodes a reply frame as worker_decode_request does, except that decoded bytes that are not
  * valid UTF-8 become U+FFFD, so a reply can be printed and stored as JSON. */
 int worker_decode_reply(const void *data, size_t len, json_t **reply);
+
+/* An array the parent keeps for the life of the handle, across the worker processes it starts
+ * (eval.c keeps there the results a later build of the same code may take, since a worker that
+ * ran a candidate in-process does not live to the next). Borrowed; never NULL but out of memory. */
+struct temper_worker;
+json_t *worker_memo(struct temper_worker *w);
 
 /* Writes a message as one frame (blocking; MSG_NOSIGNAL, so a closed peer is an error, not a
  * signal). */
@@ -138,6 +149,8 @@ struct plan {
     int nseen;                                           /* work-group shapes launched so far */
     size_t seen[16][3];                                  /* them: a new one may compile at launch */
     const char *expert;                                  /* set: a vendor routine instead of launches */
+    int candidate;                                       /* 1: the candidate's plan, whose kernels are
+                                                          * untrusted code (worker_candidate_runs) */
 };
 
 /* Every buffer of one shape. Invariant: inputs and expected outputs never change after

@@ -1,6 +1,6 @@
 /* worker_page.c: the worker's side of what it tells the parent while it works (worker_impl.h):
- * the beats on its socket (a wait for the device began or ended, a phase began), which the parent
- * times with its own clock, and the sentence in the
+ * the beats on its socket (a wait for the device began or ended, a phase began, a candidate's
+ * kernel is about to run), which the parent times with its own clock, and the sentence in the
  * shared page saying what it is doing. Every part of the worker (the request handlers, the builds,
  * the checks, the timing, the calibration) reports through here, so this file calls nothing of
  * them.
@@ -11,7 +11,8 @@
  * this process's state for later waits. So whether beats are sent, and where, is fixed before any
  * kernel runs and kept in a read-only page (the descriptor is a constant), and the grace a beat
  * asks for is capped by the parent. Code-reuse attacks, which make the process's own code run
- * otherwise than written, are beyond that: the parent's job limit and the sandbox bound them. */
+ * otherwise than written, are beyond that: the parent's job limit, the sandbox and the worker's
+ * replacement after every candidate that ran in it bound them (docs/candidate.md). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,6 +68,11 @@ void worker_beats_start(void)
 void worker_grace(double seconds)
 {
     grace_s = seconds;
+}
+
+void worker_candidate_runs(void)
+{
+    beat(BEAT_CANDIDATE, 0);
 }
 
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...)
