@@ -163,7 +163,7 @@
     X(INT, failed_checks, none, "With keep_going: how many checks failed; null otherwise.")                 \
     X(REC, phases_ms, phases, "Where the time went; null when the worker was not reached.")                  \
     X(REAL, elapsed_ms, none, "Wall time of this evaluation, from its turn in the batch.")                    \
-    X(BOOL, worker_restarted, none, "The worker was replaced after this evaluation (a fault, or a failed kernel run in-process).") \
+    X(BOOL, worker_restarted, none, "The worker was replaced after this evaluation (a fault; or, on a device whose kernels run in the worker (PoCL), any candidate kernel that ran, since it may have written anywhere in it).") \
     X(STR, same_code_as, none, "Not run: the compiler options of an earlier, identical build it took its result from (`\"\"` when that build had none; null when this one ran).") \
     X(STR, same_code_path, none, "The candidate path of that earlier build.")                                \
     X(STR, tune_phase, none, "In a tune: the phase that proposed this configuration.")                       \

@@ -81,7 +81,7 @@ static int best_time(struct worker_state *ws, struct temper_dkernel *k, const st
     *best_ms = INFINITY;
     for (int r = 0; r < reps; r++) {
         double ms;
-        ws->shared->busy_grace_s = r == 0 && !strcmp(ws->dev.info.language, "opencl") ? WORKER_FIRST_LAUNCH_GRACE_S : 0;
+        worker_grace(r == 0 && !strcmp(ws->dev.info.language, "opencl") ? WORKER_FIRST_LAUNCH_GRACE_S : 0);
         int err = devcheck_flush(ws, msg, n);
         if (!err)
             err = temper_dev_timer_start(&ws->dev, msg, n);
@@ -89,7 +89,7 @@ static int best_time(struct worker_state *ws, struct temper_dkernel *k, const st
             err = temper_dev_launch(&ws->dev, k, dims, nargs, args, msg, n);
         if (!err)
             err = temper_dev_timer_stop(&ws->dev, &ms, msg, n);
-        ws->shared->busy_grace_s = 0;
+        worker_grace(0);
         if (err)
             return err;
         if (r && ms < *best_ms) /* the first run warms up */

@@ -515,6 +515,11 @@ int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int va
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "expert %s failed: %s", p->expert, msg);
         return 0;
     }
+    /* Where kernels run in this process, the parent replaces it after this job: a candidate's
+     * kernel may write anywhere in it (worker_page.c). Said before the kernel runs, so that no
+     * kernel can keep it from being said. */
+    if (p->candidate && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS))
+        worker_candidate_runs();
     for (int li = pl->first; li < pl->end; li++) {
         const struct temper_launch_dims *dims = &pl->dims[li];
         /* A grid of no blocks launches nothing, in CUDA and OpenCL alike: the outputs stay
@@ -529,7 +534,7 @@ int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int va
             for (int k = 0; k < p->nseen && !seen; k++)
                 seen = !memcmp(p->seen[k], dims->block, sizeof(dims->block));
             if (!seen) {
-                ws->shared->busy_grace_s = WORKER_FIRST_LAUNCH_GRACE_S;
+                worker_grace(WORKER_FIRST_LAUNCH_GRACE_S);
                 if (p->nseen < 16)
                     memcpy(p->seen[p->nseen++], dims->block, sizeof(dims->block));
             }
@@ -607,7 +612,7 @@ int plan_run(struct worker_state *ws, struct plan *p, struct arena *a, int varia
     int rc = plan_launch(ws, p, a, variant, set, f);
     if (!rc && temper_dev_sync(&ws->dev, msg, sizeof(msg)))
         rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed at shape %s: %s", a->shape_text, msg);
-    ws->shared->busy_grace_s = 0;
+    worker_grace(0);
     if (!rc)
         rc = check_scratch(ws, a, p, f);
     return rc;

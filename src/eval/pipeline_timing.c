@@ -63,7 +63,7 @@ static int timed_run(struct worker_state *ws, struct plan *p, struct arena *a, i
     if (rc)
         return -1;
     int err = temper_dev_timer_stop(&ws->dev, ms, msg, sizeof(msg));
-    ws->shared->busy_grace_s = 0;
+    worker_grace(0);
     if (err)
         return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed during timing at shape %s: %s",
                          a->shape_text, msg);

@@ -1,6 +1,8 @@
-/* worker_impl.h: what the parent and the worker process (temper-worker) share: the page in which
- * the worker says what it is doing (so the parent can kill a hung launch and say where it hung),
- * the framing of messages on their socket, and starting the executable. */
+/* worker_impl.h: what the parent and the worker process (temper-worker) share: the beats by which
+ * the worker says when it waits for the device, which phase it is in and that a candidate's code
+ * runs in it (so that the parent, with its own clock, can kill a hung launch and replace a worker
+ * a kernel may have written into), the page in which it says in words what it is doing, the
+ * framing of messages on their socket, and starting the executable. */
 #ifndef TEMPER_WORKER_IMPL_H
 #define TEMPER_WORKER_IMPL_H
 
@@ -21,19 +23,41 @@ enum worker_phase {
 };
 
 /* Shared between the parent and one worker: a memfd the parent maps, passed to the worker as
- * descriptor 4, which maps it too. */
+ * descriptor 4, which maps it too. On a CPU device a kernel runs in the worker and can write any
+ * of its memory, this page included: so it holds only words for people, and nothing the parent
+ * decides by. */
 struct worker_shared {
-    volatile uint64_t busy_since_ns; /* when the device began work that may hang, 0 when idle */
-    volatile double busy_grace_s;    /* extra seconds allowed for the current wait (first launches
-                                      * on OpenCL, where the runtime may compile at launch) */
-    volatile uint64_t phase_since_ns; /* when the current phase began */
-    volatile int phase;              /* enum worker_phase */
-    char doing[512];                 /* a sentence: what the worker is doing now */
+    char doing[512];                      /* a sentence: what the worker is doing now */
     struct temper_sandbox_status sandbox; /* what confines the worker, written once at its start */
 };
 
+/* Beats: 8 bytes the worker writes on its socket between frames, a little-endian word
+ * WORKER_BEAT | kind, then a little-endian value. No frame is that long, so the parent tells them
+ * apart by their first word, and times each with its own clock when it reads it. A kernel cannot
+ * send one (it makes no system calls) nor take back one sent before it ran: the beat that begins
+ * a wait goes out before the kernel it waits for runs, so that wait is timed whatever the kernel
+ * writes. */
+#define WORKER_BEAT 0xfffffff0u
+enum worker_beat_kind {
+    BEAT_BUSY = 1,  /* a wait for the device began; value: its grace in ms (first launches) */
+    BEAT_IDLE,      /* the wait ended */
+    BEAT_PHASE,     /* a phase began; value: enum worker_phase */
+    BEAT_CANDIDATE, /* a candidate's kernel is about to run in this process (an in-process device):
+                     * the parent replaces the worker after this job */
+};
+/* The descriptor of the worker's socket, where the beats go (worker_main.c). */
+#define WORKER_SOCKET_FD 3
+
+/* Starts the beats: from now on worker_doing, worker_candidate_runs and every wait of a device
+ * (temper_device_watch) send them on WORKER_SOCKET_FD. Then the setting is read-only (worker_page.c). */
+void worker_beats_start(void);
 /* Sets the phase and the sentence (the worker side; worker_page.c). */
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Extra seconds the waits that begin from now on may take (first launches on OpenCL), 0 for none;
+ * the parent allows at most WORKER_FIRST_LAUNCH_GRACE_S whatever it is told. */
+void worker_grace(double seconds);
+/* Tells the parent that a candidate's kernel is about to run in this process. */
+void worker_candidate_runs(void);
 
 /* Extra seconds a launch may take on OpenCL the first time a kernel runs at a work-group size:
  * PoCL compiles it then, and on a loaded machine that compile alone can outlast the launch limit. */
@@ -59,6 +83,12 @@ int worker_decode_request(const void *data, size_t len, json_t **req);
 /* Decodes a reply frame as worker_decode_request does, except that decoded bytes that are not
  * valid UTF-8 become U+FFFD, so a reply can be printed and stored as JSON. */
 int worker_decode_reply(const void *data, size_t len, json_t **reply);
+
+/* An array the parent keeps for the life of the handle, across the worker processes it starts
+ * (eval.c keeps there the results a later build of the same code may take, since a worker that
+ * ran a candidate in-process does not live to the next). Borrowed; never NULL but out of memory. */
+struct temper_worker;
+json_t *worker_memo(struct temper_worker *w);
 
 /* Writes a message as one frame (blocking; MSG_NOSIGNAL, so a closed peer is an error, not a
  * signal). */
@@ -123,6 +153,8 @@ struct plan {
     int nseen;                                           /* work-group shapes launched so far */
     size_t seen[16][3];                                  /* them: a new one may compile at launch */
     const char *expert;                                  /* set: a vendor routine instead of launches */
+    int candidate;                                       /* 1: the candidate's plan, whose kernels are
+                                                          * untrusted code (worker_candidate_runs) */
 };
 
 /* Every buffer of one shape. Invariant: the check sets' inputs and expected outputs never change

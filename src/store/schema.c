@@ -527,6 +527,15 @@ static int run_step(struct temper_store *s, sqlite3 *ref, const struct migration
     return 0;
 }
 
+/* The refusal of a store written by a newer temper. */
+static int refuse_newer(const struct temper_store *s, int version, char *msg, size_t msg_size)
+{
+    return temper_fail(msg, msg_size, TEMPER_ESTORE,
+                       "%s has schema version %d, newer than this temper knows (%d): it was written by a newer "
+                       "temper; use that one, or another store ($TEMPER_HOME)",
+                       s->path, version, TEMPER_STORE_SCHEMA_VERSION);
+}
+
 /* Runs the migrations the store has not had. Each re-reads the version inside its transaction,
  * so that two processes opening an old store at once migrate it once. The same steps run beside
  * them on a fresh database in memory, the reference that says which tables each step makes and
@@ -539,10 +548,7 @@ static int migrate(struct temper_store *s, char *msg, size_t msg_size)
         return migrate_failed(store_fail(s, msg, msg_size, "reading the schema version"), sqlite3_errcode(s->db) & 0xff,
                               -1, msg, msg_size);
     if (version > TEMPER_STORE_SCHEMA_VERSION)
-        return temper_fail(msg, msg_size, TEMPER_ESTORE,
-                           "%s has schema version %d, newer than this temper knows (%d): it was written by a newer "
-                           "temper; use that one, or another store ($TEMPER_HOME)",
-                           s->path, version, TEMPER_STORE_SCHEMA_VERSION);
+        return refuse_newer(s, version, msg, msg_size);
     if (version == TEMPER_STORE_SCHEMA_VERSION)
         return 0;
     sqlite3 *ref = NULL;
@@ -629,6 +635,14 @@ int temper_store_open(const char *path, struct temper_store **out, char *msg, si
     }
     if (!err) {
         sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+        /* A store of a newer schema is refused before anything changes in it, its journal mode
+         * included: reading the version takes a shared lock and writes nothing. (A version that
+         * cannot be read here is left to the steps below, which say what is wrong with the file.) */
+        int version = 0;
+        if (user_version(s->db, &version) == SQLITE_OK && version > TEMPER_STORE_SCHEMA_VERSION)
+            err = refuse_newer(s, version, msg, msg_size);
+    }
+    if (!err) {
         /* Switching a new file to WAL takes a lock that SQLite does not wait for through the busy
          * handler: when another process opens the same new store at that moment, it answers BUSY
          * at once. Waited for here, as long as any other lock. */
