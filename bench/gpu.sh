@@ -158,12 +158,13 @@ if has throughput; then
     # call affects both alike; each round writes fresh sources, so no round hits the build cache.
     binaries=$T
     [ ! -x .gpu/base/temper ] || binaries="$T .gpu/base/temper .gpu/base/temper $T"
-    note "== throughput: 200 distinct candidates per round; rounds: $binaries"
+    tn=${THROUGHPUT_N:-200} # THROUGHPUT_N: candidates per round (a short call's fewer)
+    note "== throughput: $tn distinct candidates per round; rounds: $binaries"
     round=0
     for b in $binaries; do
         round=$((round + 1))
         rm -rf "$work/cands" && mkdir -p "$work/cands"
-        for i in $(seq 1 200); do
+        for i in $(seq 1 "$tn"); do
             { echo "// round $round, variant $i: the same kernel, a different source, so no build cache hit"
                 cat tasks/L1/softmax/block.cu; } >"$work/cands/softmax_$i.cu"
         done
