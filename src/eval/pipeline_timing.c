@@ -70,6 +70,20 @@ static int timed_run(struct worker_state *ws, struct plan *p, struct arena *a, i
     return 0;
 }
 
+/* A timed run of the baseline, with the worker's page saying so: a crash or a hang there is the
+ * task's error (worker.c), and so is any other failure (baseline_fault), never the candidate's. */
+static int timed_baseline(struct worker_state *ws, struct arena *a, int variant, int set, double *ms, struct failure *f)
+{
+    struct session *s = &ws->s;
+    char doing[sizeof(ws->shared->doing)];
+    snprintf(doing, sizeof(doing), "%s", ws->shared->doing);
+    worker_doing(ws->shared, WORKER_BASELINE, "timing the baseline %s of task %s at %s", s->base.cand.path,
+                 s->task.name, a->shape_text);
+    int rc = timed_run(ws, &s->base, a, variant, set, ms, f);
+    worker_doing(ws->shared, WORKER_RUNNING, "%s", doing);
+    return rc ? baseline_fault(ws, "failed during timing", f) : 0;
+}
+
 /* The bench arena of a shape: inputs for both variants and the baseline's outputs for each,
  * made once per session. The expert's correctness is checked here too, once. */
 static struct arena *bench_arena(struct worker_state *ws, int b, const struct temper_shape *shape, struct plan *expert,
@@ -278,7 +292,7 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         if (!rc)
             rc = verify_timed(ws, a, w & 1, where, &tc, f);
         if (!rc && (a->base_n ? base_due(a, base_spent_ms, base_allow_ms) : w == 0))
-            rc = timed_run(ws, &s->base, a, w & 1, OUT_BASE, &ms, f);
+            rc = timed_baseline(ws, a, w & 1, OUT_BASE, &ms, f);
         if (!rc && expert_ok)
             rc = timed_run(ws, expert, a, w & 1, OUT_EXPERT, &ms, f);
     }
@@ -305,7 +319,7 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         if (!rc)
             base_allow_ms = fmax(base_allow_ms, 2 * (cand_spent_ms += samples[n]));
         if (!rc && (!expert_ok || base_due(a, base_spent_ms, base_allow_ms)) &&
-            !(rc = timed_run(ws, &s->base, a, FRESH_SET, OUT_BASE, &ms, f))) {
+            !(rc = timed_baseline(ws, a, FRESH_SET, OUT_BASE, &ms, f))) {
             a->base_ms[a->base_n++ % BASE_POOL] = ms;
             base_spent_ms += ms;
             base_now++;
