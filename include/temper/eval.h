@@ -45,6 +45,9 @@ struct temper_compare {
  * where want is finite fails; where want is NaN or inf, out must be the same. */
 void temper_compare_values(enum temper_dtype t, const void *out, const double *want, int64_t n, double atol,
                            double rtol, struct temper_compare *r);
+/* The same, with want an array of dtype t too (as another kernel wrote it). */
+void temper_compare_arrays(enum temper_dtype t, const void *out, const void *want, int64_t n, double atol, double rtol,
+                           struct temper_compare *r);
 
 /* ---- the worker ---- */
 

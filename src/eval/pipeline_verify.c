@@ -115,33 +115,6 @@ int compare_with_reference(struct arena *a, void **got, const char *where, json_
     return tally_done(&t, check);
 }
 
-/* One element of the comparison, as temper_compare_values judges it. */
-static inline void compare_one(double got, double w, int64_t i, double atol, double rtol, struct temper_compare *r)
-{
-    int bad;
-    if (!isfinite(w)) {
-        bad = isnan(w) ? !isnan(got) : got != w;
-    } else if (!isfinite(got)) {
-        bad = 1;
-        r->nonfinite++;
-    } else {
-        double err = fabs(got - w);
-        if (err > r->max_abs_err)
-            r->max_abs_err = err;
-        if (w != 0 && err / fabs(w) > r->max_rel_err)
-            r->max_rel_err = err / fabs(w);
-        bad = !(err <= atol + rtol * fabs(w));
-    }
-    if (bad) {
-        if (r->first_bad < 0) {
-            r->first_bad = i;
-            r->first_got = got;
-            r->first_want = w;
-        }
-        r->mismatches++;
-    }
-}
-
 /* Compares two device arrays of n elements of type t on the host (integer types, and every type
  * on a CPU device, whose buffers are host memory), as temper_compare_values does. */
 static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct slot *got, struct slot *want,
@@ -153,19 +126,8 @@ static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct 
         err = temper_dev_read(&ws->dev, got->view, 0, g, got->bytes, msg, msg_size);
     if (!err)
         err = temper_dev_read(&ws->dev, want->view, 0, w, want->bytes, msg, msg_size);
-    if (!err) {
-        memset(r, 0, sizeof(*r));
-        r->count = n;
-        r->first_bad = -1;
-        if (t == TEMPER_DTYPE_F32) {
-            const float *gf = g, *wf = w;
-            for (int64_t e = 0; e < n; e++)
-                compare_one(gf[e], wf[e], e, atol, rtol, r);
-        } else {
-            for (int64_t e = 0; e < n; e++)
-                compare_one(temper_dtype_load(t, g, (size_t)e), temper_dtype_load(t, w, (size_t)e), e, atol, rtol, r);
-        }
-    }
+    if (!err)
+        temper_compare_arrays(t, g, w, n, atol, rtol, r);
     free(g);
     free(w);
     return err;
