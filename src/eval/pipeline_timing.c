@@ -192,7 +192,9 @@ static int verify_timed(struct worker_state *ws, struct arena *a, int variant, c
     return rc;
 }
 
-/* Timed input sets drawn by this worker so far: each draw's seed is new. */
+/* Timed input sets drawn by this worker so far, counted from a random start (a worker replaced
+ * after each candidate, or after a crash, must not draw what an earlier one drew): each draw's
+ * seed is new. */
 static uint64_t fresh_draws;
 
 /* A cluster of timed samples far faster than the median means launches that did less work than
@@ -307,6 +309,8 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
      * inputs to steer the answer is caught. */
     int n = 0, fresh = 0;
     double end = temper_now_s() + budget_s;
+    if (!fresh_draws)
+        fresh_draws = temper_secret_seed() | 1;
     int answer = expert_ok ? OUT_EXPERT : OUT_BASE;
     const char *who = expert_ok ? "the expert on this device" : "the baseline on this device";
     while (!rc && n < MAX_SAMPLES) {
