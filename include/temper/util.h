@@ -102,6 +102,10 @@ uint16_t temper_float_to_bf16(float f);
 
 /* ---- random numbers (xoshiro256**, seeded with splitmix64) ---- */
 
+/* splitmix64's step and finalizer: z + the golden-ratio constant, mixed; a bijection of 64-bit
+ * words whose outputs look independent (counter-based draws: temper_mix64(seed ^ i)). */
+uint64_t temper_mix64(uint64_t z);
+
 struct temper_rng {
     uint64_t s[4];    /* generator state */
     double spare;     /* the second normal of the last Box-Muller pair */

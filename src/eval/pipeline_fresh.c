@@ -6,15 +6,6 @@
 
 #include "pipeline_impl.h"
 
-/* splitmix64's finalizer: a bijection of 64-bit words whose outputs look independent. */
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* A CPU device's fresh inputs, made on the host: each element taken from one of the two checked
  * input sets by a bit of a counter-based hash of seed and its index. The two sets hold independent
  * draws from the input's distribution, so every element of the mix is such a draw too, independent
@@ -24,7 +15,7 @@ static uint64_t mix64(uint64_t z)
 static void mix_sets(const void *x0, const void *x1, void *out, int64_t n, size_t es, uint64_t seed)
 {
     for (int64_t base = 0; base < n; base += 64) {
-        uint64_t bits = mix64(seed ^ mix64((uint64_t)base));
+        uint64_t bits = temper_mix64(seed ^ temper_mix64((uint64_t)base));
         int64_t end = base + 64 < n ? base + 64 : n;
         for (int64_t e = base; e < end; e++, bits >>= 1) {
             const void *from = bits & 1 ? x1 : x0;
