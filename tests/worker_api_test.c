@@ -99,28 +99,39 @@ static void test_frames(void)
 /* ---- compile mode ---- */
 
 /* Runs temper-worker compile on the frame (or raw bytes) given; returns its exit status and
- * fills log with what it wrote. */
+ * fills log with the log of the frame it wrote (no binary may come with a failure). */
 static int run_compile(const char *bytes, size_t n, char *log, size_t log_size)
 {
-    char exe[4096], msg[512];
+    char exe[4096], msg[512], scratch[] = "/tmp/temper-compile-test-XXXXXX";
     if (temper_worker_path(exe, sizeof(exe), msg, sizeof(msg))) {
         snprintf(log, log_size, "%s", msg);
         return -1;
     }
-    int req_fd = memfd_create("test-request", 0), log_fd = memfd_create("test-log", 0);
+    if (!mkdtemp(scratch))
+        return -1;
+    int req_fd = memfd_create("test-request", 0), out_fd = memfd_create("test-output", 0);
     if (write(req_fd, bytes, n) != (ssize_t)n || lseek(req_fd, 0, SEEK_SET))
         return -1;
-    char *argv[] = {exe, "compile", NULL};
-    int fds[2] = {req_fd, log_fd};
+    char *argv[] = {exe, "compile", scratch, NULL};
+    int fds[2] = {req_fd, out_fd};
     pid_t pid;
-    if (worker_spawn_exe(exe, argv, fds, 2, &pid, msg, sizeof(msg)))
+    if (worker_spawn_exe(exe, argv, fds, 2, scratch, &pid, msg, sizeof(msg)))
         return -1;
     int status = 0;
     waitpid(pid, &status, 0);
-    ssize_t got = pread(log_fd, log, log_size - 1, 0);
-    log[got > 0 ? got : 0] = 0;
+    static char out[1 << 16];
+    ssize_t got = pread(out_fd, out, sizeof(out), 0);
+    json_t *frame = NULL;
+    log[0] = 0;
+    if (got > 0 && !worker_decode_request(out, (size_t)got, &frame)) {
+        snprintf(log, log_size, "%s", json_string_value(json_object_get(frame, "log")));
+        if (json_object_get(frame, "binary"))
+            snprintf(log, log_size, "a failed compile handed back a binary");
+    }
+    json_decref(frame);
     close(req_fd);
-    close(log_fd);
+    close(out_fd);
+    rmdir(scratch);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -68,9 +68,54 @@ json_t *worker_recv(int fd);
 
 /* Starts exe with argv; the child's descriptor i is fds[i] for i < nfds (at most 8), and
  * descriptors 0-2 not given are /dev/null (2 stays the parent's with TEMPER_WORKER_STDERR=1).
- * No signal disposition of the caller changes; SIGPIPE is default in the child. */
-int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, pid_t *pid, char *msg,
-                     size_t msg_size);
+ * No signal disposition of the caller changes; SIGPIPE is default in the child. The child starts
+ * in scratch (its working folder) with worker_child_env(scratch) as its environment. */
+int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, const char *scratch, pid_t *pid,
+                     char *msg, size_t msg_size);
+
+/* A compile process (`temper-worker compile SCRATCH`): it reads its request (worker_encode'd)
+ * from descriptor 0 and writes one frame to descriptor 1: {"log", "binary" (bytes), "compiler",
+ * "target", "specs"}; exit 0 built, 1 did not build, 2 could not try. It runs no candidate. */
+struct compile_proc {
+    pid_t pid;                /* the process, 0 once reaped */
+    int out_fd;               /* the memfd it writes its output frame into */
+    char scratch[4096];       /* its scratch folder (its HOME, TMPDIR and PoCL cache) */
+    double start_s;           /* when it started */
+};
+/* Starts one for req (cache_service.c). */
+int compile_proc_start(json_t *req, struct compile_proc *p, char *msg, size_t msg_size);
+/* Reaps it (waiting if it still runs), removes its scratch folder and returns its output frame
+ * decoded (NULL if none); *status gets its wait status. Caller decrefs. */
+json_t *compile_proc_end(struct compile_proc *p, int *status);
+
+/* Called in the worker after each request is handled (worker_cache.c reports what it built);
+ * NULL: nothing. */
+extern void (*worker_job_done_hook)(void);
+
+/* The environment a worker or compile process starts with (worker_env.c): the caller's variables
+ * that temper_sandbox_env_allowed lets through, with HOME, TMPDIR, POCL_CACHE_DIR and
+ * CUDA_CACHE_PATH in scratch (NULL: none of those). Free with worker_child_env_free. */
+char **worker_child_env(const char *scratch);
+void worker_child_env_free(char **env);
+
+/* The calling program's side of a worker's cache service (cache_service.c): a thread per worker
+ * process that answers its requests on fd (kernel binaries from the build cache and task
+ * references, seals checked; references only of tasks under read_dirs) and builds, in compile
+ * processes that run no candidate, what the worker reports it had to build. */
+struct cache_service;
+struct cache_service_group;
+struct temper_limits;
+/* The services of one temper_worker, so that stopping it waits for theirs alone. */
+struct cache_service_group *cache_service_group_new(void);
+int cache_service_start(struct cache_service_group *group, int fd, const char *device_spec, char *const *read_dirs,
+                        int nread, const struct temper_limits *limits, struct cache_service **out, char *msg,
+                        size_t msg_size);
+/* Ends the worker's side (shuts fd down); the thread finishes the builds it has queued and then
+ * frees itself. */
+void cache_service_stop(struct cache_service *s);
+/* Waits until every service thread of g has finished its builds (at most timeout_s), then lets go
+ * of g (the caller's hold). */
+void cache_service_group_drain(struct cache_service_group *g, double timeout_s);
 
 /* The sandbox a worker runs in, as JSON: {"no_new_privs", "rlimits", "seccomp",
  * "network_blocked", "exec_blocked", "landlock", "landlock_abi", "reason"}. Caller decrefs. */

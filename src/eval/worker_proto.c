@@ -283,10 +283,25 @@ json_t *worker_sandbox_json(const struct worker_shared *s)
     if (!s)
         return json_null();
     const struct temper_sandbox_status *st = &s->sandbox;
-    return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:i, s:s}", "no_new_privs", st->no_new_privs, "rlimits",
-                     st->rlimits, "seccomp", st->seccomp, "network_blocked", st->network_blocked, "exec_blocked",
-                     st->exec_blocked, "landlock", st->landlock != 0, "landlock_abi", st->landlock, "reason",
-                     st->reason);
+    json_t *j = json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:i, s:s}", "no_new_privs", st->no_new_privs, "rlimits",
+                          st->rlimits, "seccomp", st->seccomp, "network_blocked", st->network_blocked, "exec_blocked",
+                          st->exec_blocked, "landlock", st->landlock != 0, "landlock_abi", st->landlock, "reason",
+                          st->reason);
+    /* What a candidate's code cannot reach (docs/serve.md, "What a worker can reach"). */
+    json_object_set_new(j, "sockets_blocked", json_boolean(st->sockets_blocked));
+    json_object_set_new(j, "signals_blocked", json_boolean(st->signals_blocked));
+    json_object_set_new(j, "user_namespace", json_boolean(st->user_ns));
+    json_object_set_new(j, "pid_namespace", json_boolean(st->pid_ns));
+    json_object_set_new(j, "mount_namespace", json_boolean(st->mount_ns));
+    json_object_set_new(j, "proc_private", json_boolean(st->proc_private));
+    json_object_set_new(j, "env_clean", json_boolean(st->env_clean));
+    json_object_set_new(j, "cwd_scratch", json_boolean(st->cwd_scratch));
+    /* Derived: the worker writes only its scratch folder (Landlock, or a read-only mount
+     * namespace), and nothing it starts outlives it (its PID namespace, or its process group,
+     * which the filter keeps everything in and the parent kills). */
+    json_object_set_new(j, "writes_only_scratch", json_boolean(st->landlock || st->mount_ns));
+    json_object_set_new(j, "nothing_outlives", json_boolean(st->pid_ns || st->signals_blocked));
+    return j;
 }
 
 int worker_send(int fd, json_t *msg)
@@ -346,6 +361,8 @@ json_t *worker_recv(int fd)
     return req;
 }
 
+void (*worker_job_done_hook)(void);
+
 void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *shared)
 {
     struct worker_state *ws = worker_state_new(device_spec, shared);
@@ -360,6 +377,10 @@ void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *sh
         int describes = op && (!strcmp(op, "info") || !strcmp(op, "devices"));
         json_t *reply = worker_handle(ws, req, &fatal);
         json_decref(req);
+        /* What it built goes to the calling program before the reply, so that the reply's
+         * reader finds the report already sent (cache_service.c). */
+        if (worker_job_done_hook)
+            worker_job_done_hook();
         /* What confines this process is part of the device's description. */
         if (describes && json_is_object(reply) && !json_object_get(reply, "error"))
             json_object_set_new(reply, "sandbox", worker_sandbox_json(ws->shared));
