@@ -218,10 +218,12 @@ int temper_build_cache_has(uint64_t key);
 /* Stores a binary atomically (temporary name, then rename), sealed, so concurrent processes share
  * it. In a worker it stores nothing: a process that runs candidates writes no cache. */
 int temper_build_cache_put(uint64_t key, const void *data, size_t size);
-/* Says that key is about to be built or loaded from source with options (a worker tells the
- * calling program what it built, so that a process that runs no candidate builds it for the
- * cache); does nothing outside a worker. */
-void temper_build_cache_note(uint64_t key, const char *source, size_t len, const char *options);
+/* Says that key is about to be built or loaded from source with options, for the device of
+ * backend ("cuda", "opencl"), name, arch and compiler version that the key was computed for (a
+ * worker tells the calling program what it built, so that a process that runs no candidate builds
+ * it for the cache); does nothing outside a worker. */
+void temper_build_cache_note(uint64_t key, const char *source, size_t len, const char *options, const char *backend,
+                             const char *name, const char *arch, const char *compiler);
 /* The sealed metadata stored beside an OpenCL entry: which specialised work-group functions its
  * binary holds ("256-1-1-goffs0-smallgrid", as PoCL names them), comma-separated, into out ("" if
  * none or no metadata). */
@@ -235,7 +237,8 @@ int temper_build_cache_put_specs(uint64_t key, const void *data, size_t size, co
  * records what the worker builds. */
 struct temper_build_cache_remote {
     int (*fetch)(void *user, uint64_t key, void **data, size_t *size, char *specs, size_t specs_size);
-    void (*note)(void *user, uint64_t key, const char *source, size_t len, const char *options);
+    void (*note)(void *user, uint64_t key, const char *source, size_t len, const char *options, const char *backend,
+                 const char *name, const char *arch, const char *compiler);
     void *user; /* passed to both */
 };
 /* Routes this process's build cache through remote (a worker's); NULL restores the files. */

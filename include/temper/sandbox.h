@@ -83,7 +83,9 @@ int temper_sandbox_env_allowed(const char *entry);
 int temper_landlock_abi(void);
 
 /* Applies the sandbox to the calling process, for good (there is no undoing it); st says what
- * holds. Returns 0 when no_new_privs, the resource limits and seccomp hold (Landlock is applied
+ * holds. What st already says of namespaces, /proc, the environment and the working folder (from
+ * temper_sandbox_namespaces and the caller's checks; zero it where there were none) is kept, and
+ * decides how much of /proc Landlock lets it read. Returns 0 when no_new_privs, the resource limits and seccomp hold (Landlock is applied
  * where offered, and its absence is said in st->reason), else a TEMPER_E* code with st->reason
  * saying why. Call it from a process of its own, before any untrusted input is read. */
 int temper_sandbox_apply(const struct temper_sandbox_config *cfg, struct temper_sandbox_status *st);

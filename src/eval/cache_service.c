@@ -20,12 +20,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "temper/device.h"
 #include "temper/kernel.h"
 #include "temper/task.h"
 #include "worker_impl.h"
 
 #define SERVICE_FRAME_MAX (64u << 20) /* a worker's request: a report of sources, at most this */
 #define BUILDS_MAX 16                 /* builds queued per worker; more are dropped */
+#define BUILDS_LIFETIME 256           /* builds one worker process may ask for in all: a worker that
+                                       * a candidate took over cannot keep the machine compiling */
 #define COMPILE_OUTPUT_MAX (300u << 20)
 #define SPECS_MAX 24                  /* specialisations one binary is built with */
 
@@ -36,6 +39,8 @@ struct build {
     size_t len;        /* its bytes */
     char *options;     /* compiler options (owned) */
     char *specs;       /* specialisations wanted, comma-separated (owned) */
+    char device[4][256]; /* the worker's backend, device name, arch and compiler version: an offline
+                          * compiler (NVRTC) builds for these, a device's own compiler for itself */
     int missed;        /* 1: the worker found no binary at all */
 };
 
@@ -51,6 +56,7 @@ struct cache_service {
     struct temper_limits limits;      /* compile time and memory */
     struct build queue[BUILDS_MAX];   /* builds not yet done */
     int nqueue;                       /* how many */
+    int asked;                        /* builds accepted so far, at most BUILDS_LIFETIME */
 };
 
 /* The service threads of one temper_worker (one per worker process it started), so that stopping
@@ -212,8 +218,13 @@ static void run_build(struct cache_service *s, struct build *b)
         }
         p += len + (end != NULL);
     }
-    json_t *req = json_pack("{s:s, s:s, s:s, s:I}", "backend", "device", "device", s->device_spec, "options",
-                            b->options, "mem_limit_bytes", (json_int_t)s->limits.mem_limit_bytes);
+    /* An offline compiler (NVRTC) builds for the device the worker named (a wrong name only builds
+     * a binary for that device, under its own key); any other backend's device builds for itself. */
+    const struct temper_device_ops *ops = temper_device_backend(b->device[0]);
+    int offline = ops && ops->compile;
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "backend", offline ? ops->name : "device", "device",
+                            s->device_spec, "name", b->device[1], "arch", b->device[2], "compiler", b->device[3],
+                            "options", b->options, "mem_limit_bytes", (json_int_t)s->limits.mem_limit_bytes);
     json_object_set_new(req, "specs", json_string(specs));
     json_object_set_new(req, "source", json_stringn_nocheck(b->source, b->len));
     struct compile_proc p;
@@ -323,8 +334,10 @@ static json_t *answer(struct cache_service *s, json_t *req)
             const char *hex = json_string_value(json_object_get(m, "key"));
             const char *options = json_string_value(json_object_get(m, "options"));
             const char *specs = json_string_value(json_object_get(m, "specs"));
-            if (s->nqueue == BUILDS_MAX || !json_is_string(src) || !hex || !options || !specs)
+            if (s->nqueue == BUILDS_MAX || s->asked >= BUILDS_LIFETIME || !json_is_string(src) || !hex || !options ||
+                !specs)
                 continue;
+            s->asked++;
             struct build *b = &s->queue[s->nqueue];
             b->claimed = strtoull(hex, NULL, 16);
             b->len = json_string_length(src);
@@ -332,6 +345,11 @@ static json_t *answer(struct cache_service *s, json_t *req)
             b->options = strdup(options);
             b->specs = strdup(specs);
             b->missed = json_is_true(json_object_get(m, "missed"));
+            static const char *const device_keys[4] = {"backend", "name", "arch", "compiler"};
+            for (int k = 0; k < 4; k++) {
+                const char *v = json_string_value(json_object_get(m, device_keys[k]));
+                snprintf(b->device[k], sizeof(b->device[k]), "%s", v ? v : "");
+            }
             if (!b->source || !b->options || !b->specs) {
                 build_free(b);
                 continue;

@@ -25,6 +25,7 @@ struct note {
     char *source;              /* its source (owned) */
     size_t len;                /* bytes of source */
     char *options;             /* its options (owned) */
+    char device[4][256];       /* the backend, name, arch and compiler version it is built for */
     int missed;                /* 1: the calling program had no binary for it */
     char loaded[SPECS_TEXT];   /* specialisations the binary it got holds, comma-separated */
     char dirs[4][4800];        /* PoCL program folders that appeared while it was built */
@@ -105,7 +106,8 @@ static void claim_new_dirs(struct note *n)
         closedir(top);
 }
 
-static void note_build(void *user, uint64_t key, const char *source, size_t len, const char *options)
+static void note_build(void *user, uint64_t key, const char *source, size_t len, const char *options,
+                       const char *backend, const char *name, const char *arch, const char *compiler)
 {
     (void)user;
     claim_new_dirs(nnotes ? &notes[nnotes - 1] : NULL);
@@ -124,6 +126,9 @@ static void note_build(void *user, uint64_t key, const char *source, size_t len,
     memcpy(n->source, source, len);
     n->source[len] = 0;
     n->len = len;
+    const char *device[4] = {backend, name, arch, compiler};
+    for (int i = 0; i < 4; i++)
+        snprintf(n->device[i], sizeof(n->device[i]), "%s", device[i] ? device[i] : "");
     nnotes++;
 }
 
@@ -194,8 +199,9 @@ static void job_done(void)
         int fresh = specs_of(n, specs, sizeof(specs));
         if (n->missed || fresh) {
             temper_hash_hex(n->key, hex);
-            json_t *m = json_pack("{s:s, s:s, s:s, s:b}", "key", hex, "options", n->options, "specs", specs,
-                                  "missed", n->missed);
+            json_t *m = json_pack("{s:s, s:s, s:s, s:b, s:s, s:s, s:s, s:s}", "key", hex, "options", n->options,
+                                  "specs", specs, "missed", n->missed, "backend", n->device[0], "name", n->device[1],
+                                  "arch", n->device[2], "compiler", n->device[3]);
             json_object_set_new(m, "source", json_stringn_nocheck(n->source, n->len));
             json_array_append_new(mods, m);
         }

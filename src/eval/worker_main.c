@@ -334,6 +334,7 @@ static int compile(int argc, char **argv)
         return 2;
     const char *scratch = argv[2];
     struct temper_sandbox_status sst;
+    memset(&sst, 0, sizeof(sst)); /* no namespaces here: nothing found before the sandbox */
     char toolkit[4096];
     toolkit_dir(toolkit, sizeof(toolkit));
     const char *reads[32] = {toolkit};

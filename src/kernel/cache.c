@@ -100,8 +100,9 @@ int temper_build_cache_put(uint64_t key, const void *data, size_t size)
     return temper_build_cache_put_specs(key, data, size, NULL);
 }
 
-void temper_build_cache_note(uint64_t key, const char *source, size_t len, const char *options)
+void temper_build_cache_note(uint64_t key, const char *source, size_t len, const char *options, const char *backend,
+                             const char *name, const char *arch, const char *compiler)
 {
     if (have_remote && remote.note)
-        remote.note(remote.user, key, source, len, options);
+        remote.note(remote.user, key, source, len, options, backend, name, arch, compiler);
 }
