@@ -59,6 +59,8 @@ struct temper_sandbox_ns_config {
                                     * store, the caller's PoCL cache); one holding a write or read
                                     * folder is left visible */
     const char *const *keep_dirs;  /* folders that must stay visible (the toolkit, the tasks) */
+    int shared_shm;                /* 1: /dev/shm stays the system's (a profiler's library in the
+                                    * process may talk to its tool through it); 0: a private one */
 };
 
 /* Starts the calling process over in namespaces of its own, where the kernel allows (as root and

@@ -147,8 +147,9 @@ static int add_readable_each(void *w, const char *folder)
     return 0;
 }
 
-/* Removes scratch folders of workers whose parent died without cleaning up (killed): named
- * temper-worker-PID-*, owned by this user, PID no longer running. */
+/* Removes scratch folders of workers and compile processes whose parent died without cleaning up
+ * (killed): named temper-worker-PID-* or temper-compile-PID-*, owned by this user, PID no longer
+ * running. */
 static void remove_stale_scratch(const char *tmp)
 {
     DIR *d = opendir(tmp);
@@ -156,10 +157,12 @@ static void remove_stale_scratch(const char *tmp)
         return;
     for (struct dirent *e; (e = readdir(d));) {
         char *end;
-        if (strncmp(e->d_name, "temper-worker-", 14))
+        /* A worker's, or a compile process's (cache_service.c). */
+        size_t skip = !strncmp(e->d_name, "temper-worker-", 14) ? 14 : !strncmp(e->d_name, "temper-compile-", 15) ? 15 : 0;
+        if (!skip)
             continue;
-        long pid = strtol(e->d_name + 14, &end, 10);
-        if (end == e->d_name + 14 || *end != '-' || pid <= 0 || pid == (long)getpid())
+        long pid = strtol(e->d_name + skip, &end, 10);
+        if (end == e->d_name + skip || *end != '-' || pid <= 0 || pid == (long)getpid())
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
             continue;

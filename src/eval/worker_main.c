@@ -162,7 +162,10 @@ static struct worker_shared *confine(int argc, char **argv)
     hides[nh] = NULL;
     runtime_dirs(reads, &nr, DIRS_MAX, store, sizeof(store));
     const char *writes[] = {scratch, once_dir[0] ? once_dir : NULL, NULL};
-    struct temper_sandbox_ns_config ns = {writes, hides, reads};
+    /* Profilers (Nsight Compute, compute-sanitizer) whose injected library talks to its tool. */
+    const char *net = getenv("TEMPER_SANDBOX_NETWORK");
+    int profiled = net && !strcmp(net, "1");
+    struct temper_sandbox_ns_config ns = {writes, hides, reads, profiled};
     /* Single-threaded still: the namespaces first (this returns in the worker, two processes
      * below the one the parent started). */
     struct temper_sandbox_status status;
@@ -180,9 +183,8 @@ static struct worker_shared *confine(int argc, char **argv)
      * program. It writes only its scratch folder. */
     struct temper_sandbox_config cfg = {reads, writes, 1, "for the system's programs: PoCL runs the linker",
                                         FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
-    /* Profilers (Nsight Compute) whose injected library talks to its front end over TCP. */
-    const char *net = getenv("TEMPER_SANDBOX_NETWORK");
-    cfg.allow_network = net && !strcmp(net, "1");
+    /* Profilers' injected libraries talk to their front end over TCP. */
+    cfg.allow_network = profiled;
     shared->sandbox = status;
     temper_sandbox_apply(&cfg, &shared->sandbox);
     return shared;

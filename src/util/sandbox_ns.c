@@ -123,7 +123,9 @@ static int under(const char *path, const char *dir)
  * folders, and the whole system read-only but for the write folders. */
 static void set_up_mounts(const struct temper_sandbox_ns_config *cfg, struct temper_sandbox_status *st)
 {
-    if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
+    if (cfg->shared_shm)
+        ns_reason(st, "/dev/shm stays shared (for a profiler)");
+    else if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"))
         ns_reason(st, "/dev/shm stays shared (%s)", strerror(errno));
     for (int i = 0; cfg->hide_dirs && cfg->hide_dirs[i]; i++) {
         const char *h = cfg->hide_dirs[i];
