@@ -12,10 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* SHA-256 of n bytes into out. */
-void temper_sha256(const void *data, size_t n, unsigned char out[32]);
-/* HMAC-SHA-256 (RFC 2104) of the concatenation of parts[0..nparts) under key. */
-void temper_hmac_sha256(const unsigned char *key, size_t key_len, const void *const *parts, const size_t *sizes,
+/* HMAC-SHA-256 (RFC 2104, computed by OpenSSL's libcrypto) of the concatenation of
+ * parts[0..nparts) under key: 0, or -1 (out zeroed) when libcrypto cannot compute it. */
+int temper_hmac_sha256(const unsigned char *key, size_t key_len, const void *const *parts, const size_t *sizes,
                         int nparts, unsigned char out[32]);
 /* The 64 lowercase hex digits of a digest plus NUL. */
 void temper_sha256_hex(const unsigned char digest[32], char out[65]);

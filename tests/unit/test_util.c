@@ -574,27 +574,17 @@ static void test_code_hash(void **state)
     assert_true(temper_code_hash(b, na) != h);
 }
 
-/* SHA-256 and HMAC-SHA-256 against published vectors (FIPS 180-4 examples, RFC 4231 cases 2
- * and 6), and sealed files: a seal binds the bytes, the kind and the name, and only this user's
- * key makes one. */
+/* HMAC-SHA-256 against published vectors (RFC 4231 cases 2 and 6: parts joined, a key longer
+ * than a block), and sealed files: a seal binds the bytes, the kind and the name, and only this
+ * user's key makes one. */
 static void test_seal(void **state)
 {
     (void)state;
     unsigned char d[32];
     char hex[65];
-    temper_sha256("abc", 3, d);
-    temper_sha256_hex(d, hex);
-    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-    temper_sha256(two, strlen(two), d);
-    temper_sha256_hex(d, hex);
-    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    temper_sha256("", 0, d);
-    temper_sha256_hex(d, hex);
-    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     const void *parts[] = {"what do ya want ", "for nothing?"};
     size_t sizes[] = {16, 12};
-    temper_hmac_sha256((const unsigned char *)"Jefe", 4, parts, sizes, 2, d);
+    assert_int_equal(temper_hmac_sha256((const unsigned char *)"Jefe", 4, parts, sizes, 2, d), 0);
     temper_sha256_hex(d, hex);
     assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     unsigned char long_key[131];
@@ -602,7 +592,7 @@ static void test_seal(void **state)
     const char *big = "Test Using Larger Than Block-Size Key - Hash Key First";
     const void *one[] = {big};
     size_t one_size[] = {strlen(big)};
-    temper_hmac_sha256(long_key, sizeof(long_key), one, one_size, 1, d);
+    assert_int_equal(temper_hmac_sha256(long_key, sizeof(long_key), one, one_size, 1, d), 0);
     temper_sha256_hex(d, hex);
     assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
 
