@@ -81,7 +81,8 @@ if has tests; then
     timeout 60 .gpu/cuda_smoke >"$out/cuda_smoke.log" 2>&1; note "cuda_smoke exit $?"
     timeout 60 .gpu/cublas_smoke >"$out/cublas_smoke.log" 2>&1
     note "cublas_smoke exit $?: $(grep -iE 'tflop|GB/s' "$out/cublas_smoke.log" | sed 's/^ *//' | tr '\n' ';')"
-    timeout 600 .gpu/cases_test cuda tests/cases/cuda tasks >"$out/cases_cuda.log" 2>&1
+    # CASES_DIR: a folder of CUDA verdict cases to run instead of all of tests/cases/cuda
+    timeout 600 .gpu/cases_test cuda "${CASES_DIR:-tests/cases/cuda}" tasks >"$out/cases_cuda.log" 2>&1
     note "cases_cuda exit $?: $(tail -1 "$out/cases_cuda.log")"
     grep -E "^FAIL" "$out/cases_cuda.log" | cut -c1-300 | tee -a "$summary"
     if [ "${TESTS_BASELINES:-1}" = 1 ]; then # TESTS_BASELINES=0: the verdict cases alone
@@ -157,23 +158,31 @@ if has throughput; then
     # call affects both alike; each round writes fresh sources, so no round hits the build cache.
     binaries=$T
     [ ! -x .gpu/base/temper ] || binaries="$T .gpu/base/temper .gpu/base/temper $T"
-    note "== throughput: 200 distinct candidates per round; rounds: $binaries"
+    tn=${THROUGHPUT_N:-200} # THROUGHPUT_N: candidates per round (a short call's fewer)
+    note "== throughput: $tn distinct candidates per round; rounds: $binaries"
     round=0
     for b in $binaries; do
         round=$((round + 1))
         rm -rf "$work/cands" && mkdir -p "$work/cands"
-        for i in $(seq 1 200); do
+        for i in $(seq 1 "$tn"); do
             { echo "// round $round, variant $i: the same kernel, a different source, so no build cache hit"
                 cat tasks/L1/softmax/block.cu; } >"$work/cands/softmax_$i.cu"
         done
+        # Each binary its own store: one of another schema version refuses the other's, even with
+        # --no-store (the ceilings live there).
+        home=$work/home-$(echo "$b" | tr -c 'a-z0-9\n' '_')
+        mkdir -p "$home"
+        # calibrated before its first round, outside the timed rounds
+        [ -f "$home/calibrated" ] || { TEMPER_HOME=$home timeout 60 "$b" calibrate >/dev/null 2>&1; touch "$home/calibrated"; }
         start=$(date +%s.%N)
         # THROUGHPUT_BUDGET: the timing budget per bench shape (session 6 measured with 0.5 s; eval's
         # default is 2 s, whose longer warm-up adds 45 ms per softmax candidate: 356 against 446 / min)
-        timeout 200 "$b" eval "$work"/cands/*.cu --json --no-store --time-budget "${THROUGHPUT_BUDGET:-2}" \
+        TEMPER_HOME=$home timeout 200 "$b" eval "$work"/cands/*.cu --json --no-store --time-budget "${THROUGHPUT_BUDGET:-2}" \
             >"$out/full_$round.jsonl" 2>"$out/full_$round.err"
         full_s=$(python3 -c "import time; print(time.time() - $start)")
         start=$(date +%s.%N)
-        timeout 100 "$b" eval "$work"/cands/*.cu --json --no-store --no-timing >"$out/check_$round.jsonl" \
+        TEMPER_HOME=$home timeout 100 "$b" eval "$work"/cands/*.cu --json --no-store --no-timing \
+            >"$out/check_$round.jsonl" \
             2>"$out/check_$round.err"
         check_s=$(python3 -c "import time; print(time.time() - $start)")
         note "-- round $round: $b"

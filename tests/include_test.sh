@@ -2,7 +2,9 @@
 # include_test.sh: a candidate cannot read the host's files. A file holding a unique token is
 # included by candidates in ways the include rule and the compiler-option allow-list refuse
 # (inside an array initialiser, through a digraph, a comment and a line splice, with a macro
-# operand, through -I or -include in @temper flags, as a CUDA source); each must be judged invalid
+# operand, through -I or -include in @temper flags, as a CUDA source), or probed for existence
+# (__has_include built by token pasting, _Pragma("GCC dependency ..."), a pragma carried over a
+# line by a comment); each must be judged invalid
 # by `temper eval --json` on the OpenCL device (PoCL), with a message naming the line, and the
 # token must appear nowhere: not on stdout, not on stderr, not in the store or the build cache.
 # Skipped (77) when there is no OpenCL device.
@@ -81,11 +83,32 @@ printf '%s\n' "$head_cl" '__device__ const float table[] = {' "#include \"$secre
     'extern "C" __global__ void add(float *c, const float *a, const float *b, int N) { }' >"$work/cuda.cu"
 refused "a CUDA candidate's include (refused before any device is needed)" 4 "$work/cuda.cu"
 
+# Ways to test whether a host file exists without including it, each of which PoCL's compiler
+# answers (an error, a warning naming the file, or another branch taken): __has_include built by
+# token pasting, a pragma GCC dependency through _Pragma (with a literal operand, and built by a
+# stringizing macro), and one whose name a block comment carries onto the next line.
+table_cl='__constant float table[] = { 0.0f };'
+printf '%s\n' "$head_cl" '#define PROBE(x) __has_##x' "#if PROBE(include)(\"$secret_dir/secret.h\")" \
+    '#error the file exists' '#endif' "$table_cl" "$body_cl" >"$work/has_include_pasted.cl"
+refused "__has_include built by token pasting" 3 "$work/has_include_pasted.cl"
+
+printf '%s\n' "$head_cl" "_Pragma(\"GCC dependency \\\"$secret_dir/secret.h\\\"\")" "$table_cl" "$body_cl" \
+    >"$work/pragma_operator.cl"
+refused "_Pragma(\"GCC dependency ...\")" 3 "$work/pragma_operator.cl"
+
+printf '%s\n' "$head_cl" '#define PRAGMA(x) _Pragma(#x)' "PRAGMA(GCC dependency \"$secret_dir/secret.h\")" \
+    "$table_cl" "$body_cl" >"$work/pragma_macro.cl"
+refused "_Pragma with a stringized operand" 3 "$work/pragma_macro.cl"
+
+printf '%s\n' "$head_cl" '#pragma GCC /* the pragma goes on' "   after this comment */ dependency \"$secret_dir/secret.h\"" \
+    "$table_cl" "$body_cl" >"$work/pragma_comment.cl"
+refused "#pragma GCC dependency carried over a line by a comment" 3 "$work/pragma_comment.cl"
+
 # The store holds the invalid evaluations (their sources name the file, never hold its contents).
 if command -v sqlite3 >/dev/null; then
     n=$(sqlite3 "$TEMPER_HOME/temper.db" "select count(*) from evaluations")
-    if [ "$n" -ge 6 ]; then echo "ok   the store holds the $n evaluations"; else
-        echo "FAIL the store holds $n evaluations, expected 6"; failures=$((failures + 1)); fi
+    if [ "$n" -ge 10 ]; then echo "ok   the store holds the $n evaluations"; else
+        echo "FAIL the store holds $n evaluations, expected 10"; failures=$((failures + 1)); fi
 fi
 
 if [ "$failures" -ne 0 ]; then

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # task_cli_test.sh: a broken task, as the command line meets it. Tasks in a temporary folder: a
 # name that is not its folder's, a name with '../', an i32 size past 2^31 - 1, a reference that
-# does not compile, one that leaves an element unwritten, and one that crashes at the shape N=7.
-# Each `temper eval` of a candidate for them exits 2 with a message naming the task (and the
-# field, or the shape and the signal), and the store records nothing for the candidate.
+# does not compile, one that leaves an element unwritten, one that crashes at the shape N=7, and
+# baselines that are wrong, crash or hang. Each `temper eval` of a candidate for them exits 2 with
+# a message naming the task (and the field, or the shape and the signal, or the baseline and what
+# it did), and the store records nothing for the candidate.
 # usage: task_cli_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
 temper=$1
@@ -23,11 +24,14 @@ make_task() {
     sed "s/@temper task vector_add/@temper task $1/" "$src/tasks/L1/vector_add/naive.cl" >"$work/$1.cl"
 }
 
-# expect_task_error FOLDER DESCRIPTION TEXT...: eval exits 2 and stderr holds every TEXT.
+# expect_task_error FOLDER DESCRIPTION TEXT...: eval exits 2 and stderr holds every TEXT. Options
+# in $eval_options go to `temper eval` too.
+eval_options=
 expect_task_error() {
     local folder=$1 what=$2
     shift 2
-    "$temper" eval "$work/$folder.cl" --tasks "$work/tasks" --no-timing >"$work/out" 2>"$work/err"
+    # shellcheck disable=SC2086
+    "$temper" eval "$work/$folder.cl" --tasks "$work/tasks" --no-timing $eval_options >"$work/out" 2>"$work/err"
     local got=$?
     if [ "$got" -ne 2 ]; then
         echo "FAIL $what: exit $got, expected 2"
@@ -138,6 +142,33 @@ void reference(double **out, const double **in, const long long *s)
 C
 expect_task_error holey "a reference that leaves an element unwritten" "task error" "task holey" "c[3]" \
     "shape N=7" "every output element must be a finite number"
+
+# The baseline judges every candidate at the bench shapes, so it is checked against the reference
+# at the check shapes first: one that is wrong there (c = a - b) or hangs at N=7, or that crashes
+# at the bench shape (a store 4 TiB past c, which kills PoCL's worker, past the largest check
+# shape) is the task's error, naming the task, the baseline's file and what it did; the suite's
+# correct vector_add is not judged against it, nor stored.
+# make_baseline FOLDER SED-SCRIPT: a task FOLDER whose naive.cl is the suite's, edited by SED-SCRIPT.
+make_baseline() {
+    make_task "$1" "$1"
+    sed -i "$2" "$work/tasks/L1/$1/naive.cl"
+}
+make_baseline wrong_baseline 's/c\[i\] = a\[i\] + b\[i\]/c[i] = a[i] - b[i]/'
+expect_task_error wrong_baseline "a baseline that computes a - b" "task error" "wrong_baseline/naive.cl" \
+    "of task wrong_baseline is wrong" "wrong output at shape N=1" "the C reference"
+make_baseline crashing_baseline \
+    's/^    int i = get_global_id(0);$/&\n    if (N > 2000000 \&\& i == 0) c[(size_t)1 << 40] = 0.0f;/'
+expect_task_error crashing_baseline "a baseline that crashes at the bench shape" "task error" "the baseline crashed" \
+    "$crash_words" "crashing_baseline/naive.cl of task crashing_baseline" "at bench shape N="
+# It runs at N=1 first (PoCL compiles then, with 30 s of grace), so at N=7 the 2 s limit holds.
+make_baseline hanging_baseline \
+    's/^    int i = get_global_id(0);$/&\n    volatile int spins = 0;\n    while (N == 7 \&\& a[0] == a[0]) spins++;/'
+eval_options="--launch-timeout 2"
+t0=$(date +%s)
+expect_task_error hanging_baseline "a baseline that hangs" "task error" "a launch of the baseline hung" \
+    "2 s limit" "hanging_baseline/naive.cl of task hanging_baseline" "shape N=7"
+echo "     (the hanging baseline's evaluation took $(($(date +%s) - t0)) s)"
+eval_options=
 
 # A task shadowed by one of the same name earlier in the search path is listed once.
 mkdir -p "$work/shadow/L1"

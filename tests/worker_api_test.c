@@ -3,11 +3,15 @@
  * cleans replies; the non-blocking interface (send, a descriptor to poll, a deadline, service)
  * gets a reply; temper_worker_cancel, from another thread, ends a hung job with a "cancelled"
  * reply long before any limit and the next job gets a fresh worker; nothing changes the
- * process's SIGPIPE disposition.
+ * process's SIGPIPE disposition. A hung kernel that keeps zeroing the page the worker shares with
+ * its parent (where the watchdog's clock once was: issue 28) is still judged `timeout` at the launch
+ * limit, not at the job's; and a worker in which a candidate's kernel ran (PoCL runs kernels in the
+ * worker) is replaced after it.
  * usage: worker_api_test BACKEND TASKS_DIR HANG_CANDIDATE GOOD_CANDIDATE (exit 77: no device) */
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -171,6 +175,88 @@ static void *cancel_later(void *arg)
     return NULL;
 }
 
+/* ---- the watchdog's clock against a kernel that writes the shared page ---- */
+
+/* The address of the page the worker shares with its parent in process pid (the memfd
+ * "temper-worker-page"), from /proc/PID/maps; 0 when it cannot be read. */
+static unsigned long long page_address(long pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long at = 0;
+    while (f && !at && fgets(line, sizeof(line), f))
+        if (strstr(line, "temper-worker-page"))
+            at = strtoull(line, NULL, 16);
+    if (f)
+        fclose(f);
+    return at;
+}
+
+/* The pid of this process's child temper-worker, 0 if none. */
+static long worker_child(void)
+{
+    char path[96], list[4096] = "";
+    snprintf(path, sizeof(path), "/proc/%ld/task/%ld/children", (long)getpid(), (long)getpid());
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(list, sizeof(list), f))
+            list[0] = 0;
+        fclose(f);
+    }
+    for (char *p = list, *end; *p; p = end) {
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        char comm[64] = "";
+        snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+        FILE *c = fopen(path, "r");
+        if (c) {
+            if (!fgets(comm, sizeof(comm), c))
+                comm[0] = 0;
+            fclose(c);
+        }
+        if (!strncmp(comm, "temper-worker", 13))
+            return pid;
+    }
+    return 0;
+}
+
+/* Zeroes the shared page from this side (the same memory the worker maps) until told to stop:
+ * what a kernel writing it does, for when the worker's map cannot be read. */
+struct zeroer {
+    volatile unsigned char *page; /* this process's map of the page */
+    volatile int stop;            /* set to end */
+};
+
+static void *zero_page(void *arg)
+{
+    struct zeroer *z = arg;
+    while (!z->stop) {
+        for (int i = 0; i < 64; i++)
+            z->page[i] = 0;
+        usleep(1000);
+    }
+    return NULL;
+}
+
+/* An OpenCL kernel that hangs while zeroing the first 64 bytes of the page at address (in the
+ * worker), where busy_since_ns, the grace and the phase lay before issue 28. */
+static const char page_zeroer[] =
+    "// @temper task vector_add\n"
+    "// @temper launch add grid(ceil_div(N, 256)) block(256) args(c, a, b, N)\n"
+    "#define PAGE 0x%llxUL\n"
+    "__kernel void add(__global float *c, __global const float *a, __global const float *b, int N)\n"
+    "{\n"
+    "    volatile __global ulong *page = (volatile __global ulong *)PAGE;\n"
+    "    int i = get_global_id(0);\n"
+    "    while (a[0] == a[0])\n"
+    "        for (int k = 0; k < 8; k++)\n"
+    "            page[k] = 0;\n"
+    "    if (i < N)\n"
+    "        c[i] = a[i] + b[i];\n"
+    "}\n";
+
 /* What one evaluation of a batch got. */
 struct got {
     json_t *result; /* the result, owned */
@@ -261,6 +347,64 @@ int main(int argc, char **argv)
     const char *verdict = g.result ? json_string_value(json_object_get(g.result, "verdict")) : NULL;
     CHECK(!err && verdict && !strcmp(verdict, "correct"), "the next candidate is judged by a fresh worker: %s",
           verdict ? verdict : msg);
+    /* PoCL runs the kernel in the worker: a correct candidate too could have written anywhere in it. */
+    long ran_in = worker_child();
+    CHECK(g.result && json_is_true(json_object_get(g.result, "worker_restarted")) && !ran_in,
+          "the worker in which it ran is replaced after it (worker_restarted, no worker left: %ld)", ran_in);
+    json_decref(g.result);
+    temper_worker_stop(w);
+
+    /* A hung kernel that zeroes the shared page all along: timed out at the launch limit (5 s, plus
+     * the 30 s grace of a first launch on OpenCL), long before the job limit (120 s here). */
+    limits.launch_timeout_s = 5;
+    limits.job_timeout_s = 120;
+    if (temper_worker_start(argv[1], &limits, &w, msg, sizeof(msg))) {
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
+    req = json_pack("{s:s}", "op", "info");
+    info = NULL;
+    err = temper_worker_call(w, req, &info, msg, sizeof(msg));
+    json_decref(req);
+    json_decref(info);
+    long child = worker_child();
+    unsigned long long at = child ? page_address(child) : 0;
+    char source[2048];
+    struct zeroer z = {NULL, 0};
+    pthread_t zt;
+    memset(&r, 0, sizeof(r));
+    r.tasks_dir = argv[2];
+    r.no_timing = 1;
+    r.seed = 1;
+    if (at) {
+        snprintf(source, sizeof(source), page_zeroer, at);
+        r.path = "page_zeroer.cl";
+        r.source = source;
+        printf("     the kernel zeroes the page at 0x%llx in worker %ld\n", at, child);
+    } else {
+        /* The worker's map cannot be read here: zero the page from this side instead. */
+        unsigned long long mine = page_address((long)getpid());
+        CHECK(mine != 0, "the page is mapped here too");
+        z.page = (volatile unsigned char *)(uintptr_t)mine;
+        if (z.page)
+            pthread_create(&zt, NULL, zero_page, &z);
+        r.path = argv[3];
+        printf("     worker %ld's map is unreadable: the page is zeroed from the parent's side\n", child);
+    }
+    g.result = NULL;
+    start = temper_now_s();
+    err = temper_eval_batch(w, &r, 1, NULL, 1, on_result, &g, msg, sizeof(msg));
+    took = temper_now_s() - start;
+    if (z.page) {
+        z.stop = 1;
+        pthread_join(zt, NULL);
+    }
+    verdict = g.result ? json_string_value(json_object_get(g.result, "verdict")) : NULL;
+    const char *said = g.result ? json_string_value(json_object_get(g.result, "message")) : msg;
+    CHECK(!err && verdict && !strcmp(verdict, "timeout") && said && strstr(said, "a launch ran longer than"),
+          "a hung kernel zeroing the shared page is stopped by the launch limit: %s: %s", verdict ? verdict : "-",
+          said ? said : "-");
+    CHECK(took < 60, "it ended %.1f s after it began, long before the %.0f s job limit", took, limits.job_timeout_s);
     json_decref(g.result);
     temper_worker_stop(w);
 

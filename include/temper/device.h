@@ -203,9 +203,6 @@ struct temper_device {
     void *ctx;                           /* the backend's context */
     struct temper_device_info info;      /* filled at open */
     struct temper_dbuf *flush_buf;       /* scratch written to evict the cache, made on first use */
-    /* Where the wrappers record when the device started work that may hang (monotonic ns, 0 when
-     * idle), so a watchdog in another process can kill a hung launch; NULL: not recorded. */
-    volatile uint64_t *busy_since_ns;
     /* Where an injected hang (TEMPER_FAULT=hang:N) adds its message to the sentence saying what the
      * process is doing (NUL-terminated, fault_note_size bytes), so that the watchdog that ends it can
      * report it; NULL: nowhere. */
@@ -214,6 +211,14 @@ struct temper_device {
     uint32_t flush_value;          /* the value of the last cache-evicting fill; changes every time */
     struct temper_faults faults;   /* test-only faults to inject (TEMPER_FAULT), read at open */
 };
+
+/* Sets, once per process, the function the wrappers call with 1 as they begin a call that waits
+ * for the device (and may hang: a launch, a sync, a read or write) and with 0 as it returns, so
+ * that a watchdog in another process can time each wait with its own clock (the worker tells its
+ * parent). The pointer is then kept in a read-only page: a kernel running in this process (a CPU
+ * device) that writes the process's memory cannot unset it. Returns 0, or -1 when already set or
+ * the page cannot be made read-only. */
+int temper_device_watch(void (*busy)(int on));
 
 /* Parses "cuda", "cuda:1", "opencl:0"; NULL or "" picks the default. Opens it (the first CUDA
  * device that works, else the first OpenCL device, when none is named). */

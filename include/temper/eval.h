@@ -45,6 +45,9 @@ struct temper_compare {
  * where want is finite fails; where want is NaN or inf, out must be the same. */
 void temper_compare_values(enum temper_dtype t, const void *out, const double *want, int64_t n, double atol,
                            double rtol, struct temper_compare *r);
+/* The same, with want an array of dtype t too (as another kernel wrote it). */
+void temper_compare_arrays(enum temper_dtype t, const void *out, const void *want, int64_t n, double atol, double rtol,
+                           struct temper_compare *r);
 
 /* ---- the worker ---- */
 
@@ -160,8 +163,9 @@ struct temper_eval_request {
                                * "cancelled": true and no verdict */
 };
 
-/* How the message of a task's own error begins (its reference crashed or ran past its limit):
- * such an error is the task's, never the candidate's verdict, and a tune ends at the first. */
+/* How the message of a task's own error begins (its reference crashed or ran past its limit, or
+ * its baseline does not build, is wrong at a check shape, failed, crashed or hung): such an error
+ * is the task's, never the candidate's verdict, and a tune ends at the first. */
 #define TEMPER_TASK_ERROR_PREFIX "task error: "
 
 /* Evaluates one candidate and returns its result object (caller decrefs). Returns nonzero only

@@ -57,8 +57,10 @@
     X(INT, elements, none, "Output elements compared, all outputs together; null if not compared.")            \
     X(BOOL, passed, none, "Within the tolerance of the baseline everywhere.")                                 \
     X(BOOL, timed_output_verified, none, "Every timed launch's output was verified and matched; null if not timed.") \
-    X(INT, timed_launches_verified, none, "Timed launches (warm-ups included) whose outputs were verified against the verified output for their input set; null if not timed.") \
-    X(INT, timed_launches_by_tolerance, none, "Of those, the ones compared within tolerance with the baseline's output, because the kernel's runs differ bit for bit.") \
+    X(INT, timed_launches_verified, none, "Timed launches whose outputs were verified: the warm-ups, on the two input sets checked above, against the verified output for their set, and every sample, on fresh inputs, against `timed_answer`; null if not timed.") \
+    X(INT, timed_launches_by_tolerance, none, "Of the warm-ups, the ones compared within tolerance with the baseline's output, because the kernel's runs differ bit for bit.") \
+    X(INT, timed_inputs_fresh, none, "Samples timed on inputs drawn anew on the device before the launch (every sample: no launch sees inputs an earlier one saw); null if not timed.") \
+    X(STR, timed_answer, none, "What each sample's output was compared with, within the tolerance, on the same fresh inputs: `expert` (the vendor routine, where the task has one that passed its check) or `baseline`; null if not timed.") \
     X(REC, first_mismatch, mismatch, "The first element outside the tolerance; null when none.")             \
     X(STR, routine, none, "The expert routine checked (an expert's check only); null otherwise.")            \
     X(STR, message, none, "Why the expert's own check failed; null when it passed.")                         \
@@ -71,7 +73,7 @@
     X(REAL, min_ms, none, "Fastest sample.")                                                                  \
     X(REAL, spread, none, "(p90 - p10) / median of the samples.")                                             \
     X(INT, samples, none, "Timed launches of the candidate.")                                                 \
-    X(INT, samples_under_floor, none, "Samples faster than half the roofline floor (each sample is held against it on a GPU); null uncalibrated.") \
+    X(INT, samples_under_floor, none, "Samples faster than impossible_floor_ms (each sample is held against it on a GPU; on a CPU, all of them when the median is); null uncalibrated.") \
     X(INT, fast_samples, none, "Samples under a tenth (GPU) or a fiftieth (CPU) of the median: launches that did less work; two or more, and 1 in 50, fail the verdict.") \
     X(REAL, baseline_median_ms, none, "Median time of the task's baseline.")                                  \
     X(REAL, baseline_spread, none, "The baseline's spread.")                                                  \
@@ -91,7 +93,8 @@
     X(REAL, baseline_roofline_share, none, "roofline_floor_ms / baseline_median_ms.")                         \
     X(STR, bound, none, "`memory` or `compute`: which ceiling sets the floor.")                               \
     X(STR, compute_ceiling, none, "The calibration key of the compute ceiling used (`fma_gflops`, ...).")    \
-    X(BOOL, impossible, none, "Faster than half the floor: the work was not done (verdict incorrect).")     \
+    X(BOOL, impossible, none, "Faster than the device's measured peak (impossible_floor_ms): the work was not done (verdict incorrect).") \
+    X(REAL, impossible_floor_ms, none, "The floor at the measured peak: the task's bytes and flops at the ceilings raised by what honest kernels are measured to beat them by (1.25x each; on a CPU also in proportion to other_cpu_share, the machine's share other processes took during calibration); no honest launch is faster; null uncalibrated.") \
     X(JSON, ceilings, none, "The device's measured ceilings used (object, as `temper calibrate --json`).") \
     X(STR, warning, none, "Why this timing should not be trusted as it is (spread over 10 %, load over the cores); null when none.")
 
@@ -160,7 +163,7 @@
     X(INT, failed_checks, none, "With keep_going: how many checks failed; null otherwise.")                 \
     X(REC, phases_ms, phases, "Where the time went; null when the worker was not reached.")                  \
     X(REAL, elapsed_ms, none, "Wall time of this evaluation, from its turn in the batch.")                    \
-    X(BOOL, worker_restarted, none, "The worker was replaced after this evaluation (a fault, or a failed kernel run in-process).") \
+    X(BOOL, worker_restarted, none, "The worker was replaced after this evaluation (a fault; or, on a device whose kernels run in the worker (PoCL), any candidate kernel that ran, since it may have written anywhere in it).") \
     X(STR, same_code_as, none, "Not run: the compiler options of an earlier, identical build it took its result from (`\"\"` when that build had none; null when this one ran).") \
     X(STR, same_code_path, none, "The candidate path of that earlier build.")                                \
     X(STR, tune_phase, none, "In a tune: the phase that proposed this configuration.")                       \

@@ -136,8 +136,9 @@ int temper_session_result_cancelled(json_t *result);
  * was evaluated. Such a result has verdict `invalid` and is not stored. */
 int temper_session_result_error(json_t *result);
 /* The task's own error that kept the request from being evaluated (its reference crashed or ran
- * past its limit; the message begins TEMPER_TASK_ERROR_PREFIX), borrowed; NULL otherwise. Every
- * other candidate of that task would meet it again. */
+ * past its limit, its baseline is wrong, failed, crashed or hung; the message begins
+ * TEMPER_TASK_ERROR_PREFIX), borrowed; NULL otherwise. Every other candidate of that task would
+ * meet it again. */
 const char *temper_session_result_task_error(json_t *result);
 /* The store row id of the result, 0 if it was not stored. */
 int64_t temper_session_result_store_id(json_t *result);

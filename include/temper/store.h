@@ -20,7 +20,7 @@
 
 /* The schema version this code writes (PRAGMA user_version); an older store is migrated on
  * open, a newer one is refused. */
-#define TEMPER_STORE_SCHEMA_VERSION 6
+#define TEMPER_STORE_SCHEMA_VERSION 7
 
 struct temper_store; /* opaque: an open database; threads may share one (each call holds its lock) */
 

@@ -136,6 +136,10 @@ void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t se
 void temper_task_fill_input_at(const struct temper_task *task, int arg, const struct temper_shape *shape,
                                uint64_t seed, void *host, int64_t elems);
 
+/* The argument as drawn at shape: the task's own, with the shape's distribution for it where the
+ * shape names one (shape may be NULL). */
+struct temper_task_arg temper_task_input_at(const struct temper_task *task, int arg, const struct temper_shape *shape);
+
 /* The trusted reference: void reference(double **out, const double **in, const long long *scalars) */
 typedef void (*temper_reference_fn)(double **out, const double **in, const long long *scalars);
 

@@ -102,6 +102,10 @@ uint16_t temper_float_to_bf16(float f);
 
 /* ---- random numbers (xoshiro256**, seeded with splitmix64) ---- */
 
+/* splitmix64's step and finalizer: z + the golden-ratio constant, mixed; a bijection of 64-bit
+ * words whose outputs look independent (counter-based draws: temper_mix64(seed ^ i)). */
+uint64_t temper_mix64(uint64_t z);
+
 struct temper_rng {
     uint64_t s[4];    /* generator state */
     double spare;     /* the second normal of the last Box-Muller pair */
@@ -143,8 +147,8 @@ int temper_search_path_each(const char *path, int (*fn)(void *user, const char *
 int temper_proc_run(char *const argv[], double timeout_s, size_t max_output, struct temper_proc_result *result,
                     char *msg, size_t msg_size);
 
-/* The CPU seconds the whole machine has spent busy (every core's user, nice, system, irq and
- * softirq time, from /proc/stat) since boot; -1 when it cannot be read. */
+/* The CPU seconds the whole machine has spent busy (every core's user, nice, system, irq,
+ * softirq and steal time, from /proc/stat) since boot; -1 when it cannot be read. */
 double temper_machine_busy_s(void);
 /* The 1-minute load average and the number of online cores; 0 when it cannot be read. Used to say
  * that a limit was hit on a busy machine. */

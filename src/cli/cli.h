@@ -44,6 +44,10 @@ int cli_session_open(struct temper_session **s, const char *device, const struct
 
 /* Maps a library error to an exit status (no device: 3; the store: 4; anything else: 2). */
 int cli_exit_for(int err);
+/* text (NULL: "") as a terminal may show it, in out (at least 16 bytes): printable UTF-8 as is,
+ * control characters (C0, DEL, C1) and bytes that are not UTF-8 as \xNN, cut with "..." when it
+ * does not fit. For every string from the store or a client that a command prints as text. */
+const char *cli_shown(const char *text, char *out, size_t size);
 /* Prints "temper: <msg>" on stderr and returns the exit status for err. */
 int cli_error(int err, const char *msg);
 /* Opens the store ($TEMPER_HOME/temper.db) for a command that only reads it, creating neither it

@@ -175,8 +175,8 @@ static void line(const char *label, json_t *a, json_t *b, const char *key, doubl
     json_t *v[2] = {json_object_get(a, key), json_object_get(b, key)};
     for (int i = 0; i < 2; i++) {
         char cell[512];
-        if (json_is_string(v[i]))
-            snprintf(cell, sizeof(cell), "%s", json_string_value(v[i]));
+        if (json_is_string(v[i])) /* a client's origin, a file's name: shown safe for a terminal */
+            cli_shown(json_string_value(v[i]), cell, sizeof(cell));
         else if (json_is_integer(v[i]))
             snprintf(cell, sizeof(cell), "%lld", (long long)json_integer_value(v[i]));
         else if (json_is_number(v[i]))

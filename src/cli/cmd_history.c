@@ -1,6 +1,8 @@
 /* cmd_history.c: `temper history [TASK]`: what the store holds, newest first: evaluations with
  * their verdict, time, spread, speedup, roofline share, parent and origin, tune runs and benches
- * (temper_store_history). */
+ * (temper_store_history). Every text it prints from the store is shown safe for a terminal (a
+ * client of the gym chose the origin, a candidate's file its name): control characters and bytes
+ * that are not UTF-8 as \xNN. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,18 +35,21 @@ static void cell(const char *fmt, int width, double scale, json_t *v)
         printf("%*s", width, "-");
 }
 
+/* The row's string field as shown on a terminal (a buffer of the caller's, 512 bytes). */
+#define FIELD(row, name, buf) cli_shown(json_string_value(json_object_get(row, name)), buf, sizeof(buf))
+
 static void print_row(json_t *row)
 {
+    char t[512], a[512], b[512];
     const char *kind = json_string_value(json_object_get(row, "kind")) ?: "";
-    printf("%-20s %-5s %6lld  ", json_string_value(json_object_get(row, "time")) ?: "",
-           !strcmp(kind, "evaluation") ? "eval" : kind, (long long)json_integer_value(json_object_get(row, "id")));
+    printf("%-20s %-5s %6lld  ", FIELD(row, "time", t), !strcmp(kind, "evaluation") ? "eval" : cli_shown(kind, a, sizeof(a)),
+           (long long)json_integer_value(json_object_get(row, "id")));
     if (!strcmp(kind, "evaluation")) {
         const char *op = json_string_value(json_object_get(row, "operator"));
         const char *client = json_string_value(json_object_get(row, "client"));
-        char origin[128];
+        char origin[300], o1[512];
         snprintf(origin, sizeof(origin), "%s%s%s", op ? op : "", op && client ? "/" : "", client ? client : "");
-        printf("%-16s %-13s ", json_string_value(json_object_get(row, "task")) ?: "",
-               json_string_value(json_object_get(row, "verdict")) ?: "");
+        printf("%-16s %-13s ", FIELD(row, "task", a), FIELD(row, "verdict", b));
         cell("%9.4g ms", 12, 1, json_object_get(row, "median_ms"));
         cell(" %5.1f%%", 7, 100, json_object_get(row, "spread"));
         cell(" %7.3gx", 9, 1, json_object_get(row, "speedup"));
@@ -54,21 +59,19 @@ static void print_row(json_t *row)
             printf(" %6lld", (long long)json_integer_value(parent));
         else
             printf(" %6s", "-");
-        printf(" %-10s %s", origin[0] ? origin : "-", json_string_value(json_object_get(row, "candidate")) ?: "");
+        printf(" %-10s %s", origin[0] ? cli_shown(origin, o1, sizeof(o1)) : "-", FIELD(row, "candidate", t));
         json_t *run = json_object_get(row, "run_id");
         if (json_is_integer(run))
             printf(" (run %lld)", (long long)json_integer_value(run));
     } else if (!strcmp(kind, "run")) {
-        printf("%-16s %-13s %lld evaluations of %s", json_string_value(json_object_get(row, "task")) ?: "",
+        printf("%-16s %-13s %lld evaluations of %s", FIELD(row, "task", a),
                json_is_string(json_object_get(row, "finished_at")) ? "finished" : "unfinished",
-               (long long)json_integer_value(json_object_get(row, "evaluations")),
-               json_string_value(json_object_get(row, "candidate")) ?: "");
+               (long long)json_integer_value(json_object_get(row, "evaluations")), FIELD(row, "candidate", b));
         if (json_is_number(json_object_get(row, "best_speedup")))
             printf("; best %.4g ms, %.3gx", json_number_value(json_object_get(row, "best_median_ms")),
                    json_number_value(json_object_get(row, "best_speedup")));
     } else {
-        printf("%-16s %-13s %lld tasks, %lld of %lld samples correct", json_string_value(json_object_get(row, "level")) ?: "",
-               json_string_value(json_object_get(row, "device")) ?: "",
+        printf("%-16s %-13s %lld tasks, %lld of %lld samples correct", FIELD(row, "level", a), FIELD(row, "device", b),
                (long long)json_integer_value(json_object_get(row, "tasks")),
                (long long)json_integer_value(json_object_get(row, "correct_samples")),
                (long long)json_integer_value(json_object_get(row, "samples")));

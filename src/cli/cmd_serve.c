@@ -41,6 +41,10 @@ static void help(FILE *out)
             "  --max-items N         items in one request (default 1000)\n"
             "  --max-depth N         unfinished jobs before submissions get 429 (default 10000)\n"
             "  --max-wait S          a request's wait_s is cut to this (default 60)\n"
+            "  --max-connections N   connections at once (default 256)\n"
+            "  --max-client-connections N  connections at once from one client address (default 64)\n"
+            "  --request-timeout S   a request must arrive whole (headers and body) within S seconds of its\n"
+            "                        connection's start or of the previous answer, else it is cut (default 30)\n"
             "  --launch-timeout S    kill a launch that runs longer (default 5)\n"
             "  --job-timeout S       kill an evaluation that runs longer (default 1800)\n"
             "  --mem-limit-mb N      kill a worker whose resident memory passes this (default: 3/4 of RAM)\n\n"
@@ -53,7 +57,7 @@ struct consumer_thread {
     pthread_t thread;                      /* the thread */
     struct temper_consumer_config config;  /* what it runs */
     struct temper_consumer_counts counts;  /* its counts, read by /metrics */
-    char name[256];                        /* its name in the queue */
+    char name[129];                        /* its name (host:pid:device, cut to 128 characters) */
     char device[64];                       /* its device spec */
     int err;                               /* what stopped it */
     char msg[1024];                        /* and why */
@@ -130,12 +134,13 @@ int cmd_serve(int argc, char **argv)
         {"max-source-bytes", required_argument, 0, 'S'}, {"max-items", required_argument, 0, 'I'},
         {"max-depth", required_argument, 0, 'D'},      {"max-wait", required_argument, 0, 'W'},
         {"launch-timeout", required_argument, 0, 'L'}, {"job-timeout", required_argument, 0, 'J'},
-        {"mem-limit-mb", required_argument, 0, 'M'},   {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        {"mem-limit-mb", required_argument, 0, 'M'},   {"max-connections", required_argument, 0, 'C'},
+        {"max-client-connections", required_argument, 0, 'P'}, {"request-timeout", required_argument, 0, 'R'},
+        {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
     const char *listen = "127.0.0.1:8787", *token_file = NULL, *redis = NULL, *store = NULL, *tasks_dir = NULL;
     char devices[SERVE_MAX_DEVICES][64];
     int ndevices = 0, in_flight = 32, c;
-    int64_t body = 0, source = 0, items = 0, depth = 0, wait = 0, mem_mb = 0;
+    int64_t body = 0, source = 0, items = 0, depth = 0, wait = 0, mem_mb = 0, conns = 0, client_conns = 0, req_s = 0;
     struct temper_limits limits;
     temper_limits_default(&limits);
     char optmsg[256], msg[2048];
@@ -170,6 +175,12 @@ int cmd_serve(int argc, char **argv)
                                              sizeof(optmsg));
             break;
         case 'M': bad = temper_parse_i64_option("--mem-limit-mb", optarg, 64, 1 << 30, &mem_mb, optmsg, sizeof(optmsg)); break;
+        case 'C': bad = temper_parse_i64_option("--max-connections", optarg, 1, 4096, &conns, optmsg, sizeof(optmsg)); break;
+        case 'P':
+            bad = temper_parse_i64_option("--max-client-connections", optarg, 1, 4096, &client_conns, optmsg,
+                                          sizeof(optmsg));
+            break;
+        case 'R': bad = temper_parse_i64_option("--request-timeout", optarg, 1, 3600, &req_s, optmsg, sizeof(optmsg)); break;
         case 'h':
         default: return cli_help_exit(help, c == 'h');
         }
@@ -241,7 +252,8 @@ int cmd_serve(int argc, char **argv)
         err = temper_session_open(&sc, &sessions[i], msg, sizeof(msg));
         if (err)
             break;
-        snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device);
+        if (snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device) >= (int)sizeof(t->name))
+            t->name[sizeof(t->name) - 1] = 0; /* cut: a consumer's name has at most 128 characters */
         t->config = (struct temper_consumer_config){queue, sessions[i], t->name, t->device, in_flight, 2000, &stop, tasks_dir};
         counts[i] = &t->counts;
         device_names[i] = t->device;
@@ -262,6 +274,9 @@ int cmd_serve(int argc, char **argv)
         cfg.limits.max_source_bytes = (size_t)source;
         cfg.limits.max_items = (int)items;
         cfg.limits.max_wait_s = (int)wait;
+        cfg.limits.max_connections = (int)conns;
+        cfg.limits.max_client_connections = (int)client_conns;
+        cfg.limits.request_timeout_s = (int)req_s;
         cfg.ndevices = started;
         cfg.devices = device_names;
         cfg.counts = counts;

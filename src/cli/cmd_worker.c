@@ -1,8 +1,9 @@
 /* cmd_worker.c: `temper worker --redis URL`: one GPU's consumer of the gym's Redis queue. It opens
  * a session on its device, joins the queue's consumer group under a name of its own, and runs the
  * consumer loop (src/serve/consumer.h) until SIGTERM or SIGINT; then the jobs in flight finish and
- * are completed before it exits, and a second signal stops it at once (what it held is claimed
- * by a live worker after claim_idle_ms). */
+ * are completed before it exits, and a second signal stops it at once (what it held is re-queued
+ * when a live worker finds it idle past claim_idle_ms, or at once when a worker of the same name
+ * starts). */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -24,11 +25,12 @@ static void help(FILE *out)
             "usage: temper worker --redis URL [--device D] [--name N] [--in-flight K] [--tasks DIR]\n\n"
             "Evaluates the gym's jobs from a Redis queue on one device, for `temper serve --redis URL` on\n"
             "another machine (or this one); start one per GPU. A job is acknowledged only once its result\n"
-            "is stored in Redis; a worker that dies leaves its jobs to be claimed by another.\n\n"
+            "is stored in Redis; a worker that dies leaves its jobs to be re-queued for another.\n\n"
             "  --redis URL        redis://[[user]:password@]host[:port][/db][?prefix=P&...] (docs/queue-redis.md);\n"
             "                     every process of one gym uses the same URL\n"
             "  --device D         cuda[:N] or opencl[:N] (default: first CUDA device, else OpenCL)\n"
-            "  --name N           its consumer name, unique among live workers (default host:pid:device)\n"
+            "  --name N           its name, unique among live workers (default host:pid:device); a worker\n"
+            "                     started under the name of one that died re-queues that one's jobs at once\n"
             "  --in-flight K      jobs in the session at once, so compiles overlap device runs (default 32)\n"
             "  --tasks DIR        where tasks are looked up\n"
             "  --jobs N           compile processes at a time (default: one per core)\n"
@@ -51,31 +53,6 @@ static void on_signal(int sig)
         _exit(sig == SIGINT ? CLI_INTERRUPTED : CLI_OK); /* the second: at once */
     stop_signal = sig;
     atomic_store(&stop_flag, 1);
-}
-
-/* ---- the test hook: TEMPER_TEST_WORKER_DIE_ON ---- */
-
-/* The queue's ops with take wrapped: a worker that takes a job whose source holds the marker
- * kills itself with SIGKILL, as a kernel that brings its machine down would, so that tests can
- * check claims and dead letters with real processes. For tests only (docs/queue-redis.md). */
-struct die_ops {
-    struct temper_queue_ops ops;            /* first: the queue's ops point here */
-    const struct temper_queue_ops *real;    /* the engine's own */
-    const char *marker;                     /* the text that kills (from the environment) */
-};
-
-static int die_take(struct temper_queue *q, const char *consumer, int wait_ms, struct temper_job **job, char *msg,
-                    size_t msg_size)
-{
-    const struct die_ops *d = (const struct die_ops *)q->ops;
-    int err = d->real->take(q, consumer, wait_ms, job, msg, msg_size);
-    const char *src = !err && *job ? json_string_value(json_object_get((*job)->item, "source")) : NULL;
-    if (src && strstr(src, d->marker)) {
-        fprintf(stderr, "temper worker: TEMPER_TEST_WORKER_DIE_ON: killing itself with job %s\n", (*job)->id);
-        fflush(stderr);
-        kill(getpid(), SIGKILL);
-    }
-    return err;
 }
 
 int cmd_worker(int argc, char **argv)
@@ -159,16 +136,6 @@ int cmd_worker(int argc, char **argv)
     int err = temper_queue_open_redis(url, NULL, &q, msg, sizeof(msg));
     if (err)
         return cli_error(err, msg);
-    struct die_ops die = {0};
-    const char *marker = getenv("TEMPER_TEST_WORKER_DIE_ON");
-    if (marker && *marker) {
-        die.ops = *q->ops;
-        die.ops.take = die_take;
-        die.real = q->ops;
-        die.marker = marker;
-        q->ops = &die.ops;
-    }
-
     struct temper_session *s = NULL;
     err = cli_session_open(&s, device, &limits, tasks, no_store, (int)jobs, msg, sizeof(msg));
     if (err) {
@@ -205,7 +172,7 @@ int cmd_worker(int argc, char **argv)
         q->ops->close(q);
         return cli_error(TEMPER_ENOMEM, "out of memory");
     }
-    fprintf(stderr, "temper worker: %s takes jobs on %s\n", consumer, cc.device);
+    fprintf(stderr, "temper worker: %s@%s takes jobs on %s\n", consumer, temper_consumer_instance(), cc.device);
     err = temper_consumer_run(&cc, counts, msg, sizeof(msg));
     fprintf(stderr, "temper worker: %s stopped after %lld jobs (%lld from the cache, %lld failed)\n", consumer,
             (long long)atomic_load(&counts->completed), (long long)atomic_load(&counts->cache_hits),

@@ -52,6 +52,47 @@ int cli_exit_for(int err)
     return err == TEMPER_ENODEVICE ? CLI_NODEVICE : err == TEMPER_ESTORE ? CLI_STORE : CLI_USAGE;
 }
 
+/* The length of the UTF-8 sequence at p that is a printable character (not C0, DEL or C1), or 0. */
+static size_t printable_at(const unsigned char *p)
+{
+    if (*p >= 0x20 && *p < 0x7f)
+        return 1;
+    size_t n = *p >= 0xc2 && *p <= 0xdf ? 2 : *p >= 0xe0 && *p <= 0xef ? 3 : *p >= 0xf0 && *p <= 0xf4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    if (n == 2 && *p == 0xc2 && p[1] < 0xa0) /* C1 controls: some terminals act on them */
+        return 0;
+    if ((n == 3 && *p == 0xe0 && p[1] < 0xa0) || (n == 4 && *p == 0xf0 && p[1] < 0x90) ||
+        (n == 4 && *p == 0xf4 && p[1] > 0x8f)) /* overlong, or past U+10FFFF */
+        return 0;
+    return n;
+}
+
+/* text (NULL: "") for a terminal, in a buffer of at least 256 bytes: printable UTF-8 as is, any
+ * other byte as \xNN, cut with "..." when it does not fit. */
+const char *cli_shown(const char *text, char *out, size_t size)
+{
+    size_t used = 0;
+    const unsigned char *p = (const unsigned char *)(text ? text : "");
+    while (*p) {
+        size_t n = printable_at(p);
+        if (used + (n ? n : 4) + 4 >= size) {
+            memcpy(out + used, "...", 4);
+            return out;
+        }
+        if (n) {
+            memcpy(out + used, p, n);
+            used += n;
+            p += n;
+        } else {
+            used += (size_t)snprintf(out + used, size - used, "\\x%02x", *p++);
+        }
+    }
+    out[used] = 0;
+    return out;
+}
+
 int cli_error(int err, const char *msg)
 {
     fprintf(stderr, "temper: %s\n", msg && *msg ? msg : temper_strerror(err));

@@ -3,13 +3,26 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "temper/device.h"
 
 #define MAX_CL_DEVICES 64
+
+/* Address space left inaccessible on each side of every buffer of a device whose kernels run in
+ * this process (a CPU device: PoCL), so that a kernel writing far past a buffer's end (or before
+ * its start) faults instead of landing in the process's own memory: 8 GiB is as far as a signed
+ * 32-bit index reaches into 4-byte elements (c[i], i an int), the common case. A reservation holds
+ * no memory (PROT_NONE, MAP_NORESERVE): only address space, of which a 47-bit process has 128 TiB,
+ * room for some 8,000 buffers at once (a worker holds a few hundred). A write further out, or at an
+ * address a kernel computed, is not stopped: docs/candidate.md says what an in-process device can
+ * and cannot guarantee. */
+#define GUARD_SPAN (8ull << 30)
 
 /* cl_khr_device_uuid and cl_khr_pci_bus_info (values as in the Khronos headers), for headers
  * older than those extensions. */
@@ -39,8 +52,16 @@ struct temper_dkernel {
     struct temper_dkernel *next;   /* next kernel of the same module */
 };
 
+/* The host memory of a buffer on an in-process device: a reservation, GUARD_SPAN inaccessible,
+ * the buffer's pages, GUARD_SPAN inaccessible. Unmapped when the runtime destroys the buffer. */
+struct guarded {
+    void *base;  /* the reservation */
+    size_t size; /* its bytes */
+};
+
 /* One opened device. */
 struct cl_ctx {
+    int in_process;            /* 1: a CPU device, whose kernels run in this process */
     cl_platform_id platform;   /* its platform */
     cl_device_id device;       /* the device */
     cl_context context;        /* a context holding only it */
@@ -150,6 +171,9 @@ static int ocl_open(int index, void **vctx, char *msg, size_t msg_size)
         ocl_close(c);
         return cl_fail(msg, msg_size, TEMPER_EDEVICE, "clCreateCommandQueue", e);
     }
+    cl_device_type type = 0;
+    clGetDeviceInfo(c->device, CL_DEVICE_TYPE, sizeof(type), &type, NULL);
+    c->in_process = (type & CL_DEVICE_TYPE_CPU) != 0;
     *vctx = c;
     return 0;
 }
@@ -251,6 +275,16 @@ static int ocl_info(void *vctx, struct temper_device_info *info)
     return 0;
 }
 
+/* Unmaps a buffer's reservation once the runtime has destroyed the buffer (its views, and the
+ * commands that used it, gone too). */
+static void CL_CALLBACK unmap_guarded(cl_mem mem, void *user)
+{
+    (void)mem;
+    struct guarded *g = user;
+    munmap(g->base, g->size);
+    free(g);
+}
+
 static int ocl_alloc(void *vctx, size_t bytes, struct temper_dbuf **out, char *msg, size_t n)
 {
     struct cl_ctx *c = vctx;
@@ -258,7 +292,42 @@ static int ocl_alloc(void *vctx, size_t bytes, struct temper_dbuf **out, char *m
     if (!b)
         return TEMPER_ENOMEM;
     cl_int e;
-    b->mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (c->in_process) {
+        /* The runtime uses these pages as the buffer itself (CL_MEM_USE_HOST_PTR on a CPU device:
+         * page-aligned, so PoCL takes them as they are, with no copy). */
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t data = (bytes + page - 1) / page * page;
+        struct guarded *g = calloc(1, sizeof(*g));
+        if (!g || data < bytes || data > SIZE_MAX - 2 * GUARD_SPAN) {
+            free(g);
+            free(b);
+            return temper_fail(msg, n, TEMPER_ENOMEM, "cannot allocate %zu bytes on the device", bytes);
+        }
+        g->size = data + 2 * GUARD_SPAN;
+        g->base = mmap(NULL, g->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        char *host = g->base == MAP_FAILED ? NULL : (char *)g->base + GUARD_SPAN;
+        if (!host || mprotect(host, data, PROT_READ | PROT_WRITE)) {
+            if (host)
+                munmap(g->base, g->size);
+            free(g);
+            free(b);
+            return temper_fail(msg, n, TEMPER_ENOMEM,
+                               "cannot reserve %zu bytes between guard regions of %llu GiB for a buffer of the device",
+                               bytes, GUARD_SPAN >> 30);
+        }
+        b->mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host, &e);
+        if (b->mem && clSetMemObjectDestructorCallback(b->mem, unmap_guarded, g) != CL_SUCCESS) {
+            clReleaseMemObject(b->mem); /* the pages stay mapped: the runtime may still use them */
+            free(b);
+            return temper_fail(msg, n, TEMPER_EDEVICE, "clSetMemObjectDestructorCallback failed");
+        }
+        if (!b->mem) {
+            munmap(g->base, g->size);
+            free(g);
+        }
+    } else {
+        b->mem = clCreateBuffer(c->context, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    }
     if (!b->mem) {
         free(b);
         return temper_fail(msg, n, TEMPER_ENOMEM, "cannot allocate %zu bytes on the device: %s", bytes,

@@ -7,7 +7,6 @@
  * their binary back in a memfd; only this side writes (and seals) the cache. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -92,13 +91,6 @@ static void group_release(struct cache_service_group *g)
     free(g);
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 /* ---- compile processes ---- */
 
 int compile_proc_start(json_t *req, struct compile_proc *p, char *msg, size_t msg_size)
@@ -159,7 +151,7 @@ json_t *compile_proc_end(struct compile_proc *p, int *status)
         p->out_fd = -1;
     }
     if (p->scratch[0])
-        nftw(p->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        worker_remove_tree(p->scratch);
     p->scratch[0] = 0;
     return out;
 }

@@ -23,6 +23,14 @@ static const char calibrate_cl[] =
     "           + R4(12) + R4(13) + R4(14) + R4(15);\n"
     "  dst[g] = s.x + s.y + s.z + s.w;\n"
     "}\n"
+    "__kernel void readrun(__global float *dst, __global const float4 *src, long n) {\n"
+    "  long per = n / get_global_size(0) / 4 * 4, g = get_global_id(0);\n"
+    "  __global const float4 *p = src + g * per;\n"
+    "  float4 s0 = 0, s1 = 0, s2 = 0, s3 = 0;\n"
+    "  for (long i = 0; i < per; i += 4) { s0 += p[i]; s1 += p[i + 1]; s2 += p[i + 2]; s3 += p[i + 3]; }\n"
+    "  float4 s = s0 + s1 + s2 + s3;\n"
+    "  dst[g] = s.x + s.y + s.z + s.w;\n"
+    "}\n"
     "__kernel void copy1(__global float4 *dst, __global const float4 *src, long n) {\n"
     "  long i = get_global_id(0); if (i < n) dst[i] = src[i];\n"
     "}\n"
@@ -73,7 +81,7 @@ static int best_time(struct worker_state *ws, struct temper_dkernel *k, const st
     *best_ms = INFINITY;
     for (int r = 0; r < reps; r++) {
         double ms;
-        ws->shared->busy_grace_s = r == 0 && !strcmp(ws->dev.info.language, "opencl") ? WORKER_FIRST_LAUNCH_GRACE_S : 0;
+        worker_grace(r == 0 && !strcmp(ws->dev.info.language, "opencl") ? WORKER_FIRST_LAUNCH_GRACE_S : 0);
         int err = devcheck_flush(ws, msg, n);
         if (!err)
             err = temper_dev_timer_start(&ws->dev, msg, n);
@@ -81,7 +89,7 @@ static int best_time(struct worker_state *ws, struct temper_dkernel *k, const st
             err = temper_dev_launch(&ws->dev, k, dims, nargs, args, msg, n);
         if (!err)
             err = temper_dev_timer_stop(&ws->dev, &ms, msg, n);
-        ws->shared->busy_grace_s = 0;
+        worker_grace(0);
         if (err)
             return err;
         if (r && ms < *best_ms) /* the first run warms up */
@@ -143,7 +151,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
     struct temper_buf log;
     temper_buf_init(&log, COMPILE_LOG_MAX);
     struct temper_dmodule *mod = NULL;
-    struct temper_dkernel *copy = NULL, *copy1 = NULL, *read4 = NULL, *fma = NULL;
+    struct temper_dkernel *copy = NULL, *copy1 = NULL, *read4 = NULL, *readrun = NULL, *fma = NULL;
     struct temper_dbuf *a = NULL, *b = NULL;
     int hit;
     worker_doing(ws->shared, WORKER_BUILDING, "building the calibration kernels");
@@ -154,6 +162,8 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
         err = temper_dev_kernel(d, mod, "copy1", &copy1, msg, sizeof(msg));
     if (!err)
         err = temper_dev_kernel(d, mod, "read4", &read4, msg, sizeof(msg));
+    if (!err && !cuda)
+        err = temper_dev_kernel(d, mod, "readrun", &readrun, msg, sizeof(msg));
     if (!err)
         err = temper_dev_kernel(d, mod, "fma16", &fma, msg, sizeof(msg));
     /* Copy: a buffer many times the last-level cache, capped by device memory. */
@@ -168,7 +178,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
     float zero = 0;
     if (!err)
         err = temper_dev_fill(d, b, 0, bytes, &zero, 4, msg, sizeof(msg));
-    double copy_ms = 0, read_ms = 0, fma_ms = 0;
+    double copy_ms = 0, read_ms = 0, fma_ms = 0, read_bytes = 0;
     size_t threads = d->info.max_work_group >= 256 ? 256 : d->info.max_work_group;
     if (!err) {
         struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
@@ -191,6 +201,20 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
         struct temper_launch_dims sixteenth = {{bytes / 16 / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
         if (!err)
             err = best_time(ws, read4, &sixteenth, 3, rargs, d->info.is_gpu ? 20 : 6, &read_ms, msg, sizeof(msg));
+        read_bytes = (double)(bytes / 16 / 16 / threads * threads * 16 * 16);
+        /* On a CPU a copy moves three bytes for every two it counts (the destination's lines are
+         * read before they are written), so a kernel that only reads can count half as many
+         * bytes again per second, and read4's strided loads stream poorly there: each work-item
+         * reading a run of its own measures what a reading kernel can reach. */
+        if (!err && readrun && !d->info.is_gpu) {
+            double run_ms = INFINITY;
+            err = best_time(ws, readrun, &dims, 3, rargs, 6, &run_ms, msg, sizeof(msg));
+            double run_bytes = (double)(bytes / 16 / (dims.grid[0] * threads) / 4 * 4 * (dims.grid[0] * threads) * 16);
+            if (!err && run_bytes / run_ms > read_bytes / read_ms) {
+                read_ms = run_ms;
+                read_bytes = run_bytes;
+            }
+        }
     }
     size_t fma_threads = (size_t)d->info.compute_units * (d->info.is_gpu ? 2048 : 1024);
     int iters = d->info.is_gpu ? 4096 : 1024;
@@ -225,7 +249,7 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
         }
     }
     double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e-3) * 1e-9;
-    double read_gbs = (double)(bytes / 16 / 16 / threads * threads * 16 * 16) / (read_ms * 1e-3) * 1e-9;
+    double read_gbs = read_bytes / (read_ms * 1e-3) * 1e-9;
     /* FMAs per thread per iteration: 4 chains of float16 in OpenCL (vectorised by construction,
      * since PoCL cannot vectorise across work-items around a loop), 16 scalar chains in CUDA. */
     double fma_per_iter = cuda ? 16.0 : 64.0;

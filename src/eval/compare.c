@@ -21,35 +21,58 @@ int temper_verdict_parse(const char *name)
     return -1;
 }
 
-void temper_compare_values(enum temper_dtype t, const void *out, const double *want, int64_t n, double atol,
-                           double rtol, struct temper_compare *r)
+/* One element: its error recorded in r, and counted when it is outside the tolerance. */
+static inline void compare_one(struct temper_compare *r, int64_t i, double got, double w, double atol, double rtol)
+{
+    int bad;
+    if (!isfinite(w)) {
+        bad = isnan(w) ? !isnan(got) : got != w;
+    } else if (!isfinite(got)) {
+        bad = 1;
+        r->nonfinite++;
+    } else {
+        double err = fabs(got - w);
+        if (err > r->max_abs_err)
+            r->max_abs_err = err;
+        if (w != 0 && err / fabs(w) > r->max_rel_err)
+            r->max_rel_err = err / fabs(w);
+        bad = !(err <= atol + rtol * fabs(w));
+    }
+    if (bad) {
+        if (r->first_bad < 0) {
+            r->first_bad = i;
+            r->first_got = got;
+            r->first_want = w;
+        }
+        r->mismatches++;
+    }
+}
+
+static void compare_start(struct temper_compare *r, int64_t n)
 {
     memset(r, 0, sizeof(*r));
     r->count = n;
     r->first_bad = -1;
-    for (int64_t i = 0; i < n; i++) {
-        double got = temper_dtype_load(t, out, (size_t)i), w = want[i];
-        int bad;
-        if (!isfinite(w)) {
-            bad = isnan(w) ? !isnan(got) : got != w;
-        } else if (!isfinite(got)) {
-            bad = 1;
-            r->nonfinite++;
-        } else {
-            double err = fabs(got - w);
-            if (err > r->max_abs_err)
-                r->max_abs_err = err;
-            if (w != 0 && err / fabs(w) > r->max_rel_err)
-                r->max_rel_err = err / fabs(w);
-            bad = !(err <= atol + rtol * fabs(w));
-        }
-        if (bad) {
-            if (r->first_bad < 0) {
-                r->first_bad = i;
-                r->first_got = got;
-                r->first_want = w;
-            }
-            r->mismatches++;
-        }
+}
+
+void temper_compare_values(enum temper_dtype t, const void *out, const double *want, int64_t n, double atol,
+                           double rtol, struct temper_compare *r)
+{
+    compare_start(r, n);
+    for (int64_t i = 0; i < n; i++)
+        compare_one(r, i, temper_dtype_load(t, out, (size_t)i), want[i], atol, rtol);
+}
+
+void temper_compare_arrays(enum temper_dtype t, const void *out, const void *want, int64_t n, double atol, double rtol,
+                           struct temper_compare *r)
+{
+    compare_start(r, n);
+    if (t == TEMPER_DTYPE_F32) {
+        const float *o = out, *w = want;
+        for (int64_t i = 0; i < n; i++)
+            compare_one(r, i, o[i], w[i], atol, rtol);
+        return;
     }
+    for (int64_t i = 0; i < n; i++)
+        compare_one(r, i, temper_dtype_load(t, out, (size_t)i), temper_dtype_load(t, want, (size_t)i), atol, rtol);
 }

@@ -66,6 +66,38 @@ static const char devcheck_cl[] =
     "    if (l < w) part[l] += part[l + w];\n"
     "  }\n"
     "  if (l == 0) partial[get_group_id(0)] = part[0];\n"
+    "}\n"
+    "ulong temper_mix64(ulong z) {\n"
+    "  z += 0x9e3779b97f4a7c15ul; z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ul;\n"
+    "  z = (z ^ (z >> 27)) * 0x94d049bb133111ebul; return z ^ (z >> 31);\n"
+    "}\n"
+    "float temper_store(__global uchar *p, long i, int t, float v) {\n"
+    "  if (t == 0) { ((__global float *)p)[i] = v; return v; }\n"
+    "  if (t == 1) { vstore_half_rte(v, i, (__global half *)p); return vload_half(i, (__global const half *)p); }\n"
+    "  if (t == 2) { uint u = as_uint(v); u = isnan(v) ? (u | 0x400000u) : u + 0x7fffu + ((u >> 16) & 1u);\n"
+    "    ((__global ushort *)p)[i] = (ushort)(u >> 16); return as_float(u & 0xffff0000u); }\n"
+    "  float r = rint(v);\n"
+    "  if (t == 3) { r = clamp(r, -128.0f, 127.0f); ((__global char *)p)[i] = (char)r; return r; }\n"
+    "  if (t == 4) { r = clamp(r, 0.0f, 255.0f); ((__global uchar *)p)[i] = (uchar)r; return r; }\n"
+    "  if (t == 5) { r = clamp(r, -2147483648.0f, 2147483520.0f); ((__global int *)p)[i] = (int)r; return r; }\n"
+    "  ((__global long *)p)[i] = (long)r; return r;\n"
+    "}\n"
+    "float temper_draw(int kind, float a, float b, float u1, float u2, int second) {\n"
+    "  if (kind == 0) { float r = native_sqrt(-2.0f * native_log(1.0f - u1)), t = 6.28318531f * u2;\n"
+    "    return a + b * r * (second ? native_sin(t) : native_cos(t)); }\n"
+    "  float u = second ? u2 : u1;\n"
+    "  if (kind == 1) return a + (b - a) * u;\n"
+    "  return clamp(floor(a + (b - a + 1.0f) * u), a, b);\n"
+    "}\n"
+    "__kernel void temper_fill(__global uchar *dst, long n, int type, int kind, float a, float b, ulong seed) {\n"
+    "  for (long p = get_global_id(0); 2 * p < n; p += get_global_size(0)) {\n"
+    "    ulong r = temper_mix64(seed ^ temper_mix64((ulong)p));\n"
+    "    float u1 = (float)(uint)(r >> 40) * 0x1p-24f, u2 = (float)(uint)((r >> 16) & 0xffffffu) * 0x1p-24f;\n"
+    "    for (int k = 0; k < 2 && 2 * p + k < n; k++) {\n"
+    "      float v = temper_draw(kind, a, b, u1, u2, k);\n"
+    "      if (temper_store(dst, 2 * p + k, type, v) >= b && kind == 1) temper_store(dst, 2 * p + k, type, a);\n"
+    "    }\n"
+    "  }\n"
     "}\n";
 
 static const char devcheck_cu[] =
@@ -116,6 +148,41 @@ static const char devcheck_cu[] =
     "    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];\n"
     "  }\n"
     "  if (threadIdx.x == 0) partial[blockIdx.x] = part[0];\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned long long temper_mix64(unsigned long long z) {\n"
+    "  z += 0x9e3779b97f4a7c15ull; z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;\n"
+    "  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull; return z ^ (z >> 31);\n"
+    "}\n"
+    "__device__ __forceinline__ float temper_store(unsigned char *p, long long i, int t, float v) {\n"
+    "  if (t == 0) { ((float *)p)[i] = v; return v; }\n"
+    "  if (t == 1) { unsigned short h; float back; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v));\n"
+    "    ((unsigned short *)p)[i] = h; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(back) : \"h\"(h)); return back; }\n"
+    "  if (t == 2) { unsigned u = __float_as_uint(v); u = isnan(v) ? (u | 0x400000u) : u + 0x7fffu + ((u >> 16) & 1u);\n"
+    "    ((unsigned short *)p)[i] = (unsigned short)(u >> 16); return __uint_as_float(u & 0xffff0000u); }\n"
+    "  float r = rintf(v);\n"
+    "  if (t == 3) { r = fminf(fmaxf(r, -128.0f), 127.0f); ((signed char *)p)[i] = (signed char)r; return r; }\n"
+    "  if (t == 4) { r = fminf(fmaxf(r, 0.0f), 255.0f); ((unsigned char *)p)[i] = (unsigned char)r; return r; }\n"
+    "  if (t == 5) { r = fminf(fmaxf(r, -2147483648.0f), 2147483520.0f); ((int *)p)[i] = (int)r; return r; }\n"
+    "  ((long long *)p)[i] = (long long)r; return r;\n"
+    "}\n"
+    "__device__ __forceinline__ float temper_draw(int kind, float a, float b, float u1, float u2, int second) {\n"
+    "  if (kind == 0) { float r = sqrtf(-2.0f * __logf(1.0f - u1)), t = 6.28318531f * u2;\n"
+    "    return a + b * r * (second ? __sinf(t) : __cosf(t)); }\n"
+    "  float u = second ? u2 : u1;\n"
+    "  if (kind == 1) return a + (b - a) * u;\n"
+    "  return fminf(fmaxf(floorf(a + (b - a + 1.0f) * u), a), b);\n"
+    "}\n"
+    "extern \"C\" __global__ void temper_fill(unsigned char *dst, long long n, int type, int kind, float a, float b,\n"
+    "                                        unsigned long long seed) {\n"
+    "  for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; 2 * p < n;\n"
+    "       p += (long long)gridDim.x * blockDim.x) {\n"
+    "    unsigned long long r = temper_mix64(seed ^ temper_mix64((unsigned long long)p));\n"
+    "    float u1 = (float)(unsigned)(r >> 40) * 0x1p-24f, u2 = (float)(unsigned)((r >> 16) & 0xffffffu) * 0x1p-24f;\n"
+    "    for (int k = 0; k < 2 && 2 * p + k < n; k++) {\n"
+    "      float v = temper_draw(kind, a, b, u1, u2, k);\n"
+    "      if (temper_store(dst, 2 * p + k, type, v) >= b && kind == 1) temper_store(dst, 2 * p + k, type, a);\n"
+    "    }\n"
+    "  }\n"
     "}\n";
 
 #define DEVCHECK_BLOCK 256
@@ -140,6 +207,8 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
         err = temper_dev_kernel(d, dc->mod, "temper_sum_u32", &dc->sum_u32, msg, n);
     if (!err)
         err = temper_dev_kernel(d, dc->mod, "temper_touch", &dc->touch, msg, n);
+    if (!err)
+        err = temper_dev_kernel(d, dc->mod, "temper_fill", &dc->fill, msg, n);
     size_t blocks = (size_t)(d->info.compute_units > 0 ? d->info.compute_units : 1) * (d->info.is_gpu ? 16 : 2);
     dc->threads = blocks * DEVCHECK_BLOCK;
     if (!err)
@@ -246,9 +315,39 @@ static uint32_t mix32(uint32_t h)
     return h;
 }
 
+/* Bytes a CPU device's checksum reads back at a time. */
+#define HOST_SUM_CHUNK (8u << 20)
+
+/* devcheck_sum for a device whose memory is the host's (a CPU): the same sum, computed on the
+ * host from chunks read back. There a copy runs at memory speed, while the OpenCL runtime runs
+ * the checksum kernel (a work-group reduction) several times slower than that. */
+static int host_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
+                    char *msg, size_t msg_size)
+{
+    size_t chunk = bytes < HOST_SUM_CHUNK ? bytes : HOST_SUM_CHUNK;
+    uint32_t *host = malloc(chunk + 4);
+    if (!host)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of host memory for a checksum");
+    uint64_t total = 0;
+    int err = 0;
+    for (size_t at = 0; !err && at < bytes; at += chunk) {
+        size_t n = bytes - at < chunk ? bytes - at : chunk;
+        memset((unsigned char *)host + (n & ~(size_t)3), 0, 4);
+        err = temper_dev_read(&ws->dev, buf, at, host, n, msg, msg_size);
+        uint32_t word = (uint32_t)(at / 4);
+        for (size_t i = 0; !err && i < (n + 3) / 4; i++)
+            total += mix32(host[i] ^ (uint32_t)key ^ ((word + (uint32_t)i) * 0x9e3779b9u));
+    }
+    free(host);
+    *sum = total ^ (key >> 32) ^ (uint64_t)bytes;
+    return err;
+}
+
 int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
                  char *msg, size_t msg_size)
 {
+    if (!ws->dev.info.is_gpu)
+        return host_sum(ws, buf, bytes, key, sum, msg, msg_size);
     int err = devcheck_ready(ws, msg, msg_size);
     if (err)
         return err;
@@ -289,6 +388,39 @@ int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes,
     }
     *sum = total ^ (key >> 32) ^ (uint64_t)bytes;
     return 0;
+}
+
+/* The fill kernel's type codes, in enum temper_dtype's order. */
+static int fill_type(enum temper_dtype t)
+{
+    return t == TEMPER_DTYPE_F32  ? 0 :
+           t == TEMPER_DTYPE_F16  ? 1 :
+           t == TEMPER_DTYPE_BF16 ? 2 :
+           t == TEMPER_DTYPE_I8   ? 3 :
+           t == TEMPER_DTYPE_U8   ? 4 :
+           t == TEMPER_DTYPE_I32  ? 5 :
+                                    6;
+}
+
+int devcheck_fill(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
+                  enum temper_init_kind kind, double a, double b, uint64_t seed, char *msg, size_t msg_size)
+{
+    if (n <= 0)
+        return 0;
+    int err = devcheck_ready(ws, msg, msg_size);
+    if (err)
+        return err;
+    struct devcheck *dc = &ws->dc;
+    size_t pairs = ((size_t)n + 1) / 2, blocks = (pairs + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
+    if (blocks > dc->threads / DEVCHECK_BLOCK)
+        blocks = dc->threads / DEVCHECK_BLOCK;
+    struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
+    int k = kind == TEMPER_INIT_NORMAL ? 0 : kind == TEMPER_INIT_UNIFORM ? 1 : 2;
+    struct temper_karg args[7] = {{TEMPER_KARG_BUFFER, {.buf = buf}},        {TEMPER_KARG_I64, {.i64 = n}},
+                                  {TEMPER_KARG_I32, {.i32 = fill_type(t)}}, {TEMPER_KARG_I32, {.i32 = k}},
+                                  {TEMPER_KARG_F32, {.f32 = (float)a}},     {TEMPER_KARG_F32, {.f32 = (float)b}},
+                                  {TEMPER_KARG_I64, {.i64 = (int64_t)seed}}};
+    return temper_dev_launch(&ws->dev, dc->fill, &dims, 7, args, msg, msg_size);
 }
 
 int devcheck_flush(struct worker_state *ws, char *msg, size_t msg_size)

@@ -446,8 +446,19 @@ static void run_job(struct temper_worker *w, struct job *j, json_t *info, const 
         json_object_set_new(job, "lang", json_string(req->lang));
     if (req->extra_flags && *req->extra_flags)
         json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
+    /* Earlier results of this source with these knobs that a build of the same code may take:
+     * kept here, since the worker that made them may have been replaced since. */
+    json_t *memo = worker_memo(w), *given = json_array(), *e;
+    size_t k;
+    json_array_foreach(req->reuse_same_code ? memo : NULL, k, e)
+        if ((uint64_t)json_integer_value(json_object_get(e, "source_hash")) == j->cand.source_hash &&
+            json_equal(json_object_get(e, "knobs"), j->knobs))
+            json_array_append(given, e);
     if (req->reuse_same_code)
         json_object_set_new(job, "reuse_same_code", json_true());
+    if (json_array_size(given))
+        json_object_set(job, "same_code", given);
+    json_decref(given);
     if (req->keep_going)
         json_object_set_new(job, "keep_going", json_true());
     json_t *result = NULL;
@@ -463,6 +474,18 @@ static void run_job(struct temper_worker *w, struct job *j, json_t *info, const 
         cb(user, j->index, NULL, err, call_msg);
         return;
     }
+    json_t *key = json_incref(json_object_get(result, "same_code_key"));
+    json_object_del(result, "same_code_key");
+    if (key && memo) {
+        json_t *copy = json_deep_copy(result);
+        json_object_del(copy, "worker_restarted");
+        json_array_append_new(memo, json_pack("{s:I, s:O, s:o, s:o}", "source_hash", (json_int_t)j->cand.source_hash,
+                                              "knobs", j->knobs, "key", key, "result", copy));
+        key = NULL;
+        while (json_array_size(memo) > 128) /* as many as a worker keeps itself (SAME_CODE_MAX) */
+            json_array_remove(memo, 0);
+    }
+    json_decref(key);
     json_object_set(result, "knobs", j->knobs);
     json_object_set_new(result, "device", json_string(device_id));
     json_object_set(result, "device_info", info);

@@ -61,7 +61,6 @@ static int ensure_open(struct worker_state *ws, char *msg, size_t n)
     int err = temper_device_open(ws->device_spec, &ws->dev, msg, n);
     if (err)
         return err;
-    ws->dev.busy_since_ns = &ws->shared->busy_since_ns;
     ws->dev.fault_note = ws->shared->doing;
     ws->dev.fault_note_size = sizeof(ws->shared->doing);
     ws->open = 1;
@@ -100,16 +99,58 @@ static const struct same_code *same_code_find(const struct session *s, const str
     return NULL;
 }
 
+/* The earlier evaluation of the same code, asked the same way, among those the request brings
+ * ("same_code": what earlier workers of this handle said, each {"key": same_code_key's object,
+ * "result"}: a worker that ran a candidate in-process is replaced after it, so the parent keeps
+ * them). Fills *out (its result borrowed from the request); 0 if there is none. */
+static int same_code_given(json_t *list, const struct plan *p, int timing, int checks_only, double budget,
+                           struct same_code *out)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        json_t *key = json_object_get(e, "key");
+        const char *code = json_string_value(json_object_get(key, "code"));
+        const char *source = json_string_value(json_object_get(key, "source"));
+        const char *knobs = json_string_value(json_object_get(key, "knobs"));
+        if (!p->code || !code || !source || !knobs || strtoull(code, NULL, 16) != p->code ||
+            strtoull(source, NULL, 16) != p->cand.source_hash || strlen(knobs) != p->knob_len ||
+            strncmp(knobs, p->options, p->knob_len) || json_is_true(json_object_get(key, "timing")) != timing ||
+            json_is_true(json_object_get(key, "checks_only")) != checks_only ||
+            json_number_value(json_object_get(key, "budget")) != budget || !json_is_object(json_object_get(e, "result")))
+            continue;
+        memset(out, 0, sizeof(*out));
+        snprintf(out->path, sizeof(out->path), "%s", json_string_value(json_object_get(key, "path")) ?: "");
+        snprintf(out->options, sizeof(out->options), "%s", json_string_value(json_object_get(key, "options")) ?: "");
+        out->result = json_object_get(e, "result");
+        return 1;
+    }
+    return 0;
+}
+
+/* What same_code_given matches a later build against, for the parent to keep with the result. */
+static json_t *same_code_key(const char *path, const struct plan *p, int timing, int checks_only, double budget)
+{
+    char code[24], source[24];
+    snprintf(code, sizeof(code), "%016llx", (unsigned long long)p->code);
+    snprintf(source, sizeof(source), "%016llx", (unsigned long long)p->cand.source_hash);
+    return json_pack("{s:s, s:s, s:s%, s:b, s:b, s:f, s:s, s:s}", "code", code, "source", source, "knobs", p->options,
+                     p->knob_len, "timing", timing, "checks_only", checks_only, "budget", budget, "path",
+                     path ? path : "", "options", p->options);
+}
+
 /* Keeps a finished evaluation for later configurations with the same code. Only verdicts that
- * the code decides (correct, incorrect) are kept: a crash or a hang may not repeat. */
-static void same_code_add(struct session *s, const char *path, const struct plan *p, int timing, int checks_only,
-                          double budget, json_t *result)
+ * the code decides (correct, incorrect) are kept: a crash or a hang may not repeat. Returns 1 if
+ * it was kept. */
+static int same_code_add(struct session *s, const char *path, const struct plan *p, int timing, int checks_only,
+                         double budget, json_t *result)
 {
     const char *v = json_string_value(json_object_get(result, "verdict"));
     if (!p->code || p->knob_len >= sizeof(s->same[0].knobs) || !v || (strcmp(v, "correct") && strcmp(v, "incorrect")))
-        return;
+        return 0;
     if (!s->same && !(s->same = calloc(SAME_CODE_MAX, sizeof(*s->same))))
-        return;
+        return 0;
     struct same_code *e = &s->same[s->nsame++ % SAME_CODE_MAX];
     json_decref(e->result);
     e->source = p->cand.source_hash;
@@ -122,6 +163,7 @@ static void same_code_add(struct session *s, const char *path, const struct plan
     snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
     snprintf(e->options, sizeof(e->options), "%s", p->options);
     e->result = json_deep_copy(result);
+    return 1;
 }
 
 /* Records a failed check: its message on the check's object (the last of list), and the first
@@ -166,8 +208,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
         struct temper_buf base_log;
         temper_buf_init(&base_log, COMPILE_LOG_MAX);
         if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, &base_log, &s->base, &f)) {
-            snprintf(msg, sizeof(msg), "the task's baseline %s does not build: %s\n%s", base_path, f.message,
-                     base_log.data ? base_log.data : "");
+            snprintf(msg, sizeof(msg), TEMPER_TASK_ERROR_PREFIX "the baseline %s of task %s does not build: %s\n%s",
+                     base_path, task->name, f.message, base_log.data ? base_log.data : "");
             temper_buf_free(&base_log);
             plan_free(ws, &s->base);
             return worker_error_reply(msg, TEMPER_ECOMPILE);
@@ -190,6 +232,7 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     const char *lang = json_string_value(json_object_get(req, "lang")); /* NULL: path's extension */
     int rc = plan_build(ws, path, lang, source, json_object_get(req, "knobs"),
                         json_string_value(json_object_get(req, "extra_flags")), &log, &cand, &f);
+    cand.candidate = 1;
     ph.build_ms = (temper_now_s() - t1) * 1e3;
     json_object_set_new(result, "compile_log", json_string(log.data));
     json_object_set_new(result, "options", json_string(cand.options));
@@ -197,9 +240,12 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
 
     int checks_only = json_is_true(json_object_get(req, "checks_only"));
     int profile_run = json_is_true(json_object_get(req, "profile_run"));
-    const struct same_code *same = !rc && !profile_run && json_is_true(json_object_get(req, "reuse_same_code")) ?
-                                       same_code_find(s, &cand, timing, checks_only, budget) :
-                                       NULL;
+    int reuse = !rc && !profile_run && json_is_true(json_object_get(req, "reuse_same_code"));
+    const struct same_code *same = reuse ? same_code_find(s, &cand, timing, checks_only, budget) : NULL;
+    struct same_code given;
+    if (reuse && !same &&
+        same_code_given(json_object_get(req, "same_code"), &cand, timing, checks_only, budget, &given))
+        same = &given;
     if (same) {
         /* The same code was evaluated in this session, asked the same way: it gets that result. */
         json_t *copy = json_deep_copy(same->result);
@@ -251,19 +297,16 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
                 stop = note_failure(checks, &fk, keep_going, &failed, &f);
         }
     }
-    if (f.task_error) {
-        /* The reference failed the task's contract: no candidate can be judged against it. */
-        json_decref(result);
-        json_decref(checks);
-        json_decref(bench_checks);
-        json_decref(timings);
-        temper_buf_free(&log);
-        plan_free(ws, &cand);
-        return worker_error_reply(f.message, TEMPER_EINVALID);
-    }
     if (checks_only)
         nbench = 0;
-    for (int b = 0; b < nbench && !stop; b++) {
+    /* The baseline judges every candidate at the bench shapes: it is checked against the reference
+     * first (once per session), and a wrong or broken one is the task's error. */
+    if (!f.task_error && nbench && !stop) {
+        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
+        if (baseline_verify(ws, &ph, &fk))
+            stop = note_failure(bench_checks, &fk, keep_going, &failed, &f);
+    }
+    for (int b = 0; b < nbench && !stop && !f.task_error; b++) {
         json_t *tm = NULL;
         struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
         nchecks++;
@@ -272,6 +315,19 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
             stop = note_failure(bench_checks, &fk, keep_going, &failed, &f);
         if (tm)
             json_array_append_new(timings, tm);
+    }
+    if (f.task_error) {
+        /* The reference or the baseline failed the task's contract: no candidate can be judged. A
+         * baseline that faulted may have left the device's context unusable (CUDA errors are
+         * sticky) or, in process, written anywhere: the next job gets a fresh worker. */
+        *fatal = 1;
+        json_decref(result);
+        json_decref(checks);
+        json_decref(bench_checks);
+        json_decref(timings);
+        temper_buf_free(&log);
+        plan_free(ws, &cand);
+        return worker_error_reply(f.message, TEMPER_EINVALID);
     }
     rc = rc || failed;
     if (keep_going) {
@@ -311,8 +367,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
                         json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "build", ph.build_ms, "inputs",
                                   ph.inputs_ms, "reference", ph.reference_ms, "device", ph.device_ms, "compare",
                                   ph.compare_ms, "timing", ph.timing_ms, "worker", (temper_now_s() - start) * 1e3));
-    if (!profile_run)
-        same_code_add(s, path, &cand, timing, checks_only, budget, result);
+    if (!profile_run && same_code_add(s, path, &cand, timing, checks_only, budget, result))
+        json_object_set_new(result, "same_code_key", same_code_key(path, &cand, timing, checks_only, budget));
     temper_buf_free(&log);
     plan_free(ws, &cand);
     return result;

@@ -53,7 +53,7 @@ void plan_free(struct worker_state *ws, struct plan *p)
 /* Each buffer's guard byte differs from every other buffer's, so a kernel that copies one
  * buffer's guard into another's is still seen, and all lie in 0x30..0x4f, whose floats are
  * finite and normal at every width, so arithmetic on them always changes the bytes. */
-static int slot_alloc(struct worker_state *ws, struct arena *a, size_t bytes, struct slot *s, char *msg, size_t n)
+int arena_slot_alloc(struct worker_state *ws, struct arena *a, size_t bytes, struct slot *s, char *msg, size_t n)
 {
     size_t whole;
     if (slot_whole_bytes(a->guard, bytes, &whole))
@@ -79,6 +79,9 @@ void arena_free(struct worker_state *ws, struct arena *a)
             slot_free(ws, &a->in[v][i]);
             free(a->host_in[v][i]);
         }
+        slot_free(ws, &a->in[FRESH_SET][i]);
+        free(a->host_fresh[i]);
+        free(a->host_back[i]);
         for (int o = 0; o < OUT_SETS; o++)
             slot_free(ws, &a->out[o][i]);
         free(a->want[i]);
@@ -142,7 +145,7 @@ struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, co
         int err = 0;
         if (arg->role == TEMPER_ROLE_OUTPUT) {
             for (int o = 0; o < nsets && !err; o++)
-                err = slot_alloc(ws, a, bytes, &a->out[o][i], msg, sizeof(msg));
+                err = arena_slot_alloc(ws, a, bytes, &a->out[o][i], msg, sizeof(msg));
         } else {
             for (int v = 0; v < nvariants && !err; v++) {
                 struct slot *s = &a->in[v][i];
@@ -153,7 +156,7 @@ struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, co
                     break;
                 }
                 temper_task_fill_input_at(t, i, shape, seeds[v], a->host_in[v][i], a->elems[i]);
-                err = slot_alloc(ws, a, bytes, s, msg, sizeof(msg));
+                err = arena_slot_alloc(ws, a, bytes, s, msg, sizeof(msg));
                 if (!err && bytes)
                     err = temper_dev_write(&ws->dev, s->view, 0, a->host_in[v][i], bytes, msg, sizeof(msg));
                 if (!err)
@@ -213,6 +216,11 @@ int poison_outputs(struct worker_state *ws, struct arena *a, struct plan *p, int
         if (err)
             return err;
     }
+    return poison_scratch(ws, p, which, msg, n);
+}
+
+int poison_scratch(struct worker_state *ws, struct plan *p, int which, char *msg, size_t n)
+{
     for (int s = 0; s < p->cand.nscratch; s++) {
         unsigned char pat[8];
         size_t ps = poison_pattern(p->cand.scratch[s].dtype, which, pat);
@@ -256,7 +264,7 @@ static int plan_scratch(struct worker_state *ws, struct plan *p, struct arena *a
         if (p->scratch[s].whole && p->scratch[s].bytes == bytes)
             continue;
         slot_free(ws, &p->scratch[s]);
-        if (slot_alloc(ws, a, bytes, &p->scratch[s], msg, sizeof(msg)))
+        if (arena_slot_alloc(ws, a, bytes, &p->scratch[s], msg, sizeof(msg)))
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "%s:%d: scratch %s of %zu bytes: %s", p->cand.path,
                              sc->line, sc->name, bytes, msg);
     }
@@ -507,6 +515,11 @@ int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int va
             return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "expert %s failed: %s", p->expert, msg);
         return 0;
     }
+    /* Where kernels run in this process, the parent replaces it after this job: a candidate's
+     * kernel may write anywhere in it (worker_page.c). Said before the kernel runs, so that no
+     * kernel can keep it from being said. */
+    if (p->candidate && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS))
+        worker_candidate_runs();
     for (int li = pl->first; li < pl->end; li++) {
         const struct temper_launch_dims *dims = &pl->dims[li];
         /* A grid of no blocks launches nothing, in CUDA and OpenCL alike: the outputs stay
@@ -521,7 +534,7 @@ int plan_submit(struct worker_state *ws, struct plan *p, struct arena *a, int va
             for (int k = 0; k < p->nseen && !seen; k++)
                 seen = !memcmp(p->seen[k], dims->block, sizeof(dims->block));
             if (!seen) {
-                ws->shared->busy_grace_s = WORKER_FIRST_LAUNCH_GRACE_S;
+                worker_grace(WORKER_FIRST_LAUNCH_GRACE_S);
                 if (p->nseen < 16)
                     memcpy(p->seen[p->nseen++], dims->block, sizeof(dims->block));
             }
@@ -599,7 +612,7 @@ int plan_run(struct worker_state *ws, struct plan *p, struct arena *a, int varia
     int rc = plan_launch(ws, p, a, variant, set, f);
     if (!rc && temper_dev_sync(&ws->dev, msg, sizeof(msg)))
         rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed at shape %s: %s", a->shape_text, msg);
-    ws->shared->busy_grace_s = 0;
+    worker_grace(0);
     if (!rc)
         rc = check_scratch(ws, a, p, f);
     return rc;
@@ -633,8 +646,8 @@ void free_outputs(void **host, int n)
 }
 
 /* Checks that a buffer that must not change still has its checksum. */
-static int check_unchanged(struct worker_state *ws, struct arena *a, struct slot *s, const void *host,
-                           const struct temper_task_arg *arg, const char *what, struct failure *f)
+int arena_check_unchanged(struct worker_state *ws, struct arena *a, struct slot *s, const void *host,
+                          const struct temper_task_arg *arg, const char *what, struct failure *f)
 {
     char msg[1024];
     uint64_t sum;
@@ -675,14 +688,17 @@ int check_memory(struct worker_state *ws, struct arena *a, int variant, int set,
             for (int v = 0; v < a->nvariants; v++)
                 if ((v == variant || variant < 0) &&
                     (check_guards(ws, a, &a->in[v][i], arg->name, f) ||
-                     check_unchanged(ws, a, &a->in[v][i], a->host_in[v][i], arg, "input", f)))
+                     arena_check_unchanged(ws, a, &a->in[v][i], a->host_in[v][i], arg, "input", f)))
                     return -1;
+            if (a->fresh_ready && (variant == FRESH_SET || variant < 0) &&
+                check_guards(ws, a, &a->in[FRESH_SET][i], arg->name, f))
+                return -1;
             continue;
         }
         if (check_guards(ws, a, &a->out[set][i], arg->name, f))
             return -1;
         for (int v = 0; a->expected_ready && v < a->nvariants; v++)
-            if (check_unchanged(ws, a, &a->out[OUT_EXPECT + v][i], NULL, arg, "the baseline's expected output", f))
+            if (arena_check_unchanged(ws, a, &a->out[OUT_EXPECT + v][i], NULL, arg, "the baseline's expected output", f))
                 return -1;
     }
     return 0;

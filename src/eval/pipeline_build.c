@@ -22,6 +22,12 @@ json_t *worker_error_reply(const char *msg, int code)
     return json_pack("{s:s, s:i}", "error", msg, "code", code);
 }
 
+/* The name every OpenCL build defines inline assembly's keywords to, after the candidate's own
+ * options: a keyword that token pasting built (the word rule refuses every one it can see) becomes
+ * this undeclared name, and the build fails (docs/candidate.md). */
+#define NO_ASM "temper_inline_assembly_is_not_allowed"
+static const char no_asm_options[] = " -Dasm=" NO_ASM " -D__asm=" NO_ASM " -D__asm__=" NO_ASM;
+
 /* Builds source with options through the build cache; *code (if code is not NULL) gets the
  * hash of the binary's code (temper_code_hash), 0 where the backend gives no binary. */
 int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
@@ -29,6 +35,12 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
                         size_t n)
 {
     struct temper_device *d = &ws->dev;
+    char guarded[4096];
+    if (!strcmp(d->info.language, "opencl")) {
+        if (snprintf(guarded, sizeof(guarded), "%s%s", options, no_asm_options) >= (int)sizeof(guarded))
+            return temper_fail(msg, n, TEMPER_ECOMPILE, "compiler options too long");
+        options = guarded;
+    }
     uint64_t key = temper_build_key(source, len, options, d->info.compiler_version,
                                     d->info.arch[0] ? d->info.arch : d->info.name);
     void *bin = NULL;
@@ -145,6 +157,24 @@ int plan_build(struct worker_state *ws, const char *path, const char *lang, cons
                               &p->code, msg, sizeof(msg));
     if (err) {
         log_name_candidate(log, path);
+        const char *asm_at = log && log->data ? strstr(log->data, NO_ASM) : NULL;
+        if (asm_at) {
+            /* The line of the log's first mention: "error: PATH:LINE:COL ...: use of undeclared
+             * identifier '...'" (PoCL). */
+            const char *start = asm_at;
+            while (start > log->data && start[-1] != '\n')
+                start--;
+            size_t plen = strlen(path);
+            const char *named = plen ? strstr(start, path) : NULL;
+            int line = named && named < asm_at && named[plen] == ':' ? atoi(named + plen + 1) : 0;
+            char where[32] = "";
+            if (line > 0)
+                snprintf(where, sizeof(where), ":%d", line);
+            return fail_with(f, TEMPER_VERDICT_INVALID,
+                             "%s%s: inline assembly is not allowed in OpenCL C, also where macros build its keyword "
+                             "(the compiler saw asm after expanding them)",
+                             path, where);
+        }
         return fail_with(f, TEMPER_VERDICT_COMPILE_ERROR, "%s: %s", path, msg);
     }
     for (int i = 0; i < p->cand.nlaunches; i++) {

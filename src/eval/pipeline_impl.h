@@ -1,8 +1,10 @@
 /* pipeline_impl.h: what the files of the worker's pipeline share, in layers that call only
  * downwards: pipeline.c (requests and replies) over pipeline_timing.c (bench shapes) over
- * pipeline_verify.c (check shapes and comparisons) over pipeline_arena.c (buffers, launches,
- * integrity checks) over pipeline_build.c (builds), with devcheck.c (device-side checks) between
- * the arena and the builds. The structs they work on are in worker_impl.h. */
+ * pipeline_floor.c (the roofline and impossible times) and pipeline_baseline.c (the task's
+ * baseline and expert checked against its reference) over pipeline_verify.c (check shapes and
+ * comparisons) over pipeline_fresh.c (timed launches' inputs) over pipeline_arena.c (buffers,
+ * launches, integrity checks) over pipeline_build.c (builds), with devcheck.c (device-side checks)
+ * between the arena and the builds. The structs they work on are in worker_impl.h. */
 #ifndef TEMPER_PIPELINE_IMPL_H
 #define TEMPER_PIPELINE_IMPL_H
 
@@ -29,6 +31,12 @@ int plan_build(struct worker_state *ws, const char *path, const char *lang, cons
 
 /* ---- pipeline_arena.c ---- */
 
+/* Allocates a guarded slot of bytes in the arena (its guard zones filled with the slot's canary). */
+int arena_slot_alloc(struct worker_state *ws, struct arena *a, size_t bytes, struct slot *s, char *msg, size_t n);
+/* Checks that a buffer that must not change still has its checksum (host: its contents when they
+ * were written, to name the first changed element; may be NULL). */
+int arena_check_unchanged(struct worker_state *ws, struct arena *a, struct slot *s, const void *host,
+                          const struct temper_task_arg *arg, const char *what, struct failure *f);
 /* Frees what a plan holds (its module, scratch buffers and parsed candidate) and zeroes it. */
 void plan_free(struct worker_state *ws, struct plan *p);
 /* Allocates every buffer of a shape, uploads fresh inputs drawn from the seeds and records their
@@ -38,6 +46,8 @@ struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, co
 void arena_free(struct worker_state *ws, struct arena *a);
 /* Poisons the outputs of one set and every scratch buffer of the plan. */
 int poison_outputs(struct worker_state *ws, struct arena *a, struct plan *p, int set, int which, char *msg, size_t n);
+/* Poisons every scratch buffer of the plan. */
+int poison_scratch(struct worker_state *ws, struct plan *p, int which, char *msg, size_t n);
 /* A plan's launches resolved at one shape: the launch group to run and each line's geometry and
  * arguments (tensor maps in tmaps, which args point into). */
 struct plan_launches {
@@ -65,7 +75,8 @@ int read_outputs(struct worker_state *ws, struct arena *a, int set, void **host,
 void free_outputs(void **host, int n);
 /* Checks the guard zones of every scratch buffer of a plan. */
 int check_scratch(struct worker_state *ws, struct arena *a, struct plan *p, struct failure *f);
-/* After runs: guards of every buffer used intact, inputs and expected outputs unchanged. */
+/* After runs: guards of every buffer used intact, inputs and expected outputs unchanged (variant:
+ * one input set, FRESH_SET included, or -1 for all). */
 int check_memory(struct worker_state *ws, struct arena *a, int variant, int set, struct failure *f);
 /* Makes the session belong to this task and these seeds, dropping what belonged to others. */
 int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
@@ -73,15 +84,67 @@ int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed
 /* Drops an arena a kernel may have corrupted, so the next evaluation builds it afresh. */
 void session_drop(struct worker_state *ws, struct arena **slot);
 
+/* ---- pipeline_fresh.c ---- */
+
+/* Draws new contents for every input of FRESH_SET on the device (allocating its buffers the first
+ * time), from seed and each input's distribution at the arena's shape, and records their
+ * checksums. */
+int arena_fresh_inputs(struct worker_state *ws, struct arena *a, uint64_t seed, struct failure *f);
+/* Whether FRESH_SET's inputs still have the checksums arena_fresh_inputs recorded (a kernel that
+ * wrote into them fails f). */
+int check_fresh_inputs(struct worker_state *ws, struct arena *a, struct failure *f);
+
 /* ---- pipeline_verify.c ---- */
+
+/* The arena of a check shape and seed (0 public, 1 secret) with the C reference's outputs: made on
+ * first use (inputs drawn, the reference run, whose crash or hang is the task's error), then kept
+ * for the session. NULL, with f saying why, on a failure. */
+struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_index, struct phases *ph,
+                          struct failure *f);
+/* Compares every output (host arrays, as read_outputs gives them) with the C reference's outputs
+ * in the arena, recording the errors in check; a mismatch fails f (incorrect) naming where. */
+int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f);
 
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, recording
  * the errors in check; a mismatch fails f with a message that names where. */
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
                           json_t *check, struct failure *f);
+/* Compares the outputs of one set with those of another (answer, made by the trusted routine
+ * named by who, such as "the baseline on this device"), as compare_with_expected does. */
+int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, const char *who, const char *where,
+                 json_t *check, struct failure *f);
 /* The correctness protocol at one check shape and seed; appends its check object to checks. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                 struct phases *ph, struct failure *f);
+
+/* ---- pipeline_baseline.c ---- */
+
+/* Makes f (a failure of the task's baseline, which does what says: "failed", "is wrong") the
+ * task's error, naming the task and the baseline's file; returns -1. */
+int baseline_fault(struct worker_state *ws, const char *what, struct failure *f);
+/* One untimed run of the task's baseline (plan_run, then check_memory of the set), the worker's
+ * page saying WORKER_BASELINE meanwhile; a failure is the task's error (baseline_fault), naming
+ * where. */
+int baseline_run(struct worker_state *ws, struct arena *a, int variant, int set, int which, const char *where,
+                 struct failure *f);
+/* Checks the baseline against the C reference at every check shape, once per session; a wrong
+ * output or a failed run is the task's error. Call before the baseline is used at a bench shape. */
+int baseline_verify(struct worker_state *ws, struct phases *ph, struct failure *f);
+/* Checks the expert against the C reference at every check shape where it runs, once per session:
+ * -1 with f (incorrect, the mismatch named) when it is wrong somewhere, so that it is left out of
+ * timing; -1 with f->task_error for the reference's own fault. */
+int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *ph, struct failure *f);
+
+/* ---- pipeline_floor.c ---- */
+
+/* Places a timing on the device's roofline (the measured ceilings calib) and holds its samples
+ * (sorted ascending, n of them; median med, the baseline's median bmed) against the floor at the
+ * measured peak: sets roofline_floor_ms, roofline_share, baseline_roofline_share, bound,
+ * compute_ceiling, impossible, impossible_floor_ms, samples_under_floor and ceilings in tm, and
+ * fails f (incorrect) naming where when a time is impossible. Without ceilings, sets nothing. */
+int floor_judge(const struct worker_state *ws, const struct temper_task *t, json_t *calib, int64_t flops,
+                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where, json_t *tm,
+                struct failure *f);
 
 /* ---- pipeline_timing.c ---- */
 

@@ -63,11 +63,25 @@ static int timed_run(struct worker_state *ws, struct plan *p, struct arena *a, i
     if (rc)
         return -1;
     int err = temper_dev_timer_stop(&ws->dev, ms, msg, sizeof(msg));
-    ws->shared->busy_grace_s = 0;
+    worker_grace(0);
     if (err)
         return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the kernel failed during timing at shape %s: %s",
                          a->shape_text, msg);
     return 0;
+}
+
+/* A timed run of the baseline, with the worker's page saying so: a crash or a hang there is the
+ * task's error (worker.c), and so is any other failure (baseline_fault), never the candidate's. */
+static int timed_baseline(struct worker_state *ws, struct arena *a, int variant, int set, double *ms, struct failure *f)
+{
+    struct session *s = &ws->s;
+    char doing[sizeof(ws->shared->doing)];
+    snprintf(doing, sizeof(doing), "%s", ws->shared->doing);
+    worker_doing(ws->shared, WORKER_BASELINE, "timing the baseline %s of task %s at %s", s->base.cand.path,
+                 s->task.name, a->shape_text);
+    int rc = timed_run(ws, &s->base, a, variant, set, ms, f);
+    worker_doing(ws->shared, WORKER_RUNNING, "%s", doing);
+    return rc ? baseline_fault(ws, "failed during timing", f) : 0;
 }
 
 /* The bench arena of a shape: inputs for both variants and the baseline's outputs for each,
@@ -86,13 +100,10 @@ static struct arena *bench_arena(struct worker_state *ws, int b, const struct te
     ph->inputs_ms += (t1 - t0) * 1e3;
     if (!a)
         return NULL;
-    char msg[1024];
+    char msg[1024], where[300];
+    snprintf(where, sizeof(where), "bench shape %s", a->shape_text);
     for (int v = 0; v < MAX_VARIANTS; v++) {
-        if (plan_run(ws, &s->base, a, v, OUT_EXPECT + v, v, f) || check_memory(ws, a, v, OUT_EXPECT + v, f)) {
-            char inner[2048];
-            snprintf(inner, sizeof(inner), "%s", f->message);
-            fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "the task's baseline failed at bench shape %s: %s",
-                      a->shape_text, inner);
+        if (baseline_run(ws, a, v, OUT_EXPECT + v, v, where, f)) { /* the task's error */
             arena_free(ws, a);
             return NULL;
         }
@@ -107,32 +118,29 @@ static struct arena *bench_arena(struct worker_state *ws, int b, const struct te
     }
     a->expected_ready = 1;
     if (expert) {
-        struct failure ef;
+        struct failure ef = {TEMPER_VERDICT_CORRECT, "", 0};
+        struct phases eph = {0}; /* counted in ph's reference time below */
         json_t *check = json_pack("{s:s, s:s}", "shape", a->shape_text, "routine", expert->expert);
-        char where[300];
-        snprintf(where, sizeof(where), "bench shape %s", a->shape_text);
-        int rc = plan_run(ws, expert, a, 0, OUT_EXPERT, 0, &ef);
+        int rc = expert_verify(ws, expert, &eph, &ef); /* at the check shapes first, once */
+        if (ef.task_error) {
+            json_decref(check);
+            *f = ef;
+            arena_free(ws, a);
+            return NULL;
+        }
+        if (!rc)
+            rc = plan_run(ws, expert, a, 0, OUT_EXPERT, 0, &ef);
         if (!rc)
             rc = compare_with_expected(ws, a, OUT_EXPERT, 0, where, check, &ef);
-        if (rc)
+        if (rc) {
+            json_object_set_new(check, "passed", json_false());
             json_object_set_new(check, "message", json_string(ef.message));
+        }
         a->expert_check = check;
     }
     ph->reference_ms += (temper_now_s() - t1) * 1e3;
     s->bench[b] = a;
     return a;
-}
-
-/* The arithmetic ceiling of a task on this device: FP32 FMA throughput, or the tensor cores'
- * bf16 rate for tasks that may use them (int8 at twice that: Hopper's int8 rate, not measured).
- * Where the device has no tensor-core measurement (OpenCL), the FMA rate bounds the work. */
-static double compute_ceiling(const struct temper_task *t, json_t *calib)
-{
-    double fma = json_number_value(json_object_get(calib, "fma_gflops"));
-    double bf16 = json_number_value(json_object_get(calib, "tensor_bf16_gflops"));
-    if (bf16 <= 0 || !strcmp(t->compute_ceiling, "fma_gflops"))
-        return fma;
-    return !strcmp(t->compute_ceiling, "tensor_int8") ? 2 * bf16 : bf16;
 }
 
 /* Keyed checksums of every output of a set, computed on the device (one read of each output), into
@@ -183,6 +191,11 @@ static int verify_timed(struct worker_state *ws, struct arena *a, int variant, c
         tc->by_tolerance++;
     return rc;
 }
+
+/* Timed input sets drawn by this worker so far, counted from a random start (a worker replaced
+ * after each candidate, or after a crash, must not draw what an earlier one drew): each draw's
+ * seed is new. */
+static uint64_t fresh_draws;
 
 /* A cluster of timed samples far faster than the median means launches that did less work than
  * the rest (a result kept from an earlier launch with the same inputs, which output verification
@@ -281,29 +294,54 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         if (!rc)
             rc = verify_timed(ws, a, w & 1, where, &tc, f);
         if (!rc && (a->base_n ? base_due(a, base_spent_ms, base_allow_ms) : w == 0))
-            rc = timed_run(ws, &s->base, a, w & 1, OUT_BASE, &ms, f);
+            rc = timed_baseline(ws, a, w & 1, OUT_BASE, &ms, f);
         if (!rc && expert_ok)
             rc = timed_run(ws, expert, a, w & 1, OUT_EXPERT, &ms, f);
     }
-    int n = 0;
+    /* The samples: before each, the timed input set gets contents no launch has seen, drawn on the
+     * device from a seed no other launch of this worker used, and the candidate's scratch buffers
+     * are poisoned again (both outside the timed region). So neither an input's address nor a hash
+     * of its contents names an earlier launch, and a result kept from one (in a scratch buffer, a
+     * __device__ array, anywhere) is never the answer. Each launch's output is then compared,
+     * outside the timed region, with the answer of a trusted routine timed on the same inputs
+     * right after it: the expert where there is one (as fast as the candidate, so every round),
+     * else the baseline. The inputs' checksums are taken after both, so a kernel that changed its
+     * inputs to steer the answer is caught. */
+    int n = 0, fresh = 0;
     double end = temper_now_s() + budget_s;
+    if (!fresh_draws)
+        fresh_draws = temper_secret_seed() | 1;
+    int answer = expert_ok ? OUT_EXPERT : OUT_BASE;
+    const char *who = expert_ok ? "the expert on this device" : "the baseline on this device";
     while (!rc && n < MAX_SAMPLES) {
-        int variant = n % MAX_VARIANTS;
-        rc = timed_run(ws, cand, a, variant, OUT_CAND, &samples[n], f);
+        char msg[1024];
+        rc = arena_fresh_inputs(ws, a, s->secret ^ (++fresh_draws * 0x9e3779b97f4a7c15ull), f);
+        if (!rc && poison_scratch(ws, cand, n & 1, msg, sizeof(msg)))
+            rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "cannot poison the scratch buffers: %s", msg);
         if (!rc)
-            rc = verify_timed(ws, a, variant, where, &tc, f);
+            rc = timed_run(ws, cand, a, FRESH_SET, OUT_CAND, &samples[n], f);
         if (!rc)
             base_allow_ms = fmax(base_allow_ms, 2 * (cand_spent_ms += samples[n]));
-        if (!rc && base_due(a, base_spent_ms, base_allow_ms) &&
-            !(rc = timed_run(ws, &s->base, a, variant, OUT_BASE, &ms, f))) {
+        if (!rc && (!expert_ok || base_due(a, base_spent_ms, base_allow_ms)) &&
+            !(rc = timed_baseline(ws, a, FRESH_SET, OUT_BASE, &ms, f))) {
             a->base_ms[a->base_n++ % BASE_POOL] = ms;
             base_spent_ms += ms;
             base_now++;
         }
         if (!rc && expert_ok)
-            rc = timed_run(ws, expert, a, variant, OUT_EXPERT, &expert_samples[n], f);
+            rc = timed_run(ws, expert, a, FRESH_SET, OUT_EXPERT, &expert_samples[n], f);
+        if (!rc)
+            rc = check_fresh_inputs(ws, a, f);
+        if (!rc) {
+            char launch_where[700];
+            snprintf(launch_where, sizeof(launch_where), "%s, timed launch %d (fresh inputs)", where, ++tc.launches);
+            json_t *scratch = json_object();
+            rc = compare_sets(ws, a, OUT_CAND, answer, who, launch_where, scratch, f);
+            json_decref(scratch);
+        }
         if (rc)
             break;
+        fresh++;
         n++;
         if (n < MIN_SAMPLES)
             continue;
@@ -329,6 +367,8 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
     json_object_set_new(check, "timed_output_verified", json_boolean(!rc));
     json_object_set_new(check, "timed_launches_verified", json_integer(tc.launches));
     json_object_set_new(check, "timed_launches_by_tolerance", json_integer(tc.by_tolerance));
+    json_object_set_new(check, "timed_inputs_fresh", json_integer(fresh));
+    json_object_set_new(check, "timed_answer", json_string(expert_ok ? "expert" : "baseline"));
     if (!rc) {
         double med, spread, mn, bmed, bspread, bmn, pool[BASE_POOL];
         int pooled = a->base_n < BASE_POOL ? a->base_n : BASE_POOL;
@@ -360,42 +400,8 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         while (fast < n && samples[fast] < fast_ratio * med)
             fast++;
         json_object_set_new(tm, "fast_samples", json_integer(fast));
-        double copy_gbs = json_number_value(json_object_get(calib, "copy_gbs"));
-        double fma_gflops = compute_ceiling(t, calib);
-        if (copy_gbs > 0 && fma_gflops > 0) {
-            double mem_ms = (double)bytes / (copy_gbs * 1e9) * 1e3, math_ms = (double)flops / (fma_gflops * 1e9) * 1e3;
-            double floor_ms = fmax(mem_ms, math_ms);
-            json_object_set_new(tm, "roofline_floor_ms", json_real(floor_ms));
-            json_object_set_new(tm, "roofline_share", json_real(floor_ms / med));
-            json_object_set_new(tm, "baseline_roofline_share", json_real(floor_ms / bmed));
-            json_object_set_new(tm, "bound", json_string(mem_ms >= math_ms ? "memory" : "compute"));
-            json_object_set_new(tm, "compute_ceiling", json_string(t->compute_ceiling));
-            /* Faster than the measured ceilings allow by a clear margin: not a win, a sign that
-             * the work was not done. The test uses the faster of copy and read-only bandwidth
-             * and half the floor, so that no honest kernel is ever called impossible. On a GPU
-             * every sample is held against it, not only the median: a launch that skipped its
-             * work does not hide behind the others. A CPU device shares its cores and memory with
-             * every other process, so its ceilings, measured once, may be low by the load of that
-             * moment, and one launch that ran alone can then beat half of them honestly (seen on
-             * the 2-core test machine: a plain vector_add at 0.45 of a floor calibrated under
-             * load); there the median, which the same load slows, is held against it. */
-            double read_gbs = fmax(copy_gbs, json_number_value(json_object_get(calib, "read_gbs")));
-            double hard_floor_ms = fmax((double)bytes / (read_gbs * 1e9) * 1e3, math_ms);
-            int under = 0;
-            while (under < n && samples[under] < 0.5 * hard_floor_ms)
-                under++;
-            if (!ws->dev.info.is_gpu && med >= 0.5 * hard_floor_ms)
-                under = 0;
-            json_object_set_new(tm, "impossible", json_boolean(under > 0));
-            json_object_set_new(tm, "samples_under_floor", json_integer(under));
-            json_object_set(tm, "ceilings", calib);
-            if (under)
-                rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
-                               "%d of %d timed launches at %s ran under half the roofline floor of %.4g ms for this "
-                               "device's measured ceilings (fastest %.4g ms, median %.4g ms): impossible, so the work "
-                               "cannot all have been done",
-                               under, n, where, floor_ms, mn, med);
-        }
+        /* The roofline, and times faster than the device's peak allows (pipeline_floor.c). */
+        rc = floor_judge(ws, t, calib, flops, bytes, samples, n, med, bmed, where, tm, f);
         if (!rc && fast >= 2 && fast >= (n + FAST_MIN_FRACTION - 1) / FAST_MIN_FRACTION)
             rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
                            "%d of %d timed launches at %s took under %g of the median %.4g ms (fastest %.4g ms): "

@@ -101,8 +101,7 @@ static int tally_done(struct tally *t, json_t *check)
     return t->rc;
 }
 
-/* Compares every output (host arrays) with the C reference's outputs in the arena. */
-static int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
+int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
 {
     struct tally t = {0};
     for (int i = 0; i < a->task->nargs; i++) {
@@ -116,25 +115,21 @@ static int compare_with_reference(struct arena *a, void **got, const char *where
     return tally_done(&t, check);
 }
 
-/* Compares two device arrays of n elements on the host: for types the device comparison does
- * not handle. */
+/* Compares two device arrays of n elements of type t on the host (integer types, and every type
+ * on a CPU device, whose buffers are host memory), as temper_compare_values does. */
 static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct slot *got, struct slot *want,
                            int64_t n, double atol, double rtol, struct temper_compare *r, char *msg, size_t msg_size)
 {
     void *g = malloc(got->bytes + 1), *w = malloc(want->bytes + 1);
-    double *wd = malloc((size_t)n * sizeof(double) + 1);
-    int err = !g || !w || !wd ? TEMPER_ENOMEM : 0;
+    int err = !g || !w ? TEMPER_ENOMEM : 0;
     if (!err)
         err = temper_dev_read(&ws->dev, got->view, 0, g, got->bytes, msg, msg_size);
     if (!err)
         err = temper_dev_read(&ws->dev, want->view, 0, w, want->bytes, msg, msg_size);
-    for (int64_t e = 0; !err && e < n; e++)
-        wd[e] = temper_dtype_load(t, w, (size_t)e);
     if (!err)
-        temper_compare_values(t, g, wd, n, atol, rtol, r);
+        temper_compare_arrays(t, g, w, n, atol, rtol, r);
     free(g);
     free(w);
-    free(wd);
     return err;
 }
 
@@ -146,6 +141,12 @@ static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct 
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
                                  json_t *check, struct failure *f)
 {
+    return compare_sets(ws, a, set, OUT_EXPECT + variant, "the baseline on this device", where, check, f);
+}
+
+int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, const char *who, const char *where,
+                 json_t *check, struct failure *f)
+{
     struct tally t = {0};
     char msg[1024];
     for (int i = 0; i < a->task->nargs; i++) {
@@ -156,15 +157,17 @@ int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int
         double rtol = a->task->rtol + (arg->dtype == TEMPER_DTYPE_BF16 ? 0x1p-8 :
                                        arg->dtype == TEMPER_DTYPE_F16  ? 0x1p-11 : 0);
         struct temper_compare r;
-        struct slot *got = &a->out[set][i], *want = &a->out[OUT_EXPECT + variant][i];
-        int err = devcheck_compares(arg->dtype, a->elems[i]) ?
+        struct slot *got = &a->out[set][i], *want = &a->out[answer][i];
+        /* On a CPU device the buffers are host memory: reading them back is a copy, and the host
+         * compares faster than the OpenCL runtime runs the comparison kernel. */
+        int err = ws->dev.info.is_gpu && devcheck_compares(arg->dtype, a->elems[i]) ?
                       devcheck_compare(ws, arg->dtype, got->view, want->view, a->elems[i], atol, rtol, &r, msg,
                                        sizeof(msg)) :
                       compare_on_host(ws, arg->dtype, got, want, a->elems[i], atol, rtol, &r, msg, sizeof(msg));
         if (err)
-            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing %s with the baseline's failed: %s", arg->name,
+            return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "comparing %s with %s failed: %s", arg->name, who,
                              msg);
-        tally_add(&t, a, i, &r, atol, rtol, where, "the baseline on this device", check, f);
+        tally_add(&t, a, i, &r, atol, rtol, where, who, check, f);
     }
     return tally_done(&t, check);
 }
@@ -253,6 +256,26 @@ static int run_reference(struct worker_shared *shared, struct arena *a, temper_r
     return rc;
 }
 
+struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_index, struct phases *ph,
+                          struct failure *f)
+{
+    struct session *s = &ws->s;
+    struct arena **slot = &s->check[shape_index][seed_index];
+    if (*slot)
+        return *slot;
+    double t0 = temper_now_s();
+    uint64_t seed = seed_index ? s->secret : s->seed;
+    *slot = arena_new(ws, &s->task, &s->task.check[shape_index], 1, 1, &seed, s->secret, f);
+    double t1 = temper_now_s();
+    ph->inputs_ms += (t1 - t0) * 1e3;
+    if (!*slot || run_reference(ws->shared, *slot, s->ref, f)) {
+        session_drop(ws, slot);
+        return NULL;
+    }
+    ph->reference_ms += (temper_now_s() - t1) * 1e3;
+    return *slot;
+}
+
 /* The correctness protocol at one check shape and seed. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                        struct phases *ph, struct failure *f)
@@ -267,20 +290,10 @@ int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int se
     json_array_append_new(checks, check);
     worker_doing(ws->shared, WORKER_RUNNING, "checking %s at %s", p->cand.path, where);
     struct arena **slot = &s->check[shape_index][seed_index];
+    struct arena *a = check_arena(ws, shape_index, seed_index, ph, f);
+    if (!a)
+        return -1;
     double t0 = temper_now_s();
-    if (!*slot) {
-        uint64_t seed = seed_index ? s->secret : s->seed;
-        *slot = arena_new(ws, t, &t->check[shape_index], 1, 1, &seed, s->secret, f);
-        double t1 = temper_now_s();
-        ph->inputs_ms += (t1 - t0) * 1e3;
-        if (!*slot || run_reference(ws->shared, *slot, s->ref, f)) {
-            session_drop(ws, slot);
-            return -1;
-        }
-        t0 = temper_now_s();
-        ph->reference_ms += (t0 - t1) * 1e3;
-    }
-    struct arena *a = *slot;
     void *got[TEMPER_MAX_ARGS] = {0}, *again[TEMPER_MAX_ARGS] = {0};
     int rc = plan_run(ws, p, a, 0, OUT_CAND, 0, f);
     if (!rc && (rc = check_memory(ws, a, 0, OUT_CAND, f)))

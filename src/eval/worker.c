@@ -1,11 +1,13 @@
 /* worker.c: the parent's side of a worker process. The worker is its own executable
  * (temper-worker), started with posix_spawn; the parent sends it requests over a socket and
- * watches it through a shared page (a memfd): a launch that runs past its limit, a build that runs
- * too long, or a worker that grows past its memory limit is killed, and the request gets a verdict
- * saying what happened; the next request starts a fresh worker. Everything here is non-blocking
- * underneath (send, service, a descriptor and a deadline for an event loop); temper_worker_call
- * is the blocking form built on them. */
-#include <dirent.h>
+ * watches it through the beats it sends there (worker_impl.h), each timed with the parent's own
+ * clock: a launch that runs past its limit, a build that runs too long, or a worker that grows past
+ * its memory limit is killed, and the request gets a verdict saying what happened; the next
+ * request starts a fresh worker. A worker in which a candidate's kernel ran in-process (a CPU
+ * device) is replaced after that job, whatever it replied: the kernel could have written anywhere
+ * in it. A shared page (a memfd) holds only the sentence saying what the worker is doing.
+ * Everything here is non-blocking underneath (send, service, a descriptor and a deadline for an
+ * event loop); temper_worker_call is the blocking form built on them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,7 +23,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include "temper/eval.h"
@@ -58,6 +59,13 @@ struct temper_worker {
     const char *mode;              /* how temper-worker is started: "serve", or "selftest" */
     char *read_dirs[READ_DIRS_MAX]; /* folders its sandbox lets it read (tasks, the toolkit); owned */
     int nread;                     /* how many */
+    /* From the beats, on the parent's clock (which no kernel in the worker can write): */
+    uint64_t busy_since_ns;        /* when the device wait in progress began, 0 when none */
+    double busy_grace_s;           /* its extra seconds (capped at WORKER_FIRST_LAUNCH_GRACE_S) */
+    int phase;                     /* enum worker_phase */
+    uint64_t phase_since_ns;       /* when it began */
+    int tainted;                   /* 1: a candidate's kernel ran in the process: replace it after the job */
+    json_t *memo;                  /* what eval.c keeps across the processes of this handle (worker_memo) */
 };
 
 void temper_limits_default(struct temper_limits *l)
@@ -67,13 +75,6 @@ void temper_limits_default(struct temper_limits *l)
     l->job_timeout_s = 1800.0;
     l->reference_timeout_s = 120.0;
     l->mem_limit_bytes = 0; /* 0: three quarters of the machine's memory */
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
 /* Closes the socket, kills (if kill_it) and reaps the process, and removes its scratch folder.
@@ -106,7 +107,7 @@ static void worker_reap(struct temper_worker *w, int kill_it, int *status)
         close(w->fd);
     w->fd = -1;
     if (w->scratch[0])
-        nftw(w->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        worker_remove_tree(w->scratch);
     w->scratch[0] = 0;
 }
 
@@ -147,47 +148,6 @@ static int add_readable_each(void *w, const char *folder)
     return 0;
 }
 
-/* Removes scratch folders of workers and compile processes whose parent died without cleaning up
- * (killed): named temper-worker-PID-* or temper-compile-PID-*, owned by this user, PID no longer
- * running. */
-static void remove_stale_scratch(const char *tmp)
-{
-    DIR *d = opendir(tmp);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d));) {
-        char *end;
-        /* A worker's, or a compile process's (cache_service.c). */
-        size_t skip = !strncmp(e->d_name, "temper-worker-", 14) ? 14 : !strncmp(e->d_name, "temper-compile-", 15) ? 15 : 0;
-        if (!skip)
-            continue;
-        long pid = strtol(e->d_name + skip, &end, 10);
-        if (end == e->d_name + skip || *end != '-' || pid <= 0 || pid == (long)getpid())
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        char path[PATH_MAX];
-        struct stat st;
-        if (snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) < (int)sizeof(path) && !lstat(path, &st) &&
-            S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-            nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    }
-    closedir(d);
-}
-
-/* The PoCL kernel cache of the calling program ($POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl, else
- * ~/.cache/pocl): one of the folders a worker's mount namespace hides. */
-static void pocl_cache_of_caller(char *out, size_t size)
-{
-    const char *v = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (v && *v)
-        snprintf(out, size, "%s", v);
-    else if (xdg && *xdg)
-        snprintf(out, size, "%s/pocl", xdg);
-    else
-        snprintf(out, size, "%s/.cache/pocl", home && *home ? home : "/nonexistent");
-}
-
 static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
 {
     char exe[PATH_MAX];
@@ -203,9 +163,14 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
         return temper_fail(msg, n, TEMPER_EIO, "socketpair: %s", strerror(errno));
     }
     memset(w->shared, 0, sizeof(*w->shared));
+    w->busy_since_ns = 0;
+    w->busy_grace_s = 0;
+    w->phase = WORKER_IDLE;
+    w->phase_since_ns = temper_now_ns();
+    w->tainted = 0;
     const char *tmp = getenv("TMPDIR");
     tmp = tmp && *tmp ? tmp : "/tmp";
-    remove_stale_scratch(tmp);
+    worker_remove_stale_scratch(tmp);
     snprintf(w->scratch, sizeof(w->scratch), "%s/temper-worker-%d-XXXXXX", tmp, (int)getpid());
     if (!mkdtemp(w->scratch) || (err = cache_service_start(w->services, cs[0], w->device_spec, w->read_dirs,
                                                            w->nread, &w->limits, &w->svc, msg, n))) {
@@ -228,7 +193,7 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
     char hide[5][PATH_MAX];
     temper_cache_dir(hide[0], sizeof(hide[0]));
     temper_home_dir(hide[1], sizeof(hide[1]));
-    pocl_cache_of_caller(hide[2], sizeof(hide[2]));
+    worker_pocl_cache_of_caller(hide[2], sizeof(hide[2]));
     if (!getcwd(hide[3], sizeof(hide[3])))
         hide[3][0] = 0;
     const char *home = getenv("HOME");
@@ -265,7 +230,7 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
         close(sv[0]);
         cache_service_stop(w->svc);
         w->svc = NULL;
-        nftw(w->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        worker_remove_tree(w->scratch);
         w->scratch[0] = 0;
         return err;
     }
@@ -376,6 +341,7 @@ void temper_worker_stop(struct temper_worker *w)
     cache_service_group_drain(w->services, 2 * w->limits.compile_timeout_s);
     job_clear(w);
     free(w->in);
+    json_decref(w->memo);
     for (int i = 0; i < w->nread; i++)
         free(w->read_dirs[i]);
     munmap(w->shared, sizeof(*w->shared));
@@ -424,8 +390,8 @@ static json_t *failed_reply(enum temper_verdict v, const char *fmt, ...)
     return json_pack("{s:s, s:s, s:b}", "verdict", temper_verdict_name(v), "message", text, "worker_restarted", 1);
 }
 
-/* The reply for a failure of the task itself (its reference crashed or hung): an error with its
- * code, never a verdict, so nothing is recorded as the candidate's. */
+/* The reply for a failure of the task itself (its reference or its baseline crashed or hung): an
+ * error with its code, never a verdict, so nothing is recorded as the candidate's. */
 static json_t *task_error_reply(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static json_t *task_error_reply(int code, const char *fmt, ...)
@@ -490,6 +456,13 @@ int temper_worker_send(struct temper_worker *w, json_t *request, char *msg, size
     return temper_fail(msg, msg_size, TEMPER_EIO, "cannot send a request to the worker");
 }
 
+json_t *worker_memo(struct temper_worker *w)
+{
+    if (!w->memo)
+        w->memo = json_array();
+    return w->memo;
+}
+
 int temper_worker_fd(const struct temper_worker *w)
 {
     return w->fd;
@@ -507,13 +480,13 @@ int temper_worker_timeout_ms(const struct temper_worker *w)
     uint64_t now = temper_now_ns();
     double left_s = w->job_start_s + w->limits.job_timeout_s - temper_now_s();
     /* A launch or a build that has not begun cannot pass its limit before now plus the limit. */
-    uint64_t busy = w->shared->busy_since_ns, since = w->shared->phase_since_ns;
-    double launch_s = w->limits.launch_timeout_s + (busy ? w->shared->busy_grace_s : 0);
+    uint64_t busy = w->busy_since_ns, since = w->phase_since_ns;
+    double launch_s = w->limits.launch_timeout_s + (busy ? w->busy_grace_s : 0);
     double launch_left = busy ? launch_s - (double)(now > busy ? now - busy : 0) * 1e-9 : launch_s;
-    double build_left = w->shared->phase == WORKER_BUILDING
+    double build_left = w->phase == WORKER_BUILDING
                             ? w->limits.compile_timeout_s - (double)(now > since ? now - since : 0) * 1e-9
                             : w->limits.compile_timeout_s;
-    if (w->shared->phase == WORKER_REFERENCE) {
+    if (w->phase == WORKER_REFERENCE) {
         double ref_left = w->limits.reference_timeout_s - (double)(now > since ? now - since : 0) * 1e-9;
         if (ref_left < build_left)
             build_left = ref_left;
@@ -544,12 +517,26 @@ int temper_worker_cancel(struct temper_worker *w)
     return was_busy;
 }
 
+/* The sentence in the page saying what the worker is doing, for a message: at most the page's
+ * field (a kernel may have written anything there, NUL or not), and, unless it is UTF-8, with every
+ * byte that is not printable ASCII as '?'. */
+static void page_doing(const struct temper_worker *w, char *out, size_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof(w->shared->doing) && w->shared->doing[i] && n + 1 < size; i++)
+        out[n++] = w->shared->doing[i];
+    out[n] = 0;
+    for (size_t i = 0; !worker_utf8_valid(out, n) && i < n; i++)
+        if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f)
+            out[i] = '?';
+}
+
 /* The job ended without a reply: says why, from the process's status and the shared page. */
 static json_t *death_reply(struct temper_worker *w)
 {
-    char doing[sizeof(w->shared->doing)];
-    snprintf(doing, sizeof(doing), "%s", w->shared->doing);
-    int phase = w->shared->phase, status = 0;
+    char doing[sizeof(w->shared->doing) + 1];
+    page_doing(w, doing, sizeof(doing));
+    int phase = w->phase, status = 0;
     worker_reap(w, 0, &status);
     char how[64]; /* the signal, or the exit status (a sanitizer reports a crash and exits 1) */
     if (WIFSIGNALED(status))
@@ -558,6 +545,9 @@ static json_t *death_reply(struct temper_worker *w)
         snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(status));
     if (phase == WORKER_REFERENCE)
         return task_error_reply(TEMPER_ECRASH, TEMPER_TASK_ERROR_PREFIX "the reference crashed (%s) while %s", how,
+                                doing);
+    if (phase == WORKER_BASELINE)
+        return task_error_reply(TEMPER_ECRASH, TEMPER_TASK_ERROR_PREFIX "the baseline crashed (%s) while %s", how,
                                 doing);
     if (phase == WORKER_BUILDING)
         return failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
@@ -579,15 +569,20 @@ static void busy_note(char *note, size_t size)
 static json_t *watchdog(struct temper_worker *w)
 {
     uint64_t now = temper_now_ns();
-    uint64_t busy = w->shared->busy_since_ns, since = w->shared->phase_since_ns;
-    int phase = w->shared->phase;
-    char doing[sizeof(w->shared->doing)];
-    snprintf(doing, sizeof(doing), "%s", w->shared->doing);
-    double limit_s = w->limits.launch_timeout_s + w->shared->busy_grace_s;
+    uint64_t busy = w->busy_since_ns, since = w->phase_since_ns;
+    int phase = w->phase;
+    char doing[sizeof(w->shared->doing) + 1];
+    page_doing(w, doing, sizeof(doing));
+    double limit_s = w->limits.launch_timeout_s + w->busy_grace_s;
     json_t *r = NULL;
     char note[128];
     busy_note(note, sizeof(note));
-    if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s)
+    if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s && phase == WORKER_BASELINE)
+        r = task_error_reply(TEMPER_ETIMEOUT,
+                             TEMPER_TASK_ERROR_PREFIX "a launch of the baseline hung (ran longer than the %.3g s "
+                             "limit) while %s%s",
+                             limit_s, doing, note);
+    else if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s)
         r = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s%s", limit_s, doing,
                          note);
     else if (phase == WORKER_BUILDING && now > since && (double)(now - since) * 1e-9 > w->limits.compile_timeout_s)
@@ -614,7 +609,41 @@ static json_t *watchdog(struct temper_worker *w)
     return r;
 }
 
-/* Reads what the socket holds; 1 at end of file, -1 on a frame too large, else 0. */
+static uint32_t le32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+}
+
+/* Takes the beats at the front of what the socket gave (none lies inside a frame: the worker
+ * sends both from one thread), each timed now. */
+static void take_beats(struct temper_worker *w)
+{
+    size_t at = 0;
+    uint64_t now = temper_now_ns();
+    while (w->in_len - at >= 8 && (le32(w->in + at) & ~0xfu) == WORKER_BEAT) {
+        uint32_t kind = le32(w->in + at) & 0xfu, value = le32(w->in + at + 4);
+        if (kind == BEAT_BUSY) {
+            w->busy_since_ns = now;
+            w->busy_grace_s = value * 1e-3 < WORKER_FIRST_LAUNCH_GRACE_S ? value * 1e-3 : WORKER_FIRST_LAUNCH_GRACE_S;
+        } else if (kind == BEAT_IDLE) {
+            w->busy_since_ns = 0;
+            w->busy_grace_s = 0;
+        } else if (kind == BEAT_PHASE) {
+            w->phase = (int)value;
+            w->phase_since_ns = now;
+        } else if (kind == BEAT_CANDIDATE) {
+            w->tainted = 1;
+        }
+        at += 8;
+    }
+    if (at) {
+        memmove(w->in, w->in + at, w->in_len - at);
+        w->in_len -= at;
+    }
+}
+
+/* Reads what the socket holds, taking the beats; 1 at end of file, -1 on a frame too large, else 0. */
 static int read_available(struct temper_worker *w)
 {
     for (;;) {
@@ -634,6 +663,7 @@ static int read_available(struct temper_worker *w)
         if (r == 0)
             return 1;
         w->in_len += (size_t)r;
+        take_beats(w);
         size_t want = worker_frame_size(w->in, w->in_len);
         if (want && want - 4 > WORKER_FRAME_MAX)
             return -1;
@@ -677,21 +707,32 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
     if (eof >= 0 && want && w->in_len >= want) {
         json_t *m = NULL;
         if (w->in_len > want || worker_decode_reply(w->in, want, &m)) {
+            char doing[sizeof(w->shared->doing) + 1];
+            page_doing(w, doing, sizeof(doing));
             worker_reap(w, 1, NULL);
             *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a malformed reply while %s",
-                                  w->shared->doing);
+                                  doing);
         } else {
             *reply = m;
-            if (json_is_true(json_object_get(m, "worker_restarted")))
+            if (json_is_true(json_object_get(m, "worker_restarted"))) {
                 worker_reap(w, 0, NULL); /* it exits after such a reply */
+            } else if (w->tainted) {
+                /* A candidate's kernel ran in the process and may have written anywhere in it: the
+                 * next job gets a fresh one. */
+                worker_reap(w, 1, NULL);
+                if (json_is_object(m))
+                    json_object_set_new(m, "worker_restarted", json_true());
+            }
         }
         job_clear(w);
         return 0;
     }
     if (eof < 0) {
+        char doing[sizeof(w->shared->doing) + 1];
+        page_doing(w, doing, sizeof(doing));
         worker_reap(w, 1, NULL);
         *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a reply over %u bytes while %s",
-                              WORKER_FRAME_MAX, w->shared->doing);
+                              WORKER_FRAME_MAX, doing);
     } else if (eof) {
         pthread_mutex_lock(&w->lock);
         cancelled = w->cancelled;

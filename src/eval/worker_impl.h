@@ -1,6 +1,8 @@
-/* worker_impl.h: what the parent and the worker process (temper-worker) share: the page in which
- * the worker says what it is doing (so the parent can kill a hung launch and say where it hung),
- * the framing of messages on their socket, and starting the executable. */
+/* worker_impl.h: what the parent and the worker process (temper-worker) share: the beats by which
+ * the worker says when it waits for the device, which phase it is in and that a candidate's code
+ * runs in it (so that the parent, with its own clock, can kill a hung launch and replace a worker
+ * a kernel may have written into), the page in which it says in words what it is doing, the
+ * framing of messages on their socket, and starting the executable. */
 #ifndef TEMPER_WORKER_IMPL_H
 #define TEMPER_WORKER_IMPL_H
 
@@ -17,22 +19,45 @@ enum worker_phase {
     WORKER_BUILDING,  /* compiling a kernel */
     WORKER_RUNNING,   /* running checks or timing */
     WORKER_REFERENCE, /* running the task's C reference: a crash or a hang here is the task's error */
+    WORKER_BASELINE,  /* running the task's baseline: a crash or a hang here is the task's error too */
 };
 
 /* Shared between the parent and one worker: a memfd the parent maps, passed to the worker as
- * descriptor 4, which maps it too. */
+ * descriptor 4, which maps it too. On a CPU device a kernel runs in the worker and can write any
+ * of its memory, this page included: so it holds only words for people, and nothing the parent
+ * decides by. */
 struct worker_shared {
-    volatile uint64_t busy_since_ns; /* when the device began work that may hang, 0 when idle */
-    volatile double busy_grace_s;    /* extra seconds allowed for the current wait (first launches
-                                      * on OpenCL, where the runtime may compile at launch) */
-    volatile uint64_t phase_since_ns; /* when the current phase began */
-    volatile int phase;              /* enum worker_phase */
-    char doing[512];                 /* a sentence: what the worker is doing now */
+    char doing[512];                      /* a sentence: what the worker is doing now */
     struct temper_sandbox_status sandbox; /* what confines the worker, written once at its start */
 };
 
+/* Beats: 8 bytes the worker writes on its socket between frames, a little-endian word
+ * WORKER_BEAT | kind, then a little-endian value. No frame is that long, so the parent tells them
+ * apart by their first word, and times each with its own clock when it reads it. A kernel cannot
+ * send one (it makes no system calls) nor take back one sent before it ran: the beat that begins
+ * a wait goes out before the kernel it waits for runs, so that wait is timed whatever the kernel
+ * writes. */
+#define WORKER_BEAT 0xfffffff0u
+enum worker_beat_kind {
+    BEAT_BUSY = 1,  /* a wait for the device began; value: its grace in ms (first launches) */
+    BEAT_IDLE,      /* the wait ended */
+    BEAT_PHASE,     /* a phase began; value: enum worker_phase */
+    BEAT_CANDIDATE, /* a candidate's kernel is about to run in this process (an in-process device):
+                     * the parent replaces the worker after this job */
+};
+/* The descriptor of the worker's socket, where the beats go (worker_main.c). */
+#define WORKER_SOCKET_FD 3
+
+/* Starts the beats: from now on worker_doing, worker_candidate_runs and every wait of a device
+ * (temper_device_watch) send them on WORKER_SOCKET_FD. Then the setting is read-only (worker_page.c). */
+void worker_beats_start(void);
 /* Sets the phase and the sentence (the worker side; worker_page.c). */
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Extra seconds the waits that begin from now on may take (first launches on OpenCL), 0 for none;
+ * the parent allows at most WORKER_FIRST_LAUNCH_GRACE_S whatever it is told. */
+void worker_grace(double seconds);
+/* Tells the parent that a candidate's kernel is about to run in this process. */
+void worker_candidate_runs(void);
 
 /* Extra seconds a launch may take on OpenCL the first time a kernel runs at a work-group size:
  * PoCL compiles it then, and on a loaded machine that compile alone can outlast the launch limit. */
@@ -58,6 +83,12 @@ int worker_decode_request(const void *data, size_t len, json_t **req);
 /* Decodes a reply frame as worker_decode_request does, except that decoded bytes that are not
  * valid UTF-8 become U+FFFD, so a reply can be printed and stored as JSON. */
 int worker_decode_reply(const void *data, size_t len, json_t **reply);
+
+/* An array the parent keeps for the life of the handle, across the worker processes it starts
+ * (eval.c keeps there the results a later build of the same code may take, since a worker that
+ * ran a candidate in-process does not live to the next). Borrowed; never NULL but out of memory. */
+struct temper_worker;
+json_t *worker_memo(struct temper_worker *w);
 
 /* Writes a message as one frame (blocking; MSG_NOSIGNAL, so a closed peer is an error, not a
  * signal). */
@@ -97,6 +128,14 @@ extern void (*worker_job_done_hook)(void);
  * CUDA_CACHE_PATH in scratch (NULL: none of those). Free with worker_child_env_free. */
 char **worker_child_env(const char *scratch);
 void worker_child_env_free(char **env);
+/* Removes a folder and everything in it (a worker's or a compile process's scratch folder),
+ * following no link. */
+void worker_remove_tree(const char *path);
+/* Removes the scratch folders in tmp of workers and compile processes whose parent died without
+ * cleaning up. */
+void worker_remove_stale_scratch(const char *tmp);
+/* The PoCL kernel cache of the calling program, which a worker's mount namespace hides. */
+void worker_pocl_cache_of_caller(char *out, size_t size);
 
 /* The calling program's side of a worker's cache service (cache_service.c): a thread per worker
  * process that answers its requests on fd (kernel binaries from the build cache and task
@@ -126,7 +165,10 @@ json_t *worker_sandbox_json(const struct worker_shared *s);
 #include "temper/device.h"
 #include "temper/eval.h"
 
-#define MAX_VARIANTS 2 /* input sets alternated between timed launches */
+#define MAX_VARIANTS 2 /* input sets of the checks, alternated between warm-up launches */
+/* The input set of timed launches: drawn anew on the device before every timed launch, so that
+ * no launch sees inputs an earlier one saw (pipeline_timing.c). */
+#define FRESH_SET MAX_VARIANTS
 /* Baseline samples a bench arena keeps across the evaluations of one worker: a baseline far
  * slower than the candidates (the naive GEMMs run 250 ms at their bench shapes) is not re-timed
  * ten times for every candidate. */
@@ -164,10 +206,13 @@ struct plan {
     int nseen;                                           /* work-group shapes launched so far */
     size_t seen[16][3];                                  /* them: a new one may compile at launch */
     const char *expert;                                  /* set: a vendor routine instead of launches */
+    int candidate;                                       /* 1: the candidate's plan, whose kernels are
+                                                          * untrusted code (worker_candidate_runs) */
 };
 
-/* Every buffer of one shape. Invariant: inputs and expected outputs never change after
- * arena_init; a kernel that changes them is caught by their checksums. */
+/* Every buffer of one shape. Invariant: the check sets' inputs and expected outputs never change
+ * after arena_init (a kernel that changes them is caught by their checksums); FRESH_SET's inputs
+ * change before every timed launch, and their checksum is taken anew each time. */
 struct arena {
     const struct temper_task *task;                  /* the task */
     struct temper_shape shape;                       /* sizes */
@@ -181,9 +226,13 @@ struct arena {
     uint64_t key;                                    /* the checksum key (secret) */
     int64_t elems[TEMPER_MAX_ARGS];                  /* elements per argument */
     int64_t scalars[TEMPER_MAX_ARGS];                /* values of scalar arguments */
-    struct slot in[MAX_VARIANTS][TEMPER_MAX_ARGS];   /* inputs */
+    struct slot in[MAX_VARIANTS + 1][TEMPER_MAX_ARGS]; /* inputs: the check sets, then FRESH_SET */
+    int fresh_ready;                                 /* 1 once the FRESH_SET buffers are allocated */
     struct slot out[OUT_SETS][TEMPER_MAX_ARGS];      /* outputs, by set */
     void *host_in[MAX_VARIANTS][TEMPER_MAX_ARGS];    /* host copies of the inputs */
+    void *host_fresh[TEMPER_MAX_ARGS];               /* FRESH_SET's inputs on a CPU device (made on the
+                                                      * host), and a buffer to read them back into */
+    void *host_back[TEMPER_MAX_ARGS];
     double *want[TEMPER_MAX_ARGS];                   /* the C reference's outputs (check shapes) */
     int expected_ready;                              /* 1 once OUT_EXPECT sets hold the baseline's */
     json_t *expert_check;                            /* the expert's check against them, if any */
@@ -197,6 +246,7 @@ struct devcheck {
     struct temper_dkernel *cmp;     /* tolerance comparison of f32, f16 and bf16 arrays */
     struct temper_dkernel *sum_u32; /* keyed checksum, partial sums per thread */
     struct temper_dkernel *touch;   /* reads a buffer, writes nothing */
+    struct temper_dkernel *fill;    /* draws an input's values on the device (timed launches' inputs) */
     struct temper_dbuf *results;    /* where they write */
     struct temper_dbuf *clean;      /* zeros read by devcheck_flush, twice the cache; made on first use */
     size_t clean_bytes;             /* its size */
@@ -228,6 +278,11 @@ struct session {
     struct temper_task task;                            /* the loaded task */
     temper_reference_fn ref;                            /* its reference */
     int base_built;                                     /* 1 once base holds the baseline */
+    int base_verified;                                  /* 1 once the baseline matched the C reference at
+                                                         * every check shape (pipeline_baseline.c) */
+    int expert_verified;                                /* 1: the expert matched it wherever it ran; -1:
+                                                         * it did not (expert_fault says where); 0: unknown */
+    char expert_fault[1024];                            /* why the expert is left out, with -1 */
     struct plan base;                                   /* the baseline */
     struct arena *check[TEMPER_MAX_SHAPES][2];          /* check arenas by shape and seed */
     struct arena *bench[TEMPER_MAX_SHAPES];             /* bench arenas by shape */
@@ -249,8 +304,8 @@ struct worker_state {
 struct failure {
     enum temper_verdict verdict; /* what it means */
     char message[2048];          /* what failed, where and why */
-    int task_error;              /* 1: the task's own fault (its reference), not the candidate's: the
-                                  * job ends with an error, never a verdict */
+    int task_error;              /* 1: the task's own fault (its reference or its baseline), not the
+                                  * candidate's: the job ends with an error, never a verdict */
 };
 
 int fail_with(struct failure *f, enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -270,6 +325,12 @@ int devcheck_compare(struct worker_state *ws, enum temper_dtype t, struct temper
 /* A checksum of bytes of buf under key, computed on the device (devcheck.c). */
 int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes, uint64_t key, uint64_t *sum,
                  char *msg, size_t msg_size);
+/* Writes n elements of type t into buf, drawn on the device from the distribution kind(a, b) as
+ * task inputs are (normal: mean a, deviation b; uniform: [a, b); randint: [a, b]), from a
+ * counter-based generator keyed by seed: each seed gives contents no other seed gives. Queued, not
+ * waited for (devcheck.c). */
+int devcheck_fill(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
+                  enum temper_init_kind kind, double a, double b, uint64_t seed, char *msg, size_t msg_size);
 /* Evicts the cache before a timed run and leaves it clean: the device's flush writes a buffer of
  * twice the cache, then, on GPUs, a read of another buffer that size replaces those dirty lines
  * with clean ones, so the timed kernel does not pay for writing the flush's data back to memory

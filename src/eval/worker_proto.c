@@ -368,6 +368,9 @@ void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *sh
     struct worker_state *ws = worker_state_new(device_spec, shared);
     if (!ws)
         _exit(1);
+    /* The parent times the device's waits from the beats on the socket (worker_impl.h). */
+    if (shared && out_fd == WORKER_SOCKET_FD)
+        worker_beats_start();
     for (;;) {
         json_t *req = worker_recv(in_fd);
         if (!req)

@@ -1,15 +1,19 @@
 /* worker_spawn.c: finding and starting the temper-worker executable (a worker, a compile
- * process) with the environment it needs: only what its runtimes need
- * (temper_sandbox_env_allowed), with HOME, TMPDIR and the kernel caches of PoCL and CUDA inside its
- * own scratch folder, which is also its working folder, so that nothing it writes outlives it and
- * no secret of the caller (a token in a variable) reaches it. */
+ * process) with the environment it needs, and removing the scratch folders they leave. A child
+ * gets only what its runtimes need (temper_sandbox_env_allowed), with HOME, TMPDIR and the kernel
+ * caches of PoCL and CUDA inside its own scratch folder, which is also its working folder, so that
+ * nothing it writes outlives it and no secret of the caller (a token in a variable) reaches it. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "temper/eval.h"
@@ -152,3 +156,55 @@ int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nf
     return 0;
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void worker_remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Removes scratch folders of workers and compile processes whose parent died without cleaning up
+ * (killed): named temper-worker-PID-* or temper-compile-PID-*, owned by this user, PID no longer
+ * running. */
+void worker_remove_stale_scratch(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        /* A worker's, or a compile process's (cache_service.c). */
+        size_t skip = !strncmp(e->d_name, "temper-worker-", 14) ? 14 : !strncmp(e->d_name, "temper-compile-", 15) ? 15 : 0;
+        if (!skip)
+            continue;
+        long pid = strtol(e->d_name + skip, &end, 10);
+        if (end == e->d_name + skip || *end != '-' || pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) < (int)sizeof(path) && !lstat(path, &st) &&
+            S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+            worker_remove_tree(path);
+    }
+    closedir(d);
+}
+
+/* The PoCL kernel cache of the calling program ($POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl, else
+ * ~/.cache/pocl): one of the folders a worker's mount namespace hides. */
+void worker_pocl_cache_of_caller(char *out, size_t size)
+{
+    const char *v = getenv("POCL_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (v && *v)
+        snprintf(out, size, "%s", v);
+    else if (xdg && *xdg)
+        snprintf(out, size, "%s/pocl", xdg);
+    else
+        snprintf(out, size, "%s/.cache/pocl", home && *home ? home : "/nonexistent");
+}

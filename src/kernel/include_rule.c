@@ -11,9 +11,12 @@
  * '%:'). So a comment between '#' and `include`, `%:include`, `#inc\` newline `lude`, and an
  * include inside an array initialiser or an `#if 0` are all seen. Trigraphs, `#include` with a macro
  * operand, absolute or `..` paths, `#include_next`, `#import`, `#embed`, `#__include_macros`,
- * `#line` and line markers, and `__has_include` / `__has_embed` (and libcu++'s `_CCCL_HAS_INCLUDE`)
- * anywhere are refused. CUDA candidates may also include headers under the toolkit's folders
- * cooperative_groups/, cub/, cuda/ and nv/ by relative path in angle brackets (docs/candidate.md). */
+ * `#line` and line markers, and a `#pragma` naming files (over its whole logical line, which a block
+ * comment may carry onto the next lines) are refused; the words no source may hold or build by
+ * token pasting (`__has_include`, `_Pragma` with a macro operand, inline assembly in OpenCL C) are
+ * word_rule.c's, run on the same spliced text. CUDA candidates may also include headers under the
+ * toolkit's folders cooperative_groups/, cub/, cuda/ and nv/ by relative path in angle brackets
+ * (docs/candidate.md). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 
 #include "temper/kernel.h"
 #include "temper/util.h"
+#include "word_rule.h"
 
 /* Headers a CUDA candidate may include: what NVRTC and the toolkit's include folder provide for
  * device code. Nothing else is reachable through an include. */
@@ -58,8 +62,11 @@ struct spliced {
     unsigned char *starts;  /* 1 where a byte begins a physical line; owned */
     uint32_t *next_nl;      /* for each position, the first '\n' at or after it (len if none); owned */
     uint32_t *next_close;   /* for each position, the first "*\/" at or after it (len if none); owned */
-    uint32_t *next_word;    /* for each position, the first "include", "dependency" or "embed" at or
-                             * after it (len if none); owned */
+    uint32_t *next_word;    /* for each position, the first word a pragma may not hold (word_rule.h:
+                             * "include", "dependency", "embed", "module", "__debug") or backslash at
+                             * or after it (len if none); owned */
+    uint32_t *far_close;    /* for each position, the furthest "*\/" closing a block comment opened at
+                             * or after it on its physical line (0 if none); owned */
     uint32_t *memo;         /* skip_blank's result from each position plus 1, 0 if not known; owned */
     unsigned char *seen;    /* 1 at a '#' whose directive has been checked already; owned */
     size_t len;             /* bytes in text */
@@ -73,6 +80,7 @@ static void spliced_free(struct spliced *s)
     free(s->next_nl);
     free(s->next_close);
     free(s->next_word);
+    free(s->far_close);
     free(s->memo);
     free(s->seen);
 }
@@ -90,11 +98,12 @@ static int spliced_make(const char *src, size_t len, struct spliced *s)
     s->next_nl = malloc((len + 1) * sizeof(uint32_t));
     s->next_close = malloc((len + 2) * sizeof(uint32_t));
     s->next_word = malloc((len + 1) * sizeof(uint32_t));
+    s->far_close = malloc((len + 1) * sizeof(uint32_t));
     s->memo = calloc(len + 1, sizeof(uint32_t));
     s->seen = calloc(len + 1, 1);
     s->len = 0;
-    if (!s->text || !s->line || !s->starts || !s->next_nl || !s->next_close || !s->next_word || !s->memo ||
-        !s->seen) {
+    if (!s->text || !s->line || !s->starts || !s->next_nl || !s->next_close || !s->next_word || !s->far_close ||
+        !s->memo || !s->seen) {
         spliced_free(s);
         return TEMPER_ENOMEM;
     }
@@ -137,17 +146,22 @@ static int spliced_make(const char *src, size_t len, struct spliced *s)
     s->next_nl[s->len] = nl;
     s->next_close[s->len] = s->next_close[s->len + 1] = close;
     s->next_word[s->len] = word;
+    s->far_close[s->len] = 0;
     for (size_t k = s->len; k-- > 0;) {
         const char *t = s->text + k;
         if (*t == '\n')
             nl = (uint32_t)k;
         if (t[0] == '*' && t[1] == '/')
             close = (uint32_t)k;
-        if (!strncmp(t, "include", 7) || !strncmp(t, "dependency", 10) || !strncmp(t, "embed", 5))
+        if (*t == '\\' || kernel_pragma_word_at(t))
             word = (uint32_t)k;
         s->next_nl[k] = nl;
         s->next_close[k] = close;
         s->next_word[k] = word;
+        uint32_t far = *t == '\n' ? 0 : s->far_close[k + 1];
+        if (t[0] == '/' && t[1] == '*' && s->next_close[k + 2] > far)
+            far = s->next_close[k + 2];
+        s->far_close[k] = far;
     }
     return 0;
 }
@@ -340,9 +354,24 @@ static int check_at(const struct spliced *s, size_t i, int logical, enum temper_
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s: unknown preprocessing directive '#%s'", where,
                            SHOWN, word);
     if (known && !strcmp(word, "pragma")) {
-        if (s->next_word[i] < s->next_nl[i])
-            return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                               "%s: %s: a pragma that names files is not allowed", where, SHOWN);
+        /* The pragma's logical line: its physical line, and the next ones where a block comment
+         * opened on it closes (a comment is a space: the directive goes on after it). */
+        size_t end = s->next_nl[i];
+        for (int hops = 0;; hops++) {
+            if (s->next_word[i] < end)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: %s: a pragma that names files is not allowed (nor one holding a backslash, "
+                                   "which could spell a name)",
+                                   where, SHOWN);
+            size_t far = s->far_close[i];
+            if (far < end || far >= s->len)
+                break;
+            if (hops == 64)
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: %s: a pragma carried over more than 64 lines by comments", where, SHOWN);
+            i = far + 2;
+            end = s->next_nl[i];
+        }
     }
     return 0;
 #undef SHOWN
@@ -367,14 +396,9 @@ int temper_candidate_check_includes(enum temper_lang lang, const char *path, con
     int err = spliced_make(source, len, &s);
     if (err)
         return temper_fail(msg, msg_size, err, "%s: out of memory scanning the source", path);
-    /* _CCCL_HAS_INCLUDE is libcu++'s macro for __has_include, reachable through cuda/ and cub/. */
-    static const char *const probes[] = {"__has_include", "__has_embed", "_CCCL_HAS_INCLUDE", NULL};
-    for (int p = 0; probes[p] && !err; p++) {
-        const char *at = memmem(s.text, s.len, probes[p], strlen(probes[p]));
-        if (at)
-            err = temper_fail(msg, msg_size, TEMPER_EPARSE, "%s:%d: %s is not allowed (it probes the host's files)",
-                              path, s.line[at - s.text], probes[p]);
-    }
+    /* The words no source may hold or build (word_rule.c): the file probes, _Pragma with a macro
+     * operand, inline assembly in OpenCL C. */
+    err = kernel_check_words(lang, path, s.text, s.line, s.len, msg, msg_size);
     for (size_t i = 0; i < s.len && !err; i++) {
         if (s.starts[i])
             err = check_at(&s, i, i == 0 || s.text[i - 1] == '\n', lang, path, msg, msg_size);

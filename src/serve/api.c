@@ -116,6 +116,16 @@ static size_t utf8_chars(const char *s)
     return n;
 }
 
+/* 1 when UTF-8 text holds no control character (C0, DEL or C1): a string a terminal shows as
+ * text when an operator prints it (temper history). */
+static int printable_utf8(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return 0;
+    return 1;
+}
+
 /* 1 to 63 printable ASCII characters, no space, quote or backslash. */
 static int knob_value_ok(const char *v)
 {
@@ -207,8 +217,11 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
     int64_t n;
     if (parent && (!int_like(parent, &n) || n < 1))
         return server_error(r, 400, "invalid_request", "%s.parent must be a store row id (an integer from 1)", where), 1;
-    if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128))
-        return server_error(r, 400, "invalid_request", "%s.origin must be a string of at most 128 characters", where), 1;
+    if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128 ||
+                   !printable_utf8(json_string_value(origin))))
+        return server_error(r, 400, "invalid_request",
+                            "%s.origin must be a string of at most 128 characters, none of them a control character",
+                            where), 1;
     json_t *task = json_object_get(item, "task");
     if (task && (!json_is_string(task) || !temper_task_name_ok(json_string_value(task))))
         return server_error(r, 400, "invalid_request", "%s.task must be a task name ([a-z0-9_])", where), 1;
@@ -342,6 +355,9 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
     json_t *batch = json_object_get(req, "batch"), *wait = json_object_get(req, "wait_s");
     json_t *ids = json_array(), *out = json_array();
     char (*keys)[65] = NULL, msg[1024];
+    struct temper_job *jobs = NULL;
+    int *existing = NULL;
+    size_t n = 0, i;
     double wait_s = 0;
     if (!keys_known(req, known, "the request", r))
         goto done;
@@ -360,7 +376,7 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
     }
     if (server_json_wait(st, wait, &wait_s, r))
         goto done;
-    size_t n = json_array_size(items), i;
+    n = json_array_size(items);
     keys = calloc(n, sizeof(*keys));
     if (!keys || !ids || !out) {
         server_error(r, 503, "unavailable", "out of memory");
@@ -368,61 +384,66 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
     }
     json_t *item;
     json_array_foreach(items, i, item) {
-        if (item_ok(st, item, (int)i, keys[i], r)) /* an id twice: the second is a resubmission */
+        if (item_ok(st, item, (int)i, keys[i], r)) /* an id twice: one job for one item, else a conflict */
             goto done;
     }
-    struct temper_queue_stats qs;
-    int err = q->ops->stats(q, &qs, msg, sizeof(msg));
-    if (err) {
-        queue_failed(r, err, msg);
-        goto done;
-    }
-    if (qs.queued + qs.running + (int64_t)n > q->config.max_depth) {
-        server_error(r, 429, "queue_full", "the queue holds %lld unfinished jobs; %zu more would pass its limit of %lld",
-                     (long long)(qs.queued + qs.running), n, (long long)q->config.max_depth);
-        r->retry_after_s = 5;
-        goto done;
-    }
-    struct temper_job job;
+    /* One submit for the whole request: all of it is queued, or none (a full disk, a full queue, an
+     * id taken by another item). */
     char batch_id[129];
     if (batch)
         snprintf(batch_id, sizeof(batch_id), "%s", json_string_value(batch));
     else
         new_id("b-", batch_id);
+    jobs = calloc(n, sizeof(*jobs));
+    existing = calloc(n, sizeof(*existing));
+    if (!jobs || !existing) {
+        server_error(r, 503, "unavailable", "out of memory");
+        goto done;
+    }
     json_array_foreach(items, i, item) {
-        memset(&job, 0, sizeof(job));
+        struct temper_job *job = &jobs[i];
         const char *cid = json_string_value(json_object_get(item, "id"));
         if (cid)
-            snprintf(job.id, sizeof(job.id), "%s", cid);
+            snprintf(job->id, sizeof(job->id), "%s", cid);
         else
-            new_id("ev-", job.id);
-        snprintf(job.batch, sizeof(job.batch), "%s", batch_id);
-        snprintf(job.cache_key, sizeof(job.cache_key), "%s", keys[i]);
-        job.item = json_deep_copy(item);
-        json_object_del(job.item, "id");
-        job.submitted_us = now_us();
-        job.result = cached_anywhere(st, keys[i]);
-        int existing = 0;
-        err = job.item ? q->ops->submit(q, &job, &existing, msg, sizeof(msg))
-                       : temper_fail(msg, sizeof(msg), TEMPER_ENOMEM, "out of memory");
-        if (!err && !existing) {
+            new_id("ev-", job->id);
+        snprintf(job->batch, sizeof(job->batch), "%s", batch_id);
+        snprintf(job->cache_key, sizeof(job->cache_key), "%s", keys[i]);
+        job->item = json_deep_copy(item);
+        json_object_del(job->item, "id");
+        job->submitted_us = now_us();
+        job->result = cached_anywhere(st, keys[i]);
+        if (!job->item || json_array_append_new(ids, json_string(job->id))) {
+            server_error(r, 503, "unavailable", "out of memory");
+            goto done;
+        }
+    }
+    int err = q->ops->submit(q, jobs, (int)n, existing, msg, sizeof(msg));
+    if (err == TEMPER_ERANGE) {
+        server_error(r, 429, "queue_full", "nothing of this request was queued: %s", msg);
+        r->retry_after_s = 5;
+        goto done;
+    }
+    if (err == TEMPER_EINVALID) {
+        size_t k = 0;
+        while (k + 1 < n && existing[k] != 2)
+            k++;
+        server_error(r, 409, "id_conflict",
+                     "items[%zu].id: %s; an id names one item, so this one is not answered with that job's result "
+                     "(choose another id, or send none); nothing of this request was queued", k, msg);
+        goto done;
+    }
+    if (err) {
+        server_error(r, 503, "unavailable", "nothing of this request was queued: the queue failed: %s", msg);
+        r->retry_after_s = 1;
+        goto done;
+    }
+    for (i = 0; i < n; i++)
+        if (!existing[i]) {
             atomic_fetch_add(&st->submitted, 1);
-            if (job.result)
+            if (jobs[i].result)
                 atomic_fetch_add(&st->submit_cache_hits, 1);
         }
-        json_decref(job.item);
-        json_decref(job.result);
-        if (err == TEMPER_ERANGE) {
-            server_error(r, 429, "queue_full", "items[%zu] and after were not queued: %s", i, msg);
-            r->retry_after_s = 5;
-            goto done;
-        }
-        if (err) {
-            queue_failed(r, err, msg);
-            goto done;
-        }
-        json_array_append_new(ids, json_string(job.id));
-    }
     json_t *views = wait_s > 0 ? wait_all(st, ids, wait_s, &err, msg, sizeof(msg)) : NULL;
     if (err) {
         json_decref(views);
@@ -448,6 +469,12 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
     r->status = 202;
     r->json = json_pack("{s:s, s:O}", "batch", batch_id, "items", out);
 done:
+    for (i = 0; jobs && i < n; i++) {
+        json_decref(jobs[i].item);
+        json_decref(jobs[i].result);
+    }
+    free(jobs);
+    free(existing);
     free(keys);
     json_decref(ids);
     json_decref(out);

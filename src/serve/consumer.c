@@ -1,11 +1,19 @@
 /* consumer.c: the loop that turns queued jobs into results on one device (consumer.h): take,
  * answer from the cache or submit to the session (several in flight), record each outcome, report
- * itself, and cancel in the session what a client cancelled in the queue. */
+ * itself, and cancel in the session what a client cancelled in the queue.
+ *
+ * A job that must run alone (queue.h: its holder died with it) runs with nothing else in this
+ * process: the consumers of one process (one per device in `temper serve`) share a gate, and one
+ * takes such a job only when no job of the process is in flight and no other take is under way;
+ * until its outcome is recorded, no consumer of the process takes another. So a death while it
+ * runs is its own. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "serve/consumer.h"
 #include "temper/error.h"
@@ -48,6 +56,34 @@ static int verdict_index(const char *v)
     return TEMPER_CONSUMER_VERDICTS - 1;
 }
 
+/* The process's gate (above), shared by its consumers. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static int gate_jobs;   /* jobs of this process in flight (taken, outcome not recorded) */
+static int gate_takers; /* takes under way */
+static int gate_alone;  /* 1 while a job that must run alone runs, or a take that may bring one is under way */
+
+/* This process's instance: 16 hex digits drawn once. */
+static pthread_once_t instance_once = PTHREAD_ONCE_INIT;
+static char instance[17];
+
+static void instance_draw(void)
+{
+    unsigned char b[8];
+    if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+        uint64_t t = temper_now_ns() ^ ((uint64_t)getpid() << 32);
+        for (size_t i = 0; i < sizeof(b); i++)
+            b[i] = (unsigned char)(t >> (i * 8));
+    }
+    for (size_t i = 0; i < sizeof(b); i++)
+        snprintf(instance + 2 * i, 3, "%02x", b[i]);
+}
+
+const char *temper_consumer_instance(void)
+{
+    pthread_once(&instance_once, instance_draw);
+    return instance;
+}
+
 /* One job in the session. */
 struct slot {
     struct run *run;          /* the loop it belongs to */
@@ -57,6 +93,7 @@ struct slot {
     json_t *result;           /* its result once delivered (owned) */
     int used;                 /* 1 while it holds a job */
     int ready;                /* 1 once result is set */
+    int alone;                /* 1 when its job runs alone (holds the process's gate) */
 };
 
 /* The loop's state shared with the session's callback. */
@@ -199,15 +236,65 @@ static int task_missing(const struct temper_consumer_config *c, json_t *item, ch
     return parses;
 }
 
-/* Takes one job and starts it in slot sl (or answers it from the cache); *took 0 if none came. */
+/* Whether a consumer of this process may take now: 0 while a job that must run alone runs (or
+ * may come); else 1, with TEMPER_TAKE_ALONE in *flags when nothing of the process is in flight
+ * or being taken (the gate then stays closed until the take says what came). */
+static int gate_enter(int *flags)
+{
+    pthread_mutex_lock(&gate_lock);
+    int ok = !gate_alone;
+    *flags = 0;
+    if (ok) {
+        if (gate_jobs == 0 && gate_takers == 0) {
+            *flags = TEMPER_TAKE_ALONE;
+            gate_alone = 1;
+        }
+        gate_takers++;
+    }
+    pthread_mutex_unlock(&gate_lock);
+    return ok;
+}
+
+/* After a take with flags: job (NULL: none came) is in flight; the gate stays closed while it
+ * runs alone. */
+static void gate_leave(int flags, const struct temper_job *job)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_takers--;
+    gate_jobs += job != NULL;
+    if ((flags & TEMPER_TAKE_ALONE) && !(job && job->alone))
+        gate_alone = 0;
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* A job of this process finished (its outcome recorded, or it was left); alone: it ran alone. */
+static void gate_done(int alone)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_jobs--;
+    if (alone)
+        gate_alone = 0;
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* Takes one job and starts it in slot sl (or answers it from the cache); *took 0 if none came,
+ * *shut 1 when the process's gate allowed no take. */
 static int take_one(const struct temper_consumer_config *c, struct temper_consumer_counts *n, struct run *r,
-                    struct slot *sl, const char *device_key, int wait_ms, int *took, char *msg, size_t msg_size)
+                    struct slot *sl, const char *device_key, int wait_ms, int *took, int *shut, char *msg,
+                    size_t msg_size)
 {
     struct temper_job *job = NULL;
+    int flags;
     *took = 0;
-    int err = c->queue->ops->take(c->queue, c->consumer, wait_ms, &job, msg, msg_size);
+    *shut = !gate_enter(&flags);
+    if (*shut)
+        return 0;
+    int err = c->queue->ops->take(c->queue, c->consumer, wait_ms, flags, &job, msg, msg_size);
+    gate_leave(flags, err ? NULL : job);
     if (err || !job)
         return err;
+    temper_job_test_die(job);
+    int alone = job->alone;
     *took = 1;
     atomic_fetch_add(&n->taken, 1);
     temper_histogram_observe(&n->queue_wait, (double)(now_us() - job->submitted_us) / 1e6);
@@ -223,6 +310,7 @@ static int take_one(const struct temper_consumer_config *c, struct temper_consum
         atomic_fetch_add(&n->cache_hits, 1);
         err = finish(c, n, job, TEMPER_JOB_DONE, cached, msg, msg_size);
         temper_job_free(job);
+        gate_done(alone);
         return err;
     }
     /* The item names the task the server found for the candidate. A worker whose task path lacks it
@@ -235,12 +323,14 @@ static int take_one(const struct temper_consumer_config *c, struct temper_consum
         snprintf(m, sizeof(m), "the worker %s cannot judge it: %s", c->consumer, why);
         err = finish(c, n, job, TEMPER_JOB_FAILED, failure("temper_error", m, 1), msg, msg_size);
         temper_job_free(job);
+        gate_done(alone);
         return err;
     }
     pthread_mutex_lock(&r->lock);
     sl->job = job;
     sl->used = 1;
     sl->ready = 0;
+    sl->alone = alone;
     sl->result = NULL;
     pthread_mutex_unlock(&r->lock);
     if (submit(c, sl, why, sizeof(why))) {
@@ -250,6 +340,7 @@ static int take_one(const struct temper_consumer_config *c, struct temper_consum
         pthread_mutex_unlock(&r->lock);
         err = finish(c, n, job, TEMPER_JOB_FAILED, failure("temper_error", why, 1), msg, msg_size);
         temper_job_free(job);
+        gate_done(alone);
         return err;
     }
     atomic_fetch_add(&n->busy, 1);
@@ -277,6 +368,8 @@ static int deliver(const struct temper_consumer_config *c, struct temper_consume
     sl->used = 0;
     sl->ready = 0;
     atomic_fetch_sub(&n->busy, 1);
+    gate_done(sl->alone);
+    sl->alone = 0;
     return err;
 }
 
@@ -312,6 +405,14 @@ int temper_consumer_run(const struct temper_consumer_config *config, struct temp
                         char *msg, size_t msg_size)
 {
     struct temper_consumer_config c = *config;
+    /* In the queue this consumer is its name and this process's instance: a later process of the
+     * same name releases what this one holds (queue.h). */
+    char name[TEMPER_CONSUMER_MAX + 1];
+    if (!c.consumer || !*c.consumer || strlen(c.consumer) > TEMPER_CONSUMER_MAX - 17)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "a consumer name must have 1 to %d characters",
+                           TEMPER_CONSUMER_MAX - 17);
+    snprintf(name, sizeof(name), "%s@%s", c.consumer, temper_consumer_instance());
+    c.consumer = name;
     c.in_flight = c.in_flight > 0 ? c.in_flight : 32;
     c.beat_ms = c.beat_ms > 0 ? c.beat_ms : 2000;
     char device_key[256];
@@ -324,7 +425,10 @@ int temper_consumer_run(const struct temper_consumer_config *config, struct temp
         r.slots[i].run = &r;
     pthread_mutex_init(&r.lock, NULL);
     pthread_cond_init(&r.wake, NULL);
-    int err = beat(&c, counts, &r, device_key, msg, msg_size); /* reported before it takes anything */
+    /* an earlier instance of this name died: its jobs go back to the queue now, not after claim_idle_ms */
+    int err = c.queue->ops->release(c.queue, c.consumer, msg, msg_size);
+    if (!err)
+        err = beat(&c, counts, &r, device_key, msg, msg_size); /* reported before it takes anything */
     uint64_t next_beat = temper_now_ns() + (uint64_t)c.beat_ms * 1000000;
     for (;;) {
         int stopping = atomic_load(c.stop) != 0, busy = 0;
@@ -350,13 +454,13 @@ int temper_consumer_run(const struct temper_consumer_config *config, struct temp
             free_slot = r.slots[i].used ? NULL : &r.slots[i];
         if (free_slot && !stopping) {
             /* wait for work only when nothing is in flight; else look and go back to the results */
-            int took = 0;
-            err = take_one(&c, counts, &r, free_slot, device_key, busy ? 0 : 200, &took, msg, msg_size);
+            int took = 0, shut = 0;
+            err = take_one(&c, counts, &r, free_slot, device_key, busy ? 0 : 200, &took, &shut, msg, msg_size);
             if (err)
                 break;
             if (took)
                 continue;
-            if (!busy)
+            if (!busy && !shut)
                 continue;
         }
         /* in flight: wait for a result (or the next beat) */
@@ -390,6 +494,7 @@ int temper_consumer_run(const struct temper_consumer_config *config, struct temp
         temper_job_free(sl->job);
         sl->used = 0;
         atomic_fetch_sub(&counts->busy, 1);
+        gate_done(sl->alone);
     }
     pthread_cond_destroy(&r.wake);
     pthread_mutex_destroy(&r.lock);

@@ -17,7 +17,8 @@
 struct temper_consumer_config {
     struct temper_queue *queue;      /* where jobs come from (borrowed) */
     struct temper_session *session;  /* the device's session (borrowed) */
-    const char *consumer;            /* its name in the queue (host:pid:device) */
+    const char *consumer;            /* its name (host:pid:device, or --name), at most 128 characters: in
+                                      * the queue it is NAME@INSTANCE (temper_consumer_instance) */
     const char *device;              /* the device spec the session opened ("cuda:0") */
     int in_flight;                   /* jobs submitted to the session at once [32] */
     int beat_ms;                     /* how often it reports itself [2000] */
@@ -56,7 +57,13 @@ struct temper_consumer_counts {
     struct temper_histogram total;      /* submission to outcome recorded, seconds */
 };
 
-/* Runs until *config->stop; returns 0, or an error that stopped it (the queue went away). */
+/* This process's instance: 16 hex digits drawn once per process; a consumer is NAME@INSTANCE in
+ * the queue, so that a new process of the same name releases what an earlier one held. */
+const char *temper_consumer_instance(void);
+
+/* Releases what earlier instances of its name held (queue.h), then runs until *config->stop;
+ * returns 0, or an error that stopped it (the queue went away). Jobs that must run alone run
+ * with nothing else in this process (consumer.c). */
 int temper_consumer_run(const struct temper_consumer_config *config, struct temper_consumer_counts *counts,
                         char *msg, size_t msg_size);
 

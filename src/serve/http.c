@@ -1,6 +1,8 @@
 /* http.c: the gym's HTTP daemon on libmicrohttpd: listening (loopback unless a token is given),
- * the bearer token (compared in constant time), request bodies up to a limit, routing to the
- * endpoints of api.c and metrics.c, and replies (JSON, or text for /metrics).
+ * the bearer token (compared in constant time, before any body is read), request bodies up to a
+ * limit (a Content-Length over it is refused before the body is read), routing to the endpoints
+ * of api.c and metrics.c, and replies (JSON, or text for /metrics). The connections' guards
+ * (a deadline for each request to arrive, connections per client address) are in http_guard.c.
  *
  * Threads: one thread per connection (MHD_USE_THREAD_PER_CONNECTION) with a bound on connections.
  * A long poll (wait_s) then blocks only its own connection's thread, in the queue's condition
@@ -17,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "serve/http_guard.h"
 #include "serve/server.h"
 #include "temper/error.h"
 #include "temper/util.h"
@@ -28,6 +31,7 @@ struct temper_server {
     char *token;                /* the bearer token (owned), or NULL */
     atomic_int started;         /* 1 once the daemon listens: libmicrohttpd's messages go to stderr */
     char start_error[256];      /* what libmicrohttpd said while starting, its last message */
+    struct http_guard *guard;   /* the connections' deadlines (http_guard.c) */
 };
 
 /* libmicrohttpd's error log: while the daemon starts, its last message is kept for temper's own
@@ -39,10 +43,13 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     char text[256];
     vsnprintf(text, sizeof(text), fmt, ap);
     text[strcspn(text, "\n")] = 0;
-    if (!atomic_load(&sv->started))
+    if (!atomic_load(&sv->started)) {
         snprintf(sv->start_error, sizeof(sv->start_error), "%s", text);
-    else
-        fprintf(stderr, "temper: serve: libmicrohttpd: %s\n", text);
+    } else { /* it may quote what a client sent: shown as printable ASCII on the operator's terminal */
+        char shown[1024];
+        temper_show_bytes(text, strlen(text), 250, shown, sizeof(shown));
+        fprintf(stderr, "temper: serve: libmicrohttpd: %s\n", shown);
+    }
 }
 
 /* One request's upload. */
@@ -252,6 +259,35 @@ static enum MHD_Result send_reply(struct temper_server *sv, struct MHD_Connectio
     return ok;
 }
 
+/* What is refused as soon as a request's headers are in, before its body is read: a missing or
+ * wrong token (every path but /healthz), and a Content-Length over the body limit. 1 with the
+ * refusal in r. */
+static int refuse_early(struct temper_server *sv, struct MHD_Connection *con, const char *url, struct server_reply *r)
+{
+    if (sv->token && strcmp(url, "/healthz") &&
+        !token_ok(sv->token, MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Authorization"))) {
+        server_error(r, 401, "unauthorized", "this server needs the header 'Authorization: Bearer <token>' with its token");
+        return 1;
+    }
+    const char *cl = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    char *end = NULL;
+    unsigned long long n = cl ? strtoull(cl, &end, 10) : 0;
+    if (cl && end != cl && n > sv->state.config.limits.max_body_bytes) {
+        server_error(r, 413, "payload_too_large", "the request body is over %zu bytes, this server's limit",
+                     sv->state.config.limits.max_body_bytes);
+        return 1;
+    }
+    return 0;
+}
+
+static enum MHD_Result answer(struct temper_server *sv, struct MHD_Connection *con, struct server_reply *r)
+{
+    enum MHD_Result ok = send_reply(sv, con, r);
+    json_decref(r->json);
+    free(r->text);
+    return ok;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_data_size,
                                   void **con_cls)
@@ -259,12 +295,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
     (void)version;
     struct temper_server *sv = cls;
     struct request *req = *con_cls;
-    if (!req) {
+    if (!req) { /* the headers are in; the body, if any, is not read yet */
         req = calloc(1, sizeof(*req));
         if (!req)
             return MHD_NO;
         temper_buf_init(&req->body, sv->state.config.limits.max_body_bytes);
         *con_cls = req;
+        struct server_reply r = {0};
+        if (refuse_early(sv, con, url, &r))
+            return answer(sv, con, &r); /* libmicrohttpd then reads no body and closes the connection */
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -273,18 +312,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con, const c
         *upload_data_size = 0;
         return MHD_YES;
     }
+    http_guard_arrived(sv->guard, con); /* the whole request is in: its deadline no longer runs */
     struct server_reply r = {0};
     route(sv, con, url, method, req, &r);
-    enum MHD_Result ok = send_reply(sv, con, &r);
-    json_decref(r.json);
-    free(r.text);
-    return ok;
+    return answer(sv, con, &r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)con;
+    struct temper_server *sv = cls;
     (void)toe;
     struct request *req = *con_cls;
     if (req) {
@@ -292,6 +328,7 @@ static void on_completed(void *cls, struct MHD_Connection *con, void **con_cls, 
         free(req);
         *con_cls = NULL;
     }
+    http_guard_next(sv->guard, con); /* the connection waits for its next request: a deadline again */
 }
 
 /* Parses "HOST:PORT" ("[V6]:PORT") into addr; *loopback says whether it is one. */
@@ -356,21 +393,33 @@ int temper_server_start(const struct temper_server_config *config, struct temper
     l->max_items = l->max_items > 0 ? l->max_items : 1000;
     l->max_wait_s = l->max_wait_s > 0 ? l->max_wait_s : 60;
     l->max_connections = l->max_connections > 0 ? l->max_connections : 256;
+    l->max_client_connections = l->max_client_connections > 0 ? l->max_client_connections : 64;
+    l->request_timeout_s = l->request_timeout_s > 0 ? l->request_timeout_s : 30;
     sv->token = config->token && *config->token ? strdup(config->token) : NULL;
     sv->state.config.token = sv->token;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    err = http_guard_start(l->request_timeout_s, &sv->guard, msg, msg_size);
+    if (err) {
+        free(sv->token);
+        free(sv);
+        return err;
+    }
     sv->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)l->max_connections,
+                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)l->max_client_connections,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(l->max_wait_s + 60),
                                   MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20), MHD_OPTION_NOTIFY_COMPLETED,
-                                  on_completed, sv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, sv, MHD_OPTION_END);
+                                  on_completed, sv, MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify, sv->guard,
+                                  MHD_OPTION_UNESCAPE_CALLBACK, http_guard_unescape, NULL,
+                                  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, sv, MHD_OPTION_END);
     if (!sv->daemon) {
         const char *why = strrchr(sv->start_error, ':'); /* the system's reason, after the last colon */
         why = why && why[1] ? why + 2 : sv->start_error;
         err = temper_fail(msg, msg_size, TEMPER_EIO, "cannot listen on %s: %s", config->listen,
                           *why ? why : "in use, or not an address of this machine");
+        http_guard_stop(sv->guard);
         free(sv->token);
         free(sv);
         return err;
@@ -392,6 +441,7 @@ void temper_server_stop(struct temper_server *s)
     if (!s)
         return;
     MHD_stop_daemon(s->daemon);
+    http_guard_stop(s->guard);
     free(s->token);
     free(s);
 }

@@ -1,8 +1,11 @@
 /* queue.c: what both queue engines share: opening one by its URL, the content and cache keys of
- * a job, the state names, and freeing a job. */
+ * a job, the state names, freeing a job, a dead letter's result, consumer names and the tests'
+ * hook that kills a consumer. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include "serve/queue.h"
@@ -94,16 +97,37 @@ void temper_job_cache_key(const char *content_key, const char *device_key, char 
     free(text);
 }
 
-json_t *temper_job_dead_result(const char *id, const json_t *item, int deliveries, int max_deliveries)
+json_t *temper_job_dead_result(const char *id, const json_t *item, int deaths, int deliveries)
 {
     const char *task = json_string_value(json_object_get(item, "task"));
     char text[512];
     snprintf(text, sizeof(text),
-             "job %.128s was handed to a worker %d times (the limit is %d) and each time the worker stopped before "
-             "recording a result: the kernel kills its worker, so it is not run again (dead letters)",
-             id, deliveries, max_deliveries);
+             "job %.128s: its worker died %d times while it ran alone (the limit), before recording a result; it was "
+             "handed to a worker %d times in all: the kernel kills its worker, so it is not run again (dead letters)",
+             id, deaths, deliveries);
     json_t *o = json_pack("{s:s, s:s, s:s}", "verdict", "runtime_error", "message", text, "task", task ? task : "");
     json_t *norm = o ? temper_result_normalize(o, NULL, 0) : NULL;
     json_decref(o);
     return norm;
+}
+
+int temper_consumer_of(const char *consumer, const char *name, size_t name_len)
+{
+    if (strlen(consumer) != name_len + 17 || memcmp(consumer, name, name_len) || consumer[name_len] != '@')
+        return 0;
+    for (const char *p = consumer + name_len + 1; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return 0;
+    return 1;
+}
+
+void temper_job_test_die(const struct temper_job *job)
+{
+    const char *marker = getenv("TEMPER_TEST_WORKER_DIE_ON");
+    const char *src = job ? json_string_value(json_object_get(job->item, "source")) : NULL;
+    if (!marker || !*marker || !src || !strstr(src, marker))
+        return;
+    fprintf(stderr, "temper: TEMPER_TEST_WORKER_DIE_ON: killing itself with job %s\n", job->id);
+    fflush(stderr);
+    kill(getpid(), SIGKILL);
 }

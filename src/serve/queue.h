@@ -7,14 +7,26 @@
  *
  * Delivery: at least once, with the outcome recorded exactly once. A consumer takes a job, and
  * the job stays pending under that consumer until complete() has recorded its outcome and then
- * acknowledged it; a consumer that dies leaves it pending, and after claim_idle_ms any live
- * consumer's take() claims it (XAUTOCLAIM on Redis). A live consumer's beats keep its jobs (on
- * Redis each beat resets their idle time; the SQLite engine also claims at once a job whose
- * consumer has not reported for 10 s), so claim_idle_ms need only exceed a few beats, not the
- * longest job. Each hand-over counts a delivery; a job
- * handed over more than max_deliveries times (a kernel that kills whoever runs it) is not handed
- * over again: the engine records a runtime_error result for it, saying so, and puts it on the
- * dead letters. complete() of a job whose outcome is already recorded changes nothing.
+ * acknowledged it. A consumer is one instance of a named worker: its name in the queue is
+ * "NAME@INSTANCE", INSTANCE 16 hex digits drawn by each process (consumer.c).
+ *
+ * Deaths: a consumer that dies leaves its jobs pending; they are re-queued (never handed to
+ * another consumer as they are) when any consumer's take() finds them idle past claim_idle_ms, or
+ * held by a consumer that has not reported for a while (the SQLite engine: 10 s), or when a new
+ * instance of the same NAME starts (release(): the old instance died, a name being unique among
+ * live workers). A live consumer's beats keep its jobs (each beat resets their idle time), so
+ * claim_idle_ms need only exceed a few beats. A job re-queued after a death must run alone: it is
+ * handed over only to a take() that says its process runs nothing else (TEMPER_TAKE_ALONE), and
+ * such a take gets jobs that must run alone first; a take without that flag gets none while one
+ * waits, so that busy consumers drain and one runs it. The death that re-queues a job is charged
+ * to it only when it ran alone (so a kernel that kills its process takes no honest neighbour to
+ * the dead letters: they are re-run alone, not charged); a job charged max_deliveries deaths is
+ * not handed over again: the engine records a runtime_error result for it, saying so, and puts
+ * it on the dead letters. complete() of a job whose outcome is already recorded changes nothing.
+ *
+ * Ids: an id names one item and one content key. Submitting a known id with the same item is
+ * answered with the existing job; with another item (another source, options or lineage) it is
+ * refused, so that no client is ever answered with a result of what another client sent.
  *
  * Every function returns 0 or a TEMPER_E* code and fills msg; all may be called from any thread
  * (an engine serialises what it must). */
@@ -48,6 +60,8 @@ struct temper_job {
                             * `@temper task` line parses (owned by the job) */
     int64_t submitted_us;  /* when it was submitted (CLOCK_REALTIME, microseconds) */
     int deliveries;        /* times handed to a consumer so far, this hand-over included (take) */
+    int alone;             /* take: 1 when the job must run alone (its holder died before); the
+                            * consumer's process runs nothing else until its outcome is recorded */
     json_t *result;        /* submit only: a result known already (a cache hit at submission); the
                             * job is recorded done with it and never handed over. NULL: none (owned
                             * by the job) */
@@ -60,7 +74,8 @@ struct temper_queue_config {
     int64_t max_depth;     /* unfinished jobs (queued + running) above which submit refuses [10000] */
     int claim_idle_ms;     /* a job pending this long under a consumer that no longer beats is claimed
                             * by another [60000] */
-    int max_deliveries;    /* hand-overs after which a job goes to the dead letters [3] */
+    int max_deliveries;    /* deaths of its holder while it ran alone after which a job goes to the
+                            * dead letters [3] */
     int64_t keep_done_s;   /* finished jobs and their outcomes are kept this long [86400] */
 };
 
@@ -71,13 +86,19 @@ struct temper_queue_stats {
     int64_t done;          /* outcomes recorded (kept ones) */
     int64_t failed;        /* jobs failed by temper or its machines (kept ones) */
     int64_t cancelled;     /* jobs cancelled (kept ones) */
-    int64_t redeliveries;  /* hand-overs beyond the first, since the queue was created */
+    int64_t redeliveries;  /* hand-overs beyond the first (after a death), since the queue was created */
     int64_t dead_letters;  /* jobs put on the dead letters, since the queue was created */
 };
 
+/* The longest consumer name: a worker's NAME (128) then '@' and its instance's 16 hex digits. */
+#define TEMPER_CONSUMER_MAX 145
+
+/* take()'s flags. */
+#define TEMPER_TAKE_ALONE 1 /* the caller's process runs nothing now: a job that must run alone may come */
+
 /* A consumer's last report of itself, for GET /v1/workers. */
 struct temper_worker_status {
-    char consumer[129];    /* the consumer's name, unique among live consumers (host:pid:device) */
+    char consumer[TEMPER_CONSUMER_MAX + 1]; /* NAME@INSTANCE (NAME: host:pid:device, or --name) */
     char device[64];       /* the device it runs ("cuda:0") */
     char device_key[256];  /* the device's stable identity (temper_store_device_key) */
     int busy;              /* 1 while it holds a job */
@@ -90,15 +111,25 @@ struct temper_queue;
 /* An engine's functions. */
 struct temper_queue_ops {
     const char *engine; /* "sqlite" or "redis" */
-    /* Queues a job (the queue copies it). An id the queue knows already (any state, until it
-     * expires) is not queued again: *existing = 1 and nothing changes. TEMPER_ERANGE when the
-     * queue holds max_depth unfinished jobs (the caller answers 429). */
-    int (*submit)(struct temper_queue *q, const struct temper_job *job, int *existing, char *msg, size_t msg_size);
-    /* Hands a job to consumer: one idle past claim_idle_ms under another consumer first, else the
-     * oldest queued; waits up to wait_ms for one. *job is NULL when there is none (caller frees it
-     * with temper_job_free). Cancelled jobs are never handed over. */
-    int (*take)(struct temper_queue *q, const char *consumer, int wait_ms, struct temper_job **job, char *msg,
-                size_t msg_size);
+    /* Queues n jobs (the queue copies them), all or none: on any error nothing is queued. For
+     * each, existing[i] is 0 when it was queued now, or 1 when the queue knows its id already
+     * (any state, until it expires) with the same item and content key: nothing changes for it
+     * (a second job of one id in the same call counts alike). TEMPER_EINVALID when a known id
+     * (or an earlier one in the call) has another item or content key: existing[i] is 2 for the
+     * first such job. TEMPER_ERANGE when the new jobs would put more than max_depth unfinished
+     * jobs in the queue (the caller answers 429). */
+    int (*submit)(struct temper_queue *q, const struct temper_job *jobs, int n, int *existing, char *msg,
+                  size_t msg_size);
+    /* Hands a job to consumer, after re-queueing the jobs of consumers found dead (above): with
+     * TEMPER_TAKE_ALONE in flags one that must run alone first, else the oldest queued; without
+     * it, the oldest queued that may run beside others, and none while one waits to run alone.
+     * Waits up to wait_ms for one. *job is NULL when there is none (caller frees it with
+     * temper_job_free). Cancelled jobs are never handed over. */
+    int (*take)(struct temper_queue *q, const char *consumer, int wait_ms, int flags, struct temper_job **job,
+                char *msg, size_t msg_size);
+    /* consumer ("NAME@INSTANCE") starts: the jobs held by every other instance of NAME are
+     * re-queued at once, as after its death, and those instances are forgotten. */
+    int (*release)(struct temper_queue *q, const char *consumer, char *msg, size_t msg_size);
     /* Records a taken job's outcome (state DONE with the result record, or FAILED with the error
      * object; borrowed), then acknowledges it. A job cancelled meanwhile stays cancelled and its
      * outcome is dropped; an outcome recorded already stays. */
@@ -122,7 +153,8 @@ struct temper_queue_ops {
      * the fields of struct temper_worker_status (caller decrefs). */
     int (*workers)(struct temper_queue *q, int max_age_s, json_t **list, char *msg, size_t msg_size);
     int (*stats)(struct temper_queue *q, struct temper_queue_stats *st, char *msg, size_t msg_size);
-    /* The dead letters, oldest first: [{"id", "deliveries", "result"}] (caller decrefs). */
+    /* The dead letters, oldest first: [{"id", "deliveries", "result"}] (caller decrefs);
+     * deliveries counts every hand-over. */
     int (*dead_letters)(struct temper_queue *q, json_t **list, char *msg, size_t msg_size);
     void (*close)(struct temper_queue *q);
 };
@@ -146,10 +178,17 @@ int temper_queue_open_redis(const char *url, const struct temper_queue_config *c
 /* The result a job gets when it goes to the dead letters: a runtime_error record in the one form
  * of a result (temper_result_normalize) for the job's task (its item's "task", which the API sets
  * from the candidate's `@temper task` line; "" when the item has none; item borrowed, may be
- * NULL), saying the job was handed to a worker `deliveries` times (the limit is max_deliveries)
- * and each time the worker died before recording its outcome. Caller decrefs; NULL when out of
- * memory. */
-json_t *temper_job_dead_result(const char *id, const json_t *item, int deliveries, int max_deliveries);
+ * NULL), saying that its worker died `deaths` times while it ran alone (the limit), in
+ * `deliveries` hand-overs. Caller decrefs; NULL when out of memory. */
+json_t *temper_job_dead_result(const char *id, const json_t *item, int deaths, int deliveries);
+
+/* 1 when consumer is an instance of name: name, '@', then 16 hex digits. */
+int temper_consumer_of(const char *consumer, const char *name, size_t name_len);
+
+/* For tests only: with TEMPER_TEST_WORKER_DIE_ON=TEXT in the environment, a consumer that takes a
+ * job whose source contains TEXT kills its own process with SIGKILL, as a kernel that brings its
+ * machine down would (consumer.c calls this after each take). */
+void temper_job_test_die(const struct temper_job *job);
 
 /* The content key of an item without the device: a hash (hex) of the task's content hash, the
  * source, the knobs (sorted), the options and temper's version. */

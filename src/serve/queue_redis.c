@@ -66,46 +66,81 @@ static char *i64(char *buf, int64_t v)
 
 /* ---- the operations ---- */
 
-static int r_submit(struct temper_queue *base, const struct temper_job *job, int *existing, char *msg,
+static int r_submit(struct temper_queue *base, const struct temper_job *jobs, int n, int *existing, char *msg,
                     size_t msg_size)
 {
     struct redis_queue *q = (struct redis_queue *)base;
-    *existing = 0;
-    if (id_ok(job->id, msg, msg_size))
-        return TEMPER_EINVALID;
-    if (!job->item)
-        return temper_fail(msg, msg_size, TEMPER_EINVALID, "job %s has no item", job->id);
-    char *item = json_dumps(job->item, JSON_COMPACT);
-    char *result = job->result ? json_dumps(job->result, JSON_COMPACT) : strdup("");
-    if (!item || !result) {
-        free(item);
-        free(result);
-        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        existing[i] = 0;
+        if (id_ok(jobs[i].id, msg, msg_size))
+            return TEMPER_EINVALID;
+        if (!jobs[i].item)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "job %s has no item", jobs[i].id);
     }
-    char sub[24], depth[24], now[24], keep[24];
-    const char *a[] = {job->id, job->batch, job->cache_key, item, i64(sub, job->submitted_us ? job->submitted_us : now_us()),
-                       i64(depth, base->config.max_depth), i64(now, now_us()), i64(keep, base->config.keep_done_s),
-                       result};
-    redisReply *r;
-    int err = redis_run(q, SCRIPT_SUBMIT, 9, a, &r, msg, msg_size);
-    free(item);
-    free(result);
+    /* One script for the whole request: all or none. Items are compared as text, so each is
+     * written one way (keys sorted). */
+    const char **a = calloc((size_t)n * 6 + 3, sizeof(*a));
+    char **owned = calloc((size_t)n * 3 + 1, sizeof(*owned)), depth[24], now[24], keep[24];
+    int err = a && owned ? 0 : temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    if (!err) {
+        a[0] = i64(depth, base->config.max_depth);
+        a[1] = i64(now, now_us());
+        a[2] = i64(keep, base->config.keep_done_s);
+    }
+    for (int i = 0; i < n && !err; i++) {
+        const struct temper_job *job = &jobs[i];
+        char *item = json_dumps(job->item, JSON_COMPACT | JSON_SORT_KEYS);
+        char *result = job->result ? json_dumps(job->result, JSON_COMPACT) : strdup("");
+        char *sub = malloc(24);
+        owned[3 * i] = item;
+        owned[3 * i + 1] = result;
+        owned[3 * i + 2] = sub;
+        if (!item || !result || !sub) {
+            err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+            break;
+        }
+        const char **b = a + 3 + 6 * i;
+        b[0] = job->id;
+        b[1] = job->batch;
+        b[2] = job->cache_key;
+        b[3] = item;
+        b[4] = i64(sub, job->submitted_us ? job->submitted_us : now_us());
+        b[5] = result;
+    }
+    redisReply *r = NULL;
+    if (!err)
+        err = redis_run(q, SCRIPT_SUBMIT, 3 + 6 * n, a, &r, msg, msg_size);
+    for (int i = 0; owned && i < 3 * n; i++)
+        free(owned[i]);
+    free(owned);
+    free(a);
     if (err)
         return err;
-    long long v = r->integer;
+    long long code = r->type == REDIS_REPLY_ARRAY && r->elements >= 1 ? r->element[0]->integer : -1;
+    if (code == 0 && r->elements == (size_t)n + 1) {
+        for (int i = 0; i < n; i++)
+            existing[i] = r->element[i + 1]->integer == 1;
+    } else if (code == 2) {
+        err = temper_fail(msg, msg_size, TEMPER_ERANGE,
+                          "the queue would hold more than %lld unfinished jobs, its limit: try again later",
+                          (long long)base->config.max_depth);
+    } else if (code == 3 && r->elements == 2 && r->element[1]->integer >= 0 && r->element[1]->integer < n) {
+        int i = (int)r->element[1]->integer;
+        existing[i] = 2;
+        err = temper_fail(msg, msg_size, TEMPER_EINVALID,
+                          "the id '%s' names a job with another item (source, options or lineage)", jobs[i].id);
+    } else {
+        err = temper_fail(msg, msg_size, TEMPER_EIO, "redis: the submit script answered something unexpected");
+    }
     freeReplyObject(r);
-    if (v == 1)
-        *existing = 1;
-    else if (v == 2)
-        return temper_fail(msg, msg_size, TEMPER_ERANGE, "the queue holds %lld unfinished jobs, its limit: try again later",
-                           (long long)base->config.max_depth);
-    return 0;
+    return err;
 }
 
-/* Builds the job handed over from MARK's reply {item, batch, cache_key, submitted_us}. */
-static int job_make(const char *id, redisReply *r, int deliveries, struct temper_job **out, char *msg, size_t msg_size)
+/* Builds the job handed over from MARK's reply {item, batch, cache_key, submitted_us, alone,
+ * deliveries}. */
+static int job_make(const char *id, redisReply *r, struct temper_job **out, char *msg, size_t msg_size)
 {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 || r->element[0]->type != REDIS_REPLY_STRING)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 6 || r->element[0]->type != REDIS_REPLY_STRING)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "redis: job %s has no item", id);
     struct temper_job *j = calloc(1, sizeof(*j));
     if (!j)
@@ -123,80 +158,61 @@ static int job_make(const char *id, redisReply *r, int deliveries, struct temper
         snprintf(j->cache_key, sizeof(j->cache_key), "%s", r->element[2]->str);
     if (r->element[3]->type == REDIS_REPLY_STRING)
         j->submitted_us = strtoll(r->element[3]->str, NULL, 10);
-    j->deliveries = deliveries;
+    j->alone = r->element[4]->type == REDIS_REPLY_STRING && !strcmp(r->element[4]->str, "1");
+    j->deliveries = (int)r->element[5]->integer;
     *out = j;
     return 0;
 }
 
-/* Hands over the job of a claimed or delivered entry (MARK), or sends it to the dead letters when
- * it has been handed over too often. *job stays NULL when there is nothing to hand over. */
-static int hand_over(struct redis_queue *q, redisContext *c, const char *consumer, const char *sid, const char *id,
-                     int deliveries, struct temper_job **job, char *msg, size_t msg_size)
+/* Records the dead letter of an entry RECOVER or RELEASE found due for it: d is {sid, id, stream,
+ * deaths, deliveries}; the entry is pending under the caller. */
+static int dead_letter(struct redis_queue *q, redisContext *c, redisReply *d, char *msg, size_t msg_size)
 {
-    char n[24], now[24], keep[24];
-    if (deliveries > q->base.config.max_deliveries) {
-        /* This claim is not a hand-over: the job was handed over deliveries - 1 times. */
-        deliveries--;
-        /* One more read, on this rare path: the item names the job's task, for its result. */
-        char jk[200];
-        key(q, jk, sizeof(jk), "job", id);
-        const char *h[] = {"HGET", jk, "item"};
-        redisReply *ir = redis_command(c, 3, h, NULL, msg, msg_size);
-        if (!ir)
-            return TEMPER_EIO;
-        json_t *item = ir->type == REDIS_REPLY_STRING ? json_loads(ir->str, 0, NULL) : NULL; /* none: no task */
-        freeReplyObject(ir);
-        json_t *res = temper_job_dead_result(id, item, deliveries, q->base.config.max_deliveries);
-        json_decref(item);
-        char *text = res ? json_dumps(res, JSON_COMPACT) : NULL;
-        json_decref(res);
-        if (!text)
-            return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
-        const char *a[] = {id, sid, i64(n, deliveries), text, i64(now, now_us()), i64(keep, q->base.config.keep_done_s)};
-        redisReply *r = redis_script(q, c, SCRIPT_DEAD, 6, a, msg, msg_size);
-        free(text);
-        if (!r)
-            return TEMPER_EIO;
-        freeReplyObject(r);
-        return 0;
-    }
-    const char *a[] = {id, sid, consumer, i64(n, deliveries)};
-    redisReply *r = redis_script(q, c, SCRIPT_MARK, 4, a, msg, msg_size);
+    if (d->type != REDIS_REPLY_ARRAY || d->elements != 5)
+        return temper_fail(msg, msg_size, TEMPER_EIO, "redis: a dead entry came in an unexpected form");
+    const char *sid = d->element[0]->str, *id = d->element[1]->str, *stream = d->element[2]->str;
+    int deaths = (int)d->element[3]->integer, deliveries = (int)d->element[4]->integer;
+    /* One more read, on this rare path: the item names the job's task, for its result. */
+    char jk[200];
+    key(q, jk, sizeof(jk), "job", id);
+    const char *h[] = {"HGET", jk, "item"};
+    redisReply *ir = redis_command(c, 3, h, NULL, msg, msg_size);
+    if (!ir)
+        return TEMPER_EIO;
+    json_t *item = ir->type == REDIS_REPLY_STRING ? json_loads(ir->str, 0, NULL) : NULL; /* none: no task */
+    freeReplyObject(ir);
+    json_t *res = temper_job_dead_result(id, item, deaths, deliveries);
+    json_decref(item);
+    char *text = res ? json_dumps(res, JSON_COMPACT) : NULL;
+    json_decref(res);
+    if (!text)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    char nd[24], nv[24], now[24], keep[24];
+    const char *a[] = {id, sid, stream, i64(nd, deaths), i64(nv, deliveries), text, i64(now, now_us()),
+                       i64(keep, q->base.config.keep_done_s)};
+    redisReply *r = redis_script(q, c, SCRIPT_DEAD, 8, a, msg, msg_size);
+    free(text);
     if (!r)
         return TEMPER_EIO;
-    int err = r->type == REDIS_REPLY_NIL ? 0 : job_make(id, r, deliveries, job, msg, msg_size);
     freeReplyObject(r);
-    return err;
+    return 0;
 }
 
-/* One attempt: an entry idle past claim_idle_ms, else a new one, waiting up to block_ms for it.
- * *got is 1 when an entry was found (handed over or not). */
-static int take_once(struct redis_queue *q, redisContext *c, const char *consumer, int block_ms,
-                     struct temper_job **job, int *got, char *msg, size_t msg_size)
+/* Reads one new entry of stream name ("jobs" or "alone") for consumer, blocking up to block_ms (0:
+ * not at all), and hands its job over (MARK). *got is 1 when an entry came (handed over or not). */
+static int read_one(struct redis_queue *q, redisContext *c, const char *consumer, const char *name, int block_ms,
+                    struct temper_job **job, int *got, char *msg, size_t msg_size)
 {
-    char idle[24];
-    const char *a[] = {consumer, i64(idle, q->base.config.claim_idle_ms)};
-    redisReply *r = redis_script(q, c, SCRIPT_CLAIM, 2, a, msg, msg_size);
+    char stream[160], block[24];
+    key(q, stream, sizeof(stream), name, NULL);
+    const char *x[] = {"XREADGROUP", "GROUP", REDIS_GROUP, consumer, "COUNT", "1", "BLOCK", i64(block, block_ms),
+                       "STREAMS", stream, ">"};
+    const char *y[] = {"XREADGROUP", "GROUP", REDIS_GROUP, consumer, "COUNT", "1", "STREAMS", stream, ">"};
+    redisReply *r = block_ms > 0 ? redis_command(c, 11, x, NULL, msg, msg_size) : redis_command(c, 9, y, NULL, msg, msg_size);
     if (!r)
         return TEMPER_EIO;
     int err = 0;
     *got = 0;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3) {
-        *got = 1;
-        err = hand_over(q, c, consumer, r->element[0]->str, r->element[1]->str, (int)r->element[2]->integer, job, msg,
-                        msg_size);
-        freeReplyObject(r);
-        return err;
-    }
-    freeReplyObject(r);
-    char stream[160], block[24];
-    key(q, stream, sizeof(stream), "jobs", NULL);
-    const char *x[] = {"XREADGROUP", "GROUP", REDIS_GROUP, consumer, "COUNT", "1", "BLOCK", i64(block, block_ms),
-                       "STREAMS", stream, ">"};
-    const char *y[] = {"XREADGROUP", "GROUP", REDIS_GROUP, consumer, "COUNT", "1", "STREAMS", stream, ">"};
-    r = block_ms > 0 ? redis_command(c, 11, x, NULL, msg, msg_size) : redis_command(c, 9, y, NULL, msg, msg_size);
-    if (!r)
-        return TEMPER_EIO;
     /* [[stream, [[sid, [field, value, ...]]]]] */
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->elements == 2 &&
         r->element[0]->element[1]->elements >= 1) {
@@ -207,35 +223,104 @@ static int take_once(struct redis_queue *q, redisContext *c, const char *consume
                 if (!strcmp(e->element[1]->element[i]->str, "id"))
                     id = e->element[1]->element[i + 1]->str;
         *got = 1;
-        if (id)
-            err = hand_over(q, c, consumer, e->element[0]->str, id, 1, job, msg, msg_size);
+        if (id) {
+            const char *a[] = {id, e->element[0]->str, consumer, name};
+            redisReply *m = redis_script(q, c, SCRIPT_MARK, 4, a, msg, msg_size);
+            if (!m)
+                err = TEMPER_EIO;
+            else if (m->type != REDIS_REPLY_NIL)
+                err = job_make(id, m, job, msg, msg_size);
+            if (m)
+                freeReplyObject(m);
+        }
     }
     freeReplyObject(r);
     return err;
 }
 
-static int r_take(struct temper_queue *base, const char *consumer, int wait_ms, struct temper_job **job, char *msg,
-                  size_t msg_size)
+/* One attempt: re-queues what dead consumers held (RECOVER), then a job that must run alone when
+ * flags allow it, else a new one, waiting up to block_ms for it. *got is 1 when an entry was found
+ * (handed over or not), or a dead letter recorded. */
+static int take_once(struct redis_queue *q, redisContext *c, const char *consumer, int flags, int block_ms,
+                     struct temper_job **job, int *got, char *msg, size_t msg_size)
+{
+    char idle[24], max[24];
+    const char *a[] = {consumer, i64(idle, q->base.config.claim_idle_ms), i64(max, q->base.config.max_deliveries)};
+    redisReply *r = redis_script(q, c, SCRIPT_RECOVER, 3, a, msg, msg_size);
+    if (!r)
+        return TEMPER_EIO;
+    int err = 0;
+    long long waiting = 0;
+    *got = 0;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[0]->type == REDIS_REPLY_ARRAY) {
+        *got = 1;
+        err = dead_letter(q, c, r->element[0], msg, msg_size);
+        freeReplyObject(r);
+        return err;
+    }
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        waiting = r->element[1]->integer;
+    freeReplyObject(r);
+    if (waiting > 0 && (flags & TEMPER_TAKE_ALONE)) {
+        err = read_one(q, c, consumer, "alone", 0, job, got, msg, msg_size);
+        if (err || *got)
+            return err;
+    } else if (waiting > 0) {
+        /* a job waits to run alone: this consumer takes nothing beside, so that one drains */
+        struct timespec ts = {block_ms / 1000, (long)(block_ms % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+        return 0;
+    }
+    return read_one(q, c, consumer, "jobs", block_ms, job, got, msg, msg_size);
+}
+
+static int r_take(struct temper_queue *base, const char *consumer, int wait_ms, int flags, struct temper_job **job,
+                  char *msg, size_t msg_size)
 {
     struct redis_queue *q = (struct redis_queue *)base;
     *job = NULL;
-    if (!consumer || !*consumer || strlen(consumer) > 128)
-        return temper_fail(msg, msg_size, TEMPER_EINVALID, "a consumer name must have 1 to 128 characters");
+    if (!consumer || !*consumer || strlen(consumer) > TEMPER_CONSUMER_MAX)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "a consumer name must have 1 to %d characters",
+                           TEMPER_CONSUMER_MAX);
     redisContext *c;
     int err = redis_conn_get(q, &c, msg, msg_size);
     if (err)
         return err;
-    /* Block in slices so that entries becoming claimable while nothing new comes are seen. */
+    /* Block in slices so that entries becoming idle while nothing new comes are seen. */
     int slice = base->config.claim_idle_ms / 2;
     slice = slice < 50 ? 50 : slice > 1000 ? 1000 : slice;
     int64_t deadline = mono_ms() + (wait_ms > 0 ? wait_ms : 0);
     for (;;) {
         int64_t left = deadline - mono_ms();
         int got = 0;
-        err = take_once(q, c, consumer, left <= 0 ? 0 : (int)(left < slice ? left : slice), job, &got, msg, msg_size);
+        err = take_once(q, c, consumer, flags, left <= 0 ? 0 : (int)(left < slice ? left : slice), job, &got, msg,
+                        msg_size);
         if (err || *job || (!got && mono_ms() >= deadline))
             break;
     }
+    redis_conn_put(q, c, err == TEMPER_EIO);
+    return err;
+}
+
+static int r_release(struct temper_queue *base, const char *consumer, char *msg, size_t msg_size)
+{
+    struct redis_queue *q = (struct redis_queue *)base;
+    const char *at = strrchr(consumer, '@');
+    if (strlen(consumer) > TEMPER_CONSUMER_MAX || !at || !temper_consumer_of(consumer, consumer, (size_t)(at - consumer)))
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "'%s' is not a consumer name NAME@INSTANCE", consumer);
+    redisContext *c;
+    int err = redis_conn_get(q, &c, msg, msg_size);
+    if (err)
+        return err;
+    char max[24];
+    const char *a[] = {consumer, i64(max, base->config.max_deliveries)};
+    redisReply *r = redis_script(q, c, SCRIPT_RELEASE, 2, a, msg, msg_size);
+    if (!r)
+        err = TEMPER_EIO;
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements && !err; i++)
+        err = dead_letter(q, c, r->element[i], msg, msg_size);
+    if (r)
+        freeReplyObject(r);
     redis_conn_put(q, c, err == TEMPER_EIO);
     return err;
 }
@@ -413,8 +498,9 @@ static int r_cache_put(struct temper_queue *base, const char *k, json_t *result,
 static int r_beat(struct temper_queue *base, const struct temper_worker_status *w, char *msg, size_t msg_size)
 {
     struct redis_queue *q = (struct redis_queue *)base;
-    if (id_ok(w->consumer, msg, msg_size))
-        return TEMPER_EINVALID;
+    if (!w->consumer[0] || strlen(w->consumer) > TEMPER_CONSUMER_MAX)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "a consumer name must have 1 to %d characters",
+                           TEMPER_CONSUMER_MAX);
     int64_t now = w->seen_us ? w->seen_us : now_us();
     json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:I, s:I}", "consumer", w->consumer, "device", w->device, "device_key",
                           w->device_key, "busy", w->busy != 0, "jobs_done", (json_int_t)w->jobs_done, "seen_us",
@@ -538,6 +624,7 @@ static const struct temper_queue_ops redis_ops = {
     .engine = "redis",
     .submit = r_submit,
     .take = r_take,
+    .release = r_release,
     .complete = r_complete,
     .get = r_get,
     .cancel = r_cancel,
@@ -584,16 +671,18 @@ int temper_queue_open_redis(const char *url, const struct temper_queue_config *c
             memcpy(q->sha[s], r->str, 41);
         freeReplyObject(r);
     }
-    /* The group reads the stream from its beginning: jobs queued before any consumer existed count. */
-    char stream[160];
-    key(q, stream, sizeof(stream), "jobs", NULL);
-    const char *g[] = {"XGROUP", "CREATE", stream, REDIS_GROUP, "0", "MKSTREAM"};
-    redisReply *r = err ? NULL : redisCommandArgv(c, 6, g, NULL);
-    if (!err && (!r || (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "BUSYGROUP", 9))))
-        err = temper_fail(msg, msg_size, TEMPER_EIO, "redis: cannot create the consumer group on %s: %s", stream,
-                          r ? r->str : c->errstr);
-    if (r)
-        freeReplyObject(r);
+    /* The group reads each stream from its beginning: jobs queued before any consumer existed count. */
+    for (int k = 0; k < 2 && !err; k++) {
+        char stream[160];
+        key(q, stream, sizeof(stream), k ? "alone" : "jobs", NULL);
+        const char *g[] = {"XGROUP", "CREATE", stream, REDIS_GROUP, "0", "MKSTREAM"};
+        redisReply *r = redisCommandArgv(c, 6, g, NULL);
+        if (!r || (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "BUSYGROUP", 9)))
+            err = temper_fail(msg, msg_size, TEMPER_EIO, "redis: cannot create the consumer group on %s: %s", stream,
+                              r ? r->str : c->errstr);
+        if (r)
+            freeReplyObject(r);
+    }
     redis_conn_put(q, c, err != 0);
     if (err) {
         r_close(&q->base);

@@ -1,5 +1,6 @@
 /* queue_redis.h: what the Redis engine's files share (internal to src/serve): the queue object,
- * its connection pool and the Lua scripts that change a job's state (queue_redis_conn.c). */
+ * its connection pool (queue_redis_conn.c) and the Lua scripts that change a job's state
+ * (queue_redis_scripts.c). */
 #ifndef TEMPER_SERVE_QUEUE_REDIS_H
 #define TEMPER_SERVE_QUEUE_REDIS_H
 
@@ -22,12 +23,13 @@
 enum redis_script {
     SCRIPT_SUBMIT,
     SCRIPT_MARK,
-    SCRIPT_CLAIM,
+    SCRIPT_RECOVER,
     SCRIPT_COMPLETE,
     SCRIPT_DEAD,
     SCRIPT_CANCEL,
     SCRIPT_BEAT,
     SCRIPT_STATS,
+    SCRIPT_RELEASE,
     SCRIPT_COUNT_
 };
 
@@ -60,7 +62,7 @@ int redis_conn_get(struct redis_queue *q, redisContext **c, char *msg, size_t ms
 /* Returns a connection to the pool, or closes it when it failed (its replies may be out of step). */
 void redis_conn_put(struct redis_queue *q, redisContext *c, int failed);
 /* Runs a script by its SHA1 (EVAL again if the server lost it); ARGV[1] is the prefix, added here,
- * then argv. Caller frees the reply; NULL with msg on failure. */
+ * then argv (any number). Caller frees the reply; NULL with msg on failure. */
 redisReply *redis_script(struct redis_queue *q, redisContext *c, enum redis_script s, int argc, const char **argv,
                          char *msg, size_t msg_size);
 /* redis_script on a connection from the pool, given back after (closed if it failed): *out is the

@@ -1,6 +1,6 @@
-/* queue_redis_conn.c: the Redis engine's plumbing: the Lua scripts that change a job's state (one
- * each, run atomically by Redis), the connection pool, commands and scripts run on a connection,
- * and the URL. The operations of queue.h are in queue_redis.c. */
+/* queue_redis_conn.c: the Redis engine's plumbing: the connection pool, commands and scripts run
+ * on a connection, and the URL. The Lua scripts that change a job's state are in
+ * queue_redis_scripts.c, the operations of queue.h in queue_redis.c. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,127 +10,6 @@
 #include "serve/queue_redis.h"
 #include "temper/error.h"
 
-/* ---- scripts: one per change of state. ARGV[1] is always the key prefix. ---- */
-
-/* finish(): the one transition to a finished state: state, outcome and time in the job's hash,
- * the counters, the finished set (for stats of kept jobs), the expiry, the batch's expiry once
- * its last job is finished, and the token that wakes every long-poll get of the job. */
-#define LUA_FINISH                                                                                         \
-    "local function finish(P,id,old,new,outcome,now,keep)\n"                                               \
-    " local jk=P..':job:'..id\n"                                                                           \
-    " redis.call('HSET',jk,'state',new,'finished_us',now)\n"                                               \
-    " if outcome then redis.call('HSET',jk,'outcome',outcome) end\n"                                       \
-    " redis.call('HINCRBY',P..':counts',old,-1)\n"                                                         \
-    " redis.call('ZADD',P..':finished:'..new,now,id)\n"                                                    \
-    " redis.call('EXPIRE',jk,keep)\n"                                                                      \
-    " local b=redis.call('HGET',jk,'batch')\n"                                                             \
-    " if b and b~='' and redis.call('HINCRBY',P..':batchopen',b,-1)<=0 then\n"                             \
-    "  redis.call('HDEL',P..':batchopen',b) redis.call('EXPIRE',P..':batch:'..b,keep) end\n"               \
-    " local nk=P..':notify:'..id\n"                                                                        \
-    " redis.call('RPUSH',nk,'1') redis.call('EXPIRE',nk,keep)\n"                                           \
-    "end\n"
-
-const char *const redis_scripts[SCRIPT_COUNT_] = {
-    /* SUBMIT id batch cache_key item submitted_us max_depth now keep result: 1 known, 2 full, 0
-     * queued (or, with a result, recorded done at once and never on the stream) */
-    [SCRIPT_SUBMIT] = LUA_FINISH
-        "local P=ARGV[1] local jk=P..':job:'..ARGV[2]\n"
-        "if redis.call('EXISTS',jk)==1 then return 1 end\n"
-        "local c=redis.call('HMGET',P..':counts','queued','running')\n"
-        "if ARGV[10]=='' and (tonumber(c[1]) or 0)+(tonumber(c[2]) or 0)>=tonumber(ARGV[7]) then return 2 end\n"
-        "for _,s in ipairs({'done','failed','cancelled'}) do\n"
-        " redis.call('ZREMRANGEBYSCORE',P..':finished:'..s,'-inf',tonumber(ARGV[8])-tonumber(ARGV[9])*1000000) end\n"
-        "redis.call('ZREM',P..':finished:done',ARGV[2]) redis.call('ZREM',P..':finished:failed',ARGV[2])\n"
-        "redis.call('ZREM',P..':finished:cancelled',ARGV[2]) redis.call('DEL',P..':notify:'..ARGV[2])\n"
-        "redis.call('HSET',jk,'state','queued','batch',ARGV[3],'cache_key',ARGV[4],'item',ARGV[5],\n"
-        " 'submitted_us',ARGV[6],'deliveries','0')\n"
-        "redis.call('HINCRBY',P..':counts','queued',1) redis.call('HINCRBY',P..':counts','submitted',1)\n"
-        "if ARGV[3]~='' then local bk=P..':batch:'..ARGV[3]\n"
-        " redis.call('RPUSH',bk,ARGV[2]) redis.call('PERSIST',bk) redis.call('HINCRBY',P..':batchopen',ARGV[3],1) end\n"
-        "if ARGV[10]~='' then finish(P,ARGV[2],'queued','done',ARGV[10],ARGV[8],ARGV[9]) return 0 end\n"
-        "redis.call('HSET',jk,'sid',redis.call('XADD',P..':jobs','*','id',ARGV[2]))\n"
-        "return 0\n",
-    /* MARK id sid consumer deliveries: hands a delivered or claimed entry over as running; nil (and
-     * the entry acknowledged) when its job is finished, cancelled or gone */
-    [SCRIPT_MARK] =
-        "local P=ARGV[1] local jk=P..':job:'..ARGV[2]\n"
-        "local st=redis.call('HGET',jk,'state')\n"
-        "if st~='queued' and st~='running' then\n"
-        " redis.call('XACK',P..':jobs','" REDIS_GROUP "',ARGV[3]) redis.call('XDEL',P..':jobs',ARGV[3]) return false end\n"
-        "if st=='queued' then redis.call('HINCRBY',P..':counts','queued',-1) redis.call('HINCRBY',P..':counts','running',1) end\n"
-        "redis.call('HSET',jk,'state','running','consumer',ARGV[4],'deliveries',ARGV[5])\n"
-        "if tonumber(ARGV[5])>1 then redis.call('HINCRBY',P..':counts','redeliveries',1) end\n"
-        "return redis.call('HMGET',jk,'item','batch','cache_key','submitted_us')\n",
-    /* CLAIM consumer min_idle_ms: claims one entry idle that long: {sid, id, deliveries} or nil */
-    [SCRIPT_CLAIM] =
-        "local P=ARGV[1] local cur='0-0'\n"
-        "for i=1,100000 do\n"
-        " local r=redis.call('XAUTOCLAIM',P..':jobs','" REDIS_GROUP "',ARGV[2],ARGV[3],cur,'COUNT',1)\n"
-        " local e=r[2][1]\n"
-        " if e then\n"
-        "  local id=nil\n"
-        "  if e[2] then for k=1,#e[2],2 do if e[2][k]=='id' then id=e[2][k+1] end end end\n"
-        "  if id then\n"
-        "   local p=redis.call('XPENDING',P..':jobs','" REDIS_GROUP "',e[1],e[1],1)\n"
-        "   return {e[1],id,(p[1] and p[1][4]) or 1} end\n"
-        "  redis.call('XACK',P..':jobs','" REDIS_GROUP "',e[1])\n"
-        " end\n"
-        " cur=r[1] if cur=='0-0' then return false end\n"
-        "end\n"
-        "return false\n",
-    /* COMPLETE id state outcome now keep: 0 recorded, 1 finished already (kept), -1 unknown */
-    [SCRIPT_COMPLETE] = LUA_FINISH
-        "local P=ARGV[1] local jk=P..':job:'..ARGV[2]\n"
-        "local st=redis.call('HGET',jk,'state')\n"
-        "if not st then return -1 end\n"
-        "local r=1\n"
-        "if st=='queued' or st=='running' then finish(P,ARGV[2],st,ARGV[3],ARGV[4],ARGV[5],ARGV[6]) r=0 end\n"
-        "local sid=redis.call('HGET',jk,'sid')\n"
-        "if sid then redis.call('XACK',P..':jobs','" REDIS_GROUP "',sid) redis.call('XDEL',P..':jobs',sid) end\n"
-        "return r\n",
-    /* DEAD id sid deliveries result now keep: records the runtime_error result, then the dead letter */
-    [SCRIPT_DEAD] = LUA_FINISH
-        "local P=ARGV[1] local st=redis.call('HGET',P..':job:'..ARGV[2],'state')\n"
-        "if st=='queued' or st=='running' then\n"
-        " redis.call('HSET',P..':job:'..ARGV[2],'deliveries',ARGV[4])\n"
-        " finish(P,ARGV[2],st,'done',ARGV[5],ARGV[6],ARGV[7])\n"
-        " redis.call('XADD',P..':dead','*','id',ARGV[2],'deliveries',ARGV[4],'result',ARGV[5])\n"
-        " redis.call('HINCRBY',P..':counts','dead_letters',1) end\n"
-        "redis.call('XACK',P..':jobs','" REDIS_GROUP "',ARGV[3]) redis.call('XDEL',P..':jobs',ARGV[3])\n"
-        "return 0\n",
-    /* CANCEL id now keep: the state it had, or nil if unknown. A queued job's entry goes now; a
-     * running one's stays pending until its consumer completes it (or a claim finds it cancelled). */
-    [SCRIPT_CANCEL] = LUA_FINISH
-        "local P=ARGV[1] local jk=P..':job:'..ARGV[2]\n"
-        "local st=redis.call('HGET',jk,'state')\n"
-        "if not st then return false end\n"
-        "if st=='queued' or st=='running' then finish(P,ARGV[2],st,'cancelled',nil,ARGV[3],ARGV[4]) end\n"
-        "local sid=redis.call('HGET',jk,'sid')\n"
-        "if st=='queued' and sid then\n"
-        " redis.call('XACK',P..':jobs','" REDIS_GROUP "',sid) redis.call('XDEL',P..':jobs',sid) end\n"
-        "return st\n",
-    /* BEAT consumer report now keep_s: the report, and the idle time of the consumer's own pending
-     * entries reset (JUSTID: no delivery counted), so that a live consumer's long job is not claimed */
-    [SCRIPT_BEAT] =
-        "local P=ARGV[1]\n"
-        "redis.call('SET',P..':worker:'..ARGV[2],ARGV[3],'EX',ARGV[5])\n"
-        "redis.call('ZADD',P..':workers',ARGV[4],ARGV[2])\n"
-        "redis.call('ZREMRANGEBYSCORE',P..':workers','-inf',tonumber(ARGV[4])-tonumber(ARGV[5])*1000000)\n"
-        "local p=redis.call('XPENDING',P..':jobs','" REDIS_GROUP "','-','+',1000,ARGV[2])\n"
-        "local ids={} for _,e in ipairs(p) do ids[#ids+1]=e[1] end\n"
-        "if #ids>0 then redis.call('XCLAIM',P..':jobs','" REDIS_GROUP "',ARGV[2],0,unpack(ids),'JUSTID') end\n"
-        "return #ids\n",
-    /* STATS now keep: {queued, running, done, failed, cancelled, redeliveries, dead_letters} */
-    [SCRIPT_STATS] =
-        "local P=ARGV[1] local out=redis.call('HMGET',P..':counts','queued','running')\n"
-        "for _,s in ipairs({'done','failed','cancelled'}) do local k=P..':finished:'..s\n"
-        " redis.call('ZREMRANGEBYSCORE',k,'-inf',tonumber(ARGV[2])-tonumber(ARGV[3])*1000000)\n"
-        " out[#out+1]=redis.call('ZCARD',k) end\n"
-        "local c=redis.call('HMGET',P..':counts','redeliveries','dead_letters')\n"
-        "out[#out+1]=c[1] out[#out+1]=c[2]\n"
-        "for i=1,7 do out[i]=tonumber(out[i]) or 0 end\n"
-        "return out\n",
-};
 /* ---- connections ---- */
 
 /* Runs one command given as argv (strings, or binary with lens); NULL with msg on a failure of
@@ -217,10 +96,12 @@ void redis_conn_put(struct redis_queue *q, redisContext *c, int failed)
 redisReply *redis_script(struct redis_queue *q, redisContext *c, enum redis_script s, int argc, const char **argv,
                           char *msg, size_t msg_size)
 {
-    const char *a[16];
-    size_t lens[16];
-    if (argc > 12) {
-        temper_fail(msg, msg_size, TEMPER_EINVALID, "redis: too many script arguments");
+    const char **a = malloc((size_t)(argc + 4) * sizeof(*a));
+    size_t *lens = malloc((size_t)(argc + 4) * sizeof(*lens));
+    if (!a || !lens) {
+        free(a);
+        free(lens);
+        temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
         return NULL;
     }
     a[0] = "EVALSHA";
@@ -239,6 +120,8 @@ redisReply *redis_script(struct redis_queue *q, redisContext *c, enum redis_scri
         lens[1] = strlen(redis_scripts[s]);
         r = redisCommandArgv(c, argc + 4, a, lens);
     }
+    free(a);
+    free(lens);
     if (!r) {
         temper_fail(msg, msg_size, TEMPER_EIO, "redis: %s", c->errstr[0] ? c->errstr : "connection lost");
         return NULL;

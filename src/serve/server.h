@@ -19,6 +19,8 @@ struct temper_server_limits {
     int max_items;           /* items in one request, ids in one evaluations:get [1000] */
     int max_wait_s;          /* a request's wait_s is cut to this [60] */
     int max_connections;     /* connections at once (each has a thread) [256] */
+    int max_client_connections; /* connections at once from one client address [64] */
+    int request_timeout_s;   /* a request (headers and body) must arrive whole within this [30] */
 };
 
 /* How to start the server. */

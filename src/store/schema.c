@@ -166,6 +166,34 @@ static int add_evaluation_path(sqlite3 *db)
                         NULL, NULL, NULL);
 }
 
+/* Version 7: what a gym job's holder's deaths did to it (src/serve/queue_local_take.c):
+ * serve_jobs.alone (1: it must run alone, its holder having died) and serve_jobs.deaths (the
+ * deaths charged to it: those while it ran alone), added where missing, and the index by which a
+ * take finds the oldest job of each kind. */
+static int add_serve_job_guards(sqlite3 *db)
+{
+    static const char *const columns[] = {"alone", "deaths"};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *st;
+        int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('serve_jobs') WHERE name = ?", -1, &st,
+                                    NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+        sqlite3_bind_text(st, 1, columns[i], -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        int have = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+        sqlite3_finalize(st);
+        if (rc != SQLITE_ROW)
+            return rc;
+        char sql[128];
+        snprintf(sql, sizeof(sql), "ALTER TABLE serve_jobs ADD COLUMN %s INTEGER NOT NULL DEFAULT 0", columns[i]);
+        if (!have && (rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
+            return rc;
+    }
+    return sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS serve_jobs_waiting ON serve_jobs(state, alone)", NULL, NULL,
+                        NULL);
+}
+
 static const struct migration migrations[] = {
     {1, "the first schema", schema_v1, add_run_id, 1},
     {2, "task content and device identity keys, lineage", schema_v2, NULL, 0},
@@ -173,6 +201,7 @@ static const struct migration migrations[] = {
     {4, "the gym's job queue", schema_v4, NULL, 1},
     {5, "the agent's sessions, prompts, calls and candidates", schema_v5, NULL, 1},
     {6, "each evaluation's own candidate path", "", add_evaluation_path, 0},
+    {7, "the gym's jobs that must run alone, and their deaths", "", add_serve_job_guards, 0},
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,
@@ -498,6 +527,15 @@ static int run_step(struct temper_store *s, sqlite3 *ref, const struct migration
     return 0;
 }
 
+/* The refusal of a store written by a newer temper. */
+static int refuse_newer(const struct temper_store *s, int version, char *msg, size_t msg_size)
+{
+    return temper_fail(msg, msg_size, TEMPER_ESTORE,
+                       "%s has schema version %d, newer than this temper knows (%d): it was written by a newer "
+                       "temper; use that one, or another store ($TEMPER_HOME)",
+                       s->path, version, TEMPER_STORE_SCHEMA_VERSION);
+}
+
 /* Runs the migrations the store has not had. Each re-reads the version inside its transaction,
  * so that two processes opening an old store at once migrate it once. The same steps run beside
  * them on a fresh database in memory, the reference that says which tables each step makes and
@@ -510,10 +548,7 @@ static int migrate(struct temper_store *s, char *msg, size_t msg_size)
         return migrate_failed(store_fail(s, msg, msg_size, "reading the schema version"), sqlite3_errcode(s->db) & 0xff,
                               -1, msg, msg_size);
     if (version > TEMPER_STORE_SCHEMA_VERSION)
-        return temper_fail(msg, msg_size, TEMPER_ESTORE,
-                           "%s has schema version %d, newer than this temper knows (%d): it was written by a newer "
-                           "temper; use that one, or another store ($TEMPER_HOME)",
-                           s->path, version, TEMPER_STORE_SCHEMA_VERSION);
+        return refuse_newer(s, version, msg, msg_size);
     if (version == TEMPER_STORE_SCHEMA_VERSION)
         return 0;
     sqlite3 *ref = NULL;
@@ -600,6 +635,14 @@ int temper_store_open(const char *path, struct temper_store **out, char *msg, si
     }
     if (!err) {
         sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+        /* A store of a newer schema is refused before anything changes in it, its journal mode
+         * included: reading the version takes a shared lock and writes nothing. (A version that
+         * cannot be read here is left to the steps below, which say what is wrong with the file.) */
+        int version = 0;
+        if (user_version(s->db, &version) == SQLITE_OK && version > TEMPER_STORE_SCHEMA_VERSION)
+            err = refuse_newer(s, version, msg, msg_size);
+    }
+    if (!err) {
         /* Switching a new file to WAL takes a lock that SQLite does not wait for through the busy
          * handler: when another process opens the same new store at that moment, it answers BUSY
          * at once. Waited for here, as long as any other lock. */

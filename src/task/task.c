@@ -573,15 +573,21 @@ void temper_task_fill_input(const struct temper_task *task, int arg, uint64_t se
     temper_task_fill_input_at(task, arg, NULL, seed, host, elems);
 }
 
-void temper_task_fill_input_at(const struct temper_task *task, int arg, const struct temper_shape *shape,
-                               uint64_t seed, void *host, int64_t elems)
+struct temper_task_arg temper_task_input_at(const struct temper_task *task, int arg, const struct temper_shape *shape)
 {
     struct temper_task_arg drawn = task->args[arg];
-    const struct temper_task_arg *a = &drawn;
     char msg[256];
     for (int k = 0; shape && k < shape->ninit; k++)
         if (!strcmp(shape->init_arg[k], drawn.name))
             parse_init(shape->init[k], &drawn, "", arg, msg, sizeof(msg)); /* validated at load */
+    return drawn;
+}
+
+void temper_task_fill_input_at(const struct temper_task *task, int arg, const struct temper_shape *shape,
+                               uint64_t seed, void *host, int64_t elems)
+{
+    struct temper_task_arg drawn = temper_task_input_at(task, arg, shape);
+    const struct temper_task_arg *a = &drawn;
     uint64_t arg_seed = seed ^ temper_hash64(a->name, strlen(a->name), 0x7e3);
     int64_t chunks = (elems + FILL_CHUNK - 1) / FILL_CHUNK;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

@@ -131,13 +131,15 @@ double temper_machine_busy_s(void)
     FILE *f = fopen("/proc/stat", "r");
     if (!f)
         return -1;
-    unsigned long long user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
-    int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq, &softirq);
+    unsigned long long user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq,
+                     &softirq, &steal);
     fclose(f);
     long tick = sysconf(_SC_CLK_TCK);
-    if (got != 7 || tick <= 0)
+    if (got < 7 || tick <= 0)
         return -1;
-    return (double)(user + nice + sys + irq + softirq) / (double)tick;
+    /* Time the hypervisor gave to other machines (steal) was not ours either. */
+    return (double)(user + nice + sys + irq + softirq + steal) / (double)tick;
 }
 
 int temper_machine_load(double *load1, int *cores)

@@ -96,7 +96,7 @@ static int submit(struct temper_queue *q, const char *id, const char *batch, int
     j.submitted_us = now_us();
     char msg[512] = "";
     int ex = -1;
-    int err = q->ops->submit(q, &j, &ex, msg, sizeof(msg));
+    int err = q->ops->submit(q, &j, 1, &ex, msg, sizeof(msg));
     json_decref(j.item);
     if (existing)
         *existing = ex;
@@ -121,16 +121,23 @@ static void beat_as(struct temper_queue *q, const char *consumer)
         fail_msg("beat: %s", msg);
 }
 
-/* consumer takes a job (NULL: none), having reported itself first as a live consumer does. */
-static struct temper_job *take(struct temper_queue *q, const char *consumer, int wait_ms)
+/* consumer takes a job (NULL: none) with flags, having reported itself first as a live consumer
+ * does. */
+static struct temper_job *take_flags(struct temper_queue *q, const char *consumer, int wait_ms, int flags)
 {
     struct temper_job *j = NULL;
     char msg[512] = "";
     beat_as(q, consumer);
-    int err = q->ops->take(q, consumer, wait_ms, &j, msg, sizeof(msg));
+    int err = q->ops->take(q, consumer, wait_ms, flags, &j, msg, sizeof(msg));
     if (err)
         fail_msg("take: %s", msg);
     return j;
+}
+
+/* consumer takes a job as one that runs nothing else (it may be handed a job that must run alone). */
+static struct temper_job *take(struct temper_queue *q, const char *consumer, int wait_ms)
+{
+    return take_flags(q, consumer, wait_ms, TEMPER_TAKE_ALONE);
 }
 
 static void complete(struct temper_queue *q, const char *consumer, const char *id, enum temper_job_state st,
@@ -237,7 +244,7 @@ static void test_submit_with_result(void **state)
     j.submitted_us = now_us();
     int existing = -1;
     char msg[256];
-    assert_int_equal(q->ops->submit(q, &j, &existing, msg, sizeof(msg)), 0);
+    assert_int_equal(q->ops->submit(q, &j, 1, &existing, msg, sizeof(msg)), 0);
     assert_int_equal(existing, 0);
     json_t *v = view(q, "known", 0);
     assert_string_equal(json_string_value(json_object_get(v, "status")), "done");
@@ -356,8 +363,8 @@ static void test_admission(void **state)
     q->ops->close(q);
 }
 
-/* A job left pending by a consumer (that died) is claimed by another after claim_idle_ms, with
- * its deliveries counted; before that it is not. */
+/* A job left pending by a consumer (that died) is re-queued after claim_idle_ms and handed to
+ * another, with its deliveries counted, to run alone; before that it is not. */
 static void test_claim_after_idle(void **state)
 {
     (void)state;
@@ -371,6 +378,7 @@ static void test_claim_after_idle(void **state)
     assert_non_null(j2);
     assert_string_equal(j2->id, "slow");
     assert_int_equal(j2->deliveries, 2);
+    assert_int_equal(j2->alone, 1); /* re-queued after a death: it runs alone */
     assert_true(json_equal(j1->item, j2->item));
     assert_int_equal(stats(q).redeliveries, 1);
     assert_int_equal(stats(q).running, 1);
@@ -386,8 +394,9 @@ static void test_claim_after_idle(void **state)
     q->ops->close(q);
 }
 
-/* A job handed over max_deliveries times and left each time goes to the dead letters, with a
- * runtime_error result that says so, in the one form of a result. */
+/* A job whose holder dies while it runs alone is charged the death; at max_deliveries charged
+ * deaths it goes to the dead letters, with a runtime_error result that says so, in the one form of
+ * a result. Its first death, beside another job, is not charged. */
 static void test_dead_letter(void **state)
 {
     (void)state;
@@ -397,19 +406,35 @@ static void test_dead_letter(void **state)
     struct temper_job *j = take(q, "w1", 0);
     assert_non_null(j);
     assert_string_equal(j->id, "killer");
+    assert_int_equal(j->alone, 0);
     job_release(j);
-    sleep_ms(CLAIM_MS + 100);
-    j = take(q, "w2", 0);
-    assert_non_null(j);
-    assert_string_equal(j->id, "killer");
-    assert_int_equal(j->deliveries, 2);
-    job_release(j);
-    sleep_ms(CLAIM_MS + 100);
-    /* the third hand-over is refused: the next job comes instead */
-    j = take(q, "w3", 0);
+    j = take_flags(q, "w1", 0, 0); /* beside it: w1 dies with both */
     assert_non_null(j);
     assert_string_equal(j->id, "fine");
     job_release(j);
+    sleep_ms(CLAIM_MS + 100);
+    const char *order[] = {"killer", "fine"}; /* both re-queued, uncharged, to run alone, in order */
+    for (int i = 0; i < 2; i++) {
+        j = take(q, "w2", 0);
+        assert_non_null(j);
+        assert_string_equal(j->id, order[i]);
+        assert_int_equal(j->deliveries, 2);
+        assert_int_equal(j->alone, 1);
+        if (i == 1) {
+            json_t *res = verdict_result("correct");
+            complete(q, "w2", "fine", TEMPER_JOB_DONE, res);
+            json_decref(res);
+        }
+        job_release(j);
+    }
+    sleep_ms(CLAIM_MS + 100);
+    j = take(q, "w3", 0); /* w2 died while killer ran alone: one death charged, under the limit */
+    assert_non_null(j);
+    assert_string_equal(j->id, "killer");
+    assert_int_equal(j->deliveries, 3);
+    job_release(j);
+    sleep_ms(CLAIM_MS + 100);
+    assert_null(take(q, "w4", 0)); /* the second charged death: not handed over again */
 
     json_t *v = view(q, "killer", 0);
     assert_string_equal(json_string_value(json_object_get(v, "status")), "done");
@@ -422,19 +447,20 @@ static void test_dead_letter(void **state)
     if (temper_result_validate(res, msg, sizeof(msg)))
         fail_msg("the dead letter's result is not in the one form: %s", msg);
     json_decref(v);
+    assert_status(q, "fine", "done");
 
     json_t *dead = NULL;
     assert_int_equal(q->ops->dead_letters(q, &dead, msg, sizeof(msg)), 0);
     assert_int_equal(json_array_size(dead), 1);
     json_t *d = json_array_get(dead, 0);
     assert_string_equal(json_string_value(json_object_get(d, "id")), "killer");
-    assert_int_equal(json_integer_value(json_object_get(d, "deliveries")), 2);
+    assert_int_equal(json_integer_value(json_object_get(d, "deliveries")), 3);
     assert_string_equal(json_string_value(json_object_get(json_object_get(d, "result"), "verdict")), "runtime_error");
     assert_string_equal(json_string_value(json_object_get(json_object_get(d, "result"), "task")), "vector_add");
     json_decref(dead);
     struct temper_queue_stats st = stats(q);
     assert_int_equal(st.dead_letters, 1);
-    assert_int_equal(st.running, 1); /* "fine" */
+    assert_int_equal(st.running + st.queued, 0);
     /* a late complete from a consumer that still held it changes nothing */
     json_t *late = verdict_result("correct");
     complete(q, "w1", "killer", TEMPER_JOB_DONE, late);
@@ -442,6 +468,156 @@ static void test_dead_letter(void **state)
     v = view(q, "killer", 0);
     assert_string_equal(json_string_value(json_object_get(json_object_get(v, "result"), "verdict")), "runtime_error");
     json_decref(v);
+    q->ops->close(q);
+}
+
+/* A kernel that kills every process it runs in: the honest jobs that ran beside it are re-run alone
+ * and answered, never charged; while a job waits to run alone, a take that may not run it gets
+ * nothing (so that busy consumers drain), and one that may gets it before older shared work. */
+static void test_neighbours_not_charged(void **state)
+{
+    (void)state;
+    struct temper_queue *q = open_q((struct temper_queue_config){.max_deliveries = 2});
+    const char *ids[] = {"n1", "k", "n2"};
+    for (int i = 0; i < 3; i++)
+        submit_ok(q, ids[i], NULL);
+    for (int i = 0; i < 3; i++) { /* proc1 runs the three together, and k kills it */
+        struct temper_job *j = take_flags(q, "proc1", 0, 0);
+        assert_non_null(j);
+        assert_string_equal(j->id, ids[i]);
+        job_release(j);
+    }
+    sleep_ms(CLAIM_MS + 100);
+    submit_ok(q, "later", NULL);
+    assert_null(take_flags(q, "busy", 0, 0)); /* n1, k and n2 wait to run alone, uncharged */
+    struct temper_job *j = take(q, "proc2", 0);
+    assert_non_null(j);
+    assert_string_equal(j->id, "n1");
+    assert_int_equal(j->alone, 1);
+    json_t *res = verdict_result("correct");
+    complete(q, "proc2", "n1", TEMPER_JOB_DONE, res);
+    json_decref(res);
+    job_release(j);
+    j = take(q, "proc2", 0);
+    assert_non_null(j);
+    assert_string_equal(j->id, "k"); /* proc2 dies with k alone: charged */
+    job_release(j);
+    j = take(q, "proc3", 0);
+    assert_non_null(j);
+    assert_string_equal(j->id, "n2");
+    res = verdict_result("correct");
+    complete(q, "proc3", "n2", TEMPER_JOB_DONE, res);
+    json_decref(res);
+    job_release(j);
+    sleep_ms(CLAIM_MS + 100);
+    j = take(q, "proc3", 0); /* k again, alone: proc3 dies with it too */
+    assert_non_null(j);
+    assert_string_equal(j->id, "k");
+    assert_int_equal(j->deliveries, 3);
+    job_release(j);
+    sleep_ms(CLAIM_MS + 100);
+    j = take(q, "proc4", 0); /* k's second charged death: its dead letter; the shared job comes */
+    assert_non_null(j);
+    assert_string_equal(j->id, "later");
+    job_release(j);
+    assert_status(q, "n1", "done");
+    assert_status(q, "n2", "done");
+    json_t *v = view(q, "k", 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(v, "result"), "verdict")), "runtime_error");
+    json_decref(v);
+    json_t *dead = NULL;
+    char msg[256];
+    assert_int_equal(q->ops->dead_letters(q, &dead, msg, sizeof(msg)), 0);
+    assert_int_equal(json_array_size(dead), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(dead, 0), "id")), "k");
+    json_decref(dead);
+    q->ops->close(q);
+}
+
+/* A worker started again under the same name (a new instance) releases what the dead instance held
+ * at once, without waiting for claim_idle_ms; other names' jobs stay where they are. */
+static void test_release_same_name(void **state)
+{
+    (void)state;
+    struct temper_queue *q = open_q((struct temper_queue_config){.claim_idle_ms = 3600000});
+    submit_ok(q, "held", NULL);
+    submit_ok(q, "other", NULL);
+    struct temper_job *j = take(q, "gpu7@0123456789abcdef", 0);
+    assert_non_null(j);
+    assert_string_equal(j->id, "held");
+    job_release(j);
+    j = take(q, "gpu8@0123456789abcdef", 0);
+    assert_non_null(j);
+    assert_string_equal(j->id, "other");
+    job_release(j);
+    char msg[256];
+    assert_int_equal(q->ops->release(q, "gpu7@fedcba9876543210", msg, sizeof(msg)), 0);
+    assert_status(q, "held", "queued");
+    assert_status(q, "other", "running");
+    j = take(q, "gpu7@fedcba9876543210", 0);
+    assert_non_null(j);
+    assert_string_equal(j->id, "held");
+    assert_int_equal(j->deliveries, 2);
+    assert_int_equal(j->alone, 1);
+    job_release(j);
+    json_t *list = NULL;
+    assert_int_equal(q->ops->workers(q, 60, &list, msg, sizeof(msg)), 0);
+    size_t i;
+    json_t *w;
+    json_array_foreach(list, i, w) /* the dead instance is not listed as a live worker */
+        assert_string_not_equal(json_string_value(json_object_get(w, "consumer")), "gpu7@0123456789abcdef");
+    json_decref(list);
+    assert_int_equal(q->ops->release(q, "no-instance", msg, sizeof(msg)), TEMPER_EINVALID);
+    q->ops->close(q);
+}
+
+/* An id names one item: submitting it with another item is refused (EINVALID, existing 2) and
+ * changes nothing; a request is queued all or none (a refused one queues none of its jobs). */
+static void test_submit_all_or_none(void **state)
+{
+    (void)state;
+    struct temper_queue *q = open_q((struct temper_queue_config){.max_depth = 3});
+    submit_ok(q, "mine", NULL);
+    struct temper_job jobs[3];
+    memset(jobs, 0, sizeof(jobs));
+    const char *ids[] = {"fresh1", "fresh2", "mine"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(jobs[i].id, sizeof(jobs[i].id), "%s", ids[i]);
+        snprintf(jobs[i].cache_key, sizeof(jobs[i].cache_key), "ck-%s", ids[i]);
+        jobs[i].item = json_pack("{s:s, s:s, s:s}", "source", "__kernel void other() {}", "lang", "opencl", "task",
+                                 "vector_add");
+        jobs[i].submitted_us = now_us();
+    }
+    int existing[3] = {-1, -1, -1};
+    char msg[512];
+    assert_int_equal(q->ops->submit(q, jobs, 3, existing, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_int_equal(existing[2], 2);
+    assert_non_null(strstr(msg, "mine"));
+    json_t *v = NULL;
+    assert_int_equal(q->ops->get(q, "fresh1", 0, &v, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    json_t *mine = view(q, "mine", 0);
+    assert_string_equal(json_string_value(json_object_get(mine, "status")), "queued");
+    json_decref(mine);
+    /* the same id twice in one call: one job for one item, a refusal for two */
+    snprintf(jobs[2].id, sizeof(jobs[2].id), "fresh1");
+    snprintf(jobs[2].cache_key, sizeof(jobs[2].cache_key), "ck-fresh1");
+    assert_int_equal(q->ops->submit(q, jobs, 3, existing, msg, sizeof(msg)), 0);
+    assert_int_equal(existing[0], 0);
+    assert_int_equal(existing[1], 0);
+    assert_int_equal(existing[2], 1);
+    assert_int_equal(stats(q).queued, 3);
+    /* the queue's depth (3) is reached: a request of two new jobs and a known one is refused whole */
+    snprintf(jobs[0].id, sizeof(jobs[0].id), "fresh3");
+    snprintf(jobs[1].id, sizeof(jobs[1].id), "fresh4");
+    assert_int_equal(q->ops->submit(q, jobs, 3, existing, msg, sizeof(msg)), TEMPER_ERANGE);
+    assert_int_equal(q->ops->get(q, "fresh3", 0, &v, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    assert_int_equal(stats(q).queued, 3);
+    /* a known id with the same item but another content key (the task changed) is refused too */
+    snprintf(jobs[0].id, sizeof(jobs[0].id), "fresh2");
+    snprintf(jobs[0].cache_key, sizeof(jobs[0].cache_key), "ck-changed");
+    assert_int_equal(q->ops->submit(q, jobs, 1, existing, msg, sizeof(msg)), TEMPER_EINVALID);
+    for (int i = 0; i < 3; i++)
+        json_decref(jobs[i].item);
     q->ops->close(q);
 }
 
@@ -747,7 +923,7 @@ static void *race_thread(void *arg)
     for (;;) {
         struct temper_job *j = NULL;
         char msg[256];
-        if (r->q->ops->take(r->q, r->name, 0, &j, msg, sizeof(msg)) || !j)
+        if (r->q->ops->take(r->q, r->name, 0, 0, &j, msg, sizeof(msg)) || !j)
             break;
         r->taken[atoi(j->id + 1)]++;
         json_t *res = json_pack("{s:s}", "verdict", "correct");
@@ -839,18 +1015,21 @@ static void test_redis_url(void **state)
 #endif
 }
 
-/* A consumer that beats keeps its jobs: its beats reset their idle time, so that a long job on a
- * live worker is not claimed; once the beats stop, the job is claimed. */
+/* A consumer that beats keeps its jobs, every one of them: its beats reset their idle time, so that
+ * a long job on a live worker is not taken for its death; once the beats stop, they are re-queued. */
 static void test_redis_beat_keeps_jobs(void **state)
 {
     (void)state;
     if (strncmp(base_url, "redis://", 8))
         skip();
     struct temper_queue *q = open_q((struct temper_queue_config){0});
-    submit_ok(q, "long", NULL);
-    struct temper_job *j = take(q, "alive", 0);
-    assert_non_null(j);
-    job_release(j);
+    const char *ids[] = {"long1", "long2", "long3"};
+    for (int i = 0; i < 3; i++) {
+        submit_ok(q, ids[i], NULL);
+        struct temper_job *j = take_flags(q, "alive", 0, 0);
+        assert_non_null(j);
+        job_release(j);
+    }
     struct temper_worker_status w = {.busy = 1};
     snprintf(w.consumer, sizeof(w.consumer), "alive");
     snprintf(w.device, sizeof(w.device), "opencl:0");
@@ -860,11 +1039,16 @@ static void test_redis_beat_keeps_jobs(void **state)
         sleep_ms(CLAIM_MS / 2);
         assert_null(take(q, "other", 0));
     }
-    j = take(q, "other", CLAIM_MS * 10);
-    assert_non_null(j);
-    assert_string_equal(j->id, "long");
-    assert_int_equal(j->deliveries, 2);
-    job_release(j);
+    for (int i = 0; i < 3; i++) {
+        struct temper_job *j = take(q, "other", CLAIM_MS * 10);
+        assert_non_null(j);
+        assert_string_equal(j->id, ids[i]);
+        assert_int_equal(j->deliveries, 2);
+        json_t *res = verdict_result("correct");
+        complete(q, "other", j->id, TEMPER_JOB_DONE, res);
+        json_decref(res);
+        job_release(j);
+    }
     q->ops->close(q);
 }
 
@@ -884,6 +1068,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_claim_after_idle),
         cmocka_unit_test(test_dead_letter),
+        cmocka_unit_test(test_neighbours_not_charged),
+        cmocka_unit_test(test_release_same_name),
+        cmocka_unit_test(test_submit_all_or_none),
         cmocka_unit_test(test_cancel),
         cmocka_unit_test(test_complete_twice),
         cmocka_unit_test(test_batches),

@@ -55,7 +55,7 @@ static int put(struct temper_queue *q, const char *id, const char *source, const
     job.item = json_pack("{s:s, s:s, s:s}", "source", source, "lang", "opencl", "task", "vector_add");
     job.submitted_us = now_us();
     char msg[512];
-    int ex = 0, err = q->ops->submit(q, &job, &ex, msg, sizeof(msg));
+    int ex = 0, err = q->ops->submit(q, &job, 1, &ex, msg, sizeof(msg));
     json_decref(job.item);
     if (existing)
         *existing = ex;
@@ -75,7 +75,8 @@ static struct temper_job *take(struct temper_queue *q, const char *consumer, int
 {
     struct temper_job *job = NULL;
     char msg[512];
-    assert_int_equal(q->ops->take(q, consumer, wait_ms, &job, msg, sizeof(msg)), 0);
+    /* a consumer that holds nothing else: it may be handed a job that must run alone */
+    assert_int_equal(q->ops->take(q, consumer, wait_ms, TEMPER_TAKE_ALONE, &job, msg, sizeof(msg)), 0);
     return job;
 }
 
@@ -99,8 +100,10 @@ static void test_submit_take_complete(void **state)
     assert_int_equal(put(q, "a", "A", "b1", &existing), 0);
     assert_int_equal(existing, 0);
     assert_int_equal(put(q, "b", "B", "b1", NULL), 0);
-    assert_int_equal(put(q, "a", "other", NULL, &existing), 0); /* a known id: nothing changes */
+    assert_int_equal(put(q, "a", "A", NULL, &existing), 0); /* a known id, the same item: nothing changes */
     assert_int_equal(existing, 1);
+    assert_int_equal(put(q, "a", "other", NULL, &existing), TEMPER_EINVALID); /* another item: refused */
+    assert_int_equal(existing, 2);
     assert_string_equal(status_of(q, "a", s), "queued");
     beat(q, "c1");
     struct temper_job *j = take(q, "c1", 0);
@@ -170,8 +173,9 @@ static void test_cancel(void **state)
     q->ops->close(q);
 }
 
-/* A consumer that stops recording leaves its job pending; another claims it after the idle bound,
- * and after max_deliveries hand-overs the job is dead-lettered with a runtime_error result. */
+/* A consumer that stops recording leaves its job pending; after the idle bound the job is
+ * re-queued to run alone and another consumer takes it; a death while it ran alone is charged, and
+ * at max_deliveries charged deaths the job is dead-lettered with a runtime_error result. */
 static void test_claim_and_dead_letter(void **state)
 {
     (void)state;
@@ -181,16 +185,19 @@ static void test_claim_and_dead_letter(void **state)
     beat(q, "c1");
     beat(q, "c2");
     beat(q, "c3");
+    beat(q, "c4");
     struct temper_job *j = take(q, "c1", 0);
     assert_int_equal(j->deliveries, 1);
+    assert_int_equal(j->alone, 0);
     temper_job_free(j);
     assert_null(take(q, "c2", 0)); /* pending under a live consumer, not idle yet */
     usleep(150000);
     beat(q, "c2");
-    j = take(q, "c2", 0);
+    j = take(q, "c2", 0); /* its first death was not charged: it ran beside others */
     assert_non_null(j);
     assert_string_equal(j->id, "k");
     assert_int_equal(j->deliveries, 2);
+    assert_int_equal(j->alone, 1);
     temper_job_free(j);
     struct temper_queue_stats st;
     assert_int_equal(q->ops->stats(q, &st, msg, sizeof(msg)), 0);
@@ -198,7 +205,13 @@ static void test_claim_and_dead_letter(void **state)
     assert_int_equal(st.running, 1);
     usleep(150000);
     beat(q, "c3");
-    assert_null(take(q, "c3", 0)); /* handed over twice already: dead letter */
+    j = take(q, "c3", 0); /* one death charged (it ran alone), under the limit of 2 */
+    assert_non_null(j);
+    assert_int_equal(j->deliveries, 3);
+    temper_job_free(j);
+    usleep(150000);
+    beat(q, "c4");
+    assert_null(take(q, "c4", 0)); /* two deaths while it ran alone: dead letter */
     json_t *v = NULL;
     assert_int_equal(q->ops->get(q, "k", 0, &v, msg, sizeof(msg)), 0);
     assert_string_equal(json_string_value(json_object_get(v, "status")), "done");
@@ -209,6 +222,7 @@ static void test_claim_and_dead_letter(void **state)
     assert_int_equal(q->ops->dead_letters(q, &dl, msg, sizeof(msg)), 0);
     assert_int_equal(json_array_size(dl), 1);
     assert_string_equal(json_string_value(json_object_get(json_array_get(dl, 0), "id")), "k");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(dl, 0), "deliveries")), 3);
     assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(dl, 0), "result"), "task")),
                         "vector_add");
     json_decref(dl);
@@ -260,7 +274,7 @@ static void test_admission(void **state)
     job.item = json_pack("{s:s}", "source", "H");
     job.result = json_pack("{s:s}", "verdict", "incorrect");
     job.submitted_us = now_us();
-    int existing = 0, err = q->ops->submit(q, &job, &existing, msg, sizeof(msg));
+    int existing = 0, err = q->ops->submit(q, &job, 1, &existing, msg, sizeof(msg));
     json_decref(job.item);
     json_decref(job.result);
     if (!strcmp(q->ops->engine, "sqlite")) { /* admission does not count answered jobs (SQLite engine) */

@@ -96,7 +96,7 @@ int main(int argc, char **argv)
             temper_candidate_free(cand);
         free(cand);
         int existing = 0;
-        err = q->ops->submit(q, &j, &existing, msg, sizeof(msg));
+        err = q->ops->submit(q, &j, 1, &existing, msg, sizeof(msg));
         json_decref(j.item);
         free(src);
         if (!err)

@@ -8,8 +8,12 @@
 #      and every job has its result exactly once;
 #   3. a kernel that kills its worker every time (TEMPER_TEST_WORKER_DIE_ON: a worker that takes a
 #      job whose source holds the marker kills itself with SIGKILL; a supervisor loop restarts
-#      it) ends in the dead letters with a runtime_error verdict after max_deliveries, and the
-#      other jobs still get theirs;
+#      it) ends in the dead letters with a runtime_error verdict after max_deliveries deaths while
+#      it ran alone, and the other jobs still get theirs;
+#   3b. the honest jobs in flight beside that kernel when it kills their worker are re-run alone
+#      and answered (correct), never dead-lettered;
+#   3c. a worker killed and started again under the same --name re-queues what the dead one held
+#      at once (with claim_idle_ms at 10 minutes, nothing else would);
 #   4. (temper serve) jobs submitted over HTTP survive kill -9 of the server and a restart.
 # Skipped (77) when the binary has no `worker` command or there is no redis-server.
 # usage: redis_workers_test.sh TEMPER_BINARY QUEUE_TOOL SOURCE_DIR
@@ -181,13 +185,18 @@ else
 fi
 
 # 3. A kernel that kills its worker every time: dead letters after max_deliveries (2).
-# supervise NAME: restarts a worker that dies, as a service manager would, until $work/stop
+# supervise NAME [WORKER OPTIONS]: restarts a worker that dies, as a service manager would, until
+# $work/stop (default options: --in-flight 2)
 supervise() {
+    local name=$1
+    shift
+    local opts=("$@")
+    [ ${#opts[@]} -eq 0 ] && opts=(--in-flight 2)
     (
         trap 'kill -TERM $child 2>/dev/null; wait $child; exit 0' TERM
         while [ ! -e "$work/stop" ]; do
-            TEMPER_TEST_WORKER_DIE_ON=$marker "$temper" worker --redis "$url" --device opencl --in-flight 2 --jobs 1 \
-                >>"$work/$1.log" 2>&1 &
+            TEMPER_TEST_WORKER_DIE_ON=$marker "$temper" worker --redis "$url" --device opencl --jobs 1 "${opts[@]}" \
+                >>"$work/$name.log" 2>&1 &
             child=$!
             wait $child
         done
@@ -210,10 +219,67 @@ field 'v["result"]["message"]' <"$work/x1.json" | grep -q "dead letters" && ok "
     fail "x2: $(tail -1 "$work/dead.json")"
 dead=$(q dead)
 [ "$(echo "$dead" | field '[(d["id"], d["deliveries"], d["result"]["verdict"], d["result"]["task"]) for d in v]')" = \
-    "[('x1', 2, 'runtime_error', 'serve_add')]" ] &&
-    ok "the dead letters hold x1, handed over twice, with its task" || fail "dead letters: $dead"
+    "[('x1', 3, 'runtime_error', 'serve_add')]" ] &&
+    ok "the dead letters hold x1, handed over three times, with its task" || fail "dead letters: $dead"
 deaths=$(cat "$work"/s1.log "$work"/s2.log | grep -c "TEMPER_TEST_WORKER_DIE_ON: killing itself with job x1")
-[ "$deaths" = 2 ] && ok "x1 killed a worker twice, then was not handed over again" || fail "x1 killed $deaths workers"
+# the first death (x1 taken beside others, uncharged), then two while it ran alone (max_deliveries)
+[ "$deaths" = 3 ] && ok "x1 killed a worker three times (twice alone), then was not handed over again" ||
+    fail "x1 killed $deaths workers"
+touch "$work/stop" # the two supervisors stop: the next cases start their own workers
+for p in "${supervisors[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in "${supervisors[@]}"; do wait "$p" 2>/dev/null; done
+supervisors=()
+rm -f "$work/stop"
+
+# 3b. The honest jobs in flight when a kernel kills their worker: re-run alone, answered, never
+# dead-lettered. One worker takes three slow jobs, then the killer, and dies with all four.
+for i in 1 2 3; do
+    sed "s|^// @temper task|// neighbour $i\n// @temper task|" "$slow" >"$work/nb$i.cl"
+    q submit "nb$i" "$work/nb$i.cl" opencl >/dev/null || fail "submit nb$i"
+done
+sed 's|TEMPER_TEST_KILLS_ITS_WORKER|TEMPER_TEST_KILLS_ITS_WORKER 3b|' "$killer" >"$work/killer3.cl"
+q submit x3 "$work/killer3.cl" opencl >/dev/null || fail "submit x3"
+supervise s4 --in-flight 4
+q wait 600 nb1 nb2 nb3 x3 >"$work/neighbours.json" || fail "nb1, nb2, nb3 and x3 did not all finish"
+verdicts=$(python3 -c '
+import json,sys
+print(" ".join(json.loads(l)["id"] + "=" + str((json.loads(l).get("result") or {}).get("verdict")) for l in open(sys.argv[1])))' "$work/neighbours.json")
+[ "$verdicts" = "nb1=correct nb2=correct nb3=correct x3=runtime_error" ] &&
+    ok "the jobs beside the killer are answered (correct), the killer is not: $verdicts" || fail "verdicts: $verdicts"
+dead=$(q dead)
+[ "$(echo "$dead" | field '[d["id"] for d in v]')" = "['x1', 'x3']" ] &&
+    ok "only the killers are on the dead letters" || fail "dead letters: $dead"
+touch "$work/stop"
+for p in "${supervisors[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in "${supervisors[@]}"; do wait "$p" 2>/dev/null; done
+supervisors=()
+rm -f "$work/stop"
+
+# 3c. kill -9 of a worker, started again under the same --name: what the dead one held is
+# re-queued at once. claim_idle_ms is 10 minutes here: nothing else would hand the job over.
+url_named="$REDIS_URL/0?prefix=wn&claim_idle_ms=600000"
+named() { # LOG: a worker named gpu-a on $url_named, its pid in $named_pid
+    "$temper" worker --redis "$url_named" --device opencl --in-flight 2 --jobs 1 --name gpu-a >"$work/$1.log" 2>&1 &
+    named_pid=$!
+    workers+=($named_pid)
+}
+"$tool" "$url_named" submit n1 "$slow" opencl >/dev/null || fail "submit n1"
+named na1
+for i in $(seq 1 600); do
+    [ "$("$tool" "$url_named" get n1 | field 'v["status"]')" = running ] && break
+    sleep 0.1
+done
+kill -9 "$named_pid"
+wait "$named_pid" 2>/dev/null
+named na2
+"$tool" "$url_named" wait 300 n1 >"$work/n1.json"
+[ "$(field '(v["status"], v["result"]["verdict"])' <"$work/n1.json" 2>/dev/null)" = "('done', 'correct')" ] &&
+    ok "a worker started again under the same --name re-queues the dead one's job: it is answered" ||
+    fail "n1 after the restart under the same name: $(cat "$work/n1.json")"
+[ "$("$tool" "$url_named" workers | field '[w["consumer"].split("@")[0] for w in v]')" = "['gpu-a']" ] &&
+    ok "the dead instance is no longer listed as a worker" || fail "workers: $("$tool" "$url_named" workers)"
+kill -TERM "$named_pid"
+wait "$named_pid"
 
 # 4. Through temper serve's HTTP API, when this binary has it: kill -9 of the server and a restart
 # lose nothing (the jobs are in Redis).

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """serve_test.py: `temper serve` as a client meets it, with real processes on PoCL (standard
 library only). A batch returns every result with the verdict each candidate file expects; a
-resubmitted client id returns the existing job; a repeated kernel comes from the cache at
+resubmitted client id returns the existing job (and is refused with another item); a repeated kernel comes from the cache at
 submission; a long poll returns when the job is done; cancel; `kill -9` of the server in the middle
 of a batch and a restart lose nothing; bad JSON, oversized sources and bodies, too many items,
 unknown tasks and knobs, path-like ids, a full queue (429 with Retry-After), missing and wrong
-tokens each get their 4xx; a non-loopback address without a token is refused at start.
+tokens each get their 4xx; a job for a task whose baseline is wrong fails as the task's error and
+stores nothing; a non-loopback address without a token is refused at start; a kernel that kills
+the server (TEMPER_TEST_WORKER_DIE_ON) takes none of the honest jobs beside it to the dead letters:
+they are re-run alone and answered, and it alone is dead-lettered.
 
 usage: serve_test.py TEMPER_BINARY SOURCE_DIR
 """
@@ -40,11 +43,11 @@ def check(cond, what, detail=""):
 class Server:
     """A `temper serve` process on a free loopback port."""
 
-    def __init__(self, *args, store="store.db", expect_ready=True):
+    def __init__(self, *args, store="store.db", expect_ready=True, env=None):
         self.log = open(os.path.join(WORK, "serve-%d.log" % time.time_ns()), "w+")
         cmd = [TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, store),
                "--in-flight", "2", "--launch-timeout", "20"] + list(args)
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=ENV)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env or ENV)
         self.port = None
         deadline = time.time() + 60
         while time.time() < deadline and self.proc.poll() is None:
@@ -104,6 +107,21 @@ def item(path, id=None, salt="", **extra):
     return it
 
 
+def broken_task(root, name, good, bad):
+    """A copy of vector_add named name under root/L1 whose OpenCL baseline has good replaced by bad;
+    returns a correct candidate for it (the suite's naive.cl, naming the task)."""
+    folder = os.path.join(root, "L1", name)
+    os.makedirs(folder)
+    for f in ("reference.c", "naive.cu"):
+        shutil.copy(os.path.join(SRC, "tasks/L1/vector_add", f), folder)
+    with open(os.path.join(folder, "task.json"), "w") as f:
+        f.write(source("tasks/L1/vector_add/task.json").replace('"name": "vector_add"', '"name": "%s"' % name))
+    naive = source("tasks/L1/vector_add/naive.cl")
+    with open(os.path.join(folder, "naive.cl"), "w") as f:
+        f.write(naive.replace(good, bad))
+    return naive.replace("@temper task vector_add", "@temper task " + name)
+
+
 def wait_batch(s, batch, n, timeout=240):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -136,9 +154,13 @@ def main():
     check("store_id" in r0 and "checks" in r0 and r0.get("task") == "vector_add",
           "a result is the record of temper eval --json", sorted(r0)[:20])
 
-    # a resubmitted client id returns the existing job, unchanged
-    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[2], id="f0")], "wait_s": 5})
+    # a resubmitted client id with the same item returns the existing job, unchanged; with another
+    # item it is refused, never answered with the first item's result
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[0], id="f0")], "wait_s": 5})
     check(st == 200 and body["items"][0]["result"]["verdict"] == "correct", "a resubmitted id returns the existing job",
+          body)
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": [item(files[2], id="f0")], "wait_s": 5})
+    check(st == 409 and body["error"]["kind"] == "id_conflict", "an id resubmitted with another item is refused (409)",
           body)
 
     # a repeated kernel under a new id comes from the cache at submission
@@ -260,6 +282,26 @@ def main():
           and "port 0" not in r.stderr, "a port in use is refused, naming it and why", r.stderr)
     check(s.stop() == 0, "the token server stops with status 0")
 
+    # a task whose baseline is wrong (c = a - b): a correct candidate's job fails with the task's
+    # error, naming the task and the baseline, never a verdict, and nothing is stored for it
+    broken = os.path.join(WORK, "broken")
+    cand = broken_task(broken, "wrong_baseline", "c[i] = a[i] + b[i]", "c[i] = a[i] - b[i]")
+    s = Server("--tasks", broken, store="store6.db")
+    st, body, _ = s.call("POST", "/v1/evaluations",
+                         {"items": [{"id": "wb", "source": cand, "lang": "opencl", "options": {"timing": False}}]})
+    check(st == 202, "a job for the task with a wrong baseline is queued", body)
+    st, v, _ = s.call("GET", "/v1/evaluations/wb?wait_s=120")
+    err = v.get("error") or {} if isinstance(v, dict) else {}
+    msg = err.get("message") or ""
+    check(st == 200 and v.get("status") == "failed" and err.get("kind") == "task_error" and not err.get("retryable")
+          and not v.get("result") and "of task wrong_baseline is wrong" in msg and "wrong_baseline/naive.cl" in msg,
+          "a wrong baseline fails the job as the task's error (task_error), not a verdict", v)
+    check(s.stop() == 0, "the server of the broken task stops with status 0")
+    db = sqlite3.connect(os.path.join(WORK, "store6.db"))
+    n = db.execute("SELECT count(*) FROM evaluations").fetchone()[0]
+    db.close()
+    check(n == 0, "nothing is stored for the candidate judged against a wrong baseline", n)
+
     r = subprocess.run([TEMPER, "serve", "--listen", "0.0.0.0:0", "--store", os.path.join(WORK, "s3.db")], env=ENV,
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 2 and "token" in r.stderr, "a non-loopback address without a token is refused", r.stderr)
@@ -282,8 +324,58 @@ def main():
     check(r.returncode == 2 and "usage: temper serve" in r.stderr, "an unknown option is bad usage", r.stderr)
 
 
+
+def killer_batch():
+    """A kernel that kills the server, beside three honest jobs in flight, under a supervisor that
+    starts the server again each time it dies."""
+    marker = "TEMPER_TEST_KILLS_THE_SERVER"
+    env = dict(ENV, TEMPER_TEST_WORKER_DIE_ON=marker)
+    slow = source("tasks/L1/vector_add/naive.cl").replace(
+        "int i = get_global_id(0);",
+        "int i = get_global_id(0);\n    if (i == 0) { volatile int spins = 0; for (int k = 0; k < 100000000; k++) spins++; }")
+    check("spins" in slow, "the slow candidate is made")
+    its = [{"id": "h%d" % i, "source": slow + "\n// neighbour %d\n" % i, "lang": "opencl", "options": {"timing": False}}
+           for i in range(3)]
+    its.append({"id": "killer", "source": "// " + marker + "\n" + source("tasks/L1/vector_add/naive.cl"),
+                "lang": "opencl", "options": {"timing": False}})
+    def start():  # None when it died before it answered
+        try:
+            return Server("--in-flight", "4", store="killer.db", env=env)
+        except (SystemExit, OSError, urllib.error.URLError):
+            return None
+
+    s = start()
+    st, body, _ = s.call("POST", "/v1/evaluations", {"items": its, "batch": "killer"})
+    check(st == 202, "three slow jobs and a kernel that kills the server are queued", body)
+    deaths, done = 0, None
+    deadline = time.time() + 400
+    while time.time() < deadline:
+        if s is None or s.proc.poll() is not None:  # it died: started again, as a service manager would
+            deaths += 1
+            s = start()
+            continue
+        try:
+            st, body, _ = s.call("GET", "/v1/batches/killer", timeout=30)
+        except (OSError, urllib.error.URLError):
+            continue
+        if st == 200 and body["counts"]["queued"] + body["counts"]["running"] == 0:
+            done = body
+            break
+        time.sleep(0.5)
+    check(done is not None, "the batch is done after the server died %d times" % deaths)
+    if done:
+        verdicts = [(x["id"], x.get("result", {}).get("verdict")) for x in done["items"]]
+        check(verdicts == [("h0", "correct"), ("h1", "correct"), ("h2", "correct"), ("killer", "runtime_error")],
+              "the honest jobs beside the killer are answered, the killer is dead-lettered", verdicts)
+        check("dead letters" in done["items"][3]["result"]["message"], "the killer's result says why",
+              done["items"][3]["result"]["message"])
+    if s is not None:
+        s.stop()
+
+
 try:
     main()
+    killer_batch()
 finally:
     shutil.rmtree(WORK, ignore_errors=True)
 print("%d failed" % len(failures))

@@ -729,7 +729,51 @@ static void test_include_rule(void **state)
         {"opencl", "#include <cub/cub.cuh>\n", 3, "only the toolkit's"},
         {"cuda", "#include <cuda/std/limits>\n#if _CCCL_HAS_INCLUDE(</etc/passwd>)\n#endif\n", 4,
          "_CCCL_HAS_INCLUDE is not allowed"},
+        /* Probes built where no word shows them (issue 28): token pasting, digraph pasting, a
+         * universal character name, _Pragma and its macros, a pragma carried on by a comment. */
+        {"opencl", "#define H(x) __has_##x\n#if H(include)(\"/etc/passwd\")\n#endif\n", 3,
+         "token pasting ('##') could build __has_include from identifiers of the source: '__has_' (line 3) + "
+         "'include' (line 4)"},
+        {"cuda", "#define H(x) __has_##x\n#if H(include)(<x>)\n#endif\n", 3, "could build __has_include"},
+        {"cuda", "#define C(a, b) a ## b\n#if C(__ha, s_include)(<x>)\n#endif\n", 3, "could build __has_include"},
+        {"opencl", "#define C(a, b) a %:%: b\n#if C(__has, _embed)(\"x\")\n#endif\n", 3,
+         "token pasting ('%:%:') could build __has_embed"},
+        {"cuda", "#define C(a, b) a##b\n#if C(_CCCL_HAS_, INCLUDE)(<x>)\n#endif\n", 3, "could build _CCCL_HAS_INCLUDE"},
+        {"opencl", "#if __h\\u0061s_include(\"/etc/passwd\")\n#endif\n", 3, "__has_include is not allowed"},
+        {"opencl", "#if __h\\U00000061s_include(\"x\")\n#endif\n", 3, "__has_include is not allowed"},
+        {"opencl", "#if __h\\u{61}s_include(\"x\")\n#endif\n", 3, "__has_include is not allowed"},
+        {"opencl", "int \\N{LATIN SMALL LETTER A};\n", 3, "a named character escape"},
+        {"opencl", "_Pragma(\"GCC dependency \\\"/etc/passwd\\\"\")\n", 3, "a pragma that names files"},
+        {"opencl", "_Pragma(\"clang module import x\")\n", 3, "a pragma that names files"},
+        {"opencl", "#define S(x) #x\n_Pragma(S(GCC dependency \"/etc/passwd\"))\n", 4, "_Pragma must be written"},
+        {"opencl", "#define P _Pragma\nP(\"GCC dependency \\\"/etc/passwd\\\"\")\n", 3, "_Pragma must be written"},
+        {"opencl", "_Pragma(\"GCC dep\\u0065ndency \\\"x\\\"\")\n", 3, "a pragma that names files"},
+        {"opencl", "_Pragma(\"GCC dep\\\\u0065ndency \\\"x\\\"\")\n", 3, "no escape but"},
+        {"cuda", "#define P(a, b) a##b\nP(_Pra, gma)(\"GCC dependency \\\"x\\\"\")\n", 3, "could build _Pragma"},
+        {"cuda", "#include <cuda/std/limits>\n_CCCL_PRAGMA(GCC dependency \"/etc/passwd\")\n", 4,
+         "_CCCL_PRAGMA is not allowed"},
+        {"cuda", "__pragma(GCC dependency \"/etc/passwd\")\n", 3, "__pragma is not allowed"},
+        {"opencl", "#pragma GCC /* a comment\n goes on */ dependency \"/etc/passwd\"\n", 3, "a pragma that names files"},
+        {"opencl", "#pragma GCC dep\\u0065ndency \"/etc/passwd\"\n", 3, "nor one holding a backslash"},
+        {"opencl", "#pragma clang module import x\n", 3, "a pragma that names files"},
+        {"opencl", "#pragma clang __debug module_map x\n", 3, "a pragma that names files"},
+        /* Inline assembly in OpenCL C, written or pasted; CUDA's inline PTX is taken (below). */
+        {"opencl", "__kernel void k(void) { __asm__(\"syscall\"); }\n", 3, "inline assembly ('__asm__') is not allowed"},
+        {"opencl", "__kernel void k(void) { __asm volatile(\"nop\"); }\n", 3, "inline assembly ('__asm')"},
+        {"opencl", "__kernel void k(void) {\n asm(\"nop\"); }\n", 4, "inline assembly ('asm')"},
+        {"opencl", "__kernel void k(void) { __\\u0061sm__(\"nop\"); }\n", 3, "inline assembly ('__asm__')"},
+        {"opencl", "#define A(x, y) x##y\n__kernel void k(void) { A(__as, m__)(\"syscall\"); }\n", 3,
+         "could build __asm__ from identifiers of the source: '__as' (line 4) + 'm__' (line 4)"},
+        {"opencl", "#define A(x, y) x##y\n#define B(x) A(x, sm)\n__kernel void k(void) { B(__a)(\"nop\"); }\n", 3,
+         "could build __asm"},
         /* Taken. */
+        {"cuda", "__device__ float t(float x) { float y; asm(\"tanh.approx.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); "
+                 "return y; }\n", 0, NULL},
+        {"cuda", "#define UNROLL _Pragma(\"unroll\")\n__device__ void f() { UNROLL for (;;) {} }\n", 0, NULL},
+        {"opencl", "_Pragma(\"OPENCL EXTENSION cl_khr_fp16 : enable\")\n", 0, NULL},
+        /* Pasting among names that cannot spell a refused word (a, s and m spell plain asm, left to
+         * the build, which defines it away). */
+        {"opencl", "#define CAT_(a, b) a##b\n#define CAT(a, b) CAT_(a, b)\nfloat a, s, m; int LOAD4;\n", 0, NULL},
         {"cuda", "#include <cub/block/block_reduce.cuh>\n#include <cuda/std/limits>\n#include <nv/target>\n"
                  "#include <cooperative_groups/scan.h>\n#include <cuda/std/__cccl/version.h>\n", 0, NULL},
         {"cuda", "#include <cuda_fp16.h>\n#include \"cuda_bf16.h\" // bf16 too\n", 0, NULL},

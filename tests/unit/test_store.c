@@ -1032,7 +1032,8 @@ static void test_migration_waits_for_the_lock(void **state)
     assert_int_equal(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'serve_jobs'"), 1);
 }
 
-/* A store written by a newer temper is refused, untouched, with a message saying so. */
+/* A store written by a newer temper is refused, untouched (in WAL or rollback-journal mode), with a
+ * message saying so. */
 static void test_refuses_newer_schema(void **state)
 {
     struct fixture *f = *state;
@@ -1053,6 +1054,45 @@ static void test_refuses_newer_schema(void **state)
     assert_contains(msg, db);
     assert_contains(msg, "newer than this temper knows");
     assert_int_equal(query_int(db, "PRAGMA user_version"), TEMPER_STORE_SCHEMA_VERSION + 1);
+
+    /* The same in rollback-journal mode (a store made by other tools, or a newer temper that
+     * changed modes): refused before anything is written, its journal mode included. Every byte
+     * and the modification time stay as they were, and no WAL file appears. */
+    snprintf(db, sizeof(db), "%s/newer_rollback.db", f->dir);
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), 0);
+    temper_store_close(s);
+    assert_int_equal(sqlite3_open(db, &conn), SQLITE_OK);
+    snprintf(sql, sizeof(sql), "PRAGMA journal_mode=DELETE; PRAGMA user_version = %d", TEMPER_STORE_SCHEMA_VERSION + 1);
+    assert_int_equal(sqlite3_exec(conn, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(conn);
+    char wal[620];
+    snprintf(wal, sizeof(wal), "%s-wal", db);
+    struct stat before, after;
+    assert_int_equal(stat(db, &before), 0);
+    assert_int_equal(stat(wal, &after), -1);
+    FILE *fp = fopen(db, "rb");
+    assert_non_null(fp);
+    char *bytes = malloc((size_t)before.st_size + 1), *again = malloc((size_t)before.st_size + 1);
+    assert_non_null(bytes);
+    assert_non_null(again);
+    assert_int_equal(fread(bytes, 1, (size_t)before.st_size + 1, fp), (size_t)before.st_size);
+    fclose(fp);
+    s = (struct temper_store *)1;
+    assert_int_equal(temper_store_open(db, &s, msg, sizeof(msg)), TEMPER_ESTORE);
+    assert_null(s);
+    assert_contains(msg, "newer than this temper knows");
+    assert_int_equal(stat(db, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+    fp = fopen(db, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fread(again, 1, (size_t)before.st_size + 1, fp), (size_t)before.st_size);
+    fclose(fp);
+    assert_memory_equal(bytes, again, (size_t)before.st_size);
+    free(bytes);
+    free(again);
+    assert_int_equal(stat(wal, &after), -1);
+    assert_query(db, "PRAGMA journal_mode", "delete");
 }
 
 /* ---- failures ---- */

@@ -1,10 +1,12 @@
-// Incorrect: a naive sgemm that keeps each block's tile of C, for each of the two input sets it has
-// seen (keyed by the bits of A[0]), in __device__ arrays, and at the bench shape serves every
-// fourth launch from there instead of computing it. Every output is right, bit for bit, so
-// verifying outputs cannot see it; the timing does: those launches run under the roofline floor
-// and form a cluster far faster than the median.
-// @expect incorrect
-// @expect-message timed launches at
+// Correct, at its honest time: a naive sgemm that keeps each block's tile of C, for each of the two
+// input sets it has seen (keyed by the bits of A[0]), in __device__ arrays, and at the bench shape
+// serves every fourth launch from there instead of computing it. Every output it serves is right,
+// bit for bit. While timed launches alternated between the two input sets of the checks, those
+// launches ran under the roofline floor and formed a cluster far faster than the median, which the
+// timing caught; now every timed launch gets inputs no launch saw, its key never matches there,
+// and every sample is computed (served launches remain among the warm-ups, whose times are not
+// kept).
+// @expect correct
 // @temper task sgemm
 // @temper launch sgemm grid(ceil_div(N, 16), ceil_div(M, 16)) block(16, 16) args(C, A, B, M, N, K)
 __device__ unsigned long long blocks_started = 0;
