@@ -1,6 +1,6 @@
 // sgemm_pipe_cpu.cpp: runs the CUDA source of tasks/L1/sgemm/pipe.cu on the CPU, so that the kernel
-// itself (not only its OpenCL twin) is checked where no GPU is: the threads of a block are
-// std::threads, __syncthreads is a std::barrier, shared memory is one array (blocks run one after
+// itself (not only its OpenCL twin) is checked where no GPU is: the threads of a block are fibers
+// of one thread and __syncthreads their barrier (tests/cuda_cpu_block.h), shared memory is one array (blocks run one after
 // another), and cp.async is a plain copy that zero-fills past its source size (the test script
 // rewrites the inline PTX into calls of sim_copy; commit and wait become no-ops, so the order of the
 // waits is not what is checked here). Shared memory is filled with NaN before each block, so a read
@@ -9,14 +9,14 @@
 // 16-byte aligned and one float off (the scalar paths), and shapes whose tiles lie inside the
 // matrices (FAST's unchecked loads) and wrap the ring of stages.
 // Built by tests/sgemm_pipe_cpu_test.sh with -DKERNEL_FILE="..." and the knobs as -D options.
-#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <thread>
 #include <vector>
+
+#include "cuda_cpu_block.h"
 using std::max;
 using std::min;
 
@@ -24,12 +24,6 @@ struct float4 {
     float x, y, z, w; /* the four lanes */
 };
 static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
-struct dim3u {
-    unsigned x, y, z; /* as CUDA's dim3 */
-};
-static thread_local dim3u threadIdx, blockIdx;
-static std::barrier<> *block_barrier;
-static inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 #define __device__
 #define __forceinline__ inline
 #define __global__
@@ -60,24 +54,17 @@ static long run(int M, int N, int K, bool ints, int mis, std::mt19937 &g)
     for (size_t i = 0; i < (size_t)K * N; i++)
         B[i] = ints ? ri(g) : nb(g);
     const unsigned gx = (N + BN - 1) / BN, gy = (M + BM - 1) / BM;
-    std::barrier<> bar(NT);
-    block_barrier = &bar;
-    std::vector<std::thread> threads;
-    for (int t = 0; t < NT; t++)
-        threads.emplace_back([=]() {
-            threadIdx = {(unsigned)t, 0, 0};
-            for (unsigned by = 0; by < gy; by++)
-                for (unsigned bx = 0; bx < gx; bx++) {
-                    blockIdx = {bx, by, 0};
-                    if (t == 0)
-                        memset(smem4, 0xff, sizeof smem4);
-                    __syncthreads();
-                    sgemm_pipe(C, A, B, M, N, K);
-                    __syncthreads();
-                }
-        });
-    for (auto &th : threads)
-        th.join();
+    cpu_block::run(NT, [&](int t) {
+        for (unsigned by = 0; by < gy; by++)
+            for (unsigned bx = 0; bx < gx; bx++) {
+                blockIdx = {bx, by, 0};
+                if (t == 0)
+                    memset(smem4, 0xff, sizeof smem4);
+                __syncthreads();
+                sgemm_pipe(C, A, B, M, N, K);
+                __syncthreads();
+            }
+    });
     long bad = 0;
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {

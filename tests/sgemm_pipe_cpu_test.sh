@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # sgemm_pipe_cpu_test.sh: runs the CUDA kernel of tasks/L1/sgemm/pipe.cu itself on the CPU
-# (tests/sgemm_pipe_cpu.cpp: threads for a block, a barrier for __syncthreads, cp.async as a plain
+# (tests/sgemm_pipe_cpu.cpp: the threads of a block as fibers of one thread, tests/cuda_cpu_block.h, cp.async as a plain
 # copy) at every check shape of the task, at its default knobs and at a setting with cp.async, four
 # stages, BK 8, chunks of 4 k and the other FFMA order. The inline PTX of cp.async is rewritten
 # into calls of the harness's copy first (commit and wait become no-ops).
-# usage: sgemm_pipe_cpu_test.sh SOURCE_DIR   (exit 77: no C++20 compiler with <barrier>, or no python3)
+# usage: sgemm_pipe_cpu_test.sh SOURCE_DIR   (exit 77: no C++20 compiler with <ucontext.h>, or no python3)
 set -u
 src=$1
 cxx=${CXX:-c++}
 work=$(mktemp -d /tmp/temper-sgemm-pipe-cpu-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
-printf '#include <barrier>\nint main() { std::barrier<> b(1); b.arrive_and_wait(); }\n' >"$work/probe.cpp"
-"$cxx" -std=c++20 -pthread "$work/probe.cpp" -o "$work/probe" 2>/dev/null || { echo "SKIP: $cxx has no C++20 <barrier>"; exit 77; }
+printf '#include <ucontext.h>\nint main() { ucontext_t c; return getcontext(&c); }\n' >"$work/probe.cpp"
+"$cxx" -std=c++20 "$work/probe.cpp" -o "$work/probe" 2>/dev/null || { echo "SKIP: $cxx has no C++20 and <ucontext.h>"; exit 77; }
 
 python3 - "$src/tasks/L1/sgemm/pipe.cu" "$work/pipe_cpu.cu" <<'PY' || exit 1
 import re, sys
@@ -32,7 +32,7 @@ failures=0
 while read -r knobs; do
     defs=()
     for kv in $knobs; do defs+=("-D$kv"); done
-    if ! "$cxx" -std=c++20 -O1 -pthread -w "-DKERNEL_FILE=\"$work/pipe_cpu.cu\"" "${defs[@]}" \
+    if ! "$cxx" -std=c++20 -O1 -w "-DKERNEL_FILE=\"$work/pipe_cpu.cu\"" "${defs[@]}" \
         "$src/tests/sgemm_pipe_cpu.cpp" -o "$work/run" 2>"$work/build.log"; then
         echo "FAIL pipe.cu $knobs: does not build on the CPU"
         head -20 "$work/build.log"

@@ -1,7 +1,7 @@
 // sgemm_stream_cpu.cpp: runs the CUDA source of tasks/L1/sgemm/stream.cu on the CPU, so that the
 // kernel itself (its persistent walk, stream-K split and fixup, not only the OpenCL twin's) is
-// checked where no GPU is: the threads of a block are std::threads, __syncthreads is a
-// std::barrier, shared memory is one array (blocks run one after another, which the kernel allows:
+// checked where no GPU is: the threads of a block are fibers of one thread and __syncthreads
+// their barrier (tests/cuda_cpu_block.h), shared memory is one array (blocks run one after another, which the kernel allows:
 // no block waits for another), atomics and fences are plain operations. Each shape runs at several
 // grid sizes P (the kernel's SMS), so that the stream-K tail is split over 1 to 13 blocks,
 // twice: blocks in order and in reverse, and the two results must be the same bits (the fixup sums
@@ -10,14 +10,14 @@
 // is filled with NaN, so an unwritten element shows, and past its end, so a write out of bounds
 // shows. A, B and C are 16-byte aligned and, for small shapes, one float off (the scalar paths).
 // Built by tests/sgemm_stream_cpu_test.sh with -DKERNEL_FILE="..." and the knobs as -D options.
-#include <barrier>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <thread>
 #include <vector>
+
+#include "cuda_cpu_block.h"
 using std::max;
 using std::min;
 
@@ -25,13 +25,7 @@ struct float4 {
     float x, y, z, w; /* the four lanes */
 };
 static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
-struct dim3u {
-    unsigned x, y, z; /* as CUDA's dim3 */
-};
-static thread_local dim3u threadIdx, blockIdx;
 static dim3u gridDim, blockDim;
-static std::barrier<> *block_barrier;
-static inline void __syncthreads() { block_barrier->arrive_and_wait(); }
 static inline void __threadfence() {}
 static inline int atomicAdd(int *p, int v)
 {
@@ -63,24 +57,17 @@ static int launch(float *C, const float *A, const float *B, int M, int N, int K,
     threadIdx = {0, 0, 0};
     if (SK)
         sgemm_zero(counts.data(), (int)slots);
-    std::barrier<> bar(NT);
-    block_barrier = &bar;
     blockDim = {NT, 1, 1};
-    std::vector<std::thread> threads;
-    for (int t = 0; t < NT; t++)
-        threads.emplace_back([=, &ws, &counts]() {
-            threadIdx = {(unsigned)t, 0, 0};
-            for (int b = 0; b < P; b++) {
-                blockIdx = {(unsigned)(rev ? P - 1 - b : b), 0, 0};
-                if (t == 0)
-                    memset(smem4, 0xff, sizeof smem4);
-                __syncthreads();
-                sgemm_stream(C, A, B, ws.data(), counts.data(), M, N, K);
-                __syncthreads();
-            }
-        });
-    for (auto &th : threads)
-        th.join();
+    cpu_block::run(NT, [&](int t) {
+        for (int b = 0; b < P; b++) {
+            blockIdx = {(unsigned)(rev ? P - 1 - b : b), 0, 0};
+            if (t == 0)
+                memset(smem4, 0xff, sizeof smem4);
+            __syncthreads();
+            sgemm_stream(C, A, B, ws.data(), counts.data(), M, N, K);
+            __syncthreads();
+        }
+    });
     int split = 0;
     for (size_t i = 0; i < slots && SK; i++)
         split += counts[i] >= 2;

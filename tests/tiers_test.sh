@@ -2,18 +2,22 @@
 # tiers_test.sh BUILD_DIR SOURCE_DIR: every CTest test is in a tier scripts/test.sh runs. Each has
 # a kind label (unit, pocl, gpu, nvrtc, host, gym, agent, fixture) and a tier label (sanitize: the
 # ASan/UBSan build; release: the Release build), and no other label; a unit test runs in the
-# sanitize tier; a test that evaluates on PoCL holds the CPU device's lock and takes the run's one
-# calibration (the opencl_ceilings fixture); and scripts/test.sh selects each tier by its label.
+# sanitize tier; a test that evaluates on PoCL takes the run's one calibration (the opencl_ceilings
+# fixture) and holds the CPU device's lock, but in the sanitizer build a test of the sanitize tier
+# (two of those run at once there); and scripts/test.sh selects each tier by its label.
 set -u
 build=$1
 src=$2
 cd "$build" || exit 1
 ctest --show-only=json-v1 >tests.json 2>tiers.err || { echo "FAIL ctest --show-only: $(cat tiers.err)"; exit 1; }
-python3 - tests.json <<'PY' || exit 1
+sanitize=0
+grep -q '^TEMPER_SANITIZE:BOOL=ON$' CMakeCache.txt 2>/dev/null && sanitize=1
+python3 - tests.json $sanitize <<'PY' || exit 1
 import json, sys
 kinds = {"unit", "pocl", "gpu", "nvrtc", "host", "gym", "agent", "fixture"}
 tiers = {"sanitize", "release"}
 doc = json.load(open(sys.argv[1]))
+sanitize_build = sys.argv[2] == "1"
 bad = []
 for t in doc["tests"]:
     props = {p["name"]: p["value"] for p in t.get("properties", [])}
@@ -28,7 +32,11 @@ for t in doc["tests"]:
     if "unit" in labels and "sanitize" not in labels:
         bad.append(f"{name}: a unit test outside the sanitize tier")
     if "pocl" in labels:
-        if "cpu_device" not in props.get("RESOURCE_LOCK", []):
+        locked = "cpu_device" in props.get("RESOURCE_LOCK", [])
+        if sanitize_build and "sanitize" in labels:
+            if locked:
+                bad.append(f"{name}: a sanitize-tier PoCL test holding cpu_device in the sanitizer build")
+        elif not locked:
             bad.append(f"{name}: evaluates on PoCL without RESOURCE_LOCK cpu_device")
         if "opencl_ceilings" not in props.get("FIXTURES_REQUIRED", []):
             bad.append(f"{name}: evaluates on PoCL without the opencl_ceilings fixture")
