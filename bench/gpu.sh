@@ -2,7 +2,8 @@
 # gpu.sh: everything temper measures on an NVIDIA GPU, in one call of the device machine.
 #
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
-#   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
+#   bench/gpu.sh run [STAGE...]   there: tests sandbox (temper devices and --selftest: the worker's
+#                          confinement on the GPU machine) suite tune evals search throughput fidelity deep
 #                          floor (bench/stream_floor.cu, built there with nvcc: how fast a plain
 #                          read of 117.5 and 470 MB can go under the timing protocol) tfloor
 #                          (bench/transpose_floor.cu, built there with nvcc: copies with a tiled
@@ -90,6 +91,17 @@ if has tests; then
         note "baselines_cuda exit $?: $(tail -1 "$out/baselines_cuda.log")"
         grep -E "^FAIL" "$out/baselines_cuda.log" | cut -c1-300 | tee -a "$summary"
     fi
+    pack
+fi
+
+if has sandbox; then
+    note "== the worker's sandbox: which parts hold here, and the attacks tried from inside a worker"
+    timeout 120 $T devices >"$out/devices.txt" 2>&1
+    note "devices exit $?"
+    sed -n '/[Ss]andbox/,$p' "$out/devices.txt" | head -20 | tee -a "$summary"
+    timeout 300 $T devices --selftest >"$out/selftest.txt" 2>&1
+    note "selftest exit $?: $(tail -1 "$out/selftest.txt")"
+    grep ESCAPED "$out/selftest.txt" | tee -a "$summary"
     pack
 fi
 
