@@ -191,6 +191,25 @@ else
     tail -4 "$work/out"
 fi
 
+# 3. A comparison patched from inside the worker: TEMPER_FAULT=forge:1 (include/temper/device.h)
+# makes the worker's comparisons with the reference pass from the candidate's first launch on, as
+# a kernel that patched them would. The calling program compares the outputs the worker handed
+# over with the reference's outputs it sent before the kernel ran: the wrong kernel is incorrect,
+# saying so, and a correct one after it correct.
+TEMPER_FAULT=forge:1 "$temper" eval "$wrong" "$correct" --checks-only --json >"$work/forged.jsonl" 2>"$work/forged.err"
+if python3 - "$work/forged.jsonl" <<'PY'; then
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ok = (len(rows) == 2 and rows[0]["verdict"] == "incorrect" and "temper's own comparison" in rows[0]["message"]
+      and rows[1]["verdict"] == "correct"
+      and not any("outputs_b64" in c for r in rows for c in r.get("checks", [])))
+sys.exit(0 if ok else 1)
+PY
+    ok "a patched comparison: the wrong kernel judged incorrect by the calling program, a correct one correct"
+else
+    fail "a patched comparison: $(cut -c1-300 "$work/forged.jsonl") $(tail -2 "$work/forged.err")"
+fi
+
 rm -rf "$work"
 [ $failures = 0 ] && echo "all passed" || echo "$failures failed"
 [ $failures = 0 ]

@@ -65,6 +65,8 @@ struct temper_worker {
     int phase;                     /* enum worker_phase */
     uint64_t phase_since_ns;       /* when it began */
     int tainted;                   /* 1: a candidate's kernel ran in the process: replace it after the job */
+    int judge;                     /* 1: the job's reply is judged against truth (worker_truth.c) */
+    json_t *truth;                 /* the reference's outputs it sent before a candidate ran, or NULL */
     json_t *memo;                  /* what eval.c keeps across the processes of this handle (worker_memo) */
 };
 
@@ -307,6 +309,8 @@ static void job_clear(struct temper_worker *w)
     w->out = NULL;
     w->out_len = w->out_done = 0;
     w->in_len = 0;
+    json_decref(w->truth);
+    w->truth = NULL;
     pthread_mutex_lock(&w->lock);
     w->busy = 0;
     w->cancelled = 0;
@@ -424,6 +428,7 @@ int temper_worker_send(struct temper_worker *w, json_t *request, char *msg, size
     }
     w->out_done = 0;
     w->in_len = 0;
+    w->judge = worker_truth_wanted(request);
     w->job_start_s = temper_now_s();
     w->mem_checked_ns = 0;
     /* A task folder the running worker's sandbox does not cover: start one that covers it. */
@@ -702,6 +707,15 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
     /* A worker that stopped reading may still have replied (an error about the request). */
     int eof = read_available(w);
     size_t want = worker_frame_size(w->in, w->in_len);
+    /* The truth frame comes ahead of the reply (and of the beats that follow it). */
+    while (eof >= 0 && want && w->in_len >= want && worker_truth_take(w->in, want, w->tainted, &w->truth)) {
+        memmove(w->in, w->in + want, w->in_len - want);
+        w->in_len -= want;
+        take_beats(w);
+        if (!eof)
+            eof = read_available(w);
+        want = worker_frame_size(w->in, w->in_len);
+    }
     if (dead && !eof && !(want && w->in_len >= want))
         eof = 1;
     if (eof >= 0 && want && w->in_len >= want) {
@@ -714,6 +728,7 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
                                   doing);
         } else {
             *reply = m;
+            worker_truth_judge(w->truth, w->judge, w->tainted, m);
             if (json_is_true(json_object_get(m, "worker_restarted"))) {
                 worker_reap(w, 0, NULL); /* it exits after such a reply */
             } else if (w->tainted) {

@@ -58,6 +58,9 @@ void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __at
 void worker_grace(double seconds);
 /* Tells the parent that a candidate's kernel is about to run in this process. */
 void worker_candidate_runs(void);
+/* Sends msg to the parent as a frame of its own ahead of the reply (the truth frame), where the
+ * beats go; nothing where they do not (a worker run in-process by a test). */
+void worker_tell(json_t *msg);
 
 /* Extra seconds a launch may take on OpenCL the first time a kernel runs at a work-group size:
  * PoCL compiles it then, and on a loaded machine that compile alone can outlast the launch limit. */
@@ -80,6 +83,29 @@ size_t worker_frame_size(const void *data, size_t len);
  * 0 and *req (caller decrefs), or -1 with *req NULL on anything malformed. This is the decoder a
  * fuzz harness calls. */
 int worker_decode_request(const void *data, size_t len, json_t **req);
+/* Base64 of n bytes; caller frees. NULL when out of memory. */
+char *worker_b64_encode(const unsigned char *in, size_t n);
+/* Decodes strict, padded base64; *out (caller frees) gets *len bytes plus a NUL. 0, or -1 when
+ * malformed or out of memory. */
+int worker_b64_decode(const char *in, size_t n, char **out, size_t *len);
+
+/* What the calling program judges itself on a device whose kernels run in the worker
+ * (worker_truth.c, pipeline_truth.c). Before a candidate's kernel first runs in it, the worker
+ * sends a frame {"truth": {"atol", "rtol", "checks": [{"shape", "seed", "outputs": [{"name",
+ * "dtype", "elements", "want_b64"}]}]}}: the reference's outputs (doubles) at every check shape and
+ * seed, made while no candidate's code had run in the process. Its reply then carries, in each
+ * check, "outputs_b64": {NAME: the candidate's output bytes of its first run there}. */
+/* Whether frame data (len bytes, one whole frame) is a truth frame: 1, and *truth gets it if it
+ * has none and no candidate's kernel has run (tainted 0); else 0. */
+int worker_truth_take(const void *data, size_t len, int tainted, json_t **truth);
+/* Whether a reply to request is to be judged against the truth (an eval that runs checks). */
+int worker_truth_wanted(json_t *request);
+/* Judges reply, of a worker in which a candidate's kernel ran (tainted) when judge is set: a
+ * correct verdict stands only if every check of truth is in it, passed, with outputs that temper's
+ * own comparison passes too; otherwise the verdict becomes incorrect (or runtime_error when what
+ * the judgement needs is missing), saying so. The outputs are removed from every reply. */
+void worker_truth_judge(json_t *truth, int judge, int tainted, json_t *reply);
+
 /* Decodes a reply frame as worker_decode_request does, except that decoded bytes that are not
  * valid UTF-8 become U+FFFD, so a reply can be printed and stored as JSON. */
 int worker_decode_reply(const void *data, size_t len, json_t **reply);
