@@ -5,7 +5,8 @@
 #
 #   bench/serve_load.sh [TEMPER_BINARY] [SECONDS] [CONNECTIONS]     (defaults: build/temper 10 8)
 #
-# It starts its own server (a fresh store in a temporary folder, the first local device), evaluates
+# It starts its own server (a fresh store in a temporary folder, the device $SERVE_DEVICE, default
+# opencl:0: it serves the candidate below, which is OpenCL), evaluates
 # one candidate (tasks/L1/vector_add/naive.cl, no timing) once, then measures three loads in turn:
 #   get     GET /v1/evaluations/{id} of that finished job
 #   submit  POST /v1/evaluations of the same kernel under a new id each time: answered from the cache
@@ -21,7 +22,7 @@ export TEMPER_TASKS=${TEMPER_TASKS:-$PWD/tasks}
 work=$(mktemp -d /tmp/temper-serve-load-XXXXXX)
 export TEMPER_HOME=$work/home
 mkdir -p "$TEMPER_HOME"
-"$temper" serve --listen 127.0.0.1:0 --store "$work/store.db" --max-depth 100000000 >"$work/serve.log" 2>&1 &
+"$temper" serve --listen 127.0.0.1:0 --device "${SERVE_DEVICE:-opencl:0}" --store "$work/store.db" --max-depth 100000000 >"$work/serve.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
 port=

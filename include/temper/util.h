@@ -107,16 +107,14 @@ uint16_t temper_float_to_bf16(float f);
 uint64_t temper_mix64(uint64_t z);
 
 struct temper_rng {
-    uint64_t s[4];    /* generator state */
-    double spare;     /* the second normal of the last Box-Muller pair */
-    int have_spare;   /* 1 if spare is unused */
+    uint64_t s[4]; /* generator state */
 };
 
 void temper_rng_seed(struct temper_rng *r, uint64_t seed);
 uint64_t temper_rng_next(struct temper_rng *r);
 /* Uniform in [0, 1). */
 double temper_rng_uniform(struct temper_rng *r);
-/* Standard normal (Box-Muller). */
+/* Standard normal (the ziggurat method). */
 double temper_rng_normal(struct temper_rng *r);
 /* A seed nobody can predict (getrandom). */
 uint64_t temper_secret_seed(void);

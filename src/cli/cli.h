@@ -42,6 +42,10 @@ int cmd_knowledge(int argc, char **argv);
 int cli_session_open(struct temper_session **s, const char *device, const struct temper_limits *limits,
                      const char *tasks_dir, int no_store, int jobs, char *msg, size_t msg_size);
 
+/* Whether a device's description (temper devices --json, a session's device info) says its
+ * kernels run inside the worker's process (the in_process capability: PoCL on the CPU). */
+int cli_device_in_process(json_t *device);
+
 /* Maps a library error to an exit status (no device: 3; the store: 4; anything else: 2). */
 int cli_exit_for(int err);
 /* text (NULL: "") as a terminal may show it, in out (at least 16 bytes): printable UTF-8 as is,

@@ -26,13 +26,15 @@ static void help(FILE *out)
             "                    [--store PATH] [options]\n\n"
             "The kernel gym: an HTTP/JSON API for evaluations (docs/openapi.yaml, docs/serve.md). Without\n"
             "--redis, jobs queue in the store and one worker per device (every CUDA device, else every\n"
-            "OpenCL device, or the --device list) evaluates them; repeated kernels come from the cache.\n"
+            "OpenCL GPU, or the --device list) evaluates them; repeated kernels come from the cache. A\n"
+            "device whose kernels run inside the worker (PoCL on the CPU) is served only when named.\n"
             "With --redis, jobs go on a Redis stream for `temper worker --redis URL` processes.\n\n"
             "  --listen HOST:PORT    where to listen (default 127.0.0.1:8787; port 0: any free one, printed)\n"
             "  --token-file F        clients must send 'Authorization: Bearer <the file's first line>';\n"
             "                        required for an address other than loopback\n"
             "  --redis URL           queue on Redis (redis://host:port[/db]) instead of the store\n"
-            "  --device D            cuda[:N] or opencl[:N]; repeatable (without --redis)\n"
+            "  --device D            cuda[:N] or opencl[:N]; repeatable (without --redis); needed for\n"
+            "                        an in-process device such as opencl:0 on a machine without a GPU\n"
             "  --store PATH          the store (default $TEMPER_HOME/temper.db)\n"
             "  --tasks DIR           where tasks are looked up\n"
             "  --in-flight N         jobs each worker holds at once, compiling ahead (default 32)\n"
@@ -97,7 +99,10 @@ static int read_token(const char *path, char **token, char *msg, size_t msg_size
     return 0;
 }
 
-/* The local devices: every CUDA device, else every OpenCL device. */
+/* The local devices the gym serves by default: every CUDA device, else every OpenCL device whose
+ * kernels run apart from the worker (a GPU). A device whose kernels run inside the worker (PoCL
+ * on the CPU) is served only when named: such a kernel is native code beside the timer, so its
+ * verdict holds but its times do not against a hostile kernel (docs/serve.md). */
 static int local_devices(char devices[][64], int *n, char *msg, size_t msg_size)
 {
     struct temper_worker *w;
@@ -109,6 +114,7 @@ static int local_devices(char devices[][64], int *n, char *msg, size_t msg_size)
     temper_worker_stop(w);
     if (err)
         return err;
+    char passed_over[256] = "";
     for (int pass = 0; pass < 2 && !*n; pass++) {
         size_t i;
         json_t *d;
@@ -117,10 +123,20 @@ static int local_devices(char devices[][64], int *n, char *msg, size_t msg_size)
             if (!id || json_object_get(d, "error") || strncmp(id, pass ? "opencl:" : "cuda:", pass ? 7 : 5) ||
                 *n == SERVE_MAX_DEVICES)
                 continue;
+            if (cli_device_in_process(d)) {
+                size_t used = strlen(passed_over);
+                snprintf(passed_over + used, sizeof(passed_over) - used, "%s%s", used ? ", " : "", id);
+                continue;
+            }
             snprintf(devices[(*n)++], 64, "%s", id);
         }
     }
     json_decref(r);
+    if (!*n && *passed_over)
+        return temper_fail(msg, msg_size, TEMPER_ENODEVICE,
+                           "no device here runs kernels apart from temper's own process; %s runs them inside it, "
+                           "where a hostile kernel can skew its own times, so the gym serves it only when named: "
+                           "--device %s", passed_over, passed_over);
     return *n ? 0 : temper_fail(msg, msg_size, TEMPER_ENODEVICE, "no usable device on this machine");
 }
 

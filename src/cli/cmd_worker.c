@@ -28,7 +28,9 @@ static void help(FILE *out)
             "is stored in Redis; a worker that dies leaves its jobs to be re-queued for another.\n\n"
             "  --redis URL        redis://[[user]:password@]host[:port][/db][?prefix=P&...] (docs/queue-redis.md);\n"
             "                     every process of one gym uses the same URL\n"
-            "  --device D         cuda[:N] or opencl[:N] (default: first CUDA device, else OpenCL)\n"
+            "  --device D         cuda[:N] or opencl[:N] (default: the first CUDA device, else the first\n"
+            "                     OpenCL device; one whose kernels run inside the worker, as PoCL's on\n"
+            "                     the CPU do, is served only when named)\n"
             "  --name N           its name, unique among live workers (default host:pid:device); a worker\n"
             "                     started under the name of one that died re-queues that one's jobs at once\n"
             "  --in-flight K      jobs in the session at once, so compiles overlap device runs (default 32)\n"
@@ -143,6 +145,16 @@ int cmd_worker(int argc, char **argv)
         return cli_error(err, msg);
     }
     const char *dev_id = json_string_value(json_object_get(temper_session_device_info(s), "id"));
+    if (!device && cli_device_in_process(temper_session_device_info(s))) {
+        /* The default device runs kernels inside the worker (PoCL on the CPU): served only when named. */
+        snprintf(msg, sizeof(msg),
+                 "the default device here, %s, runs kernels inside temper's own process, where a hostile kernel "
+                 "can skew its own times, so the gym serves it only when named: --device %s",
+                 dev_id ? dev_id : "opencl:0", dev_id ? dev_id : "opencl:0");
+        temper_session_close(s);
+        q->ops->close(q);
+        return cli_error(TEMPER_ENODEVICE, msg);
+    }
     char consumer[129], host[64] = "host";
     if (name) {
         snprintf(consumer, sizeof(consumer), "%s", name);

@@ -2,6 +2,7 @@
  * with the device and limits from the command line, and notices and warnings printed on stderr
  * (the library prints nothing itself). */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -39,4 +40,15 @@ int cli_session_open(struct temper_session **s, const char *device, const struct
         config.deep_exe = self;
     }
     return temper_session_open(&config, s, msg, msg_size);
+}
+
+int cli_device_in_process(json_t *device)
+{
+    size_t i;
+    json_t *cap;
+    json_array_foreach(json_object_get(device, "caps"), i, cap) {
+        if (json_string_value(cap) && !strcmp(json_string_value(cap), "in_process"))
+            return 1;
+    }
+    return 0;
 }

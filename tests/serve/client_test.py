@@ -109,7 +109,8 @@ def real_server():
     env = dict(os.environ, TEMPER_HOME=os.path.join(WORK, "home"), TEMPER_TASKS=os.path.join(SRC, "tasks"))
     os.makedirs(env["TEMPER_HOME"])
     log = open(os.path.join(WORK, "serve.log"), "w+")
-    p = subprocess.Popen([TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, "s.db")],
+    p = subprocess.Popen([TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, "s.db"),
+                          "--device", "opencl:0"],
                          stdout=log, stderr=subprocess.STDOUT, env=env)
     port = None
     for _ in range(300):

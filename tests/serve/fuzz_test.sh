@@ -21,7 +21,7 @@ fi
 work=$(mktemp -d /tmp/temper-serve-fuzz-XXXXXX)
 export TEMPER_HOME=$work/home
 mkdir -p "$TEMPER_HOME"
-"$temper" serve --listen 127.0.0.1:0 --max-wait 2 --store "$work/store.db" >"$work/serve.log" 2>&1 &
+"$temper" serve --listen 127.0.0.1:0 --device opencl:0 --max-wait 2 --store "$work/store.db" >"$work/serve.log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT

@@ -57,7 +57,7 @@ class Server:
         self.log = open(os.path.join(WORK, "serve-%d.log" % time.time_ns()), "w+")
         cmd = [TEMPER, "serve", "--listen", "127.0.0.1:0"] + list(args)
         if not any(a == "--redis" for a in args):
-            cmd += ["--store", os.path.join(WORK, store)]
+            cmd += ["--store", os.path.join(WORK, store), "--device", "opencl:0"]
 
         def limit():  # a file that cannot grow past fsize bytes, as on a full disk
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -94,6 +94,18 @@ usage_case "no --redis" "--redis URL is needed"
 usage_case "a URL that is not redis://" "redis:// URL" --redis http://127.0.0.1:1
 usage_case "--in-flight 0" "--in-flight must be" --redis "$REDIS_URL" --in-flight 0
 usage_case "an unknown URL parameter" "unknown parameter 'speed'" --redis "$REDIS_URL/0?speed=9" --device opencl
+# Without --device a worker takes only a device whose kernels run apart from it: where the default
+# device runs them inside (PoCL on the CPU, as on a machine without a GPU), it does not start
+# (exit 3) and names the device to give.
+if ! "$temper" devices --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["devices"]
+sys.exit(0 if any("error" not in x and "in_process" not in x.get("caps", []) for x in d) else 1)'; then
+    "$temper" worker --redis "$REDIS_URL/0?prefix=nodev" --jobs 1 >"$work/nodev.out" 2>&1
+    status=$?
+    [ $status -eq 3 ] && grep -q -- "inside temper's own process" "$work/nodev.out" &&
+        grep -q -- "--device opencl:" "$work/nodev.out" &&
+        ok "no --device and only an in-process device: exit 3, naming the device to give" ||
+        fail "no --device: exit $status, $(cat "$work/nodev.out")"
+fi
 # a password in the URL is not echoed in the message (stderr goes to logs)
 for u in "redis://gym:s3cretpw@127.0.0.1:1/0?speed=9" "rediss://gym:s3cretpw@127.0.0.1:1"; do
     "$temper" worker --redis "$u" >"$work/usage.out" 2>&1

@@ -46,7 +46,7 @@ class Server:
     def __init__(self, *args, store="store.db", expect_ready=True, env=None):
         self.log = open(os.path.join(WORK, "serve-%d.log" % time.time_ns()), "w+")
         cmd = [TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, store),
-               "--in-flight", "2", "--launch-timeout", "20"] + list(args)
+               "--in-flight", "2", "--launch-timeout", "20", "--device", "opencl:0"] + list(args)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=env or ENV)
         self.port = None
         deadline = time.time() + 60
@@ -276,7 +276,8 @@ def main():
     h = refused(429, "queue_full", "a submission past the queue's depth", "POST", "/v1/evaluations",
                 {"items": [item(files[0], salt="\n// %d\n" % i) for i in range(3)]}, token="s3cret-token-0123456789")
     check(h.get("Retry-After", "").isdigit(), "429 carries Retry-After", dict(h))
-    r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:%d" % s.port, "--store", os.path.join(WORK, "s4.db")],
+    r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:%d" % s.port, "--store", os.path.join(WORK, "s4.db"),
+                        "--device", "opencl:0"],
                        env=ENV, capture_output=True, text=True, timeout=60)
     check(r.returncode != 0 and "cannot listen on 127.0.0.1:%d: Address already in use" % s.port in r.stderr
           and "port 0" not in r.stderr, "a port in use is refused, naming it and why", r.stderr)
@@ -302,7 +303,8 @@ def main():
     db.close()
     check(n == 0, "nothing is stored for the candidate judged against a wrong baseline", n)
 
-    r = subprocess.run([TEMPER, "serve", "--listen", "0.0.0.0:0", "--store", os.path.join(WORK, "s3.db")], env=ENV,
+    r = subprocess.run([TEMPER, "serve", "--listen", "0.0.0.0:0", "--store", os.path.join(WORK, "s3.db"),
+                        "--device", "opencl:0"], env=ENV,
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 2 and "token" in r.stderr, "a non-loopback address without a token is refused", r.stderr)
     r = subprocess.run([TEMPER, "serve", "--token-file", os.path.join(WORK, "missing")], env=ENV, capture_output=True,
@@ -320,6 +322,19 @@ def main():
                         os.path.join(WORK, "no-tasks-here")], env=ENV, capture_output=True, text=True, timeout=60)
     check(r.returncode == 2 and "no tasks under " + os.path.join(WORK, "no-tasks-here") in r.stderr,
           "a task path without tasks is bad usage, naming it", (r.returncode, r.stderr))
+    # Without --device the gym serves only devices whose kernels run apart from its process: on a
+    # machine whose only devices run kernels inside it (PoCL on the CPU), it does not start and
+    # says which device to name.
+    devs = json.loads(subprocess.run([TEMPER, "devices", "--json"], env=ENV, capture_output=True, text=True,
+                                     timeout=120).stdout)["devices"]
+    apart = [d for d in devs if "error" not in d and "in_process" not in d.get("caps", [])]
+    inside = [d["id"] for d in devs if "error" not in d and "in_process" in d.get("caps", [])]
+    if not apart and inside:
+        r = subprocess.run([TEMPER, "serve", "--listen", "127.0.0.1:0", "--store", os.path.join(WORK, "s7.db")],
+                           env=ENV, capture_output=True, text=True, timeout=120)
+        check(r.returncode == 3 and "--device " + inside[0] in r.stderr and "inside" in r.stderr,
+              "without --device, an in-process device is not served by default, and the message names it",
+              (r.returncode, r.stderr))
     r = subprocess.run([TEMPER, "serve", "--bogus"], env=ENV, capture_output=True, text=True, timeout=60)
     check(r.returncode == 2 and "usage: temper serve" in r.stderr, "an unknown option is bad usage", r.stderr)
 

@@ -408,18 +408,28 @@ static void test_rng(void **state)
     }
     assert_true(fabs(sum / 100000 - 0.5) < 0.01);
     assert_true(lo < 0.001 && hi > 0.999);
-    double s1 = 0, s2 = 0;
-    for (int i = 0; i < 100000; i++) {
+    /* The normal's moments, and how often it lands beyond 1, 2 and the ziggurat's tail (3.4426):
+     * a wrong strip table or tail shows in these frequencies (expected 317311, 45500 and 576 of
+     * 10^6; the bounds are about five standard deviations). */
+    double s1 = 0, s2 = 0, s4 = 0;
+    int beyond1 = 0, beyond2 = 0, tail = 0, n = 1000000;
+    for (int i = 0; i < n; i++) {
         double z = temper_rng_normal(&a);
         assert_true(isfinite(z));
         s1 += z;
         s2 += z * z;
+        s4 += z * z * z * z;
+        beyond1 += fabs(z) > 1;
+        beyond2 += fabs(z) > 2;
+        tail += fabs(z) > 3.442619855899;
     }
-    double mean = s1 / 100000, var = s2 / 100000 - mean * mean;
-    if (fabs(mean) > 0.02 || fabs(var - 1) > 0.03)
-        fail_msg("normal: mean %g, variance %g", mean, var);
+    double mean = s1 / n, var = s2 / n - mean * mean, kurt = s4 / n;
+    if (fabs(mean) > 0.006 || fabs(var - 1) > 0.008 || fabs(kurt - 3) > 0.06)
+        fail_msg("normal: mean %g, variance %g, fourth moment %g", mean, var, kurt);
+    if (abs(beyond1 - 317311) > 2400 || abs(beyond2 - 45500) > 1050 || abs(tail - 576) > 120)
+        fail_msg("normal: %d beyond 1, %d beyond 2, %d beyond 3.4426 of %d", beyond1, beyond2, tail, n);
 
-    /* Normals come in Box-Muller pairs; seeding again starts afresh, without a pair's leftover. */
+    /* Seeding again starts the same sequence. */
     temper_rng_seed(&a, 5);
     double first = temper_rng_normal(&a), second = temper_rng_normal(&a);
     temper_rng_seed(&a, 5);
