@@ -38,11 +38,16 @@ prepare)
     fi
     # BASE_BUILD=DIR: the build of an earlier commit, timed against this one in the throughput
     # stage of the same call (its temper, and its temper-worker where it has one).
-    if [ -n "${BASE_BUILD:-}" ]; then
-        mkdir -p .gpu/base
-        cp "$BASE_BUILD/temper" .gpu/base/
-        [ ! -f "$BASE_BUILD/temper-worker" ] || cp "$BASE_BUILD/temper-worker" .gpu/base/
-    fi
+    # MID_BUILD=DIR: a second earlier build, timed as a third binary (the rounds new, base, mid,
+    # mid, base, new), to tell two changes' costs apart in one call.
+    rm -rf .gpu/base .gpu/mid
+    for pair in "base:${BASE_BUILD:-}" "mid:${MID_BUILD:-}"; do
+        dir=${pair#*:}
+        [ -n "$dir" ] || continue
+        mkdir -p ".gpu/${pair%%:*}"
+        cp "$dir/temper" ".gpu/${pair%%:*}/"
+        [ ! -f "$dir/temper-worker" ] || cp "$dir/temper-worker" ".gpu/${pair%%:*}/"
+    done
     exclude=$(git rev-parse --git-path info/exclude) # .git is a file in a worktree
     mkdir -p "$(dirname "$exclude")"
     grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >>"$exclude"
@@ -170,6 +175,8 @@ if has throughput; then
     # call affects both alike; each round writes fresh sources, so no round hits the build cache.
     binaries=$T
     [ ! -x .gpu/base/temper ] || binaries="$T .gpu/base/temper .gpu/base/temper $T"
+    [ ! -x .gpu/base/temper ] || [ ! -x .gpu/mid/temper ] ||
+        binaries="$T .gpu/base/temper .gpu/mid/temper .gpu/mid/temper .gpu/base/temper $T"
     tn=${THROUGHPUT_N:-200} # THROUGHPUT_N: candidates per round (a short call's fewer)
     note "== throughput: $tn distinct candidates per round; rounds: $binaries"
     round=0
