@@ -2,7 +2,8 @@
 # gpu.sh: everything temper measures on an NVIDIA GPU, in one call of the device machine.
 #
 #   bench/gpu.sh prepare   here (Debian 12): Release build, binaries copied into .gpu/
-#   bench/gpu.sh run [STAGE...]   there: tests suite tune evals search throughput fidelity deep
+#   bench/gpu.sh run [STAGE...]   there: tests sandbox (temper devices and --selftest: the worker's
+#                          confinement on the GPU machine) suite tune evals search throughput fidelity deep
 #                          floor (bench/stream_floor.cu, built there with nvcc: how fast a plain
 #                          read of 117.5 and 470 MB can go under the timing protocol) tfloor
 #                          (bench/transpose_floor.cu, built there with nvcc: copies with a tiled
@@ -37,11 +38,16 @@ prepare)
     fi
     # BASE_BUILD=DIR: the build of an earlier commit, timed against this one in the throughput
     # stage of the same call (its temper, and its temper-worker where it has one).
-    if [ -n "${BASE_BUILD:-}" ]; then
-        mkdir -p .gpu/base
-        cp "$BASE_BUILD/temper" .gpu/base/
-        [ ! -f "$BASE_BUILD/temper-worker" ] || cp "$BASE_BUILD/temper-worker" .gpu/base/
-    fi
+    # MID_BUILD=DIR: a second earlier build, timed as a third binary (the rounds new, base, mid,
+    # mid, base, new), to tell two changes' costs apart in one call.
+    rm -rf .gpu/base .gpu/mid
+    for pair in "base:${BASE_BUILD:-}" "mid:${MID_BUILD:-}"; do
+        dir=${pair#*:}
+        [ -n "$dir" ] || continue
+        mkdir -p ".gpu/${pair%%:*}"
+        cp "$dir/temper" ".gpu/${pair%%:*}/"
+        [ ! -f "$dir/temper-worker" ] || cp "$dir/temper-worker" ".gpu/${pair%%:*}/"
+    done
     exclude=$(git rev-parse --git-path info/exclude) # .git is a file in a worktree
     mkdir -p "$(dirname "$exclude")"
     grep -qx '/.gpu/' "$exclude" 2>/dev/null || echo '/.gpu/' >>"$exclude"
@@ -90,6 +96,17 @@ if has tests; then
         note "baselines_cuda exit $?: $(tail -1 "$out/baselines_cuda.log")"
         grep -E "^FAIL" "$out/baselines_cuda.log" | cut -c1-300 | tee -a "$summary"
     fi
+    pack
+fi
+
+if has sandbox; then
+    note "== the worker's sandbox: which parts hold here, and the attacks tried from inside a worker"
+    timeout 120 $T devices >"$out/devices.txt" 2>&1
+    note "devices exit $?"
+    sed -n '/[Ss]andbox/,$p' "$out/devices.txt" | head -20 | tee -a "$summary"
+    timeout 300 $T devices --selftest >"$out/selftest.txt" 2>&1
+    note "selftest exit $?: $(tail -1 "$out/selftest.txt")"
+    grep ESCAPED "$out/selftest.txt" | tee -a "$summary"
     pack
 fi
 
@@ -158,6 +175,8 @@ if has throughput; then
     # call affects both alike; each round writes fresh sources, so no round hits the build cache.
     binaries=$T
     [ ! -x .gpu/base/temper ] || binaries="$T .gpu/base/temper .gpu/base/temper $T"
+    [ ! -x .gpu/base/temper ] || [ ! -x .gpu/mid/temper ] ||
+        binaries="$T .gpu/base/temper .gpu/mid/temper .gpu/mid/temper .gpu/base/temper $T"
     tn=${THROUGHPUT_N:-200} # THROUGHPUT_N: candidates per round (a short call's fewer)
     note "== throughput: $tn distinct candidates per round; rounds: $binaries"
     round=0

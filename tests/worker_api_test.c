@@ -21,6 +21,7 @@
 
 #include "temper/eval.h"
 #include "temper/util.h"
+#include "pipeline_impl.h"
 #include "worker_impl.h"
 
 #define SKIP 77
@@ -103,28 +104,39 @@ static void test_frames(void)
 /* ---- compile mode ---- */
 
 /* Runs temper-worker compile on the frame (or raw bytes) given; returns its exit status and
- * fills log with what it wrote. */
+ * fills log with the log of the frame it wrote (no binary may come with a failure). */
 static int run_compile(const char *bytes, size_t n, char *log, size_t log_size)
 {
-    char exe[4096], msg[512];
+    char exe[4096], msg[512], scratch[] = "/tmp/temper-compile-test-XXXXXX";
     if (temper_worker_path(exe, sizeof(exe), msg, sizeof(msg))) {
         snprintf(log, log_size, "%s", msg);
         return -1;
     }
-    int req_fd = memfd_create("test-request", 0), log_fd = memfd_create("test-log", 0);
+    if (!mkdtemp(scratch))
+        return -1;
+    int req_fd = memfd_create("test-request", 0), out_fd = memfd_create("test-output", 0);
     if (write(req_fd, bytes, n) != (ssize_t)n || lseek(req_fd, 0, SEEK_SET))
         return -1;
-    char *argv[] = {exe, "compile", NULL};
-    int fds[2] = {req_fd, log_fd};
+    char *argv[] = {exe, "compile", scratch, NULL};
+    int fds[2] = {req_fd, out_fd};
     pid_t pid;
-    if (worker_spawn_exe(exe, argv, fds, 2, &pid, msg, sizeof(msg)))
+    if (worker_spawn_exe(exe, argv, fds, 2, scratch, &pid, msg, sizeof(msg)))
         return -1;
     int status = 0;
     waitpid(pid, &status, 0);
-    ssize_t got = pread(log_fd, log, log_size - 1, 0);
-    log[got > 0 ? got : 0] = 0;
+    static char out[1 << 16];
+    ssize_t got = pread(out_fd, out, sizeof(out), 0);
+    json_t *frame = NULL;
+    log[0] = 0;
+    if (got > 0 && !worker_decode_request(out, (size_t)got, &frame)) {
+        snprintf(log, log_size, "%s", json_string_value(json_object_get(frame, "log")));
+        if (json_object_get(frame, "binary"))
+            snprintf(log, log_size, "a failed compile handed back a binary");
+    }
+    json_decref(frame);
     close(req_fd);
-    close(log_fd);
+    close(out_fd);
+    rmdir(scratch);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
@@ -261,6 +273,144 @@ static void on_result(void *user, int index, json_t *result, int err, const char
     g->err = err;
 }
 
+/* ---- the calling program's own judgement (worker_truth.c) and the sealed reference ---- */
+
+/* A check of the truth frame at shape N=3, public seed: output c (f32) should be want[3]. */
+static json_t *truth_of(const double *want)
+{
+    char *w64 = worker_b64_encode((const unsigned char *)want, 3 * sizeof(double));
+    json_t *t = json_pack("{s:f, s:f, s:[{s:s, s:s, s:[{s:s, s:s, s:i, s:s}]}]}", "atol", 1e-6, "rtol", 1e-5,
+                          "checks", "shape", "N=3", "seed", "public", "outputs", "name", "c", "dtype", "f32",
+                          "elements", 3, "want_b64", w64);
+    free(w64);
+    return t;
+}
+
+/* A reply whose check at N=3, public seed, passed with outputs got (f32[3]; NULL: none). */
+static json_t *reply_of(const float *got, const char *verdict)
+{
+    json_t *check = json_pack("{s:s, s:s, s:b}", "shape", "N=3", "seed", "public", "passed", 1);
+    if (got) {
+        char *g64 = worker_b64_encode((const unsigned char *)got, 3 * sizeof(float));
+        json_object_set_new(check, "outputs_b64", json_pack("{s:s}", "c", g64));
+        free(g64);
+    }
+    return json_pack("{s:s, s:s, s:[o], s:[{}]}", "verdict", verdict, "message", "passed 1 check shape",
+                     "checks", check, "timings");
+}
+
+static const char *verdict_of(json_t *reply)
+{
+    return json_string_value(json_object_get(reply, "verdict"));
+}
+
+static void test_truth_judge(void)
+{
+    const double want[3] = {1.0, 2.0, 3.0};
+    const float right[3] = {1.0f, 2.0f, 3.0f}, wrong[3] = {1.0f, 2.5f, 3.0f};
+    json_t *truth = truth_of(want);
+
+    json_t *r = reply_of(right, "correct");
+    worker_truth_judge(truth, 1, 1, r);
+    json_t *c0 = json_array_get(json_object_get(r, "checks"), 0);
+    CHECK(!strcmp(verdict_of(r), "correct") && !json_object_get(c0, "outputs_b64"),
+          "judged outside the worker: right outputs keep a correct verdict, and the outputs leave the reply");
+    json_decref(r);
+
+    r = reply_of(wrong, "correct");
+    worker_truth_judge(truth, 1, 1, r);
+    const char *m = json_string_value(json_object_get(r, "message"));
+    CHECK(!strcmp(verdict_of(r), "incorrect") && m && strstr(m, "temper's own comparison") && strstr(m, "c[1]") &&
+              json_array_size(json_object_get(r, "timings")) == 0,
+          "a correct verdict over a wrong output (a patched comparison) becomes incorrect, naming it: %s", m);
+    json_decref(r);
+
+    r = reply_of(NULL, "correct");
+    worker_truth_judge(truth, 1, 1, r);
+    CHECK(!strcmp(verdict_of(r), "incorrect"), "a correct verdict without the outputs it was judged on is not correct");
+    json_decref(r);
+
+    r = json_pack("{s:s, s:[], s:[]}", "verdict", "correct", "checks", "timings");
+    worker_truth_judge(truth, 1, 1, r);
+    CHECK(!strcmp(verdict_of(r), "incorrect"), "a correct verdict that lacks a check of the truth is not correct");
+    json_decref(r);
+
+    r = reply_of(wrong, "correct");
+    worker_truth_judge(NULL, 1, 1, r);
+    CHECK(!strcmp(verdict_of(r), "runtime_error"),
+          "a candidate ran but no truth came before it: the verdict cannot stand (%s)", verdict_of(r));
+    json_decref(r);
+
+    r = reply_of(wrong, "correct");
+    worker_truth_judge(NULL, 1, 0, r);
+    CHECK(!strcmp(verdict_of(r), "correct"), "no candidate's kernel ran in the worker (a GPU): its verdict is its own");
+    json_decref(r);
+
+    r = reply_of(wrong, "incorrect");
+    worker_truth_judge(truth, 1, 1, r);
+    CHECK(!strcmp(verdict_of(r), "incorrect") &&
+              !strcmp(json_string_value(json_object_get(r, "message")), "passed 1 check shape"),
+          "a verdict that is not correct is left as the worker gave it");
+    json_decref(r);
+
+    /* The truth frame is taken once, and only before a candidate ran. */
+    json_t *frame = json_pack("{s:O}", "truth", truth);
+    char *data = NULL;
+    size_t len = 0;
+    worker_encode(frame, &data, &len);
+    json_t *held = NULL;
+    CHECK(worker_truth_take(data, len, 1, &held) == 1 && !held, "a truth frame after a candidate ran is ignored");
+    CHECK(worker_truth_take(data, len, 0, &held) == 1 && held, "a truth frame before it is kept");
+    json_decref(held);
+    free(data);
+    json_decref(frame);
+    json_t *plain = json_pack("{s:s}", "verdict", "correct");
+    worker_encode(plain, &data, &len);
+    held = NULL;
+    CHECK(worker_truth_take(data, len, 0, &held) == 0 && !held, "a reply is not a truth frame");
+    free(data);
+    json_decref(plain);
+    json_decref(truth);
+}
+
+/* Reads want[0] in a child: 0 when it read it, else the signal that ended the child. */
+static int child_reads(const double *want)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        volatile double v = want[0];
+        (void)v;
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+}
+
+static void test_sealed_reference(void)
+{
+    struct temper_task *task = calloc(1, sizeof(*task));
+    struct arena *a = calloc(1, sizeof(*a));
+    task->nargs = 1;
+    task->args[0].role = TEMPER_ROLE_OUTPUT;
+    a->task = task;
+    a->elems[0] = 5000;
+    a->want[0] = want_alloc(a->elems[0]);
+    CHECK(a->want[0] != NULL, "the reference's outputs get pages of their own");
+    if (a->want[0]) {
+        a->want[0][4999] = 7.0;
+        want_open(a, 0);
+        int sig = child_reads(a->want[0]);
+        CHECK(sig == SIGSEGV, "sealed, the reference's outputs cannot be read (a kernel copying them faults): signal %d",
+              sig);
+        want_open(a, 1);
+        CHECK(child_reads(a->want[0]) == 0 && a->want[0][4999] == 7.0, "opened, temper's own code reads them");
+        want_free(a->want[0], a->elems[0]);
+    }
+    free(a);
+    free(task);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 5) {
@@ -269,6 +419,8 @@ int main(int argc, char **argv)
     }
     test_frames();
     test_compile_mode();
+    test_truth_judge();
+    test_sealed_reference();
 
     struct temper_limits limits;
     temper_limits_default(&limits);

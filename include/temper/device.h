@@ -170,7 +170,10 @@ const struct temper_device_ops *temper_device_backend(const char *name);
  *   TEMPER_FAULT=KIND:N[,KIND:N...]   the N-th call (counted from 1) of KIND fails
  * KIND is alloc (TEMPER_ENOMEM), compile (the compile or build of a module; TEMPER_ECOMPILE),
  * load (TEMPER_ECOMPILE), launch (TEMPER_ELAUNCH), hang (the N-th launch marks the device busy and
- * sleeps forever, so the watchdog's launch timeout fires) or sync (TEMPER_ELAUNCH). The message
+ * sleeps forever, so the watchdog's launch timeout fires) or sync (TEMPER_ELAUNCH); forge makes no
+ * call fail but, from the N-th launch on, the worker's comparisons with the C reference at the check
+ * shapes pass whatever the outputs hold, as they would after a kernel running in the worker (an
+ * in-process device) patched them: what the calling program's own judgement must catch. The message
  * starts "injected fault (TEMPER_FAULT=KIND:N)". Calls are counted per opened device (per compile
  * process for offline compiles), so a worker that is started again counts from 1 again; with
  * TEMPER_FAULT_ONCE=FILE a fault that fires creates FILE, and none fires while FILE exists, so
@@ -183,6 +186,7 @@ enum temper_fault_kind {
     TEMPER_FAULT_LAUNCH,
     TEMPER_FAULT_HANG,
     TEMPER_FAULT_SYNC,
+    TEMPER_FAULT_FORGE,
     TEMPER_FAULT_KINDS /* the number of kinds */
 };
 
@@ -191,6 +195,7 @@ struct temper_faults {
     unsigned long at[TEMPER_FAULT_KINDS];    /* the call of each kind that fails, 0 for none */
     unsigned long calls[TEMPER_FAULT_KINDS]; /* calls of each kind so far */
     char once_path[512];                     /* TEMPER_FAULT_ONCE, "" when unset */
+    int forged;                              /* 1 once TEMPER_FAULT=forge:N fired */
 };
 
 /* Reads TEMPER_FAULT and TEMPER_FAULT_ONCE into *faults (all zero when unset). TEMPER_EINVALID

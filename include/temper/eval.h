@@ -75,6 +75,14 @@ int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size);
  * changes. Caller stops it with temper_worker_stop, which ends the process. */
 int temper_worker_start(const char *device_spec, const struct temper_limits *limits, struct temper_worker **w,
                         char *msg, size_t msg_size);
+
+/* Starts a worker exactly as temper_worker_start's first job would (the same executable, the same
+ * confinement), but in its self-test mode, which tries the attacks a candidate's code could make
+ * from inside it against targets (an object: "cache", "pocl_cache", "store", "cwd", "cwd_file",
+ * "beside_scratch", "host_socket", "parent_pid", "parent_cmdline", "secret_value",
+ * "escapee_name") and returns {attack: "blocked: ..." | "ESCAPED: ...", ..., "sandbox": {...}} in
+ * *report (caller decrefs). For `temper devices --selftest` and tests/untrusted_test.sh. */
+int temper_worker_selftest(json_t *targets, json_t **report, char *msg, size_t msg_size);
 void temper_worker_stop(struct temper_worker *w);
 /* Sends one request and waits for its reply, watching the limits (blocking form of
  * temper_worker_send and temper_worker_service: it sleeps in poll until the reply or the next

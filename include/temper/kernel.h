@@ -208,11 +208,40 @@ int temper_compiler_options_check(enum temper_lang lang, const char *options, ch
 /* The cache key: a hash of the source, the options, the compiler's version and the target. */
 uint64_t temper_build_key(const char *source, size_t len, const char *options, const char *compiler_version,
                           const char *target);
-/* Looks a binary up; on a hit *data is malloc'ed (caller frees). TEMPER_ENOTFOUND on a miss. */
+/* Entries are sealed (seal.h): written only by a process that runs no candidate, and checked
+ * when read; an entry whose seal does not verify is a miss (and is built again). */
+/* Looks a binary up; on a hit *data is malloc'ed (caller frees). TEMPER_ENOTFOUND on a miss. In a
+ * worker (temper_build_cache_set_remote), the lookup is the calling program's. */
 int temper_build_cache_get(uint64_t key, void **data, size_t *size);
-/* 1 if the cache holds a binary for key. */
+/* 1 if the cache holds a binary for key whose seal verifies. */
 int temper_build_cache_has(uint64_t key);
-/* Stores a binary atomically (temporary name, then rename), so concurrent processes share it. */
+/* Stores a binary atomically (temporary name, then rename), sealed, so concurrent processes share
+ * it. In a worker it stores nothing: a process that runs candidates writes no cache. */
 int temper_build_cache_put(uint64_t key, const void *data, size_t size);
+/* Says that key is about to be built or loaded from source with options, for the device of
+ * backend ("cuda", "opencl"), name, arch and compiler version that the key was computed for (a
+ * worker tells the calling program what it built, so that a process that runs no candidate builds
+ * it for the cache); does nothing outside a worker. */
+void temper_build_cache_note(uint64_t key, const char *source, size_t len, const char *options, const char *backend,
+                             const char *name, const char *arch, const char *compiler);
+/* The sealed metadata stored beside an OpenCL entry: which specialised work-group functions its
+ * binary holds ("256-1-1-goffs0-smallgrid", as PoCL names them), comma-separated, into out ("" if
+ * none or no metadata). */
+void temper_build_cache_specs(uint64_t key, char *out, size_t out_size);
+/* Stores key's binary and its specialisations (NULL: none) together; what
+ * temper_build_cache_put does, plus the metadata. data NULL: the metadata only. */
+int temper_build_cache_put_specs(uint64_t key, const void *data, size_t size, const char *specs);
+
+/* How a worker reaches the calling program's cache (worker_cache.c installs these): fetch gets
+ * key's binary (and its specialisations into specs, specs_size bytes) or TEMPER_ENOTFOUND; note
+ * records what the worker builds. */
+struct temper_build_cache_remote {
+    int (*fetch)(void *user, uint64_t key, void **data, size_t *size, char *specs, size_t specs_size);
+    void (*note)(void *user, uint64_t key, const char *source, size_t len, const char *options, const char *backend,
+                 const char *name, const char *arch, const char *compiler);
+    void *user; /* passed to both */
+};
+/* Routes this process's build cache through remote (a worker's); NULL restores the files. */
+void temper_build_cache_set_remote(const struct temper_build_cache_remote *remote);
 
 #endif

@@ -133,7 +133,7 @@
     X(STR, uuid, none, "The device's UUID where the driver tells it, else empty.")                           \
     X(STR, pci_bus_id, none, "Its PCI bus id (`0000:1b:00.0`) where known, else empty.")                    \
     X(JSON, attrs, none, "The device attributes launch expressions may name, an object of integers: `SMS`, `SMEM_PER_BLOCK`, `SMEM_PER_BLOCK_OPTIN`, `SMEM_PER_SM`, `WARP`, `L2_BYTES`, `MAX_THREADS_PER_BLOCK`, `CC`, `MEM_BYTES` (docs/candidate.md).") \
-    X(JSON, sandbox, none, "What confines the worker that ran it: an object of `no_new_privs`, `rlimits`, `seccomp`, `network_blocked`, `exec_blocked`, `landlock` (booleans), `landlock_abi` and `reason` (what is not enforced, and why).")
+    X(JSON, sandbox, none, "What confines the worker that ran it: an object of `no_new_privs`, `rlimits`, `seccomp`, `network_blocked`, `exec_blocked`, `landlock`, `sockets_blocked` (no new socket but an unnamed pair, no connect or bind), `signals_blocked` (signals to itself only, no new session), `user_namespace`, `pid_namespace`, `mount_namespace`, `proc_private` (no other process's `/proc`), `env_clean` (only the variables a runtime needs), `cwd_scratch` (works in its scratch folder), `writes_only_scratch` and `nothing_outlives` (booleans), `landlock_abi` and `reason` (what is not enforced, and why).")
 
 /* One evaluation. */
 #define TEMPER_RESULT_FIELDS(X)                                                                               \

@@ -144,13 +144,28 @@ struct temper_task_arg temper_task_input_at(const struct temper_task *task, int 
 typedef void (*temper_reference_fn)(double **out, const double **in, const long long *scalars);
 
 /* Compiles the task's reference.c with the system C compiler ($CC, else cc) into the build cache,
- * once per source and compiler, and writes the shared object's path into so (so_size bytes).
- * TEMPER_ECOMPILE with the compiler's words when it does not compile. */
+ * once per source and compiler, sealed (seal.h), and writes the shared object's path into so
+ * (so_size bytes). A cached one whose seal does not verify is built again. TEMPER_ECOMPILE with the
+ * compiler's words when it does not compile. Never called in a worker. */
 int temper_task_reference_build(const struct temper_task *task, char *so, size_t so_size, char *msg,
                                 size_t msg_size);
-/* temper_task_reference_build, then loads it. The handle stays loaded for the life of the
- * process. */
+/* temper_task_reference_build, then the shared object's bytes, checked against their seal, in
+ * *data (caller frees). */
+int temper_task_reference_bytes(const struct temper_task *task, void **data, size_t *size, char *msg,
+                                size_t msg_size);
+/* Loads the reference: its checked bytes (from temper_task_reference_bytes, or in a worker from
+ * the calling program) are copied into a private file and loaded from there, so nothing another
+ * process writes between the check and the load is ever loaded. The handle stays loaded for the
+ * life of the process. */
 int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size);
+
+/* How a worker gets reference bytes from the calling program (worker_cache.c installs it); NULL
+ * fetch restores the local build. */
+struct temper_reference_remote {
+    int (*fetch)(void *user, const struct temper_task *task, void **data, size_t *size, char *msg, size_t msg_size);
+    void *user; /* passed to fetch */
+};
+void temper_task_reference_set_remote(const struct temper_reference_remote *remote);
 
 const char *temper_role_name(enum temper_arg_role role);
 

@@ -43,7 +43,8 @@ const struct temper_device_ops *temper_device_backend(const char *name)
 
 /* ---- fault injection ---- */
 
-static const char *const fault_names[TEMPER_FAULT_KINDS] = {"alloc", "compile", "load", "launch", "hang", "sync"};
+static const char *const fault_names[TEMPER_FAULT_KINDS] = {"alloc", "compile", "load", "launch", "hang", "sync",
+                                                                    "forge"};
 
 int temper_faults_from_env(struct temper_faults *faults, char *msg, size_t msg_size)
 {
@@ -71,7 +72,7 @@ int temper_faults_from_env(struct temper_faults *faults, char *msg, size_t msg_s
         if (kind < 0 || !end || errno || (*end && *end != ','))
             return temper_fail(msg, msg_size, TEMPER_EINVALID,
                                "TEMPER_FAULT='%s': expected KIND:N[,KIND:N...] with N from 1 and KIND one of alloc, "
-                               "compile, load, launch, hang, sync",
+                               "compile, load, launch, hang, sync, forge",
                                spec);
         faults->at[kind] = at;
         p = *end ? end + 1 : end;
@@ -285,6 +286,8 @@ int temper_dev_fill(struct temper_device *d, struct temper_dbuf *buf, size_t off
 int temper_dev_launch(struct temper_device *d, struct temper_dkernel *k, const struct temper_launch_dims *dims,
                       int nargs, const struct temper_karg *args, char *msg, size_t n)
 {
+    if (fault_fires(&d->faults, TEMPER_FAULT_FORGE, msg, n))
+        d->faults.forged = 1; /* not a failure: the comparisons pass from now on */
     if (fault_fires(&d->faults, TEMPER_FAULT_LAUNCH, msg, n))
         return TEMPER_ELAUNCH;
     if (fault_fires(&d->faults, TEMPER_FAULT_HANG, msg, n)) {

@@ -169,9 +169,7 @@ struct job {
     char task_hash[17];                    /* its task's content hash, "" before it is known */
     json_t *knobs;                         /* knob values, an object */
     char options[2048];                    /* compiler options */
-    pid_t compile_pid;                     /* its compile process, 0 if none runs */
-    double compile_start_s;                /* when that started */
-    int log_fd;                            /* the memfd its compile process writes its log into */
+    struct compile_proc proc;              /* its compile process (proc.pid 0 if none runs) */
     int compiled;                          /* 1 when its build is in the cache (or not needed) */
     int index;                             /* its place in the stream: the callback's index */
     uint64_t secret;                       /* the secret seed it runs with */
@@ -269,92 +267,69 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
 /* What the parent knows of the device, for compiling without it. */
 struct compile_target {
     const struct temper_device_ops *ops; /* the backend, if it compiles without a context */
+    int on_device;                       /* 1: the device itself compiles (PoCL, in a compile process
+                                          * that opens it), not a backend's offline compiler */
+    char device[64];                     /* the device's id, for on_device */
     struct temper_device_info info;      /* arch and compiler version, from the worker */
     double timeout_s;                    /* a compile running longer is killed */
     uint64_t mem_limit_bytes;            /* address space of a compile process */
 };
 
+/* A compile process is the worker executable in compile mode (compile_proc_start): it runs no
+ * candidate and writes no cache; the binary it hands back is stored here, sealed, so that the
+ * worker finds it (through its cache service). Anything that goes wrong leaves the job to the
+ * worker, which then compiles it itself. */
 static void compile_start(struct job *j, const struct compile_target *t)
 {
     uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, j->options, t->info.compiler_version,
                                     t->info.arch[0] ? t->info.arch : t->info.name);
-    if (temper_build_cache_has(key)) {
-        j->compiled = 1;
-        return;
-    }
-    /* A compile process is the worker executable in compile mode: it reads its request from a
-     * memfd (descriptor 0) and writes its log into another (descriptor 1). Anything that goes
-     * wrong here leaves the job to the worker, which compiles it itself. */
     j->compiled = 1;
-    char exe[4096], msg[256];
-    if (temper_worker_path(exe, sizeof(exe), msg, sizeof(msg)))
+    if (temper_build_cache_has(key))
         return;
-    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "backend", t->ops->name, "name", t->info.name, "arch",
-                            t->info.arch, "compiler", t->info.compiler_version, "options", j->options,
-                            "mem_limit_bytes", (json_int_t)t->mem_limit_bytes);
-    char *frame = NULL;
-    size_t len = 0;
-    int req_fd = memfd_create("temper-compile-request", MFD_CLOEXEC);
-    int log_fd = memfd_create("temper-compile-log", MFD_CLOEXEC);
-    int ok = req && req_fd >= 0 && log_fd >= 0 &&
-             !json_object_set_new(req, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len)) &&
-             !worker_encode(req, &frame, &len) && write(req_fd, frame, len) == (ssize_t)len &&
-             lseek(req_fd, 0, SEEK_SET) == 0;
-    json_decref(req);
-    free(frame);
-    pid_t pid = 0;
-    char *argv[] = {exe, "compile", NULL};
-    int fds[2] = {req_fd, log_fd};
-    if (ok && !worker_spawn_exe(exe, argv, fds, 2, &pid, msg, sizeof(msg))) {
-        j->compile_pid = pid;
-        j->log_fd = log_fd;
+    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "backend", t->on_device ? "device" : t->ops->name,
+                            "device", t->device, "name", t->info.name, "arch", t->info.arch, "compiler",
+                            t->info.compiler_version, "options", j->options, "mem_limit_bytes",
+                            (json_int_t)t->mem_limit_bytes);
+    char msg[256];
+    if (req && !json_object_set_new(req, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len)) &&
+        !compile_proc_start(req, &j->proc, msg, sizeof(msg)))
         j->compiled = 0;
-        j->compile_start_s = temper_now_s();
-        log_fd = -1;
-    }
-    if (req_fd >= 0)
-        close(req_fd);
-    if (log_fd >= 0)
-        close(log_fd);
-}
-
-/* The log a compile process wrote, up to 64 KiB; caller frees. */
-static char *compile_log(int fd)
-{
-    size_t cap = 64u << 10, n = 0;
-    char *log = malloc(cap + 1);
-    if (!log)
-        return NULL;
-    ssize_t r;
-    while (n < cap && ((r = pread(fd, log + n, cap - n, (off_t)n)) > 0 || (r < 0 && errno == EINTR)))
-        n += r > 0 ? (size_t)r : 0;
-    log[n] = 0;
-    return log;
+    json_decref(req);
 }
 
 /* Collects a finished (or overdue) compile process without waiting; returns 1 if the job is now
  * compiled or has its verdict, 0 if still running. */
 static int compile_reap(struct job *j, const struct compile_target *t)
 {
-    if (!j->compile_pid)
+    if (!j->proc.pid)
         return 1;
-    int status = 0;
-    pid_t r = waitpid(j->compile_pid, &status, WNOHANG);
-    if (r != j->compile_pid) {
-        if (temper_now_s() - j->compile_start_s <= t->timeout_s)
+    int status = 0, overdue = 0;
+    pid_t r = waitpid(j->proc.pid, &status, WNOHANG);
+    if (r == j->proc.pid) {
+        j->proc.pid = 0;
+    } else {
+        if (temper_now_s() - j->proc.start_s <= t->timeout_s)
             return 0;
-        kill(j->compile_pid, SIGKILL);
-        waitpid(j->compile_pid, &status, 0);
-        status = -1;
+        kill(j->proc.pid, SIGKILL);
+        overdue = 1;
     }
-    j->compile_pid = 0;
+    json_t *out = compile_proc_end(&j->proc, overdue ? NULL : &status);
     j->compiled = 1;
-    char *log = compile_log(j->log_fd);
-    close(j->log_fd);
-    j->log_fd = -1;
+    const char *log = json_string_value(json_object_get(out, "log"));
+    json_t *bin = json_object_get(out, "binary");
+    const char *compiler = json_string_value(json_object_get(out, "compiler"));
+    const char *target = json_string_value(json_object_get(out, "target"));
+    if (!overdue && WIFEXITED(status) && WEXITSTATUS(status) == 0 && json_is_string(bin) && compiler && target) {
+        uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, j->options, compiler, target);
+        temper_build_cache_put(key, json_string_value(bin), json_string_length(bin));
+    }
+    /* On the device's own compiler a failure is the worker's to find (its log names the
+     * candidate's file); an offline compiler's failure is the verdict. */
     const char *why = NULL;
     char text[256];
-    if (status == -1) {
+    if (t->on_device) {
+        why = NULL;
+    } else if (overdue) {
         snprintf(text, sizeof(text), "compilation ran longer than the %.3g s limit", t->timeout_s);
         why = text;
     } else if (WIFSIGNALED(status)) {
@@ -370,7 +345,7 @@ static int compile_reap(struct job *j, const struct compile_target *t)
         json_object_set_new(j->early, "compile_log", json_string(log ? log : ""));
         json_object_set_new(j->early, "options", json_string(j->options));
     }
-    free(log);
+    json_decref(out);
     return 1;
 }
 
@@ -379,12 +354,12 @@ static void compile_fill(struct job **js, int n, int from, int jobs, const struc
 {
     int running = 0;
     for (int i = from; i < n; i++)
-        if (js[i]->compile_pid && !compile_reap(js[i], t))
+        if (js[i]->proc.pid && !compile_reap(js[i], t))
             running++;
     for (int i = from; i < n && running < jobs; i++)
-        if (!js[i]->compiled && !js[i]->compile_pid && !js[i]->early && !js[i]->err) {
+        if (!js[i]->compiled && !js[i]->proc.pid && !js[i]->early && !js[i]->err) {
             compile_start(js[i], t);
-            running += js[i]->compile_pid != 0;
+            running += js[i]->proc.pid != 0;
         }
 }
 
@@ -556,10 +531,9 @@ static uint64_t secret_for(struct secret_draw *d, const struct temper_eval_reque
 
 static void job_free(struct job *j)
 {
-    if (j->compile_pid) {
-        kill(j->compile_pid, SIGKILL);
-        waitpid(j->compile_pid, NULL, 0);
-        close(j->log_fd);
+    if (j->proc.pid) {
+        kill(j->proc.pid, SIGKILL);
+        json_decref(compile_proc_end(&j->proc, NULL));
     }
     if (j->have_cand)
         temper_candidate_free(&j->cand);
@@ -623,20 +597,29 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
         json_decref(info);
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "the worker's device info has no id or source language");
     }
-    int offline = 0;
+    int offline = 0, in_process = 0;
     size_t k;
     json_t *cap;
     json_array_foreach(json_object_get(info, "caps"), k, cap)
-        if (!strcmp(json_string_value(cap) ? json_string_value(cap) : "",
-                    temper_device_cap_name(TEMPER_DEVICE_CAP_OFFLINE_COMPILE)))
-            offline = 1;
+    {
+        const char *name = json_string_value(cap) ? json_string_value(cap) : "";
+        offline |= !strcmp(name, temper_device_cap_name(TEMPER_DEVICE_CAP_OFFLINE_COMPILE));
+        in_process |= !strcmp(name, temper_device_cap_name(TEMPER_DEVICE_CAP_IN_PROCESS));
+    }
     struct compile_target target = {0};
+    char backend[16];
+    snprintf(backend, sizeof(backend), "%.*s", (int)strcspn(device_id, ":"), device_id);
     if (offline) {
-        char backend[16];
-        snprintf(backend, sizeof(backend), "%.*s", (int)strcspn(device_id, ":"), device_id);
         target.ops = temper_device_backend(backend);
         if (target.ops && !target.ops->compile)
             target.ops = NULL;
+    } else if (in_process && !(getenv("TEMPER_FAULT") && *getenv("TEMPER_FAULT"))) {
+        /* A device whose kernels run in the worker (PoCL) compiles in a compile process that
+         * opens it: the worker, which runs candidates, writes no cache. (Injected faults count the
+         * worker's own device calls: with TEMPER_FAULT set, builds stay in the worker.) */
+        target.ops = temper_device_backend(backend);
+        target.on_device = target.ops != NULL;
+        snprintf(target.device, sizeof(target.device), "%s", device_id);
     }
     snprintf(target.info.name, sizeof(target.info.name), "%s", json_string_value(json_object_get(info, "name")));
     snprintf(target.info.arch, sizeof(target.info.arch), "%s", json_string_value(json_object_get(info, "arch")));
@@ -664,7 +647,7 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
         if (target.ops) {
             compile_fill(wd.js, wd.n, wd.head, jobs, &target);
             if (!j->compiled && !j->early && !j->err) {
-                if (!j->compile_pid)
+                if (!j->proc.pid)
                     compile_start(j, &target);
                 /* While it compiles, requests that come are taken and start compiling too. */
                 while (!compile_reap(j, &target)) {

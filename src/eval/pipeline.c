@@ -181,6 +181,36 @@ static int note_failure(json_t *list, const struct failure *fk, int keep_going, 
            (fk->verdict != TEMPER_VERDICT_INCORRECT && fk->verdict != TEMPER_VERDICT_INVALID);
 }
 
+/* On a device whose kernels run in this process: every check arena made (inputs drawn, the
+ * reference run) before the candidate's kernel first runs, and the reference's outputs sent to
+ * the calling program, which judges the reply by them (worker_truth.c). An arena that cannot be
+ * made fails the evaluation as the check at its shape would (appended to checks, f says why):
+ * -1; else 0. */
+static int send_truth(struct worker_state *ws, struct phases *ph, json_t *checks, struct failure *f)
+{
+    const struct temper_task *t = &ws->s.task;
+    json_t *truth = json_array();
+    for (int i = 0; i < t->ncheck; i++) {
+        char shape_text[256];
+        temper_shape_format(&t->check[i], shape_text, sizeof(shape_text));
+        for (int k = shape_past_grid_limit(&t->check[i]) ? 1 : 0; k < 2; k++) {
+            struct arena *a = check_arena(ws, i, k, ph, f);
+            if (!a) {
+                json_decref(truth);
+                json_array_append_new(checks, json_pack("{s:s, s:s}", "shape", shape_text, "seed",
+                                                        check_seed_names[k]));
+                return -1;
+            }
+            truth_add(truth, a, shape_text, k);
+        }
+    }
+    json_t *msg = json_pack("{s:{s:f, s:f, s:o}}", "truth", "atol", t->atol, "rtol", t->rtol, "checks", truth);
+    if (msg)
+        worker_tell(msg);
+    json_decref(msg);
+    return 0;
+}
+
 static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
 {
     double start = temper_now_s();
@@ -283,6 +313,13 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     int keep_going = json_is_true(json_object_get(req, "keep_going"));
     int failed = 0, nchecks = 0, stop = rc, nsingle = 0;
     int in_process = (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS) != 0;
+    if (in_process && !stop && !profile_run) {
+        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
+        if (send_truth(ws, &ph, checks, &fk)) {
+            note_failure(checks, &fk, 0, &failed, &f);
+            stop = 1;
+        }
+    }
     for (int i = 0; i < task->ncheck && !stop && !profile_run; i++) {
         /* The shapes past 65,536 (docs/task.md's rule) are there for grid limits and small-shape
          * shortcuts, which do not depend on the values drawn: on a CPU device, where each of their

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "pipeline_impl.h"
 
@@ -70,6 +72,32 @@ int arena_slot_alloc(struct worker_state *ws, struct arena *a, size_t bytes, str
     return err;
 }
 
+/* The bytes of a reference output of n elements: whole pages. */
+static size_t want_bytes(int64_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+    return (bytes + page - 1) / page * page;
+}
+
+double *want_alloc(int64_t n)
+{
+    void *p = mmap(NULL, want_bytes(n), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void want_free(double *want, int64_t n)
+{
+    if (want)
+        munmap(want, want_bytes(n));
+}
+
+void want_open(struct arena *a, int readable)
+{
+    for (int i = 0; i < a->task->nargs; i++)
+        if (a->want[i])
+            mprotect(a->want[i], want_bytes(a->elems[i]), readable ? PROT_READ : PROT_NONE);
+}
+
 void arena_free(struct worker_state *ws, struct arena *a)
 {
     if (!a)
@@ -84,7 +112,7 @@ void arena_free(struct worker_state *ws, struct arena *a)
         free(a->host_back[i]);
         for (int o = 0; o < OUT_SETS; o++)
             slot_free(ws, &a->out[o][i]);
-        free(a->want[i]);
+        want_free(a->want[i], a->elems[i]);
     }
     json_decref(a->expert_check);
     free(a);

@@ -48,6 +48,10 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
     *cache_hit = 0;
     if (code)
         *code = 0;
+    /* The cache is the calling program's (this process writes none): what is built here is
+     * reported, and built for the cache by a process that runs no candidate. */
+    temper_build_cache_note(key, source, len, options, d->ops->name, d->info.name, d->info.arch,
+                            d->info.compiler_version);
     if (!temper_build_cache_get(key, &bin, &size)) {
         int err = temper_dev_load(d, bin, size, mod, msg, n);
         if (!err && code)

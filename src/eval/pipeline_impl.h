@@ -44,6 +44,13 @@ void plan_free(struct worker_state *ws, struct plan *p);
 struct arena *arena_new(struct worker_state *ws, const struct temper_task *t, const struct temper_shape *shape,
                         int nvariants, int nsets, const uint64_t *seeds, uint64_t secret, struct failure *f);
 void arena_free(struct worker_state *ws, struct arena *a);
+/* The C reference's outputs of n elements (a->want) lie in pages of their own, readable only
+ * while temper's own code reads them (want_open(a, 1) ... want_open(a, 0)) and unreadable
+ * otherwise: a candidate's kernel, which runs in this process on an in-process device, faults on
+ * them instead of copying the answer. want_alloc gives writable pages (NULL when out of memory). */
+double *want_alloc(int64_t n);
+void want_free(double *want, int64_t n);
+void want_open(struct arena *a, int readable);
 /* Poisons the outputs of one set and every scratch buffer of the plan. */
 int poison_outputs(struct worker_state *ws, struct arena *a, struct plan *p, int set, int which, char *msg, size_t n);
 /* Poisons every scratch buffer of the plan. */
@@ -113,6 +120,12 @@ int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int
  * named by who, such as "the baseline on this device"), as compare_with_expected does. */
 int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, const char *who, const char *where,
                  json_t *check, struct failure *f);
+/* The names of the two seeds of a check ("public", "secret"), as results give them. */
+extern const char *const check_seed_names[2];
+/* Appends to checks the C reference's outputs in a check arena (shape_text, seed 0 or 1), for the
+ * truth frame (worker_impl.h). On a device whose kernels run in this process, a check then also
+ * hands over the candidate's outputs of its first run. */
+void truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_index);
 /* The correctness protocol at one check shape and seed; appends its check object to checks. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                 struct phases *ph, struct failure *f);

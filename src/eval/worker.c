@@ -8,7 +8,6 @@
  * in it. A shared page (a memfd) holds only the sentence saying what the worker is doing.
  * Everything here is non-blocking underneath (send, service, a descriptor and a deadline for an
  * event loop); temper_worker_call is the blocking form built on them. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,7 +23,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <ftw.h>
 #include <unistd.h>
 
 #include "temper/eval.h"
@@ -56,6 +54,9 @@ struct temper_worker {
     double job_start_s;            /* when the job in flight was sent */
     uint64_t mem_checked_ns;       /* when resident memory was last sampled */
     char scratch[PATH_MAX];        /* the running worker's scratch folder, "" if none */
+    struct cache_service *svc;     /* the running worker's cache service (cache_service.c) */
+    struct cache_service_group *services; /* every cache service this worker started */
+    const char *mode;              /* how temper-worker is started: "serve", or "selftest" */
     char *read_dirs[READ_DIRS_MAX]; /* folders its sandbox lets it read (tasks, the toolkit); owned */
     int nread;                     /* how many */
     /* From the beats, on the parent's clock (which no kernel in the worker can write): */
@@ -64,6 +65,8 @@ struct temper_worker {
     int phase;                     /* enum worker_phase */
     uint64_t phase_since_ns;       /* when it began */
     int tainted;                   /* 1: a candidate's kernel ran in the process: replace it after the job */
+    int judge;                     /* 1: the job's reply is judged against truth (worker_truth.c) */
+    json_t *truth;                 /* the reference's outputs it sent before a candidate ran, or NULL */
     json_t *memo;                  /* what eval.c keeps across the processes of this handle (worker_memo) */
 };
 
@@ -76,102 +79,22 @@ void temper_limits_default(struct temper_limits *l)
     l->mem_limit_bytes = 0; /* 0: three quarters of the machine's memory */
 }
 
-int temper_worker_path(char *out, size_t out_size, char *msg, size_t msg_size)
-{
-    const char *env = getenv("TEMPER_WORKER");
-    if (env && *env) {
-        if (access(env, X_OK))
-            return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "TEMPER_WORKER=%s: %s", env, strerror(errno));
-        snprintf(out, out_size, "%s", env);
-        return 0;
-    }
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (n > 0) {
-        self[n] = 0;
-        char *slash = strrchr(self, '/');
-        if (slash) {
-            *slash = 0;
-            if (snprintf(out, out_size, "%s/temper-worker", self) < (int)out_size && !access(out, X_OK))
-                return 0;
-            /* An installed tree moved as a whole: PREFIX/bin/temper beside PREFIX/libexec. */
-            if (snprintf(out, out_size, "%s/../libexec/temper/temper-worker", self) < (int)out_size &&
-                !access(out, X_OK))
-                return 0;
-        }
-    }
-#ifdef TEMPER_WORKER_INSTALL_PATH
-    if (!access(TEMPER_WORKER_INSTALL_PATH, X_OK)) {
-        snprintf(out, out_size, "%s", TEMPER_WORKER_INSTALL_PATH);
-        return 0;
-    }
-#define WORKER_INSTALLED_AT ", nor at " TEMPER_WORKER_INSTALL_PATH
-#else
-#define WORKER_INSTALLED_AT ""
-#endif
-    return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
-                       "cannot find the worker executable temper-worker: TEMPER_WORKER is not set, and it is not "
-                       "beside the running program, nor in ../libexec/temper from it%s",
-                       WORKER_INSTALLED_AT);
-}
-
-int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, pid_t *pid, char *msg,
-                     size_t msg_size)
-{
-    /* Each descriptor is first copied above the ones it will take, so that no copy lands on a
-     * descriptor still to be placed; copies are close-on-exec, and dup2 in the child clears it
-     * on the ones placed. */
-    int high[8];
-    if (nfds > 8)
-        return temper_fail(msg, msg_size, TEMPER_EINVALID, "too many descriptors for a worker");
-    for (int i = 0; i < nfds; i++) {
-        high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 16);
-        if (high[i] < 0) {
-            int e = errno;
-            while (i--)
-                close(high[i]);
-            return temper_fail(msg, msg_size, TEMPER_EIO, "dup: %s", strerror(e));
-        }
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    /* A process group of its own: Ctrl-C at the terminal reaches the program, which stops what it
-     * runs and keeps what it has, never the worker, whose death by that signal would read as a
-     * crash of the candidate in flight. */
-    temper_spawnattr_init(&attr);
-    for (int i = 0; i < nfds; i++)
-        posix_spawn_file_actions_adddup2(&fa, high[i], i);
-    /* What runtimes print (PoCL's "1 error generated.") is not for the user: the build log and
-     * the verdict carry it. TEMPER_WORKER_STDERR=1 keeps it, for debugging. */
-    const char *keep = getenv("TEMPER_WORKER_STDERR");
-    for (int i = nfds; i < 3; i++)
-        if (i < 2 || !keep || strcmp(keep, "1"))
-            posix_spawn_file_actions_addopen(&fa, i, "/dev/null", i ? O_WRONLY : O_RDONLY, 0);
-    int err = posix_spawn(pid, exe, &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    for (int i = 0; i < nfds; i++)
-        close(high[i]);
-    if (err)
-        return temper_fail(msg, msg_size, TEMPER_EIO, "cannot start %s: %s", exe, strerror(err));
-    return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* Closes the socket, kills (if kill_it) and reaps the process, and removes its scratch folder. */
+/* Closes the socket, kills (if kill_it) and reaps the process, and removes its scratch folder.
+ * Whatever is left in its process group dies with it (where no PID namespace took everything it
+ * started along, its filter kept those in its group). */
 static void worker_reap(struct temper_worker *w, int kill_it, int *status)
 {
     pthread_mutex_lock(&w->lock);
     if (w->pid) {
         if (kill_it)
             kill(w->pid, SIGKILL);
+        /* Waited for without being reaped: while it is a zombie, its pid (its group's id) is
+         * nobody else's, so the group kill reaches only what it started; its own status (a crash's
+         * signal) is already decided. */
+        siginfo_t info;
+        while (waitid(P_PID, (id_t)w->pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+            ;
+        kill(-w->pid, SIGKILL);
         int st = 0;
         while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR)
             ;
@@ -180,11 +103,13 @@ static void worker_reap(struct temper_worker *w, int kill_it, int *status)
         w->pid = 0;
     }
     pthread_mutex_unlock(&w->lock);
+    cache_service_stop(w->svc);
+    w->svc = NULL;
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
     if (w->scratch[0])
-        nftw(w->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        worker_remove_tree(w->scratch);
     w->scratch[0] = 0;
 }
 
@@ -209,7 +134,9 @@ static int add_readable(struct temper_worker *w, const char *path)
         memmove(w->read_dirs, w->read_dirs + 1, sizeof(w->read_dirs[0]) * (READ_DIRS_MAX - 1));
         w->nread--;
     }
-    char *copy = strdup(path);
+    /* As a full path: the worker resolves it from its scratch folder. */
+    char full[PATH_MAX];
+    char *copy = strdup(realpath(path, full) ? full : path);
     if (!copy)
         return 0;
     w->read_dirs[w->nread++] = copy;
@@ -223,40 +150,20 @@ static int add_readable_each(void *w, const char *folder)
     return 0;
 }
 
-/* Removes scratch folders of workers whose parent died without cleaning up (killed): named
- * temper-worker-PID-*, owned by this user, PID no longer running. */
-static void remove_stale_scratch(const char *tmp)
-{
-    DIR *d = opendir(tmp);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d));) {
-        char *end;
-        if (strncmp(e->d_name, "temper-worker-", 14))
-            continue;
-        long pid = strtol(e->d_name + 14, &end, 10);
-        if (end == e->d_name + 14 || *end != '-' || pid <= 0 || pid == (long)getpid())
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        char path[PATH_MAX];
-        struct stat st;
-        if (snprintf(path, sizeof(path), "%s/%s", tmp, e->d_name) < (int)sizeof(path) && !lstat(path, &st) &&
-            S_ISDIR(st.st_mode) && st.st_uid == geteuid())
-            nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    }
-    closedir(d);
-}
-
 static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
 {
     char exe[PATH_MAX];
     int err = temper_worker_path(exe, sizeof(exe), msg, n);
     if (err)
         return err;
-    int sv[2];
+    int sv[2], cs[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
         return temper_fail(msg, n, TEMPER_EIO, "socketpair: %s", strerror(errno));
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cs)) {
+        close(sv[0]);
+        close(sv[1]);
+        return temper_fail(msg, n, TEMPER_EIO, "socketpair: %s", strerror(errno));
+    }
     memset(w->shared, 0, sizeof(*w->shared));
     w->busy_since_ns = 0;
     w->busy_grace_s = 0;
@@ -265,23 +172,46 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
     w->tainted = 0;
     const char *tmp = getenv("TMPDIR");
     tmp = tmp && *tmp ? tmp : "/tmp";
-    remove_stale_scratch(tmp);
+    worker_remove_stale_scratch(tmp);
     snprintf(w->scratch, sizeof(w->scratch), "%s/temper-worker-%d-XXXXXX", tmp, (int)getpid());
-    if (!mkdtemp(w->scratch)) {
-        err = temper_fail(msg, n, TEMPER_EIO, "%s: %s", w->scratch, strerror(errno));
+    if (!mkdtemp(w->scratch) || (err = cache_service_start(w->services, cs[0], w->device_spec, w->read_dirs,
+                                                           w->nread, &w->limits, &w->svc, msg, n))) {
+        if (!err)
+            err = temper_fail(msg, n, TEMPER_EIO, "%s: %s", w->scratch, strerror(errno));
+        else
+            rmdir(w->scratch);
         w->scratch[0] = 0;
         close(sv[0]);
         close(sv[1]);
+        close(cs[0]);
+        close(cs[1]);
         return err;
     }
     char parent[24];
     snprintf(parent, sizeof(parent), "%d", (int)getpid());
-    char *argv[6 + READ_DIRS_MAX] = {exe, "serve", w->device_spec, parent, w->scratch};
+    /* After the folders it reads, the ones its mount namespace hides: the caches, the store,
+     * the caller's PoCL cache, the caller's folder and home (each unless it holds a folder the
+     * worker reads). */
+    char hide[5][PATH_MAX];
+    temper_cache_dir(hide[0], sizeof(hide[0]));
+    temper_home_dir(hide[1], sizeof(hide[1]));
+    worker_pocl_cache_of_caller(hide[2], sizeof(hide[2]));
+    if (!getcwd(hide[3], sizeof(hide[3])))
+        hide[3][0] = 0;
+    const char *home = getenv("HOME");
+    snprintf(hide[4], sizeof(hide[4]), "%s", home && *home ? home : "");
+    char *argv[12 + READ_DIRS_MAX] = {exe, (char *)(w->mode ? w->mode : "serve"), w->device_spec, parent, w->scratch};
+    int na = 5;
     for (int i = 0; i < w->nread; i++)
-        argv[5 + i] = w->read_dirs[i];
+        argv[na++] = w->read_dirs[i];
+    argv[na++] = "--hide";
+    for (int i = 0; i < 5; i++)
+        if (hide[i][0])
+            argv[na++] = hide[i];
+    argv[na] = NULL;
     /* Descriptors 0, 1, 2 of the worker are /dev/null (2: unless kept for debugging), 3 is its
-     * end of the socket, 4 the shared page. */
-    int fds[5] = {-1, -1, -1, sv[1], w->shared_fd};
+     * end of the socket, 4 the shared page, 5 its end of the cache service's socket. */
+    int fds[6] = {-1, -1, -1, sv[1], w->shared_fd, cs[1]};
     int devnull_r = open("/dev/null", O_RDONLY | O_CLOEXEC), devnull_w = open("/dev/null", O_WRONLY | O_CLOEXEC);
     const char *keep = getenv("TEMPER_WORKER_STDERR");
     fds[0] = devnull_r;
@@ -291,15 +221,18 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
     if (devnull_r < 0 || devnull_w < 0)
         err = temper_fail(msg, n, TEMPER_EIO, "/dev/null: %s", strerror(errno));
     else
-        err = worker_spawn_exe(exe, argv, fds, 5, &pid, msg, n);
+        err = worker_spawn_exe(exe, argv, fds, 6, w->scratch, &pid, msg, n);
     if (devnull_r >= 0)
         close(devnull_r);
     if (devnull_w >= 0)
         close(devnull_w);
     close(sv[1]);
+    close(cs[1]);
     if (err) {
         close(sv[0]);
-        nftw(w->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        cache_service_stop(w->svc);
+        w->svc = NULL;
+        worker_remove_tree(w->scratch);
         w->scratch[0] = 0;
         return err;
     }
@@ -338,6 +271,13 @@ int temper_worker_start(const char *device_spec, const struct temper_limits *lim
         free(w);
         return temper_fail(msg, msg_size, TEMPER_ENOMEM, "mmap: %s", strerror(errno));
     }
+    w->services = cache_service_group_new();
+    if (!w->services) {
+        munmap(w->shared, sizeof(struct worker_shared));
+        close(w->shared_fd);
+        free(w);
+        return TEMPER_ENOMEM;
+    }
     pthread_mutex_init(&w->lock, NULL);
     snprintf(w->device_spec, sizeof(w->device_spec), "%s", device_spec ? device_spec : "");
     if (limits)
@@ -356,8 +296,9 @@ int temper_worker_start(const char *device_spec, const struct temper_limits *lim
     temper_dirname(up, toolkit, sizeof(toolkit));
     add_readable(w, toolkit);
     temper_search_path_each(getenv("TEMPER_TASKS"), add_readable_each, w);
-    if (getcwd(cwd, sizeof(cwd)))
-        add_readable(w, cwd);
+    /* Not the current folder: it is the caller's (its files, a store), and a task there reaches
+     * the worker's sandbox as its request's task folder. */
+    (void)cwd;
     *out = w;
     return 0;
 }
@@ -368,6 +309,8 @@ static void job_clear(struct temper_worker *w)
     w->out = NULL;
     w->out_len = w->out_done = 0;
     w->in_len = 0;
+    json_decref(w->truth);
+    w->truth = NULL;
     pthread_mutex_lock(&w->lock);
     w->busy = 0;
     w->cancelled = 0;
@@ -383,12 +326,23 @@ void temper_worker_stop(struct temper_worker *w)
         shutdown(w->fd, SHUT_RDWR);
         pid_t pid = w->pid;
         struct pollfd pfd = {w->fd, POLLIN, 0};
-        for (int i = 0; i < 50 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+        siginfo_t info;
+        for (int i = 0; i < 50; i++) {
+            /* Not reaped here (WNOWAIT): worker_reap does, after its group is killed. */
+            memset(&info, 0, sizeof(info));
+            if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) || info.si_pid == pid)
+                break;
             poll(&pfd, 1, 10);
+        }
         worker_reap(w, 1, NULL);
     }
     if (w->fd >= 0)
         close(w->fd);
+    cache_service_stop(w->svc);
+    w->svc = NULL;
+    /* What the workers reported they had to build is built before the program ends, so that the
+     * next program's workers find it. */
+    cache_service_group_drain(w->services, 2 * w->limits.compile_timeout_s);
     job_clear(w);
     free(w->in);
     json_decref(w->memo);
@@ -400,9 +354,11 @@ void temper_worker_stop(struct temper_worker *w)
     free(w);
 }
 
-static uint64_t resident_bytes(pid_t pid)
+/* Resident bytes of pid and, a few generations down, what it started: the process the parent
+ * starts waits outside the worker's PID namespace while the worker runs two generations below. */
+static uint64_t resident_bytes_depth(pid_t pid, int depth)
 {
-    char path[64];
+    char path[96];
     snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
     FILE *f = fopen(path, "r");
     if (!f)
@@ -410,7 +366,20 @@ static uint64_t resident_bytes(pid_t pid)
     unsigned long long size = 0, rss = 0;
     int ok = fscanf(f, "%llu %llu", &size, &rss) == 2;
     fclose(f);
-    return ok ? rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+    uint64_t total = ok ? rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    if (depth <= 0 || !(f = fopen(path, "r")))
+        return total;
+    long child;
+    while (fscanf(f, "%ld", &child) == 1)
+        total += resident_bytes_depth((pid_t)child, depth - 1);
+    fclose(f);
+    return total;
+}
+
+static uint64_t resident_bytes(pid_t pid)
+{
+    return resident_bytes_depth(pid, 3);
 }
 
 static json_t *failed_reply(enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -448,12 +417,18 @@ int temper_worker_send(struct temper_worker *w, json_t *request, char *msg, size
     pthread_mutex_unlock(&w->lock);
     if (busy)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "the worker already has a job in flight");
+    /* The worker works in its own scratch folder: a task folder reaches it as a full path. */
+    const char *rel = json_string_value(json_object_get(request, "task_dir"));
+    char full[PATH_MAX];
+    if (rel && *rel && *rel != '/' && realpath(rel, full))
+        json_object_set_new(request, "task_dir", json_string(full));
     if (!request || worker_encode(request, &w->out, &w->out_len)) {
         job_clear(w);
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "cannot encode a request for the worker");
     }
     w->out_done = 0;
     w->in_len = 0;
+    w->judge = worker_truth_wanted(request);
     w->job_start_s = temper_now_s();
     w->mem_checked_ns = 0;
     /* A task folder the running worker's sandbox does not cover: start one that covers it. */
@@ -732,6 +707,15 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
     /* A worker that stopped reading may still have replied (an error about the request). */
     int eof = read_available(w);
     size_t want = worker_frame_size(w->in, w->in_len);
+    /* The truth frame comes ahead of the reply (and of the beats that follow it). */
+    while (eof >= 0 && want && w->in_len >= want && worker_truth_take(w->in, want, w->tainted, &w->truth)) {
+        memmove(w->in, w->in + want, w->in_len - want);
+        w->in_len -= want;
+        take_beats(w);
+        if (!eof)
+            eof = read_available(w);
+        want = worker_frame_size(w->in, w->in_len);
+    }
     if (dead && !eof && !(want && w->in_len >= want))
         eof = 1;
     if (eof >= 0 && want && w->in_len >= want) {
@@ -744,6 +728,7 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
                                   doing);
         } else {
             *reply = m;
+            worker_truth_judge(w->truth, w->judge, w->tainted, m);
             if (json_is_true(json_object_get(m, "worker_restarted"))) {
                 worker_reap(w, 0, NULL); /* it exits after such a reply */
             } else if (w->tainted) {
@@ -795,4 +780,18 @@ int temper_worker_call(struct temper_worker *w, json_t *request, json_t **reply,
         struct pollfd pfd = {temper_worker_fd(w), temper_worker_events(w), 0};
         poll(&pfd, 1, temper_worker_timeout_ms(w));
     }
+}
+
+int temper_worker_selftest(json_t *targets, json_t **report, char *msg, size_t msg_size)
+{
+    *report = NULL;
+    struct temper_worker *w;
+    int err = temper_worker_start(NULL, NULL, &w, msg, msg_size);
+    if (err)
+        return err;
+    /* The same start as a serving worker's, in the one mode that attacks instead of serving. */
+    w->mode = "selftest";
+    err = temper_worker_call(w, targets, report, msg, msg_size);
+    temper_worker_stop(w);
+    return err;
 }

@@ -58,6 +58,9 @@ void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...) __at
 void worker_grace(double seconds);
 /* Tells the parent that a candidate's kernel is about to run in this process. */
 void worker_candidate_runs(void);
+/* Sends msg to the parent as a frame of its own ahead of the reply (the truth frame), where the
+ * beats go; nothing where they do not (a worker run in-process by a test). */
+void worker_tell(json_t *msg);
 
 /* Extra seconds a launch may take on OpenCL the first time a kernel runs at a work-group size:
  * PoCL compiles it then, and on a loaded machine that compile alone can outlast the launch limit. */
@@ -80,6 +83,29 @@ size_t worker_frame_size(const void *data, size_t len);
  * 0 and *req (caller decrefs), or -1 with *req NULL on anything malformed. This is the decoder a
  * fuzz harness calls. */
 int worker_decode_request(const void *data, size_t len, json_t **req);
+/* Base64 of n bytes; caller frees. NULL when out of memory. */
+char *worker_b64_encode(const unsigned char *in, size_t n);
+/* Decodes strict, padded base64; *out (caller frees) gets *len bytes plus a NUL. 0, or -1 when
+ * malformed or out of memory. */
+int worker_b64_decode(const char *in, size_t n, char **out, size_t *len);
+
+/* What the calling program judges itself on a device whose kernels run in the worker
+ * (worker_truth.c, pipeline_truth.c). Before a candidate's kernel first runs in it, the worker
+ * sends a frame {"truth": {"atol", "rtol", "checks": [{"shape", "seed", "outputs": [{"name",
+ * "dtype", "elements", "want_b64"}]}]}}: the reference's outputs (doubles) at every check shape and
+ * seed, made while no candidate's code had run in the process. Its reply then carries, in each
+ * check, "outputs_b64": {NAME: the candidate's output bytes of its first run there}. */
+/* Whether frame data (len bytes, one whole frame) is a truth frame: 1, and *truth gets it if it
+ * has none and no candidate's kernel has run (tainted 0); else 0. */
+int worker_truth_take(const void *data, size_t len, int tainted, json_t **truth);
+/* Whether a reply to request is to be judged against the truth (an eval that runs checks). */
+int worker_truth_wanted(json_t *request);
+/* Judges reply, of a worker in which a candidate's kernel ran (tainted) when judge is set: a
+ * correct verdict stands only if every check of truth is in it, passed, with outputs that temper's
+ * own comparison passes too; otherwise the verdict becomes incorrect (or runtime_error when what
+ * the judgement needs is missing), saying so. The outputs are removed from every reply. */
+void worker_truth_judge(json_t *truth, int judge, int tainted, json_t *reply);
+
 /* Decodes a reply frame as worker_decode_request does, except that decoded bytes that are not
  * valid UTF-8 become U+FFFD, so a reply can be printed and stored as JSON. */
 int worker_decode_reply(const void *data, size_t len, json_t **reply);
@@ -99,9 +125,62 @@ json_t *worker_recv(int fd);
 
 /* Starts exe with argv; the child's descriptor i is fds[i] for i < nfds (at most 8), and
  * descriptors 0-2 not given are /dev/null (2 stays the parent's with TEMPER_WORKER_STDERR=1).
- * No signal disposition of the caller changes; SIGPIPE is default in the child. */
-int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, pid_t *pid, char *msg,
-                     size_t msg_size);
+ * No signal disposition of the caller changes; SIGPIPE is default in the child. The child starts
+ * in scratch (its working folder) with worker_child_env(scratch) as its environment. */
+int worker_spawn_exe(const char *exe, char *const argv[], const int *fds, int nfds, const char *scratch, pid_t *pid,
+                     char *msg, size_t msg_size);
+
+/* A compile process (`temper-worker compile SCRATCH`): it reads its request (worker_encode'd)
+ * from descriptor 0 and writes one frame to descriptor 1: {"log", "binary" (bytes), "compiler",
+ * "target", "specs"}; exit 0 built, 1 did not build, 2 could not try. It runs no candidate. */
+struct compile_proc {
+    pid_t pid;                /* the process, 0 once reaped */
+    int out_fd;               /* the memfd it writes its output frame into */
+    char scratch[4096];       /* its scratch folder (its HOME, TMPDIR and PoCL cache) */
+    double start_s;           /* when it started */
+};
+/* Starts one for req (cache_service.c). */
+int compile_proc_start(json_t *req, struct compile_proc *p, char *msg, size_t msg_size);
+/* Reaps it (waiting if it still runs), removes its scratch folder and returns its output frame
+ * decoded (NULL if none); *status gets its wait status. Caller decrefs. */
+json_t *compile_proc_end(struct compile_proc *p, int *status);
+
+/* Called in the worker after each request is handled (worker_cache.c reports what it built);
+ * NULL: nothing. */
+extern void (*worker_job_done_hook)(void);
+
+/* The environment a worker or compile process starts with (worker_env.c): the caller's variables
+ * that temper_sandbox_env_allowed lets through, with HOME, TMPDIR, POCL_CACHE_DIR and
+ * CUDA_CACHE_PATH in scratch (NULL: none of those). Free with worker_child_env_free. */
+char **worker_child_env(const char *scratch);
+void worker_child_env_free(char **env);
+/* Removes a folder and everything in it (a worker's or a compile process's scratch folder),
+ * following no link. */
+void worker_remove_tree(const char *path);
+/* Removes the scratch folders in tmp of workers and compile processes whose parent died without
+ * cleaning up. */
+void worker_remove_stale_scratch(const char *tmp);
+/* The PoCL kernel cache of the calling program, which a worker's mount namespace hides. */
+void worker_pocl_cache_of_caller(char *out, size_t size);
+
+/* The calling program's side of a worker's cache service (cache_service.c): a thread per worker
+ * process that answers its requests on fd (kernel binaries from the build cache and task
+ * references, seals checked; references only of tasks under read_dirs) and builds, in compile
+ * processes that run no candidate, what the worker reports it had to build. */
+struct cache_service;
+struct cache_service_group;
+struct temper_limits;
+/* The services of one temper_worker, so that stopping it waits for theirs alone. */
+struct cache_service_group *cache_service_group_new(void);
+int cache_service_start(struct cache_service_group *group, int fd, const char *device_spec, char *const *read_dirs,
+                        int nread, const struct temper_limits *limits, struct cache_service **out, char *msg,
+                        size_t msg_size);
+/* Ends the worker's side (shuts fd down); the thread finishes the builds it has queued and then
+ * frees itself. */
+void cache_service_stop(struct cache_service *s);
+/* Waits until every service thread of g has finished its builds (at most timeout_s), then lets go
+ * of g (the caller's hold). */
+void cache_service_group_drain(struct cache_service_group *g, double timeout_s);
 
 /* The sandbox a worker runs in, as JSON: {"no_new_privs", "rlimits", "seccomp",
  * "network_blocked", "exec_blocked", "landlock", "landlock_abi", "reason"}. Caller decrefs. */

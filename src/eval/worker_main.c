@@ -1,21 +1,33 @@
 /* worker_main.c: the temper-worker executable, which libtemper starts with posix_spawn; nobody
- * runs it by hand. Two modes:
- *   temper-worker serve DEVICE PARENT_PID SCRATCH [READ_DIR...]
+ * runs it by hand. Three modes:
+ *   temper-worker serve DEVICE PARENT_PID SCRATCH [READ_DIR...] [--hide DIR...]
  *     serves requests on descriptor 3 (a socket), reporting what it does in the page mapped from
- *     descriptor 4; opens DEVICE on its first job; TMPDIR becomes SCRATCH.
- *   temper-worker compile
- *     compiles one request read from descriptor 0 into the build cache, writing the compiler's
- *     log to descriptor 1 (exit 0 built, 1 did not build, 2 could not try).
- * Both confine themselves (sandbox.h) before reading any request. */
+ *     descriptor 4, and reaches the calling program's caches only through descriptor 5 (a socket
+ *     to its cache service); opens DEVICE on its first job. It starts in namespaces of its own
+ *     where the kernel allows (the DIRs after --hide are hidden there), in SCRATCH, with a clean
+ *     environment (HOME, TMPDIR and the kernel caches inside SCRATCH).
+ *   temper-worker selftest DEVICE PARENT_PID SCRATCH [READ_DIR...] [--hide DIR...]
+ *     the same start and the same confinement, then reads one request (the targets) on
+ *     descriptor 3, tries each attack a candidate could make (worker_selftest.c) and replies with
+ *     what got through. Chosen by the calling program only (tests, `temper devices --selftest`).
+ *   temper-worker compile SCRATCH
+ *     compiles one request read from descriptor 0 and writes one frame (the log, the binary,
+ *     the compiler and target it built for) to descriptor 1 (exit 0 built, 1 did not build, 2
+ *     could not try). It runs no candidate and writes no cache: the calling program stores the
+ *     binary, sealed.
+ * Every mode confines itself (sandbox.h) before reading any request. */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <poll.h>
-#include <pthread.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "temper/device.h"
@@ -23,30 +35,17 @@
 #include "temper/kernel.h"
 #include "temper/sandbox.h"
 #include "temper/util.h"
+#include "worker_cache.h"
 #include "worker_impl.h"
+#include "worker_selftest.h"
 
 #define COMPILE_REQUEST_MAX (64u << 20)
 #define COMPILE_LOG_MAX (64u << 10)
 #define OPEN_FILES_MAX 4096
 #define FILE_SIZE_MAX (16ull << 30)
+#define DIRS_MAX 64
 
-/* The PoCL kernel cache (it writes there): $POCL_CACHE_DIR, else $XDG_CACHE_HOME/pocl, else
- * ~/.cache/pocl. */
-static void pocl_cache_dir(char *out, size_t size)
-{
-    const char *v = getenv("POCL_CACHE_DIR");
-    if (v && *v) {
-        snprintf(out, size, "%s", v);
-        return;
-    }
-    v = getenv("XDG_CACHE_HOME");
-    if (v && *v) {
-        snprintf(out, size, "%s/pocl", v);
-        return;
-    }
-    v = getenv("HOME");
-    snprintf(out, size, "%s/.cache/pocl", v && *v ? v : "/tmp");
-}
+extern char **environ;
 
 /* The toolkit: the folder above this executable (a build folder or an install prefix). */
 static void toolkit_dir(char *out, size_t size)
@@ -113,71 +112,232 @@ static void *watch_parent(void *arg)
     return NULL;
 }
 
-static int serve(int argc, char **argv)
+/* The parts of the status this process can check of itself: its environment holds only allowed
+ * variables, and it works in its scratch folder. */
+static void check_start(struct temper_sandbox_status *st, const char *scratch)
+{
+    st->env_clean = 1;
+    for (char **e = environ; e && *e; e++)
+        if (!temper_sandbox_env_allowed(*e))
+            st->env_clean = 0;
+    char cwd[PATH_MAX], real[PATH_MAX];
+    st->cwd_scratch = getcwd(cwd, sizeof(cwd)) && realpath(scratch, real) && !strcmp(cwd, real);
+}
+
+/* Confines a serving (or self-testing) worker: namespaces, then the filter and Landlock. Returns
+ * the shared page, or NULL (the process then exits). */
+static struct worker_shared *confine(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "temper-worker: serve needs DEVICE PARENT_PID SCRATCH\n");
-        return 2;
+        fprintf(stderr, "temper-worker: %s needs DEVICE PARENT_PID SCRATCH\n", argv[1]);
+        return NULL;
     }
     /* End with the parent: a worker left behind would hold the device. */
     if (getppid() != (pid_t)atol(argv[3]))
-        return 0;
-    pthread_t watcher;
-    if (pthread_create(&watcher, NULL, watch_parent, NULL))
-        return 2;
-    pthread_detach(watcher);
+        return NULL;
     struct stat st;
     if (fstat(4, &st) || (size_t)st.st_size < sizeof(struct worker_shared)) {
         fprintf(stderr, "temper-worker: descriptor 4 is not the shared page\n");
-        return 2;
+        return NULL;
     }
     struct worker_shared *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED, 4, 0);
     if (shared == MAP_FAILED)
-        return 2;
+        return NULL;
     close(4);
     const char *scratch = argv[4];
-    setenv("TMPDIR", scratch, 1);
-    char cache[4096], pocl[4096], toolkit[4096];
-    temper_cache_dir(cache, sizeof(cache));
-    pocl_cache_dir(pocl, sizeof(pocl));
+    char toolkit[4096], once_dir[4096], store[8192];
     toolkit_dir(toolkit, sizeof(toolkit));
-    temper_mkdirs(cache);
-    temper_mkdirs(pocl);
-    const char *reads[64];
-    char store[8192];
-    int nr = 0;
-    reads[nr++] = toolkit;
-    for (int i = 5; i < argc && nr < 40; i++)
-        reads[nr++] = argv[i];
-    runtime_dirs(reads, &nr, 64, store, sizeof(store));
-    /* The CUDA driver's JIT cache, where it exists (the driver runs without it otherwise). */
-    char nv[4096];
-    const char *nv_env = getenv("CUDA_CACHE_PATH"), *home = getenv("HOME");
-    snprintf(nv, sizeof(nv), "%s%s", nv_env && *nv_env ? nv_env : home && *home ? home : "/nonexistent",
-             nv_env && *nv_env ? "" : "/.nv");
-    char once_dir[4096];
     fault_once_dir(once_dir, sizeof(once_dir));
-    const char *writes[] = {scratch, cache, pocl, nv, once_dir[0] ? once_dir : NULL, NULL};
+    const char *reads[DIRS_MAX], *hides[DIRS_MAX];
+    int nr = 0, nh = 0, hiding = 0;
+    reads[nr++] = toolkit;
+    for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "--hide"))
+            hiding = 1;
+        else if (hiding && nh < DIRS_MAX - 1)
+            hides[nh++] = argv[i];
+        else if (!hiding && nr < 40)
+            reads[nr++] = argv[i];
+    }
+    hides[nh] = NULL;
+    runtime_dirs(reads, &nr, DIRS_MAX, store, sizeof(store));
+    const char *writes[] = {scratch, once_dir[0] ? once_dir : NULL, NULL};
+    /* Profilers (Nsight Compute, compute-sanitizer) whose injected library talks to its tool. */
+    const char *net = getenv("TEMPER_SANDBOX_NETWORK");
+    int profiled = net && !strcmp(net, "1");
+    struct temper_sandbox_ns_config ns = {writes, hides, reads, profiled};
+    /* Single-threaded still: the namespaces first (this returns in the worker, two processes
+     * below the one the parent started). */
+    struct temper_sandbox_status status;
+    temper_sandbox_namespaces(&ns, &status);
+    pthread_t watcher;
+    if (pthread_create(&watcher, NULL, watch_parent, NULL))
+        return NULL;
+    pthread_detach(watcher);
+    if (chdir(scratch))
+        return NULL;
+    check_start(&status, scratch);
     /* PoCL links each kernel with the system linker: the process keeps exec, of the system's
      * programs only where Landlock holds, until its device turns out to be one that runs no program
-     * (CUDA: pipeline.c's ensure_open then refuses it). Task references are built by the parent. */
-    struct temper_sandbox_config cfg = {reads, writes, 1,
-                                        "for the system's programs: PoCL runs the linker",
+     * (CUDA: pipeline.c's ensure_open then refuses it). Task references come from the calling
+     * program. It writes only its scratch folder. */
+    struct temper_sandbox_config cfg = {reads, writes, 1, "for the system's programs: PoCL runs the linker",
                                         FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
-    /* Profilers (Nsight Compute) whose injected library talks to its front end over TCP. */
-    const char *net = getenv("TEMPER_SANDBOX_NETWORK");
-    cfg.allow_network = net && !strcmp(net, "1");
+    /* Profilers' injected libraries talk to their front end over TCP. */
+    cfg.allow_network = profiled;
+    shared->sandbox = status;
     temper_sandbox_apply(&cfg, &shared->sandbox);
+    return shared;
+}
+
+static int serve(int argc, char **argv)
+{
+    struct worker_shared *shared = confine(argc, argv);
+    if (!shared)
+        return argc < 5 ? 2 : 0;
+    worker_cache_init(5, argv[4]);
     temper_worker_main(3, 3, argv[2], shared);
     return 0;
 }
 
-static int compile(void)
+static int selftest(int argc, char **argv)
 {
+    struct worker_shared *shared = confine(argc, argv);
+    if (!shared)
+        return argc < 5 ? 2 : 0;
+    json_t *targets = worker_recv(3);
+    if (!targets)
+        return 2;
+    json_t *report = worker_selftest_run(targets);
+    json_decref(targets);
+    json_object_set_new(report, "sandbox", worker_sandbox_json(shared));
+    worker_send(3, report);
+    json_decref(report);
+    return 0;
+}
+
+/* Writes the compile process's one output frame to descriptor 1. */
+static void compile_output(const char *log, const void *bin, size_t size, const char *compiler, const char *target,
+                           const char *specs)
+{
+    json_t *out = json_pack("{s:s, s:s, s:s, s:s}", "log", log ? log : "", "compiler", compiler ? compiler : "",
+                            "target", target ? target : "", "specs", specs ? specs : "");
+    if (bin)
+        json_object_set_new(out, "binary", json_stringn_nocheck(bin, size));
+    char *frame;
+    size_t n;
+    if (out && !worker_encode(out, &frame, &n)) {
+        for (size_t done = 0; done < n;) {
+            ssize_t w = write(1, frame + done, n - done);
+            if (w <= 0 && errno != EINTR)
+                break;
+            done += w > 0 ? (size_t)w : 0;
+        }
+        free(frame);
+    }
+    json_decref(out);
+}
+
+/* Whether specs is a list PoCL takes for POCL_BINARY_SPECIALIZE_WG: digits, letters, dashes,
+ * commas. */
+static int specs_ok(const char *specs)
+{
+    for (const char *p = specs; *p; p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || *p == '-' || *p == ','))
+            return 0;
+    return strlen(specs) < 4096;
+}
+
+/* Splits a list of PoCL specialisations into the large-grid ones (no "-smallgrid") and the
+ * small-grid ones, each comma-separated (size bytes each). */
+static void split_specs(const char *specs, char *large, char *small, size_t size)
+{
+    large[0] = small[0] = 0;
+    for (const char *p = specs; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int is_small = len >= 9 && !strncmp(p + len - 9, "smallgrid", 9);
+        char *out = is_small ? small : large;
+        size_t used = strlen(out);
+        if (len && used + len + 2 < size)
+            snprintf(out + used, size - used, "%s%.*s", used ? "," : "", (int)len, p);
+        p += len + (end != NULL);
+    }
+}
+
+/* Whether name is one of the comma-separated list. */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n))
+            return 1;
+        p += len + (end != NULL);
+    }
+    return 0;
+}
+
+/* Appends to out the names of dir's entries depth levels down (0: its own entries). */
+static void scan_level(const char *dir, int depth, char *out, size_t size)
+{
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (depth > 0) {
+            char sub[4400];
+            snprintf(sub, sizeof(sub), "%.3000s/%.1000s", dir, e->d_name);
+            scan_level(sub, depth - 1, out, size);
+            continue;
+        }
+        size_t used = strlen(out), n = strlen(e->d_name);
+        if (strcmp(e->d_name, "0-0-0") && specs_ok(e->d_name) && !listed(out, e->d_name) && used + n + 2 < size)
+            snprintf(out + used, size - used, "%s%s", used ? "," : "", e->d_name);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* The specialisations PoCL left in its cache folder dir (DIR/XX/HASH/KERNEL/SPEC), comma-separated
+ * into out: what a binary built there holds, whatever was asked for. */
+static void scan_specs(const char *dir, char *out, size_t size)
+{
+    out[0] = 0;
+    scan_level(dir, 3, out, size);
+}
+
+/* Opens the device (spec, NULL: the default) and builds source with options: its binary in
+ * *bin, and the compiler and target it was built for. */
+static int build_on_device(const char *spec, const char *source, const char *options, struct temper_buf *log,
+                           void **bin, size_t *size, char *compiler, size_t compiler_size, char *target,
+                           size_t target_size, char *msg, size_t msg_size)
+{
+    struct temper_device dev;
+    int err = temper_device_open(spec && *spec ? spec : NULL, &dev, msg, msg_size);
+    if (err)
+        return err;
+    struct temper_dmodule *mod = NULL;
+    snprintf(compiler, compiler_size, "%s", dev.info.compiler_version);
+    snprintf(target, target_size, "%s", dev.info.arch[0] ? dev.info.arch : dev.info.name);
+    err = temper_dev_build(&dev, source, options, log, &mod, msg, msg_size);
+    if (!err && temper_dev_binary(&dev, mod, bin, size))
+        err = temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED, "the device gives no binary to cache");
+    if (mod)
+        temper_dev_module_free(&dev, mod);
+    temper_device_close(&dev);
+    return err;
+}
+
+static int compile(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    const char *scratch = argv[2];
     struct temper_sandbox_status sst;
-    char cache[4096], toolkit[4096];
-    temper_cache_dir(cache, sizeof(cache));
-    temper_mkdirs(cache);
+    memset(&sst, 0, sizeof(sst)); /* no namespaces here: nothing found before the sandbox */
+    char toolkit[4096];
     toolkit_dir(toolkit, sizeof(toolkit));
     const char *reads[32] = {toolkit};
     char store[8192];
@@ -185,10 +345,7 @@ static int compile(void)
     runtime_dirs(reads, &nr, 32, store, sizeof(store));
     char once_dir[4096];
     fault_once_dir(once_dir, sizeof(once_dir));
-    const char *writes[] = {cache, once_dir[0] ? once_dir : NULL, NULL};
-    /* NVRTC compiles in this process: no program is ever run. */
-    struct temper_sandbox_config cfg = {reads, writes, 0, NULL, FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
-    temper_sandbox_apply(&cfg, &sst);
+    const char *writes[] = {scratch, once_dir[0] ? once_dir : NULL, NULL};
     struct temper_buf in;
     temper_buf_init(&in, COMPILE_REQUEST_MAX);
     char chunk[65536];
@@ -198,46 +355,104 @@ static int compile(void)
             return 2;
     json_t *req = NULL;
     if (!in.data || worker_decode_request(in.data, in.len, &req)) {
-        dprintf(1, "temper-worker: a malformed compile request\n");
+        compile_output("temper-worker: a malformed compile request\n", NULL, 0, NULL, NULL, NULL);
         return 2;
     }
     temper_buf_free(&in);
     const char *backend = json_string_value(json_object_get(req, "backend"));
+    const char *specs = json_string_value(json_object_get(req, "specs"));
+    /* "device": built with the device itself (PoCL, which runs the linker: exec stays allowed);
+     * else offline with the backend's compiler (NVRTC: no program is ever run). */
+    int on_device = backend && !strcmp(backend, "device");
+    char large[4096] = "", small[4096] = "";
+    if (on_device && specs && specs_ok(specs))
+        split_specs(specs, large, small, sizeof(large));
+    /* Injected faults (device.h) count a worker's device calls: a build ahead of the worker's is
+     * not one of them (an offline compiler's are: they decide the verdict). */
+    if (on_device) {
+        unsetenv("TEMPER_FAULT");
+        unsetenv("TEMPER_FAULT_ONCE");
+    }
+    struct temper_sandbox_config cfg = {reads, writes, on_device, on_device ? "PoCL runs the linker" : NULL,
+                                        FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
+    temper_sandbox_apply(&cfg, &sst);
     json_t *src = json_object_get(req, "source");
     const char *options = json_string_value(json_object_get(req, "options"));
-    const struct temper_device_ops *ops = backend ? temper_device_backend(backend) : NULL;
-    if (!ops || !ops->compile || !json_is_string(src) || !options) {
-        dprintf(1, "temper-worker: no offline compiler for backend %s\n", backend ? backend : "(none)");
-        return 2;
-    }
     uint64_t mem = (uint64_t)json_integer_value(json_object_get(req, "mem_limit_bytes"));
+#if !defined(__SANITIZE_ADDRESS__)
+    /* (Not in a sanitizer's build: AddressSanitizer's shadow alone reserves terabytes of address
+     * space, and every later mapping would fail.) */
     if (mem) {
         struct rlimit rl = {mem, mem};
         setrlimit(RLIMIT_AS, &rl);
     }
-    struct temper_device_info info;
-    memset(&info, 0, sizeof(info));
-    snprintf(info.name, sizeof(info.name), "%s", json_string_value(json_object_get(req, "name")));
-    snprintf(info.arch, sizeof(info.arch), "%s", json_string_value(json_object_get(req, "arch")));
-    snprintf(info.compiler_version, sizeof(info.compiler_version), "%s",
-             json_string_value(json_object_get(req, "compiler")));
-    const char *source = json_string_value(src);
-    size_t len = json_string_length(src);
+#else
+    (void)mem;
+#endif
     struct temper_buf log;
     temper_buf_init(&log, COMPILE_LOG_MAX);
     temper_buf_append(&log, "", 0);
     void *bin = NULL;
     size_t size = 0;
-    char msg[1024];
-    int err = temper_device_compile_offline(ops, &info, source, options, &log, &bin, &size, msg, sizeof(msg));
-    if (err)
-        dprintf(1, "%s\n", msg);
-    dprintf(1, "%s", log.data ? log.data : "");
-    if (!err) {
-        uint64_t key =
-            temper_build_key(source, len, options, info.compiler_version, info.arch[0] ? info.arch : info.name);
-        err = temper_build_cache_put(key, bin, size) ? 2 : 0;
+    char msg[1024], target[512] = "", compiler[512] = "";
+    int err;
+    if (!json_is_string(src) || !options) {
+        err = temper_fail(msg, sizeof(msg), TEMPER_EINVALID, "temper-worker: a compile request without a source");
+    } else if (on_device) {
+        const char *spec = json_string_value(json_object_get(req, "device"));
+        /* PoCL builds one work-group function per kernel and local size in a process (a second
+         * one for the same size is taken from its memory): the large-grid ones are built first in
+         * a child, into the same PoCL cache folder, where the second build finds them and puts
+         * them in its binary beside the small-grid ones. */
+        if (large[0]) {
+            pid_t child = fork();
+            if (child == 0) {
+                setenv("POCL_BINARY_SPECIALIZE_WG", large, 1);
+                void *b = NULL;
+                size_t n = 0;
+                _exit(build_on_device(spec, json_string_value(src), options, NULL, &b, &n, compiler,
+                                      sizeof(compiler), target, sizeof(target), msg, sizeof(msg)) ? 2 : 0);
+            }
+            int st = 0;
+            while (child > 0 && waitpid(child, &st, 0) < 0 && errno == EINTR)
+                ;
+        }
+        if (small[0])
+            setenv("POCL_BINARY_SPECIALIZE_WG", small, 1);
+        else
+            unsetenv("POCL_BINARY_SPECIALIZE_WG");
+        err = build_on_device(spec, json_string_value(src), options, &log, &bin, &size, compiler, sizeof(compiler),
+                              target, sizeof(target), msg, sizeof(msg));
+    } else {
+        const struct temper_device_ops *ops = backend ? temper_device_backend(backend) : NULL;
+        struct temper_device_info info;
+        memset(&info, 0, sizeof(info));
+        snprintf(info.name, sizeof(info.name), "%s", json_string_value(json_object_get(req, "name")));
+        snprintf(info.arch, sizeof(info.arch), "%s", json_string_value(json_object_get(req, "arch")));
+        snprintf(info.compiler_version, sizeof(info.compiler_version), "%s",
+                 json_string_value(json_object_get(req, "compiler")));
+        snprintf(compiler, sizeof(compiler), "%s", info.compiler_version);
+        snprintf(target, sizeof(target), "%s", info.arch[0] ? info.arch : info.name);
+        if (!ops || !ops->compile)
+            err = temper_fail(msg, sizeof(msg), TEMPER_EUNSUPPORTED, "temper-worker: no offline compiler for backend %s",
+                              backend ? backend : "(none)");
+        else
+            err = temper_device_compile_offline(ops, &info, json_string_value(src), options, &log, &bin, &size, msg,
+                                                sizeof(msg));
     }
+    char *text = NULL;
+    if (err && asprintf(&text, "%s\n%s", msg, log.data ? log.data : "") < 0)
+        text = NULL;
+    /* The specialisations the binary holds, as PoCL's cache folder shows them. */
+    char held[4096] = "", pocl[4200];
+    snprintf(pocl, sizeof(pocl), "%s/pocl", scratch);
+    if (on_device && !err)
+        scan_specs(pocl, held, sizeof(held));
+    compile_output(err ? text : log.data, err ? NULL : bin, size, compiler, target, held);
+    free(text);
+    free(bin);
+    temper_buf_free(&log);
+    json_decref(req);
     return err == TEMPER_ECOMPILE ? 1 : err ? 2 : 0;
 }
 
@@ -245,9 +460,11 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "serve"))
         return serve(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "selftest"))
+        return selftest(argc, argv);
     /* _exit: a sanitizer's exit-time checks would trace the process, which the sandbox refuses. */
-    if (argc == 2 && !strcmp(argv[1], "compile"))
-        _exit(compile());
+    if (argc >= 2 && !strcmp(argv[1], "compile"))
+        _exit(compile(argc, argv));
     fprintf(stderr, "temper-worker: started by libtemper (serve or compile mode); not to be run by hand\n");
     return 2;
 }

@@ -75,6 +75,12 @@ void worker_candidate_runs(void)
     beat(BEAT_CANDIDATE, 0);
 }
 
+void worker_tell(json_t *msg)
+{
+    if (beats.on)
+        worker_send(WORKER_SOCKET_FD, msg);
+}
+
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...)
 {
     if (!s)

@@ -1,8 +1,8 @@
-/* worker_proto.c: the frames the parent and a worker process exchange over their socket, and the
- * worker process's serving loop. A frame is a 4-byte little-endian length, then that many bytes
- * of JSON. JSON strings must be UTF-8, but a candidate's source may hold any byte (a Latin-1
- * comment, a NUL): a top-level string that is not valid UTF-8, or holds a NUL, travels base64
- * encoded under its key with "_b64" appended, and is restored on the other side. */
+/* worker_proto.c: the frames the parent and a worker process exchange over their socket (the
+ * worker's serving loop is worker_serve.c). A frame is a 4-byte little-endian length, then that
+ * many bytes of JSON. JSON strings must be UTF-8, but a candidate's source may hold any byte (a
+ * Latin-1 comment, a NUL): a top-level string that is not valid UTF-8, or holds a NUL, travels
+ * base64 encoded under its key with "_b64" appended, and is restored on the other side. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,8 +58,7 @@ int worker_utf8_valid(const char *s, size_t n)
     return 1;
 }
 
-/* Base64 of n bytes; caller frees. NULL when out of memory. */
-static char *b64_encode(const unsigned char *in, size_t n)
+char *worker_b64_encode(const unsigned char *in, size_t n)
 {
     char *out = malloc((n + 2) / 3 * 4 + 1);
     if (!out)
@@ -95,8 +94,7 @@ static int b64_value(unsigned char c)
     return -1;
 }
 
-/* Decodes strict, padded base64; *out (caller frees) gets *len bytes plus a NUL. */
-static int b64_decode(const char *in, size_t n, char **out, size_t *len)
+int worker_b64_decode(const char *in, size_t n, char **out, size_t *len)
 {
     if (n % 4)
         return -1;
@@ -146,7 +144,7 @@ int worker_encode(json_t *msg, char **frame, size_t *frame_len)
             json_decref(copy);
             return -1;
         }
-        char *b64 = b64_encode((const unsigned char *)json_string_value(value), json_string_length(value));
+        char *b64 = worker_b64_encode((const unsigned char *)json_string_value(value), json_string_length(value));
         if (!b64 || json_object_set_new(copy, name, json_string(b64)) || json_object_del(copy, key)) {
             free(b64);
             json_decref(copy);
@@ -241,7 +239,7 @@ static int decode_frame(const void *data, size_t len, int raw, json_t **out)
         size_t n = 0;
         char name[256];
         if (!json_is_string(value) || klen - slen >= sizeof(name) ||
-            b64_decode(json_string_value(value), json_string_length(value), &bytes, &n)) {
+            worker_b64_decode(json_string_value(value), json_string_length(value), &bytes, &n)) {
             json_decref(msg);
             return -1;
         }
@@ -283,10 +281,25 @@ json_t *worker_sandbox_json(const struct worker_shared *s)
     if (!s)
         return json_null();
     const struct temper_sandbox_status *st = &s->sandbox;
-    return json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:i, s:s}", "no_new_privs", st->no_new_privs, "rlimits",
-                     st->rlimits, "seccomp", st->seccomp, "network_blocked", st->network_blocked, "exec_blocked",
-                     st->exec_blocked, "landlock", st->landlock != 0, "landlock_abi", st->landlock, "reason",
-                     st->reason);
+    json_t *j = json_pack("{s:b, s:b, s:b, s:b, s:b, s:b, s:i, s:s}", "no_new_privs", st->no_new_privs, "rlimits",
+                          st->rlimits, "seccomp", st->seccomp, "network_blocked", st->network_blocked, "exec_blocked",
+                          st->exec_blocked, "landlock", st->landlock != 0, "landlock_abi", st->landlock, "reason",
+                          st->reason);
+    /* What a candidate's code cannot reach (docs/serve.md, "What a worker can reach"). */
+    json_object_set_new(j, "sockets_blocked", json_boolean(st->sockets_blocked));
+    json_object_set_new(j, "signals_blocked", json_boolean(st->signals_blocked));
+    json_object_set_new(j, "user_namespace", json_boolean(st->user_ns));
+    json_object_set_new(j, "pid_namespace", json_boolean(st->pid_ns));
+    json_object_set_new(j, "mount_namespace", json_boolean(st->mount_ns));
+    json_object_set_new(j, "proc_private", json_boolean(st->proc_private));
+    json_object_set_new(j, "env_clean", json_boolean(st->env_clean));
+    json_object_set_new(j, "cwd_scratch", json_boolean(st->cwd_scratch));
+    /* Derived: the worker writes only its scratch folder (Landlock, or a read-only mount
+     * namespace), and nothing it starts outlives it (its PID namespace, or its process group,
+     * which the filter keeps everything in and the parent kills). */
+    json_object_set_new(j, "writes_only_scratch", json_boolean(st->landlock || st->mount_ns));
+    json_object_set_new(j, "nothing_outlives", json_boolean(st->pid_ns || st->signals_blocked));
+    return j;
 }
 
 int worker_send(int fd, json_t *msg)
@@ -344,34 +357,4 @@ json_t *worker_recv(int fd)
         worker_decode_request(frame, size, &req);
     free(frame);
     return req;
-}
-
-void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *shared)
-{
-    struct worker_state *ws = worker_state_new(device_spec, shared);
-    if (!ws)
-        _exit(1);
-    /* The parent times the device's waits from the beats on the socket (worker_impl.h). */
-    if (shared && out_fd == WORKER_SOCKET_FD)
-        worker_beats_start();
-    for (;;) {
-        json_t *req = worker_recv(in_fd);
-        if (!req)
-            _exit(0);
-        int fatal = 0;
-        const char *op = json_string_value(json_object_get(req, "op"));
-        int describes = op && (!strcmp(op, "info") || !strcmp(op, "devices"));
-        json_t *reply = worker_handle(ws, req, &fatal);
-        json_decref(req);
-        /* What confines this process is part of the device's description. */
-        if (describes && json_is_object(reply) && !json_object_get(reply, "error"))
-            json_object_set_new(reply, "sandbox", worker_sandbox_json(ws->shared));
-        if (fatal)
-            json_object_set_new(reply, "worker_restarted", json_true());
-        int rc = worker_send(out_fd, reply);
-        json_decref(reply);
-        /* After a device fault the context may be unusable (CUDA errors are sticky): start over. */
-        if (rc || fatal)
-            _exit(0);
-    }
 }

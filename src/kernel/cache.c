@@ -1,14 +1,23 @@
 /* cache.c: the content-addressed build cache. A binary is stored under the hash of everything
  * that decides it; writes go to a temporary name and are renamed into place, so concurrent
- * processes share the cache without locks. */
+ * processes share the cache without locks. Every entry is sealed (seal.h) by the process that
+ * writes it, which runs no candidate, and its seal is checked when it is read: an entry changed or
+ * copied over another one is a miss. A worker never touches the files: its lookups go to the
+ * calling program (temper_build_cache_set_remote), and it writes nothing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "temper/kernel.h"
+#include "temper/seal.h"
 
 #define BUILD_BINARY_MAX (256u << 20)
+#define BUILD_SPECS_MAX 4096
+
+/* Set in a worker: where its lookups go. */
+static struct temper_build_cache_remote remote;
+static int have_remote;
 
 uint64_t temper_build_key(const char *source, size_t len, const char *options, const char *compiler_version,
                           const char *target)
@@ -19,35 +28,81 @@ uint64_t temper_build_key(const char *source, size_t len, const char *options, c
     return temper_hash64(target, strlen(target), h);
 }
 
-static void cache_path(uint64_t key, char *out, size_t out_size)
+void temper_build_cache_set_remote(const struct temper_build_cache_remote *r)
 {
-    char hex[17], cache[4096];
+    have_remote = r != NULL;
+    if (r)
+        remote = *r;
+}
+
+/* The entry's file (suffix "bin" or "specs") and the name its seal binds: the key in hex. */
+static void cache_path(uint64_t key, const char *suffix, char *out, size_t out_size, char hex[17])
+{
+    char cache[4096];
     temper_hash_hex(key, hex);
-    snprintf(out, out_size, "%.3000s/build/%.2s/%s.bin", temper_cache_dir(cache, sizeof(cache)), hex, hex + 2);
+    snprintf(out, out_size, "%.3000s/build/%.2s/%s.%s", temper_cache_dir(cache, sizeof(cache)), hex, hex + 2, suffix);
 }
 
 int temper_build_cache_get(uint64_t key, void **data, size_t *size)
 {
-    char path[TEMPER_PATH_MAX];
-    cache_path(key, path, sizeof(path));
-    char *text;
-    int err = temper_read_file(path, BUILD_BINARY_MAX, &text, size, NULL, 0);
-    if (err)
-        return TEMPER_ENOTFOUND;
-    *data = text;
-    return 0;
+    if (have_remote) {
+        char specs[8];
+        return remote.fetch(remote.user, key, data, size, specs, sizeof(specs)) ? TEMPER_ENOTFOUND : 0;
+    }
+    char path[TEMPER_PATH_MAX], hex[17];
+    cache_path(key, "bin", path, sizeof(path), hex);
+    return temper_seal_read(path, "build", hex, BUILD_BINARY_MAX, data, size, NULL, 0) ? TEMPER_ENOTFOUND : 0;
 }
 
 int temper_build_cache_has(uint64_t key)
 {
-    char path[TEMPER_PATH_MAX];
-    cache_path(key, path, sizeof(path));
-    return access(path, R_OK) == 0;
+    void *data;
+    size_t size;
+    if (temper_build_cache_get(key, &data, &size))
+        return 0;
+    free(data);
+    return 1;
+}
+
+void temper_build_cache_specs(uint64_t key, char *out, size_t out_size)
+{
+    char path[TEMPER_PATH_MAX], hex[17];
+    cache_path(key, "specs", path, sizeof(path), hex);
+    void *data;
+    size_t size;
+    out[0] = 0;
+    if (!temper_seal_read(path, "build-specs", hex, BUILD_SPECS_MAX, &data, &size, NULL, 0)) {
+        snprintf(out, out_size, "%s", (const char *)data);
+        free(data);
+    }
+}
+
+int temper_build_cache_put_specs(uint64_t key, const void *data, size_t size, const char *specs)
+{
+    if (have_remote)
+        return 0;
+    char path[TEMPER_PATH_MAX], hex[17];
+    /* The specialisations first: a reader that finds the binary finds what it holds, or an older
+     * list (a smaller one, which only costs a compile at launch). */
+    if (specs && *specs) {
+        cache_path(key, "specs", path, sizeof(path), hex);
+        if (temper_seal_write(path, "build-specs", hex, specs, strlen(specs), NULL, 0))
+            return TEMPER_EIO;
+    }
+    if (!data)
+        return 0;
+    cache_path(key, "bin", path, sizeof(path), hex);
+    return temper_seal_write(path, "build", hex, data, size, NULL, 0);
 }
 
 int temper_build_cache_put(uint64_t key, const void *data, size_t size)
 {
-    char path[TEMPER_PATH_MAX];
-    cache_path(key, path, sizeof(path));
-    return temper_write_file_atomic(path, data, size, NULL, 0);
+    return temper_build_cache_put_specs(key, data, size, NULL);
+}
+
+void temper_build_cache_note(uint64_t key, const char *source, size_t len, const char *options, const char *backend,
+                             const char *name, const char *arch, const char *compiler)
+{
+    if (have_remote && remote.note)
+        remote.note(remote.user, key, source, len, options, backend, name, arch, compiler);
 }

@@ -1,19 +1,35 @@
-/* reference.c: builds a task's trusted C reference with the system compiler into the build
- * cache (keyed by the source's hash and the compiler) and loads it with dlopen. The parent builds
- * it before a job goes to a worker, so that a worker whose device needs no program may refuse
- * exec; the worker only loads it (and builds it itself only where it was not built). */
+/* reference.c: builds a task's trusted C reference with the system compiler into the build cache
+ * (keyed by the source's hash and the compiler), sealed, and loads it with dlopen. The calling
+ * program builds it before a job goes to a worker (a worker runs no compiler and writes no
+ * cache); a worker gets its checked bytes from the calling program and loads them from a private
+ * copy. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "temper/seal.h"
 #include "temper/task.h"
 
 #define REFERENCE_SOURCE_MAX (1u << 20)
+#define REFERENCE_SO_MAX (64u << 20)
 #define COMPILER_LOG_MAX (64u << 10)
 
-int temper_task_reference_build(const struct temper_task *task, char *so, size_t so_size, char *msg, size_t msg_size)
+/* Set in a worker: where reference bytes come from. */
+static struct temper_reference_remote remote;
+
+void temper_task_reference_set_remote(const struct temper_reference_remote *r)
+{
+    memset(&remote, 0, sizeof(remote));
+    if (r)
+        remote = *r;
+}
+
+/* The cache path of task's reference and the name its seal binds ("NAME-HASH"). */
+static int reference_path(const struct temper_task *task, char *so, size_t so_size, char *name, size_t name_size,
+                          char *msg, size_t msg_size)
 {
     /* The name becomes part of a path in the cache: only a validated name may (no '/', no '..'). */
     if (!temper_task_name_ok(task->name))
@@ -29,45 +45,116 @@ int temper_task_reference_build(const struct temper_task *task, char *so, size_t
         cc = "cc";
     uint64_t h = temper_hash64(src, len, temper_hash64(cc, strlen(cc), 1));
     free(src);
-    char hex[17], tmp[TEMPER_PATH_MAX + 64], cache[TEMPER_PATH_MAX];
+    char hex[17], cache[TEMPER_PATH_MAX];
     temper_hash_hex(h, hex);
-    snprintf(so, so_size, "%.3000s/ref/%s-%s.so", temper_cache_dir(cache, sizeof(cache)), task->name, hex);
-    if (access(so, R_OK)) {
-        char dir[TEMPER_PATH_MAX];
-        temper_dirname(so, dir, sizeof(dir));
-        temper_mkdirs(dir);
-        snprintf(tmp, sizeof(tmp), "%s.tmp.%d", so, (int)getpid());
-        char *argv[] = {(char *)cc, "-O2", "-std=gnu11", "-shared", "-fPIC", "-o", tmp,
-                        (char *)task->reference, "-lm", NULL};
-        struct temper_proc_result r;
-        err = temper_proc_run(argv, 120, COMPILER_LOG_MAX, &r, msg, msg_size);
-        if (err)
-            return err;
-        if (r.exit_code != 0) {
-            err = temper_fail(msg, msg_size, TEMPER_ECOMPILE, "%s: the reference does not compile with %s:\n%s",
-                              task->reference, cc, r.output ? r.output : "");
-            free(r.output);
-            unlink(tmp);
-            return err;
-        }
+    snprintf(name, name_size, "%s-%s", task->name, hex);
+    snprintf(so, so_size, "%.3000s/ref/%s.so", temper_cache_dir(cache, sizeof(cache)), name);
+    return 0;
+}
+
+/* Compiles the reference into so, sealed under name. */
+static int compile_reference(const struct temper_task *task, const char *so, const char *name, char *msg,
+                             size_t msg_size)
+{
+    const char *cc = getenv("CC");
+    if (!cc || !*cc)
+        cc = "cc";
+    char dir[TEMPER_PATH_MAX], tmp[TEMPER_PATH_MAX + 64];
+    temper_dirname(so, dir, sizeof(dir));
+    temper_mkdirs(dir);
+    snprintf(tmp, sizeof(tmp), "%s.build.%d", so, (int)getpid());
+    char *argv[] = {(char *)cc, "-O2", "-std=gnu11", "-shared", "-fPIC", "-o", tmp, (char *)task->reference, "-lm", NULL};
+    struct temper_proc_result r;
+    int err = temper_proc_run(argv, 120, COMPILER_LOG_MAX, &r, msg, msg_size);
+    if (err)
+        return err;
+    if (r.exit_code != 0) {
+        err = temper_fail(msg, msg_size, TEMPER_ECOMPILE, "%s: the reference does not compile with %s:\n%s",
+                          task->reference, cc, r.output ? r.output : "");
         free(r.output);
-        if (rename(tmp, so)) {
-            unlink(tmp);
-            return temper_fail(msg, msg_size, TEMPER_EIO, "%s: cannot move the built reference into place", so);
-        }
+        unlink(tmp);
+        return err;
+    }
+    free(r.output);
+    char *bytes;
+    size_t n;
+    err = temper_read_file(tmp, REFERENCE_SO_MAX, &bytes, &n, msg, msg_size);
+    unlink(tmp);
+    if (err)
+        return err;
+    err = temper_seal_write(so, "reference", name, bytes, n, msg, msg_size);
+    free(bytes);
+    return err;
+}
+
+/* Builds (when absent or its seal fails) and, if data is not NULL, returns the checked bytes. */
+static int reference_get(const struct temper_task *task, char *so, size_t so_size, void **data, size_t *size,
+                         char *msg, size_t msg_size)
+{
+    char name[TEMPER_NAME_MAX + 32];
+    int err = reference_path(task, so, so_size, name, sizeof(name), msg, msg_size);
+    if (err)
+        return err;
+    void *bytes = NULL;
+    size_t n = 0;
+    err = temper_seal_read(so, "reference", name, REFERENCE_SO_MAX, &bytes, &n, NULL, 0);
+    if (err) {
+        /* Missing, or not what this user's temper wrote (a worker elsewhere, another program):
+         * built again, never loaded. */
+        if ((err = compile_reference(task, so, name, msg, msg_size)))
+            return err;
+        if ((err = temper_seal_read(so, "reference", name, REFERENCE_SO_MAX, &bytes, &n, msg, msg_size)))
+            return err;
+    }
+    if (data) {
+        *data = bytes;
+        *size = n;
+    } else {
+        free(bytes);
     }
     return 0;
 }
 
-int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size)
+int temper_task_reference_build(const struct temper_task *task, char *so, size_t so_size, char *msg, size_t msg_size)
+{
+    return reference_get(task, so, so_size, NULL, NULL, msg, msg_size);
+}
+
+int temper_task_reference_bytes(const struct temper_task *task, void **data, size_t *size, char *msg, size_t msg_size)
 {
     char so[TEMPER_PATH_MAX];
-    int err = temper_task_reference_build(task, so, sizeof(so), msg, msg_size);
+    return reference_get(task, so, sizeof(so), data, size, msg, msg_size);
+}
+
+int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size)
+{
+    void *bytes = NULL;
+    size_t n = 0;
+    int err = remote.fetch ? remote.fetch(remote.user, task, &bytes, &n, msg, msg_size)
+                           : temper_task_reference_bytes(task, &bytes, &n, msg, msg_size);
     if (err)
         return err;
-    void *lib = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    /* A private copy in this process's temporary folder (a worker's scratch folder), loaded and
+     * then removed: the loaded bytes are the checked ones. */
+    const char *tmpdir = getenv("TMPDIR");
+    char path[TEMPER_PATH_MAX];
+    snprintf(path, sizeof(path), "%.3000s/temper-ref-%s-XXXXXX.so", tmpdir && *tmpdir ? tmpdir : "/tmp", task->name);
+    int fd = mkstemps(path, 3);
+    int ok = fd >= 0 && write(fd, bytes, n) == (ssize_t)n;
+    int e = errno;
+    if (fd >= 0)
+        ok &= close(fd) == 0;
+    free(bytes);
+    if (!ok) {
+        if (fd >= 0)
+            unlink(path);
+        return temper_fail(msg, msg_size, TEMPER_EIO, "%s: cannot write the reference's private copy: %s", path,
+                           strerror(e));
+    }
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    unlink(path);
     if (!lib)
-        return temper_fail(msg, msg_size, TEMPER_EIO, "%s: %s", so, dlerror());
+        return temper_fail(msg, msg_size, TEMPER_EIO, "%s: %s", task->reference, dlerror());
     *(void **)fn = dlsym(lib, "reference");
     if (!*fn)
         return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "%s: no function 'reference' in it", task->reference);

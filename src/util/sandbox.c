@@ -1,6 +1,6 @@
 /* sandbox.c: confines the calling process (a worker or a compile process) with no_new_privs,
  * resource limits, a seccomp filter and, where the kernel offers it, a Landlock ruleset. See
- * sandbox.h for what each part allows. */
+ * sandbox.h for what each part allows; sandbox_ns.c makes the namespaces. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +49,8 @@ static void add_reason(struct temper_sandbox_status *st, const char *text)
 #ifdef SANDBOX_AUDIT_ARCH
 #define LOAD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr))
 #define LOAD_ARG0 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]))
+/* The upper half of the first argument (little-endian: the word after the lower one). */
+#define LOAD_ARG0_HI BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]) + 4)
 #define ALLOW BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 #define DENY(e) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((e) & SECCOMP_RET_DATA))
 
@@ -85,11 +87,81 @@ static void put_exec_rules(struct sock_filter *f, int *np)
     *np = n;
 }
 
+/* Namespace flags of clone and unshare: a process in its own namespaces makes no new ones (in a
+ * user namespace of its own it would get capabilities back there). */
+#define CLONE_NEW_ANY                                                                                             \
+    (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+
+/* Appends the rules that keep signals to the process itself: kill, tgkill and rt_(tg)sigqueueinfo
+ * only with its own pid as the first argument (self, as this process sees pids), tkill and pidfd
+ * signals never; and no new session or process group, so what it starts stays in its group. */
+static void put_signal_rules(struct sock_filter *f, int *np, pid_t self)
+{
+    int n = *np;
+    static const int by_pid[] = {SYS_kill, SYS_tgkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo};
+    for (int i = 0; i < 4; i++) {
+        /* if nr == this: load arg0; low word == self and high word == 0: allow; else deny. */
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)by_pid[i], 0, 6);
+        f[n++] = (struct sock_filter)LOAD_ARG0;
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)self, 0, 3);
+        f[n++] = (struct sock_filter)LOAD_ARG0_HI;
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 1);
+        f[n++] = (struct sock_filter)ALLOW;
+        f[n++] = (struct sock_filter)DENY(EPERM);
+    }
+    static const int never[] = {SYS_tkill, SYS_setsid, SYS_setpgid,
+#ifdef SYS_pidfd_send_signal
+                                SYS_pidfd_send_signal,
+#endif
+#ifdef SYS_pidfd_open
+                                SYS_pidfd_open,
+#endif
+#ifdef SYS_pidfd_getfd
+                                SYS_pidfd_getfd,
+#endif
+                                -1};
+    for (int i = 0; never[i] >= 0; i++) {
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)never[i], 0, 1);
+        f[n++] = (struct sock_filter)DENY(EPERM);
+    }
+    *np = n;
+}
+
+/* Appends the rules that keep mounts and namespaces as they were set up: mounting, unmounting,
+ * new namespaces, joining others. The accumulator holds the system call number. */
+static void put_mount_rules(struct sock_filter *f, int *np)
+{
+    int n = *np;
+    static const int never[] = {SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_setns, SYS_unshare,
+#ifdef SYS_mount_setattr
+                                SYS_mount_setattr,
+#endif
+#ifdef SYS_open_tree
+                                SYS_open_tree, SYS_move_mount, SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick,
+#endif
+                                -1};
+    for (int i = 0; never[i] >= 0; i++) {
+        f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)never[i], 0, 1);
+        f[n++] = (struct sock_filter)DENY(EPERM);
+    }
+    /* clone with a namespace flag (clone3 is refused below: its flags are in memory). */
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4);
+    f[n++] = (struct sock_filter)LOAD_ARG0;
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEW_ANY, 0, 1);
+    f[n++] = (struct sock_filter)DENY(EPERM);
+    f[n++] = (struct sock_filter)LOAD_NR;
+#ifdef SYS_clone3
+    f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
+    f[n++] = (struct sock_filter)DENY(ENOSYS);
+#endif
+    *np = n;
+}
+
 static int install_seccomp(int allow_exec, int allow_network)
 {
     /* Instructions are appended in order; jumps are relative, so each test is written as "if nr
      * is not this, skip the next k instructions". */
-    struct sock_filter f[64];
+    struct sock_filter f[160];
     int n = 0;
 #define PUT(x) (f[n++] = (struct sock_filter)x)
     PUT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
@@ -101,12 +173,15 @@ static int install_seccomp(int allow_exec, int allow_network)
     PUT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1));
     PUT(DENY(EPERM));
 #endif
-    /* Sockets: only local (AF_UNIX) ones; no network of any kind. */
+    /* Sockets: none but the ones it inherited and unnamed local pairs: no network of any kind,
+     * and no local socket that could reach a service on the host (a named or abstract AF_UNIX
+     * one), so no connect and no bind either. */
     if (!allow_network) {
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
-        PUT(LOAD_ARG0);
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
-        PUT(ALLOW);
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 1));
+        PUT(DENY(EACCES));
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_connect, 0, 1));
+        PUT(DENY(EACCES));
+        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_bind, 0, 1));
         PUT(DENY(EACCES));
         PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socketpair, 0, 4));
         PUT(LOAD_ARG0);
@@ -114,6 +189,9 @@ static int install_seccomp(int allow_exec, int allow_network)
         PUT(ALLOW);
         PUT(DENY(EACCES));
     }
+    /* Signals only to itself; mounts and namespaces as they are. */
+    put_signal_rules(f, &n, getpid());
+    put_mount_rules(f, &n);
     /* io_uring can open sockets and files past these checks; tracing other processes is never
      * needed. */
     PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1));
@@ -200,8 +278,20 @@ static int landlock_allow(int ruleset, const char *path, uint64_t rights, uint64
 /* The system's programs and libraries: readable, and where exec is allowed the only programs that
  * may run (a compiler, a linker), never one written by the process itself. */
 static const char *const system_programs[] = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt", NULL};
-/* The system's other read-only parts: configuration, process and device descriptions. */
-static const char *const system_read[] = {"/etc", "/proc", "/sys", "/dev", "/run", NULL};
+/* The system's other read-only parts a runtime reads: the dynamic linker's and the OpenCL loader's
+ * configuration (not the rest of /etc: /etc/shadow), device descriptions, and the devices that
+ * are not disks. /proc is added by install_landlock: all of it where the process has a /proc of
+ * its own (its PID namespace's), else its own entries and the system-wide files. */
+static const char *const system_read[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+                                          "/etc/OpenCL", "/etc/nvidia", "/etc/alternatives", "/etc/localtime",
+                                          "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/sys",
+                                          "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                                          "/dev/shm", "/dev/dri", "/dev/fd", NULL};
+/* Without a /proc of its own: the process's own entries (the rule resolves /proc/self when the
+ * ruleset is made) and the files that describe the machine. */
+static const char *const proc_shared_read[] = {"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat",
+                                               "/proc/sys", "/proc/driver", "/proc/devices", "/proc/filesystems",
+                                               "/proc/version", "/proc/loadavg", "/proc/modules", NULL};
 /* Files a runtime opens for writing: the null device, the NVIDIA driver's nodes (added by prefix
  * below), and the process's own /proc entries (cuInit fails with CUDA_ERROR_OPERATING_SYSTEM when
  * it cannot write under /proc/self: measured on an H200 with bench/landlock_cuda_probe.c). The
@@ -209,7 +299,7 @@ static const char *const system_read[] = {"/etc", "/proc", "/sys", "/dev", "/run
 static const char *const device_write[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/shm", "/dev/dri",
                                            "/dev/nvidia-caps", "/dev/nvidia-uvm", "/proc/self", NULL};
 
-static int install_landlock(int abi, const struct temper_sandbox_config *cfg)
+static int install_landlock(int abi, const struct temper_sandbox_config *cfg, int proc_private)
 {
     uint64_t handled = landlock_fs_rights(abi);
     struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
@@ -221,6 +311,10 @@ static int install_landlock(int abi, const struct temper_sandbox_config *cfg)
         err = landlock_allow(rs, system_programs[i], READ_RIGHTS | LANDLOCK_ACCESS_FS_EXECUTE, handled);
     for (int i = 0; system_read[i] && !err; i++)
         err = landlock_allow(rs, system_read[i], READ_RIGHTS, handled);
+    if (proc_private && !err)
+        err = landlock_allow(rs, "/proc", READ_RIGHTS, handled);
+    for (int i = 0; !proc_private && proc_shared_read[i] && !err; i++)
+        err = landlock_allow(rs, proc_shared_read[i], READ_RIGHTS, handled);
     for (int i = 0; device_write[i] && !err; i++)
         err = landlock_allow(rs, device_write[i], handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE, handled);
     DIR *dev = opendir("/dev");
@@ -233,6 +327,18 @@ static int install_landlock(int abi, const struct temper_sandbox_config *cfg)
     }
     if (dev)
         closedir(dev);
+    /* The NVIDIA driver's run-time files (/run/nvidia-*), readable; nothing else under /run (the
+     * host's sockets and services live there). */
+    DIR *run = opendir("/run");
+    for (struct dirent *e; run && !err && (e = readdir(run));) {
+        if (strncmp(e->d_name, "nvidia", 6))
+            continue;
+        char path[300];
+        snprintf(path, sizeof(path), "/run/%s", e->d_name);
+        err = landlock_allow(rs, path, READ_RIGHTS, handled);
+    }
+    if (run)
+        closedir(run);
     for (int i = 0; cfg->read_dirs && cfg->read_dirs[i] && !err; i++)
         err = landlock_allow(rs, cfg->read_dirs[i], READ_RIGHTS, handled);
     for (int i = 0; cfg->write_dirs && cfg->write_dirs[i] && !err; i++)
@@ -267,7 +373,17 @@ static int left_out(const char *part)
 
 int temper_sandbox_apply(const struct temper_sandbox_config *cfg, struct temper_sandbox_status *st)
 {
+    /* What temper_sandbox_namespaces (and the caller's own checks) found stays. */
+    struct temper_sandbox_status before = *st;
     memset(st, 0, sizeof(*st));
+    st->user_ns = before.user_ns;
+    st->pid_ns = before.pid_ns;
+    st->mount_ns = before.mount_ns;
+    st->proc_private = before.proc_private;
+    st->env_clean = before.env_clean;
+    st->cwd_scratch = before.cwd_scratch;
+    memcpy(st->reason, before.reason, sizeof(st->reason));
+    st->reason[sizeof(st->reason) - 1] = 0;
     int err = 0;
     if (left_out("rlimits") && left_out("landlock") && left_out("seccomp")) {
         add_reason(st, "the sandbox is off (TEMPER_SANDBOX=off)");
@@ -312,12 +428,14 @@ privs:
         add_reason(st, "Landlock left out (TEMPER_SANDBOX)");
     } else if (!abi) {
         add_reason(st, "Landlock is not enabled in this kernel");
-    } else if (install_landlock(abi, cfg)) {
+    } else if (install_landlock(abi, cfg, before.proc_private)) {
         char text[128];
         snprintf(text, sizeof(text), "the Landlock ruleset could not be applied: %s", strerror(errno));
         add_reason(st, text);
     } else {
         st->landlock = abi;
+        /* Its own /proc entries only, where it shares /proc with the system. */
+        st->proc_private = 1;
     }
 #else
     add_reason(st, "built without Landlock headers");
@@ -334,6 +452,8 @@ privs:
     st->seccomp = 1;
     st->exec_blocked = !cfg->allow_exec;
     st->network_blocked = !cfg->allow_network;
+    st->sockets_blocked = !cfg->allow_network;
+    st->signals_blocked = 1;
     if (cfg->allow_network)
         add_reason(st, "network sockets stay allowed (TEMPER_SANDBOX_NETWORK=1, for a profiler)");
     if (cfg->allow_exec) {

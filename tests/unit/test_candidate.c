@@ -960,13 +960,40 @@ static void test_build_cache(void **state)
     free(data);
     assert_int_equal(temper_build_cache_get(key + 1, &data, &size), TEMPER_ENOTFOUND);
 
-    /* It lives under $TEMPER_CACHE/build/ named by the key. */
+    /* It lives under $TEMPER_CACHE/build/ named by the key, sealed (the bytes, then a trailer). */
     char hex[17], path[4096];
     temper_hash_hex(key, hex);
     snprintf(path, sizeof(path), "%s/cache/build/%.2s/%s.bin", dir, hex, hex + 2);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
-    assert_int_equal(st.st_size, sizeof(binary));
+    assert_true(st.st_size > (off_t)sizeof(binary));
+    assert_true(temper_build_cache_has(key));
+
+    /* A binary changed on disk, or another entry's copied over it, is a miss: written by
+     * something without the key (a worker where nothing confined it), never loaded. */
+    const unsigned char wrong[] = {0x7f, 'E', 'L', 'F', 9, 9, 9, 9};
+    assert_int_equal(temper_build_cache_put(key + 1, wrong, sizeof(wrong)), 0);
+    char other[4096];
+    temper_hash_hex(key + 1, hex);
+    snprintf(other, sizeof(other), "%s/cache/build/%.2s/%s.bin", dir, hex, hex + 2);
+    assert_int_equal(rename(other, path), 0);
+    assert_int_equal(temper_build_cache_get(key, &data, &size), TEMPER_ENOTFOUND);
+    assert_false(temper_build_cache_has(key));
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fwrite(wrong, 1, sizeof(wrong), f);
+    fclose(f);
+    assert_int_equal(temper_build_cache_get(key, &data, &size), TEMPER_ENOTFOUND);
+
+    /* Specialisations stored beside a binary are read back; without them, none. */
+    char specs[256];
+    temper_build_cache_specs(key, specs, sizeof(specs));
+    assert_string_equal(specs, "");
+    assert_int_equal(temper_build_cache_put_specs(key, binary, sizeof(binary), "64-1-1-goffs0"), 0);
+    temper_build_cache_specs(key, specs, sizeof(specs));
+    assert_string_equal(specs, "64-1-1-goffs0");
+    assert_int_equal(temper_build_cache_get(key, &data, &size), 0);
+    free(data);
 }
 
 /* The kernel's parameter list read from the source: how an integer expression is passed. */

@@ -1,8 +1,9 @@
 /* test_sandbox.c: unit tests of sandbox.h. Each case applies the sandbox in a child process of
  * its own (a sandbox cannot be undone) and reports back through a pipe what the child could
- * still do: network and local sockets, exec, a new process, a thread, writes inside and outside
- * its scratch folder, and reads outside the allowed folders. Landlock's parts are checked where
- * the kernel offers it, and the status must then say it is enforced. */
+ * still do: network and local sockets, exec, a new process, a thread, signals to its parent, a new
+ * session, writes inside and outside its scratch folder, and reads outside the allowed folders
+ * (/etc/shadow among them). Landlock's parts are checked where the kernel offers it, and the status
+ * must then say it is enforced. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -41,6 +42,11 @@ struct outcome {
     int write_outside;              /* create a file beside the scratch folder */
     int read_outside;               /* read a file outside every allowed folder */
     int read_system;                /* read /etc/passwd (the system's configuration) */
+    int read_shadow;                /* read /etc/shadow (where it exists and the user could) */
+    int socket_pair;                /* socketpair(AF_UNIX): an unnamed pair reaches nobody */
+    int signal_parent;              /* kill(parent, 0): may it signal another process */
+    int signal_self;                /* kill(self, 0) */
+    int new_session;                /* setsid in a child (it would leave the process group) */
     long core_limit;                /* RLIMIT_CORE afterwards */
 };
 
@@ -120,6 +126,16 @@ static void probe(const char *root, int allow_exec, int allow_network, struct ou
         r.write_outside = can_create(outside);
         r.read_outside = can_read(secret);
         r.read_system = can_read("/etc/passwd");
+        r.read_shadow = can_read("/etc/shadow");
+        int sv[2];
+        r.socket_pair = socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0;
+        if (r.socket_pair) {
+            close(sv[0]);
+            close(sv[1]);
+        }
+        r.signal_parent = kill(getppid(), 0) == 0;
+        r.signal_self = kill(getpid(), 0) == 0;
+        r.new_session = setsid() != -1 || errno != EPERM;
         struct rlimit rl;
         getrlimit(RLIMIT_CORE, &rl);
         r.core_limit = (long)rl.rlim_cur;
@@ -186,7 +202,14 @@ static void test_no_exec(void **state)
     assert_true(o.st.no_new_privs && o.st.seccomp && o.st.rlimits && o.st.exec_blocked && o.st.network_blocked);
     assert_false(o.inet_socket);
     assert_false(o.inet6_socket);
-    assert_true(o.unix_socket);
+    /* No socket it could name a host service with; an unnamed pair stays. */
+    assert_false(o.unix_socket);
+    assert_true(o.socket_pair);
+    assert_true(o.st.sockets_blocked && o.st.signals_blocked);
+    /* Signals to itself only, and no new session. */
+    assert_false(o.signal_parent);
+    assert_true(o.signal_self);
+    assert_false(o.new_session);
     assert_false(o.exec);
     assert_false(o.exec_scratch);
     assert_false(o.new_process);
@@ -198,6 +221,7 @@ static void test_no_exec(void **state)
         assert_int_equal(o.st.landlock, temper_landlock_abi());
         assert_false(o.write_outside);
         assert_false(o.read_outside);
+        assert_false(o.read_shadow); /* the dynamic linker's and loader's files, not all of /etc */
     } else {
         /* Without Landlock, the status must say so. */
         assert_int_equal(o.st.landlock, 0);

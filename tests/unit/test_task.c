@@ -561,6 +561,29 @@ static void test_reference(void **state)
     struct stat st;
     assert_int_equal(stat(ref_dir, &st), 0);
 
+    /* A cached reference changed on disk (by anything without the cache's key: a worker that
+     * nothing confined) is built again, never loaded: here one that returns 7 everywhere. */
+    char so[4200];
+    assert_int_equal(temper_task_reference_build(&t, so, sizeof(so), msg, sizeof(msg)), 0);
+    char evil_c[4300], cmd[9000];
+    snprintf(evil_c, sizeof(evil_c), "%s/evil.c", dir);
+    FILE *ef = fopen(evil_c, "w");
+    assert_non_null(ef);
+    fputs("void reference(double **out, const double **in, const long long *s) {\n"
+          "  for (long long i = 0; i < s[0] * s[1]; i++) out[0][i] = 7; (void)in; }\n",
+          ef);
+    fclose(ef);
+    snprintf(cmd, sizeof(cmd), "cc -shared -fPIC -o '%s' '%s'", so, evil_c);
+    assert_int_equal(system(cmd), 0);
+    fn = NULL;
+    err = temper_task_reference(&t, &fn, msg, sizeof(msg));
+    if (err)
+        fail_msg("reference after tampering failed with %d: %s", err, msg);
+    memset(y, 0, sizeof(y));
+    fn(out, in, scalars);
+    for (int i = 0; i < 6; i++)
+        assert_true(y[i] == -2 * x[i]);
+
     /* A reference that does not compile. */
     put_file(task_dir, "reference.c", "void reference(double **out) { this is not C }\n");
     msg[0] = 0;

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "temper/error.h"
+#include "temper/seal.h"
 #include "temper/util.h"
 
 #include "unit.h"
@@ -583,6 +584,72 @@ static void test_code_hash(void **state)
     assert_true(temper_code_hash(b, na) != h);
 }
 
+/* HMAC-SHA-256 against published vectors (RFC 4231 cases 2 and 6: parts joined, a key longer
+ * than a block), and sealed files: a seal binds the bytes, the kind and the name, and only this
+ * user's key makes one. */
+static void test_seal(void **state)
+{
+    (void)state;
+    unsigned char d[32];
+    char hex[65];
+    const void *parts[] = {"what do ya want ", "for nothing?"};
+    size_t sizes[] = {16, 12};
+    assert_int_equal(temper_hmac_sha256((const unsigned char *)"Jefe", 4, parts, sizes, 2, d), 0);
+    temper_sha256_hex(d, hex);
+    assert_string_equal(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    unsigned char long_key[131];
+    memset(long_key, 0xaa, sizeof(long_key));
+    const char *big = "Test Using Larger Than Block-Size Key - Hash Key First";
+    const void *one[] = {big};
+    size_t one_size[] = {strlen(big)};
+    assert_int_equal(temper_hmac_sha256(long_key, sizeof(long_key), one, one_size, 1, d), 0);
+    temper_sha256_hex(d, hex);
+    assert_string_equal(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+
+    /* Sealed files, under the test's TEMPER_CACHE. */
+    char cache[4096], path[4200], other[4200], msg[512];
+    temper_cache_dir(cache, sizeof(cache));
+    snprintf(path, sizeof(path), "%s/x/a.bin", cache);
+    snprintf(other, sizeof(other), "%s/x/b.bin", cache);
+    assert_int_equal(temper_seal_write(path, "build", "a", "payload", 7, msg, sizeof(msg)), 0);
+    assert_int_equal(temper_seal_write(other, "build", "b", "evil!!!", 7, msg, sizeof(msg)), 0);
+    void *data;
+    size_t n;
+    assert_int_equal(temper_seal_read(path, "build", "a", 1024, &data, &n, msg, sizeof(msg)), 0);
+    assert_int_equal(n, 7);
+    assert_memory_equal(data, "payload", 7);
+    free(data);
+    /* The key is private to the user. */
+    char key_path[4200];
+    snprintf(key_path, sizeof(key_path), "%s/key", cache);
+    struct stat st;
+    assert_int_equal(stat(key_path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    /* Another name, another kind, a byte changed, a copy of another entry, no seal at all. */
+    assert_int_equal(temper_seal_read(path, "build", "b", 1024, &data, &n, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_int_equal(temper_seal_read(path, "reference", "a", 1024, &data, &n, msg, sizeof(msg)), TEMPER_EINVALID);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fputc('P', f);
+    fclose(f);
+    assert_int_equal(temper_seal_read(path, "build", "a", 1024, &data, &n, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_non_null(strstr(msg, "does not verify"));
+    assert_int_equal(rename(other, path), 0);
+    assert_int_equal(temper_seal_read(path, "build", "a", 1024, &data, &n, msg, sizeof(msg)), TEMPER_EINVALID);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("a file without a seal", f);
+    fclose(f);
+    assert_int_equal(temper_seal_read(path, "build", "a", 1024, &data, &n, msg, sizeof(msg)), TEMPER_EINVALID);
+    assert_non_null(strstr(msg, "has no seal"));
+    assert_int_equal(temper_seal_read(other, "build", "a", 1024, &data, &n, msg, sizeof(msg)), TEMPER_ENOTFOUND);
+    /* A key others can read is refused, not used. */
+    assert_int_equal(chmod(key_path, 0644), 0);
+    assert_int_equal(temper_seal_write(path, "build", "a", "payload", 7, msg, sizeof(msg)), TEMPER_EIO);
+    assert_non_null(strstr(msg, "not private"));
+    assert_int_equal(chmod(key_path, 0600), 0);
+}
+
 static void test_clock(void **state)
 {
     (void)state;
@@ -669,6 +736,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hash),
         cmocka_unit_test(test_code_hash),
         cmocka_unit_test(test_clock),
+        cmocka_unit_test_setup_teardown(test_seal, make_tmp, remove_tmp),
         cmocka_unit_test(test_errors),
     };
     const struct CMUnitTest known_bugs[] = {

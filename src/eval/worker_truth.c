@@ -1,0 +1,164 @@
+/* worker_truth.c: the calling program's own judgement of a worker whose device runs kernels in
+ * the worker's address space (PoCL on a CPU). There a candidate's kernel is native code that can
+ * write anywhere in the worker: the comparison's code paths, the tolerance, the result being built.
+ * So the worker hands over, before the kernel first runs, the reference's outputs at every check
+ * shape and seed (made while no candidate's code had run in it), and with its reply the outputs the
+ * candidate's kernel left there; here, in a process no kernel runs in, those outputs are compared
+ * with the reference's again. A correct verdict stands only if that comparison passes at every
+ * check (worker_impl.h describes the frames). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "temper/eval.h"
+#include "worker_impl.h"
+
+int worker_truth_take(const void *data, size_t len, int tainted, json_t **truth)
+{
+    /* A reply never starts with this key: the worker writes the truth frame with only it. */
+    static const char head[] = "{\"truth\":";
+    if (len < 4 + sizeof(head) - 1 || memcmp((const char *)data + 4, head, sizeof(head) - 1))
+        return 0;
+    json_t *m = NULL;
+    if (worker_decode_reply(data, len, &m))
+        return 0; /* malformed: the caller reports it as a malformed reply */
+    /* One truth per job, sent before the candidate ran: any other is ignored (a kernel that took
+     * over the worker could send it, with what it likes). */
+    if (!tainted && !*truth && json_is_object(json_object_get(m, "truth")))
+        *truth = json_incref(json_object_get(m, "truth"));
+    json_decref(m);
+    return 1;
+}
+
+int worker_truth_wanted(json_t *request)
+{
+    const char *op = json_string_value(json_object_get(request, "op"));
+    return op && !strcmp(op, "eval") && !json_is_true(json_object_get(request, "profile_run"));
+}
+
+/* Turns the reply's verdict into v with message why (the worker's own message kept after it),
+ * and drops its timings: they belong to a verdict that does not stand. */
+static void overrule(json_t *reply, enum temper_verdict v, const char *why)
+{
+    const char *said = json_string_value(json_object_get(reply, "message"));
+    char msg[2048];
+    snprintf(msg, sizeof(msg), "%s (the worker had said: %s)", why, said ? said : "nothing");
+    json_object_set_new(reply, "verdict", json_string(temper_verdict_name(v)));
+    json_object_set_new(reply, "message", json_string(msg));
+    json_object_set_new(reply, "timings", json_array());
+}
+
+/* The reply's check at shape and seed, NULL if none. */
+static json_t *find_check(json_t *reply, const char *shape, const char *seed)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(reply, "checks"), i, c) {
+        const char *cs = json_string_value(json_object_get(c, "shape"));
+        const char *cd = json_string_value(json_object_get(c, "seed"));
+        if (cs && cd && !strcmp(cs, shape) && !strcmp(cd, seed))
+            return c;
+    }
+    return NULL;
+}
+
+/* Compares one output of one check; 0 when it passes, else -1 with why. */
+static int judge_output(json_t *want_o, json_t *outputs, double atol, double rtol, const char *where, char *why,
+                        size_t why_size)
+{
+    const char *name = json_string_value(json_object_get(want_o, "name"));
+    const char *dtype = json_string_value(json_object_get(want_o, "dtype"));
+    json_int_t n = json_integer_value(json_object_get(want_o, "elements"));
+    json_t *w64 = json_object_get(want_o, "want_b64"), *g64 = json_object_get(outputs, name ? name : "");
+    int dt = dtype ? temper_dtype_parse(dtype) : -1;
+    if (!name || dt < 0 || n < 0 || !json_is_string(w64)) {
+        snprintf(why, why_size, "the reference outputs the worker handed over at %s are malformed", where);
+        return -1;
+    }
+    if (!json_is_string(g64)) {
+        snprintf(why, why_size, "the worker reported the check at %s passed but did not hand over output %s", where,
+                 name);
+        return -1;
+    }
+    char *want = NULL, *got = NULL;
+    size_t want_len = 0, got_len = 0;
+    int rc = -1;
+    size_t es = temper_dtype_size((enum temper_dtype)dt);
+    if (worker_b64_decode(json_string_value(w64), json_string_length(w64), &want, &want_len) ||
+        want_len != (size_t)n * sizeof(double)) {
+        snprintf(why, why_size, "the reference outputs the worker handed over at %s are malformed", where);
+    } else if (worker_b64_decode(json_string_value(g64), json_string_length(g64), &got, &got_len) ||
+               got_len != (size_t)n * es) {
+        snprintf(why, why_size, "the worker handed over %zu bytes of output %s at %s, not the %zu it has", got_len,
+                 name, where, (size_t)n * es);
+    } else {
+        /* The reference's doubles were copied from its array: aligned copies for the comparison. */
+        double *w = malloc(want_len ? want_len : 1);
+        if (w) {
+            memcpy(w, want, want_len);
+            struct temper_compare r;
+            temper_compare_values((enum temper_dtype)dt, got, w, (int64_t)n, atol, rtol, &r);
+            if (r.mismatches)
+                snprintf(why, why_size,
+                         "temper's own comparison, outside the worker, found %s[%lld] = %.9g where the C reference "
+                         "gives %.9g at %s (%lld of %lld elements wrong), a check the worker reported as passed: "
+                         "the candidate's kernel may have changed how the worker judged it",
+                         name, (long long)r.first_bad, r.first_got, r.first_want, where, (long long)r.mismatches,
+                         (long long)n);
+            else
+                rc = 0;
+            free(w);
+        } else {
+            snprintf(why, why_size, "out of memory judging output %s at %s", name, where);
+        }
+    }
+    free(want);
+    free(got);
+    return rc;
+}
+
+void worker_truth_judge(json_t *truth, int judge, int tainted, json_t *reply)
+{
+    if (!json_is_object(reply))
+        return;
+    const char *verdict = json_string_value(json_object_get(reply, "verdict"));
+    if (judge && tainted && verdict && !strcmp(verdict, "correct")) {
+        char why[1536] = "";
+        enum temper_verdict v = TEMPER_VERDICT_INCORRECT;
+        json_t *checks = json_object_get(truth, "checks");
+        if (!json_is_array(checks) || !json_array_size(checks)) {
+            v = TEMPER_VERDICT_RUNTIME_ERROR;
+            snprintf(why, sizeof(why), "the worker did not hand over the reference's outputs before the candidate's "
+                                       "kernel ran, so its verdict cannot be checked");
+        }
+        double atol = json_number_value(json_object_get(truth, "atol"));
+        double rtol = json_number_value(json_object_get(truth, "rtol"));
+        size_t i;
+        json_t *tc;
+        json_array_foreach(checks, i, tc) {
+            if (why[0])
+                break;
+            const char *shape = json_string_value(json_object_get(tc, "shape"));
+            const char *seed = json_string_value(json_object_get(tc, "seed"));
+            char where[512];
+            snprintf(where, sizeof(where), "shape %s, %s seed", shape ? shape : "?", seed ? seed : "?");
+            json_t *c = shape && seed ? find_check(reply, shape, seed) : NULL;
+            if (!c || !json_is_true(json_object_get(c, "passed"))) {
+                snprintf(why, sizeof(why), "the worker's correct verdict lacks a passed check at %s", where);
+                break;
+            }
+            size_t k;
+            json_t *o;
+            json_array_foreach(json_object_get(tc, "outputs"), k, o) {
+                if (judge_output(o, json_object_get(c, "outputs_b64"), atol, rtol, where, why, sizeof(why)))
+                    break;
+            }
+        }
+        if (why[0])
+            overrule(reply, v, why);
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(reply, "checks"), i, c) json_object_del(c, "outputs_b64");
+}
