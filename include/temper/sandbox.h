@@ -25,7 +25,9 @@ struct temper_sandbox_config {
     uint64_t file_size_bytes;      /* largest file it may write (RLIMIT_FSIZE); 0: no limit */
     uint64_t open_files;           /* descriptors it may hold (RLIMIT_NOFILE); 0: no limit */
     int allow_network;             /* 1: network sockets stay allowed (a profiler's injected library
-                                    * may talk to its front end over TCP); 0 normally */
+                                    * may talk to its front end over TCP); 2: local (AF_UNIX) sockets
+                                    * and connect stay allowed, no other family nor bind (the CUDA
+                                    * driver's cuInit fails without one); 0 normally */
 };
 
 /* What holds after temper_sandbox_namespaces and temper_sandbox_apply. */

@@ -183,8 +183,15 @@ static struct worker_shared *confine(int argc, char **argv)
      * program. It writes only its scratch folder. */
     struct temper_sandbox_config cfg = {reads, writes, 1, "for the system's programs: PoCL runs the linker",
                                         FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
-    /* Profilers' injected libraries talk to their front end over TCP. */
-    cfg.allow_network = profiled;
+    /* Profilers' injected libraries talk to their front end over TCP. The CUDA driver's cuInit
+     * fails (CUDA_ERROR_OPERATING_SYSTEM, measured on an H100) unless it may open a local socket:
+     * a worker for a CUDA device, or for the default device where one may be, keeps local
+     * sockets. Its kernels run on the GPU, never in this process. The self-test tries the attacks
+     * of a worker whose kernels run in it (PoCL): that worker's confinement. */
+    const char *spec = argv[2];
+    int cuda = strcmp(argv[1], "selftest") &&
+               (!strncmp(spec, "cuda", 4) || (!*spec && !access("/dev/nvidiactl", F_OK)));
+    cfg.allow_network = profiled ? 1 : cuda ? 2 : 0;
     shared->sandbox = status;
     temper_sandbox_apply(&cfg, &shared->sandbox);
     return shared;
