@@ -8,6 +8,7 @@
  * limit, not at the job's; and a worker in which a candidate's kernel ran (PoCL runs kernels in the
  * worker) is replaced after it.
  * usage: worker_api_test BACKEND TASKS_DIR HANG_CANDIDATE GOOD_CANDIDATE (exit 77: no device) */
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -275,26 +276,45 @@ static void on_result(void *user, int index, json_t *result, int err, const char
 
 /* ---- the calling program's own judgement (worker_truth.c) and the sealed reference ---- */
 
-/* A check of the truth frame at shape N=3, public seed: output c (f32) should be want[3]. */
-static json_t *truth_of(const double *want)
+/* The memfds of a worker's judgement, as the parent makes them, with want (3 doubles, sealed when
+ * seal) and got (3 floats) written where the frames say: want at 0, got at 16 (after 4 bytes of
+ * something else). */
+struct judged {
+    int truth_fd, outputs_fd;
+};
+
+static struct judged judged_files(const double *want, const float *got, int seal)
 {
-    char *w64 = worker_b64_encode((const unsigned char *)want, 3 * sizeof(double));
-    json_t *t = json_pack("{s:f, s:f, s:[{s:s, s:s, s:[{s:s, s:s, s:i, s:s}]}]}", "atol", 1e-6, "rtol", 1e-5,
-                          "checks", "shape", "N=3", "seed", "public", "outputs", "name", "c", "dtype", "f32",
-                          "elements", 3, "want_b64", w64);
-    free(w64);
-    return t;
+    struct judged j;
+    worker_truth_fds(&j.truth_fd, &j.outputs_fd);
+    if (pwrite(j.truth_fd, want, 3 * sizeof(double), 0) != 3 * sizeof(double) ||
+        pwrite(j.outputs_fd, "xxxx", 4, 12) != 4 || pwrite(j.outputs_fd, got, 3 * sizeof(float), 16) != 3 * sizeof(float))
+        CHECK(0, "the judgement's memfds can be written");
+    if (seal)
+        fcntl(j.truth_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    return j;
 }
 
-/* A reply whose check at N=3, public seed, passed with outputs got (f32[3]; NULL: none). */
-static json_t *reply_of(const float *got, const char *verdict)
+static void judged_close(struct judged *j)
+{
+    close(j->truth_fd);
+    close(j->outputs_fd);
+}
+
+/* A check of the truth frame at shape N=3, public seed: output c (f32), 3 elements at 0. */
+static json_t *truth_frame(void)
+{
+    return json_pack("{s:{s:f, s:f, s:[{s:s, s:s, s:[{s:s, s:s, s:i, s:i}]}]}}", "truth", "atol", 1e-6, "rtol", 1e-5,
+                     "checks", "shape", "N=3", "seed", "public", "outputs", "name", "c", "dtype", "f32", "elements",
+                     3, "at", 0);
+}
+
+/* A reply whose check at N=3, public seed, passed, with its output c at offset at (-1: none). */
+static json_t *reply_of(int at, const char *verdict)
 {
     json_t *check = json_pack("{s:s, s:s, s:b}", "shape", "N=3", "seed", "public", "passed", 1);
-    if (got) {
-        char *g64 = worker_b64_encode((const unsigned char *)got, 3 * sizeof(float));
-        json_object_set_new(check, "outputs_b64", json_pack("{s:s}", "c", g64));
-        free(g64);
-    }
+    if (at >= 0)
+        json_object_set_new(check, "outputs_at", json_pack("{s:i}", "c", at));
     return json_pack("{s:s, s:s, s:[o], s:[{}]}", "verdict", verdict, "message", "passed 1 check shape",
                      "checks", check, "timings");
 }
@@ -304,73 +324,93 @@ static const char *verdict_of(json_t *reply)
     return json_string_value(json_object_get(reply, "verdict"));
 }
 
+/* The truth of frame as the parent takes it from the worker's frame. */
+static json_t *take(json_t *frame, int tainted, int truth_fd, int *taken)
+{
+    char *data = NULL;
+    size_t len = 0;
+    json_t *held = NULL;
+    worker_encode(frame, &data, &len);
+    *taken = worker_truth_take(data, len, tainted, truth_fd, &held);
+    free(data);
+    return held;
+}
+
 static void test_truth_judge(void)
 {
     const double want[3] = {1.0, 2.0, 3.0};
     const float right[3] = {1.0f, 2.0f, 3.0f}, wrong[3] = {1.0f, 2.5f, 3.0f};
-    json_t *truth = truth_of(want);
+    json_t *frame = truth_frame();
+    int taken = 0;
 
-    json_t *r = reply_of(right, "correct");
-    worker_truth_judge(truth, 1, 1, r);
+    struct judged j = judged_files(want, right, 1);
+    json_t *truth = take(frame, 0, j.truth_fd, &taken);
+    CHECK(taken && truth, "a truth frame before a candidate ran, its memfd sealed, is kept");
+    json_t *r = reply_of(16, "correct");
+    worker_truth_judge(truth, 1, 1, j.truth_fd, j.outputs_fd, r);
     json_t *c0 = json_array_get(json_object_get(r, "checks"), 0);
-    CHECK(!strcmp(verdict_of(r), "correct") && !json_object_get(c0, "outputs_b64"),
-          "judged outside the worker: right outputs keep a correct verdict, and the outputs leave the reply");
+    CHECK(!strcmp(verdict_of(r), "correct") && !json_object_get(c0, "outputs_at"),
+          "judged outside the worker: right outputs keep a correct verdict, and where they lay leaves the reply");
     json_decref(r);
+    r = reply_of(12, "correct");
+    worker_truth_judge(truth, 1, 1, j.truth_fd, j.outputs_fd, r);
+    CHECK(!strcmp(verdict_of(r), "incorrect"), "outputs read from another offset than the check's are not right");
+    json_decref(r);
+    r = reply_of(4096, "correct");
+    worker_truth_judge(truth, 1, 1, j.truth_fd, j.outputs_fd, r);
+    CHECK(!strcmp(verdict_of(r), "incorrect"), "outputs past the end of what was handed over are missing: %s",
+          json_string_value(json_object_get(r, "message")));
+    json_decref(r);
+    judged_close(&j);
+    json_decref(truth);
 
-    r = reply_of(wrong, "correct");
-    worker_truth_judge(truth, 1, 1, r);
+    j = judged_files(want, wrong, 1);
+    truth = take(frame, 0, j.truth_fd, &taken);
+    r = reply_of(16, "correct");
+    worker_truth_judge(truth, 1, 1, j.truth_fd, j.outputs_fd, r);
     const char *m = json_string_value(json_object_get(r, "message"));
     CHECK(!strcmp(verdict_of(r), "incorrect") && m && strstr(m, "temper's own comparison") && strstr(m, "c[1]") &&
               json_array_size(json_object_get(r, "timings")) == 0,
           "a correct verdict over a wrong output (a patched comparison) becomes incorrect, naming it: %s", m);
     json_decref(r);
-
-    r = reply_of(NULL, "correct");
-    worker_truth_judge(truth, 1, 1, r);
+    r = reply_of(-1, "correct");
+    worker_truth_judge(truth, 1, 1, j.truth_fd, j.outputs_fd, r);
     CHECK(!strcmp(verdict_of(r), "incorrect"), "a correct verdict without the outputs it was judged on is not correct");
     json_decref(r);
-
     r = json_pack("{s:s, s:[], s:[]}", "verdict", "correct", "checks", "timings");
-    worker_truth_judge(truth, 1, 1, r);
+    worker_truth_judge(truth, 1, 1, j.truth_fd, j.outputs_fd, r);
     CHECK(!strcmp(verdict_of(r), "incorrect"), "a correct verdict that lacks a check of the truth is not correct");
     json_decref(r);
-
-    r = reply_of(wrong, "correct");
-    worker_truth_judge(NULL, 1, 1, r);
-    CHECK(!strcmp(verdict_of(r), "runtime_error"),
-          "a candidate ran but no truth came before it: the verdict cannot stand (%s)", verdict_of(r));
-    json_decref(r);
-
-    r = reply_of(wrong, "correct");
-    worker_truth_judge(NULL, 1, 0, r);
-    CHECK(!strcmp(verdict_of(r), "correct"), "no candidate's kernel ran in the worker (a GPU): its verdict is its own");
-    json_decref(r);
-
-    r = reply_of(wrong, "incorrect");
-    worker_truth_judge(truth, 1, 1, r);
+    r = reply_of(16, "incorrect");
+    worker_truth_judge(truth, 1, 1, j.truth_fd, j.outputs_fd, r);
     CHECK(!strcmp(verdict_of(r), "incorrect") &&
               !strcmp(json_string_value(json_object_get(r, "message")), "passed 1 check shape"),
           "a verdict that is not correct is left as the worker gave it");
     json_decref(r);
-
-    /* The truth frame is taken once, and only before a candidate ran. */
-    json_t *frame = json_pack("{s:O}", "truth", truth);
-    char *data = NULL;
-    size_t len = 0;
-    worker_encode(frame, &data, &len);
-    json_t *held = NULL;
-    CHECK(worker_truth_take(data, len, 1, &held) == 1 && !held, "a truth frame after a candidate ran is ignored");
-    CHECK(worker_truth_take(data, len, 0, &held) == 1 && held, "a truth frame before it is kept");
-    json_decref(held);
-    free(data);
-    json_decref(frame);
-    json_t *plain = json_pack("{s:s}", "verdict", "correct");
-    worker_encode(plain, &data, &len);
-    held = NULL;
-    CHECK(worker_truth_take(data, len, 0, &held) == 0 && !held, "a reply is not a truth frame");
-    free(data);
-    json_decref(plain);
+    r = reply_of(16, "correct");
+    worker_truth_judge(NULL, 1, 1, j.truth_fd, j.outputs_fd, r);
+    CHECK(!strcmp(verdict_of(r), "runtime_error"),
+          "a candidate ran but no truth came before it: the verdict cannot stand (%s)", verdict_of(r));
+    json_decref(r);
+    r = reply_of(16, "correct");
+    worker_truth_judge(NULL, 1, 0, j.truth_fd, j.outputs_fd, r);
+    CHECK(!strcmp(verdict_of(r), "correct"), "no candidate's kernel ran in the worker (a GPU): its verdict is its own");
+    json_decref(r);
+    json_t *late = take(frame, 1, j.truth_fd, &taken);
+    CHECK(taken && !late, "a truth frame after a candidate ran is ignored");
+    judged_close(&j);
     json_decref(truth);
+
+    j = judged_files(want, right, 0);
+    json_t *unsealed = take(frame, 0, j.truth_fd, &taken);
+    CHECK(taken && !unsealed, "a truth whose memfd is not sealed (the worker could still change it) is not taken");
+    judged_close(&j);
+    json_decref(frame);
+
+    json_t *plain = json_pack("{s:s}", "verdict", "correct");
+    json_t *none = take(plain, 0, -1, &taken);
+    CHECK(!taken && !none, "a reply is not a truth frame");
+    json_decref(plain);
 }
 
 /* Reads want[0] in a child: 0 when it read it, else the signal that ended the child. */

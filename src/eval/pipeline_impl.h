@@ -122,10 +122,11 @@ int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, 
                  json_t *check, struct failure *f);
 /* The names of the two seeds of a check ("public", "secret"), as results give them. */
 extern const char *const check_seed_names[2];
-/* Appends to checks the C reference's outputs in a check arena (shape_text, seed 0 or 1), for the
- * truth frame (worker_impl.h). On a device whose kernels run in this process, a check then also
- * hands over the candidate's outputs of its first run. */
-void truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_index);
+/* Writes the C reference's outputs in a check arena (shape_text, seed 0 or 1) at *at of fd and
+ * appends where to checks, for the truth frame (worker_impl.h); 0, or -1 when a write failed. On
+ * a device whose kernels run in this process, a check then also hands over the candidate's
+ * outputs of its first run. */
+int truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_index, int fd, off_t *at);
 /* The correctness protocol at one check shape and seed; appends its check object to checks. */
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                 struct phases *ph, struct failure *f);

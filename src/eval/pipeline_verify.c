@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "pipeline_impl.h"
 
@@ -282,41 +284,62 @@ struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_ind
     return *slot;
 }
 
+/* Writes n bytes at *at of fd, moving *at past them; 0, or -1 when they did not all go. */
+static int write_at(int fd, const void *data, size_t n, off_t *at)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t w = pwrite(fd, (const char *)data + done, n - done, *at + (off_t)done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        done += (size_t)w;
+    }
+    *at += (off_t)n;
+    return 0;
+}
+
+/* Where the next candidate output goes in WORKER_OUTPUTS_FD (a worker that ran a candidate is
+ * replaced, so this only grows within one candidate's evaluation). */
+static off_t outputs_at;
+
 /* For the calling program's own judgement (worker_truth.c): the candidate's outputs of its first
- * run at a check, as bytes, in the check's "outputs_b64". */
+ * run at a check, written to WORKER_OUTPUTS_FD, where the check's "outputs_at" says. */
 static void hand_over_outputs(const struct arena *a, void **got, json_t *check)
 {
+    int fd = worker_truth_out(WORKER_OUTPUTS_FD);
+    if (fd < 0)
+        return;
     json_t *outs = json_object();
     for (int i = 0; i < a->task->nargs; i++) {
         const struct temper_task_arg *arg = &a->task->args[i];
-        if (arg->role != TEMPER_ROLE_OUTPUT || !got[i])
-            continue;
-        char *b64 = worker_b64_encode(got[i], (size_t)a->elems[i] * temper_dtype_size(arg->dtype));
-        if (b64)
-            json_object_set_new(outs, arg->name, json_string(b64));
-        free(b64);
+        off_t at = outputs_at;
+        if (arg->role == TEMPER_ROLE_OUTPUT && got[i] &&
+            !write_at(fd, got[i], (size_t)a->elems[i] * temper_dtype_size(arg->dtype), &outputs_at))
+            json_object_set_new(outs, arg->name, json_integer((json_int_t)at));
     }
-    json_object_set_new(check, "outputs_b64", outs);
+    json_object_set_new(check, "outputs_at", outs);
 }
 
-void truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_index)
+int truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_index, int fd, off_t *at)
 {
     json_t *outs = json_array();
-    for (int i = 0; i < a->task->nargs; i++) {
+    int rc = 0;
+    want_open(a, 1);
+    for (int i = 0; i < a->task->nargs && !rc; i++) {
         const struct temper_task_arg *arg = &a->task->args[i];
         if (arg->role != TEMPER_ROLE_OUTPUT || !a->want[i])
             continue;
-        want_open(a, 1);
-        char *b64 = worker_b64_encode((const unsigned char *)a->want[i], (size_t)a->elems[i] * sizeof(double));
-        want_open(a, 0);
-        if (b64)
-            json_array_append_new(outs, json_pack("{s:s, s:s, s:I, s:s}", "name", arg->name, "dtype",
-                                                  temper_dtype_name(arg->dtype), "elements",
-                                                  (json_int_t)a->elems[i], "want_b64", b64));
-        free(b64);
+        json_int_t where = (json_int_t)*at;
+        rc = write_at(fd, a->want[i], (size_t)a->elems[i] * sizeof(double), at);
+        json_array_append_new(outs, json_pack("{s:s, s:s, s:I, s:I}", "name", arg->name, "dtype",
+                                              temper_dtype_name(arg->dtype), "elements", (json_int_t)a->elems[i],
+                                              "at", where));
     }
+    want_open(a, 0);
     json_array_append_new(checks, json_pack("{s:s, s:s, s:o}", "shape", shape_text, "seed",
                                             check_seed_names[seed_index], "outputs", outs));
+    return rc;
 }
 
 /* The correctness protocol at one check shape and seed. */

@@ -66,7 +66,8 @@ struct temper_worker {
     uint64_t phase_since_ns;       /* when it began */
     int tainted;                   /* 1: a candidate's kernel ran in the process: replace it after the job */
     int judge;                     /* 1: the job's reply is judged against truth (worker_truth.c) */
-    json_t *truth;                 /* the reference's outputs it sent before a candidate ran, or NULL */
+    json_t *truth;                 /* where the reference's outputs lie, sent before a candidate ran */
+    int truth_fd, outputs_fd;      /* the memfds the process writes them and its outputs into, or -1 */
     json_t *memo;                  /* what eval.c keeps across the processes of this handle (worker_memo) */
 };
 
@@ -108,6 +109,11 @@ static void worker_reap(struct temper_worker *w, int kill_it, int *status)
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
+    for (int *fd = &w->truth_fd; fd <= &w->outputs_fd; fd++) {
+        if (*fd >= 0)
+            close(*fd);
+        *fd = -1;
+    }
     if (w->scratch[0])
         worker_remove_tree(w->scratch);
     w->scratch[0] = 0;
@@ -210,9 +216,12 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
             argv[na++] = hide[i];
     argv[na] = NULL;
     /* Descriptors 0, 1, 2 of the worker are /dev/null (2: unless kept for debugging), 3 is its
-     * end of the socket, 4 the shared page, 5 its end of the cache service's socket. */
-    int fds[6] = {-1, -1, -1, sv[1], w->shared_fd, cs[1]};
+     * end of the socket, 4 the shared page, 5 its end of the cache service's socket, 6 and 7 the
+     * memfds of what the parent judges itself (worker_impl.h; /dev/null when they cannot be made). */
+    worker_truth_fds(&w->truth_fd, &w->outputs_fd);
     int devnull_r = open("/dev/null", O_RDONLY | O_CLOEXEC), devnull_w = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    int fds[8] = {-1, -1, -1, sv[1], w->shared_fd, cs[1], w->truth_fd >= 0 ? w->truth_fd : devnull_r,
+                  w->outputs_fd >= 0 ? w->outputs_fd : devnull_r};
     const char *keep = getenv("TEMPER_WORKER_STDERR");
     fds[0] = devnull_r;
     fds[1] = devnull_w;
@@ -221,7 +230,7 @@ static int worker_spawn(struct temper_worker *w, char *msg, size_t n)
     if (devnull_r < 0 || devnull_w < 0)
         err = temper_fail(msg, n, TEMPER_EIO, "/dev/null: %s", strerror(errno));
     else
-        err = worker_spawn_exe(exe, argv, fds, 6, w->scratch, &pid, msg, n);
+        err = worker_spawn_exe(exe, argv, fds, 8, w->scratch, &pid, msg, n);
     if (devnull_r >= 0)
         close(devnull_r);
     if (devnull_w >= 0)
@@ -256,7 +265,7 @@ int temper_worker_start(const char *device_spec, const struct temper_limits *lim
     struct temper_worker *w = calloc(1, sizeof(*w));
     if (!w)
         return TEMPER_ENOMEM;
-    w->fd = -1;
+    w->fd = w->truth_fd = w->outputs_fd = -1;
     w->shared_fd = memfd_create("temper-worker-page", MFD_CLOEXEC);
     if (w->shared_fd < 0 || ftruncate(w->shared_fd, sizeof(struct worker_shared))) {
         err = temper_fail(msg, msg_size, TEMPER_EIO, "memfd: %s", strerror(errno));
@@ -352,34 +361,6 @@ void temper_worker_stop(struct temper_worker *w)
     close(w->shared_fd);
     pthread_mutex_destroy(&w->lock);
     free(w);
-}
-
-/* Resident bytes of pid and, a few generations down, what it started: the process the parent
- * starts waits outside the worker's PID namespace while the worker runs two generations below. */
-static uint64_t resident_bytes_depth(pid_t pid, int depth)
-{
-    char path[96];
-    snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    unsigned long long size = 0, rss = 0;
-    int ok = fscanf(f, "%llu %llu", &size, &rss) == 2;
-    fclose(f);
-    uint64_t total = ok ? rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-    if (depth <= 0 || !(f = fopen(path, "r")))
-        return total;
-    long child;
-    while (fscanf(f, "%ld", &child) == 1)
-        total += resident_bytes_depth((pid_t)child, depth - 1);
-    fclose(f);
-    return total;
-}
-
-static uint64_t resident_bytes(pid_t pid)
-{
-    return resident_bytes_depth(pid, 3);
 }
 
 static json_t *failed_reply(enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -603,7 +584,7 @@ static json_t *watchdog(struct temper_worker *w)
                          w->limits.job_timeout_s, doing, note);
     else if (w->pid && now - w->mem_checked_ns >= MEM_CHECK_NS) {
         w->mem_checked_ns = now;
-        uint64_t rss = resident_bytes(w->pid);
+        uint64_t rss = worker_resident_bytes(w->pid);
         if (rss > w->limits.mem_limit_bytes)
             r = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR,
                              "the worker used %.1f GiB of host memory, over the %.1f GiB limit, while %s",
@@ -708,7 +689,7 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
     int eof = read_available(w);
     size_t want = worker_frame_size(w->in, w->in_len);
     /* The truth frame comes ahead of the reply (and of the beats that follow it). */
-    while (eof >= 0 && want && w->in_len >= want && worker_truth_take(w->in, want, w->tainted, &w->truth)) {
+    while (eof >= 0 && want && w->in_len >= want && worker_truth_take(w->in, want, w->tainted, w->truth_fd, &w->truth)) {
         memmove(w->in, w->in + want, w->in_len - want);
         w->in_len -= want;
         take_beats(w);
@@ -728,12 +709,12 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
                                   doing);
         } else {
             *reply = m;
-            worker_truth_judge(w->truth, w->judge, w->tainted, m);
+            worker_truth_judge(w->truth, w->judge, w->tainted, w->truth_fd, w->outputs_fd, m);
             if (json_is_true(json_object_get(m, "worker_restarted"))) {
                 worker_reap(w, 0, NULL); /* it exits after such a reply */
-            } else if (w->tainted) {
-                /* A candidate's kernel ran in the process and may have written anywhere in it: the
-                 * next job gets a fresh one. */
+            } else if (w->tainted || w->truth) {
+                /* A candidate's kernel ran in the process and may have written anywhere in it (or
+                 * its truth is sealed, for this job only): the next job gets a fresh one. */
                 worker_reap(w, 1, NULL);
                 if (json_is_object(m))
                     json_object_set_new(m, "worker_restarted", json_true());

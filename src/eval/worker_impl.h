@@ -90,21 +90,34 @@ char *worker_b64_encode(const unsigned char *in, size_t n);
 int worker_b64_decode(const char *in, size_t n, char **out, size_t *len);
 
 /* What the calling program judges itself on a device whose kernels run in the worker
- * (worker_truth.c, pipeline_truth.c). Before a candidate's kernel first runs in it, the worker
- * sends a frame {"truth": {"atol", "rtol", "checks": [{"shape", "seed", "outputs": [{"name",
- * "dtype", "elements", "want_b64"}]}]}}: the reference's outputs (doubles) at every check shape and
- * seed, made while no candidate's code had run in the process. Its reply then carries, in each
- * check, "outputs_b64": {NAME: the candidate's output bytes of its first run there}. */
+ * (worker_truth.c, pipeline.c, pipeline_verify.c). The parent gives each worker two memfds,
+ * descriptors WORKER_TRUTH_FD and WORKER_OUTPUTS_FD, which the worker writes with pwrite and
+ * never maps. Before a candidate's kernel first runs in it, the worker writes the reference's
+ * outputs (doubles) at every check shape and seed into the first, made while no candidate's code
+ * had run in the process, seals it (no write, no resize: not even the worker can change it
+ * then), and sends a frame {"truth": {"atol", "rtol", "checks": [{"shape", "seed", "outputs":
+ * [{"name", "dtype", "elements", "at"}]}]}} saying where each lies. It writes the outputs of the
+ * candidate's first run at each check into the second, and its reply says where, in each check's
+ * "outputs_at": {NAME: offset}. */
+#define WORKER_TRUTH_FD 6
+#define WORKER_OUTPUTS_FD 7
+/* Makes the two memfds for a new worker (-1 each when it cannot: the worker then sends no truth
+ * and a candidate's correct verdict on an in-process device does not stand). */
+void worker_truth_fds(int *truth_fd, int *outputs_fd);
 /* Whether frame data (len bytes, one whole frame) is a truth frame: 1, and *truth gets it if it
- * has none and no candidate's kernel has run (tainted 0); else 0. */
-int worker_truth_take(const void *data, size_t len, int tainted, json_t **truth);
+ * has none, no candidate's kernel has run (tainted 0) and truth_fd is sealed; else 0. */
+int worker_truth_take(const void *data, size_t len, int tainted, int truth_fd, json_t **truth);
 /* Whether a reply to request is to be judged against the truth (an eval that runs checks). */
 int worker_truth_wanted(json_t *request);
 /* Judges reply, of a worker in which a candidate's kernel ran (tainted) when judge is set: a
- * correct verdict stands only if every check of truth is in it, passed, with outputs that temper's
- * own comparison passes too; otherwise the verdict becomes incorrect (or runtime_error when what
- * the judgement needs is missing), saying so. The outputs are removed from every reply. */
-void worker_truth_judge(json_t *truth, int judge, int tainted, json_t *reply);
+ * correct verdict stands only if every check of truth is in it, passed, with outputs (read from
+ * outputs_fd) that temper's own comparison with the reference's (read from truth_fd) passes too;
+ * otherwise the verdict becomes incorrect (or runtime_error when what the judgement needs is
+ * missing), saying so. "outputs_at" is removed from every reply. */
+void worker_truth_judge(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, json_t *reply);
+/* The worker's side: the descriptor to write the truth into, or -1 where there is none (a worker
+ * run in-process by a test, or one started without them). */
+int worker_truth_out(int which);
 
 /* Decodes a reply frame as worker_decode_request does, except that decoded bytes that are not
  * valid UTF-8 become U+FFFD, so a reply can be printed and stored as JSON. */
@@ -160,6 +173,9 @@ void worker_remove_tree(const char *path);
 /* Removes the scratch folders in tmp of workers and compile processes whose parent died without
  * cleaning up. */
 void worker_remove_stale_scratch(const char *tmp);
+/* Resident bytes of pid and, a few generations down, what it started (the worker runs two
+ * generations below the process the parent starts). */
+uint64_t worker_resident_bytes(pid_t pid);
 /* The PoCL kernel cache of the calling program, which a worker's mount namespace hides. */
 void worker_pocl_cache_of_caller(char *out, size_t size);
 

@@ -14,6 +14,7 @@
  * otherwise than written, are beyond that: the parent's job limit, the sandbox and the worker's
  * replacement after every candidate that ran in it bound them (docs/candidate.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +80,11 @@ void worker_tell(json_t *msg)
 {
     if (beats.on)
         worker_send(WORKER_SOCKET_FD, msg);
+}
+
+int worker_truth_out(int which)
+{
+    return beats.on && fcntl(which, F_GETFD) != -1 ? which : -1;
 }
 
 void worker_doing(struct worker_shared *s, int phase, const char *fmt, ...)

@@ -208,3 +208,31 @@ void worker_pocl_cache_of_caller(char *out, size_t size)
     else
         snprintf(out, size, "%s/.cache/pocl", home && *home ? home : "/nonexistent");
 }
+
+/* Resident bytes of pid and, a few generations down, what it started: the process the parent
+ * starts waits outside the worker's PID namespace while the worker runs two generations below. */
+static uint64_t resident_bytes_depth(pid_t pid, int depth)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    unsigned long long size = 0, rss = 0;
+    int ok = fscanf(f, "%llu %llu", &size, &rss) == 2;
+    fclose(f);
+    uint64_t total = ok ? rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    if (depth <= 0 || !(f = fopen(path, "r")))
+        return total;
+    long child;
+    while (fscanf(f, "%ld", &child) == 1)
+        total += resident_bytes_depth((pid_t)child, depth - 1);
+    fclose(f);
+    return total;
+}
+
+uint64_t worker_resident_bytes(pid_t pid)
+{
+    return resident_bytes_depth(pid, 3);
+}

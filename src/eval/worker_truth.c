@@ -1,20 +1,32 @@
 /* worker_truth.c: the calling program's own judgement of a worker whose device runs kernels in
  * the worker's address space (PoCL on a CPU). There a candidate's kernel is native code that can
  * write anywhere in the worker: the comparison's code paths, the tolerance, the result being built.
- * So the worker hands over, before the kernel first runs, the reference's outputs at every check
- * shape and seed (made while no candidate's code had run in it), and with its reply the outputs the
- * candidate's kernel left there; here, in a process no kernel runs in, those outputs are compared
- * with the reference's again. A correct verdict stands only if that comparison passes at every
- * check (worker_impl.h describes the frames). */
+ * So the worker writes the reference's outputs at every check shape and seed into a memfd of the
+ * parent's before the kernel first runs (made while no candidate's code had run in it) and seals
+ * it, and writes the outputs the candidate's kernel left at each check into another; here, in a
+ * process no kernel runs in, those outputs are compared with the reference's again. A correct
+ * verdict stands only if that comparison passes at every check (worker_impl.h describes the frame
+ * and the descriptors). */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "temper/eval.h"
 #include "worker_impl.h"
 
-int worker_truth_take(const void *data, size_t len, int tainted, json_t **truth)
+void worker_truth_fds(int *truth_fd, int *outputs_fd)
+{
+    *truth_fd = memfd_create("temper-truth", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    *outputs_fd = memfd_create("temper-outputs", MFD_CLOEXEC);
+}
+
+int worker_truth_take(const void *data, size_t len, int tainted, int truth_fd, json_t **truth)
 {
     /* A reply never starts with this key: the worker writes the truth frame with only it. */
     static const char head[] = "{\"truth\":";
@@ -25,7 +37,9 @@ int worker_truth_take(const void *data, size_t len, int tainted, json_t **truth)
         return 0; /* malformed: the caller reports it as a malformed reply */
     /* One truth per job, sent before the candidate ran: any other is ignored (a kernel that took
      * over the worker could send it, with what it likes). */
-    if (!tainted && !*truth && json_is_object(json_object_get(m, "truth")))
+    int seals = truth_fd >= 0 ? fcntl(truth_fd, F_GET_SEALS) : -1;
+    if (!tainted && !*truth && json_is_object(json_object_get(m, "truth")) && seals >= 0 && (seals & F_SEAL_WRITE) &&
+        (seals & F_SEAL_SHRINK))
         *truth = json_incref(json_object_get(m, "truth"));
     json_decref(m);
     return 1;
@@ -63,62 +77,75 @@ static json_t *find_check(json_t *reply, const char *shape, const char *seed)
     return NULL;
 }
 
+/* Reads n bytes at offset at of fd into a new buffer (*out, caller frees); 0, or -1 when they are
+ * not all there. */
+static int read_at(int fd, json_t *at, size_t n, char **out)
+{
+    *out = NULL;
+    struct stat st;
+    json_int_t off = json_integer_value(at);
+    if (fd < 0 || !json_is_integer(at) || off < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+        (uint64_t)st.st_size < (uint64_t)off + n || !(*out = malloc(n ? n : 1)))
+        return -1;
+    for (size_t done = 0; done < n;) {
+        ssize_t r = pread(fd, *out + done, n - done, (off_t)off + (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(*out);
+            *out = NULL;
+            return -1;
+        }
+        done += (size_t)r;
+    }
+    return 0;
+}
+
 /* Compares one output of one check; 0 when it passes, else -1 with why. */
-static int judge_output(json_t *want_o, json_t *outputs, double atol, double rtol, const char *where, char *why,
-                        size_t why_size)
+static int judge_output(json_t *want_o, json_t *outputs, double atol, double rtol, int truth_fd, int outputs_fd,
+                        const char *where, char *why, size_t why_size)
 {
     const char *name = json_string_value(json_object_get(want_o, "name"));
     const char *dtype = json_string_value(json_object_get(want_o, "dtype"));
     json_int_t n = json_integer_value(json_object_get(want_o, "elements"));
-    json_t *w64 = json_object_get(want_o, "want_b64"), *g64 = json_object_get(outputs, name ? name : "");
     int dt = dtype ? temper_dtype_parse(dtype) : -1;
-    if (!name || dt < 0 || n < 0 || !json_is_string(w64)) {
+    if (!name || dt < 0 || n < 0 || n > ((json_int_t)1 << 40)) {
         snprintf(why, why_size, "the reference outputs the worker handed over at %s are malformed", where);
         return -1;
     }
-    if (!json_is_string(g64)) {
+    json_t *got_at = json_object_get(outputs, name);
+    if (!got_at) {
         snprintf(why, why_size, "the worker reported the check at %s passed but did not hand over output %s", where,
                  name);
         return -1;
     }
     char *want = NULL, *got = NULL;
-    size_t want_len = 0, got_len = 0;
     int rc = -1;
     size_t es = temper_dtype_size((enum temper_dtype)dt);
-    if (worker_b64_decode(json_string_value(w64), json_string_length(w64), &want, &want_len) ||
-        want_len != (size_t)n * sizeof(double)) {
-        snprintf(why, why_size, "the reference outputs the worker handed over at %s are malformed", where);
-    } else if (worker_b64_decode(json_string_value(g64), json_string_length(g64), &got, &got_len) ||
-               got_len != (size_t)n * es) {
-        snprintf(why, why_size, "the worker handed over %zu bytes of output %s at %s, not the %zu it has", got_len,
-                 name, where, (size_t)n * es);
+    if (read_at(truth_fd, json_object_get(want_o, "at"), (size_t)n * sizeof(double), &want)) {
+        snprintf(why, why_size, "the reference outputs the worker handed over at %s are not all there", where);
+    } else if (read_at(outputs_fd, got_at, (size_t)n * es, &got)) {
+        snprintf(why, why_size, "the worker did not hand over the %zu bytes of output %s at %s", (size_t)n * es, name,
+                 where);
     } else {
-        /* The reference's doubles were copied from its array: aligned copies for the comparison. */
-        double *w = malloc(want_len ? want_len : 1);
-        if (w) {
-            memcpy(w, want, want_len);
-            struct temper_compare r;
-            temper_compare_values((enum temper_dtype)dt, got, w, (int64_t)n, atol, rtol, &r);
-            if (r.mismatches)
-                snprintf(why, why_size,
-                         "temper's own comparison, outside the worker, found %s[%lld] = %.9g where the C reference "
-                         "gives %.9g at %s (%lld of %lld elements wrong), a check the worker reported as passed: "
-                         "the candidate's kernel may have changed how the worker judged it",
-                         name, (long long)r.first_bad, r.first_got, r.first_want, where, (long long)r.mismatches,
-                         (long long)n);
-            else
-                rc = 0;
-            free(w);
-        } else {
-            snprintf(why, why_size, "out of memory judging output %s at %s", name, where);
-        }
+        struct temper_compare r;
+        temper_compare_values((enum temper_dtype)dt, got, (const double *)want, (int64_t)n, atol, rtol, &r);
+        if (r.mismatches)
+            snprintf(why, why_size,
+                     "temper's own comparison, outside the worker, found %s[%lld] = %.9g where the C reference "
+                     "gives %.9g at %s (%lld of %lld elements wrong), a check the worker reported as passed: "
+                     "the candidate's kernel may have changed how the worker judged it",
+                     name, (long long)r.first_bad, r.first_got, r.first_want, where, (long long)r.mismatches,
+                     (long long)n);
+        else
+            rc = 0;
     }
     free(want);
     free(got);
     return rc;
 }
 
-void worker_truth_judge(json_t *truth, int judge, int tainted, json_t *reply)
+void worker_truth_judge(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, json_t *reply)
 {
     if (!json_is_object(reply))
         return;
@@ -151,7 +178,8 @@ void worker_truth_judge(json_t *truth, int judge, int tainted, json_t *reply)
             size_t k;
             json_t *o;
             json_array_foreach(json_object_get(tc, "outputs"), k, o) {
-                if (judge_output(o, json_object_get(c, "outputs_b64"), atol, rtol, where, why, sizeof(why)))
+                if (judge_output(o, json_object_get(c, "outputs_at"), atol, rtol, truth_fd, outputs_fd, where, why,
+                                 sizeof(why)))
                     break;
             }
         }
@@ -160,5 +188,5 @@ void worker_truth_judge(json_t *truth, int judge, int tainted, json_t *reply)
     }
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(reply, "checks"), i, c) json_object_del(c, "outputs_b64");
+    json_array_foreach(json_object_get(reply, "checks"), i, c) json_object_del(c, "outputs_at");
 }

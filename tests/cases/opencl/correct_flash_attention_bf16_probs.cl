@@ -1,7 +1,7 @@
 // Right (tasks/L3/flash_attention's note: FlashAttention-style kernels that round the unnormalized
 // probabilities to bf16 for the tensor-core P.V product pass with atol 4e-3, on most seeds): the
 // probabilities rounded to bf16 in P.V only; the running sum l stays fp32, as in FlashAttention 2.
-// They fail one output on about 3% of secret seeds (flash_attention_bf16_probs_seed34), so the
+// They fail one output on about 3% of secret seeds (flash_attention_bf16_probs_seed22), so the
 // secret seed is pinned to 1, which passes (on CUDA the public seed 1 draws the same data at the
 // shapes past 65,536 that PoCL runs with the secret seed only).
 // The task's naive.cl, the changed lines marked CHANGED (the twin is tests/cases/cuda/correct_flash_attention_bf16_probs.cu).
