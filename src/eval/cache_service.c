@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <openssl/crypto.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -445,6 +446,7 @@ static void *serve(void *arg)
     pthread_cond_broadcast(&g->done);
     pthread_mutex_unlock(&g->lock);
     group_release(g);
+    OPENSSL_thread_stop(); /* the seals' per-thread state (libcrypto's), freed as the thread ends */
     return NULL;
 }
 
