@@ -24,10 +24,10 @@ struct temper_sandbox_config {
     const char *why_exec;          /* with allow_exec: why, for the status's reason; NULL: none given */
     uint64_t file_size_bytes;      /* largest file it may write (RLIMIT_FSIZE); 0: no limit */
     uint64_t open_files;           /* descriptors it may hold (RLIMIT_NOFILE); 0: no limit */
-    int allow_network;             /* 1: network sockets stay allowed (a profiler's injected library
-                                    * may talk to its front end over TCP); 2: local (AF_UNIX) sockets
-                                    * and connect stay allowed, no other family nor bind (the CUDA
-                                    * driver's cuInit fails without one); 0 normally */
+    int allow_network;             /* 1: sockets stay allowed (a profiler's injected library may talk
+                                    * to its front end over TCP; the CUDA driver's cuInit fails
+                                    * without them); 0 normally */
+    const char *why_network;       /* with allow_network: why, for the status's reason */
 };
 
 /* What holds after temper_sandbox_namespaces and temper_sandbox_apply. */

@@ -182,16 +182,20 @@ static struct worker_shared *confine(int argc, char **argv)
      * (CUDA: pipeline.c's ensure_open then refuses it). Task references come from the calling
      * program. It writes only its scratch folder. */
     struct temper_sandbox_config cfg = {reads, writes, 1, "for the system's programs: PoCL runs the linker",
-                                        FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
+                                        FILE_SIZE_MAX, OPEN_FILES_MAX, 0, NULL};
     /* Profilers' injected libraries talk to their front end over TCP. The CUDA driver's cuInit
-     * fails (CUDA_ERROR_OPERATING_SYSTEM, measured on an H100) unless it may open a local socket:
-     * a worker for a CUDA device, or for the default device where one may be, keeps local
-     * sockets. Its kernels run on the GPU, never in this process. The self-test tries the attacks
-     * of a worker whose kernels run in it (PoCL): that worker's confinement. */
+     * fails (CUDA_ERROR_OPERATING_SYSTEM, measured on an H100) when the filter refuses new
+     * sockets, and passes when they are allowed: a worker for a CUDA device, or for the default
+     * device where one may be, keeps them. Its kernels run on the GPU, never in this process; the
+     * namespaces and Landlock still hold. The self-test tries the attacks of a worker whose
+     * kernels run in it (PoCL): that worker's confinement. */
     const char *spec = argv[2];
     int cuda = strcmp(argv[1], "selftest") &&
                (!strncmp(spec, "cuda", 4) || (!*spec && !access("/dev/nvidiactl", F_OK)));
-    cfg.allow_network = profiled ? 1 : cuda ? 2 : 0;
+    cfg.allow_network = profiled || cuda;
+    cfg.why_network = profiled ? "network sockets stay allowed (TEMPER_SANDBOX_NETWORK=1, for a profiler)"
+                               : "sockets stay allowed (the CUDA driver's cuInit fails without them; its kernels run "
+                                 "on the GPU, never in the worker)";
     shared->sandbox = status;
     temper_sandbox_apply(&cfg, &shared->sandbox);
     return shared;
@@ -381,7 +385,7 @@ static int compile(int argc, char **argv)
         unsetenv("TEMPER_FAULT_ONCE");
     }
     struct temper_sandbox_config cfg = {reads, writes, on_device, on_device ? "PoCL runs the linker" : NULL,
-                                        FILE_SIZE_MAX, OPEN_FILES_MAX, 0};
+                                        FILE_SIZE_MAX, OPEN_FILES_MAX, 0, NULL};
     temper_sandbox_apply(&cfg, &sst);
     json_t *src = json_object_get(req, "source");
     const char *options = json_string_value(json_object_get(req, "options"));

@@ -176,17 +176,7 @@ static int install_seccomp(int allow_exec, int allow_network)
     /* Sockets: none but the ones it inherited and unnamed local pairs: no network of any kind,
      * and no local socket that could reach a service on the host (a named or abstract AF_UNIX
      * one), so no connect and no bind either. */
-    if (allow_network == 2) {
-        /* Local sockets for a GPU driver (its kernels run on the device, not in this process):
-         * AF_UNIX ones and connect; no other family, and no bind. */
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4));
-        PUT(LOAD_ARG0);
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 0, 1));
-        PUT(ALLOW);
-        PUT(DENY(EACCES));
-        PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_bind, 0, 1));
-        PUT(DENY(EACCES));
-    } else if (!allow_network) {
+    if (!allow_network) {
         PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 1));
         PUT(DENY(EACCES));
         PUT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_connect, 0, 1));
@@ -461,13 +451,11 @@ privs:
     }
     st->seccomp = 1;
     st->exec_blocked = !cfg->allow_exec;
-    st->network_blocked = cfg->allow_network != 1;
+    st->network_blocked = !cfg->allow_network;
     st->sockets_blocked = !cfg->allow_network;
     st->signals_blocked = 1;
-    if (cfg->allow_network == 1)
-        add_reason(st, "network sockets stay allowed (TEMPER_SANDBOX_NETWORK=1, for a profiler)");
-    else if (cfg->allow_network == 2)
-        add_reason(st, "local sockets stay allowed (the CUDA driver needs one; its kernels run on the GPU)");
+    if (cfg->allow_network)
+        add_reason(st, cfg->why_network ? cfg->why_network : "network sockets stay allowed");
     if (cfg->allow_exec) {
         char text[200];
         snprintf(text, sizeof(text), "exec stays allowed%s%s%s", cfg->why_exec ? " (" : "",
