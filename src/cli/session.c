@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "temper/device.h"
 
 static void print_event(void *user, const struct temper_session_event *ev)
 {
@@ -44,10 +45,11 @@ int cli_session_open(struct temper_session **s, const char *device, const struct
 
 int cli_device_in_process(json_t *device)
 {
+    const char *in_process = temper_device_cap_name(TEMPER_DEVICE_CAP_IN_PROCESS);
     size_t i;
     json_t *cap;
     json_array_foreach(json_object_get(device, "caps"), i, cap) {
-        if (json_string_value(cap) && !strcmp(json_string_value(cap), "in_process"))
+        if (json_string_value(cap) && !strcmp(json_string_value(cap), in_process))
             return 1;
     }
     return 0;

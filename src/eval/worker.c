@@ -109,11 +109,11 @@ static void worker_reap(struct temper_worker *w, int kill_it, int *status)
     if (w->fd >= 0)
         close(w->fd);
     w->fd = -1;
-    for (int *fd = &w->truth_fd; fd <= &w->outputs_fd; fd++) {
-        if (*fd >= 0)
-            close(*fd);
-        *fd = -1;
-    }
+    if (w->truth_fd >= 0)
+        close(w->truth_fd);
+    if (w->outputs_fd >= 0)
+        close(w->outputs_fd);
+    w->truth_fd = w->outputs_fd = -1;
     if (w->scratch[0])
         worker_remove_tree(w->scratch);
     w->scratch[0] = 0;
