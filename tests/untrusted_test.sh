@@ -191,7 +191,16 @@ else
     tail -4 "$work/out"
 fi
 
-# 3. A comparison patched from inside the worker: TEMPER_FAULT=forge:1 (include/temper/device.h)
+# 4. The binary a compile process built ahead (it runs no candidate) is the one the worker looks up:
+# a candidate's first evaluation, in a cache of its own, is a build-cache hit in the worker. A
+# mismatch between the options the two build with would make every worker build its candidate
+# again, unseen but for the time.
+TEMPER_CACHE=$work/cache4 "$temper" eval "$wrong" --checks-only --json >"$work/ahead.json" 2>"$work/ahead.err"
+hit=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache_hit"])' "$work/ahead.json" 2>/dev/null)
+[ "$hit" = True ] && ok "a candidate built ahead by a compile process is a cache hit in its worker" ||
+    fail "first evaluation's cache_hit: '${hit:-none}' (want True) $(tail -2 "$work/ahead.err")"
+
+# 5. A comparison patched from inside the worker: TEMPER_FAULT=forge:1 (include/temper/device.h)
 # makes the worker's comparisons with the reference pass from the candidate's first launch on, as
 # a kernel that patched them would. The calling program compares the outputs the worker handed
 # over with the reference's outputs it sent before the kernel ran: the wrong kernel is incorrect,

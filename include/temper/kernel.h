@@ -205,6 +205,16 @@ int temper_compiler_options_check(enum temper_lang lang, const char *options, ch
 
 /* ---- the build cache ---- */
 
+/* The name every OpenCL build defines inline assembly's keywords to, after the candidate's own
+ * options: a keyword that token pasting built (the word rule refuses every one it can see) becomes
+ * this undeclared name, and the build fails (docs/candidate.md). */
+#define TEMPER_NO_ASM "temper_inline_assembly_is_not_allowed"
+/* The options a build of lang is given for the candidate's options: for OpenCL, followed by the
+ * defines of TEMPER_NO_ASM. Every build and every build key uses these, so that a binary a compile
+ * process built is the one a worker looks up. TEMPER_ECOMPILE when they do not fit out. */
+int temper_build_options(enum temper_lang lang, const char *options, char *out, size_t out_size, char *msg,
+                         size_t msg_size);
+
 /* The cache key: a hash of the source, the options, the compiler's version and the target. */
 uint64_t temper_build_key(const char *source, size_t len, const char *options, const char *compiler_version,
                           const char *target);

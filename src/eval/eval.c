@@ -281,16 +281,19 @@ struct compile_target {
  * worker, which then compiles it itself. */
 static void compile_start(struct job *j, const struct compile_target *t)
 {
-    uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, j->options, t->info.compiler_version,
-                                    t->info.arch[0] ? t->info.arch : t->info.name);
+    char options[sizeof(j->options) + 256], msg[256];
     j->compiled = 1;
+    /* the options the worker builds with, so that it finds this binary under the same key */
+    if (temper_build_options(j->cand.lang, j->options, options, sizeof(options), msg, sizeof(msg)))
+        return;
+    uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, options, t->info.compiler_version,
+                                    t->info.arch[0] ? t->info.arch : t->info.name);
     if (temper_build_cache_has(key))
         return;
     json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "backend", t->on_device ? "device" : t->ops->name,
                             "device", t->device, "name", t->info.name, "arch", t->info.arch, "compiler",
-                            t->info.compiler_version, "options", j->options, "mem_limit_bytes",
+                            t->info.compiler_version, "options", options, "mem_limit_bytes",
                             (json_int_t)t->mem_limit_bytes);
-    char msg[256];
     if (req && !json_object_set_new(req, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len)) &&
         !compile_proc_start(req, &j->proc, msg, sizeof(msg)))
         j->compiled = 0;
@@ -319,8 +322,10 @@ static int compile_reap(struct job *j, const struct compile_target *t)
     json_t *bin = json_object_get(out, "binary");
     const char *compiler = json_string_value(json_object_get(out, "compiler"));
     const char *target = json_string_value(json_object_get(out, "target"));
-    if (!overdue && WIFEXITED(status) && WEXITSTATUS(status) == 0 && json_is_string(bin) && compiler && target) {
-        uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, j->options, compiler, target);
+    char options[sizeof(j->options) + 256], msg[256];
+    if (!overdue && WIFEXITED(status) && WEXITSTATUS(status) == 0 && json_is_string(bin) && compiler && target &&
+        !temper_build_options(j->cand.lang, j->options, options, sizeof(options), msg, sizeof(msg))) {
+        uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, options, compiler, target);
         temper_build_cache_put(key, json_string_value(bin), json_string_length(bin));
     }
     /* On the device's own compiler a failure is the worker's to find (its log names the

@@ -22,12 +22,6 @@ json_t *worker_error_reply(const char *msg, int code)
     return json_pack("{s:s, s:i}", "error", msg, "code", code);
 }
 
-/* The name every OpenCL build defines inline assembly's keywords to, after the candidate's own
- * options: a keyword that token pasting built (the word rule refuses every one it can see) becomes
- * this undeclared name, and the build fails (docs/candidate.md). */
-#define NO_ASM "temper_inline_assembly_is_not_allowed"
-static const char no_asm_options[] = " -Dasm=" NO_ASM " -D__asm=" NO_ASM " -D__asm__=" NO_ASM;
-
 /* Builds source with options through the build cache; *code (if code is not NULL) gets the
  * hash of the binary's code (temper_code_hash), 0 where the backend gives no binary. */
 int worker_build_module(struct worker_state *ws, const char *source, size_t len, const char *options,
@@ -36,11 +30,9 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
 {
     struct temper_device *d = &ws->dev;
     char guarded[4096];
-    if (!strcmp(d->info.language, "opencl")) {
-        if (snprintf(guarded, sizeof(guarded), "%s%s", options, no_asm_options) >= (int)sizeof(guarded))
-            return temper_fail(msg, n, TEMPER_ECOMPILE, "compiler options too long");
-        options = guarded;
-    }
+    if (temper_build_options(temper_lang_parse(d->info.language), options, guarded, sizeof(guarded), msg, n))
+        return TEMPER_ECOMPILE;
+    options = guarded;
     uint64_t key = temper_build_key(source, len, options, d->info.compiler_version,
                                     d->info.arch[0] ? d->info.arch : d->info.name);
     void *bin = NULL;
@@ -157,7 +149,7 @@ int plan_build(struct worker_state *ws, const char *path, const char *lang, cons
                               &p->code, msg, sizeof(msg));
     if (err) {
         log_name_candidate(log, path);
-        const char *asm_at = log && log->data ? strstr(log->data, NO_ASM) : NULL;
+        const char *asm_at = log && log->data ? strstr(log->data, TEMPER_NO_ASM) : NULL;
         if (asm_at) {
             /* The line of the log's first mention: "error: PATH:LINE:COL ...: use of undeclared
              * identifier '...'" (PoCL). */

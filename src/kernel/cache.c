@@ -28,6 +28,15 @@ uint64_t temper_build_key(const char *source, size_t len, const char *options, c
     return temper_hash64(target, strlen(target), h);
 }
 
+int temper_build_options(enum temper_lang lang, const char *options, char *out, size_t out_size, char *msg,
+                         size_t msg_size)
+{
+    static const char guard[] = " -Dasm=" TEMPER_NO_ASM " -D__asm=" TEMPER_NO_ASM " -D__asm__=" TEMPER_NO_ASM;
+    if (snprintf(out, out_size, "%s%s", options, lang == TEMPER_LANG_OPENCL ? guard : "") >= (int)out_size)
+        return temper_fail(msg, msg_size, TEMPER_ECOMPILE, "compiler options too long");
+    return 0;
+}
+
 void temper_build_cache_set_remote(const struct temper_build_cache_remote *r)
 {
     have_remote = r != NULL;
