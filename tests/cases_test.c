@@ -3,7 +3,9 @@
  * (`// @expect-message TEXT`), and optionally how many checks fail when the worker request asks to
  * keep going after a failure (`// @expect-keep-going N`, run as a second request without timing),
  * and optionally the secret seed to use (`// @expect-secret-seed N`; by default a fresh random
- * one each evaluation), for a verdict that depends on the data a seed draws.
+ * one each evaluation), for a verdict that depends on the data a seed draws, and optionally no
+ * timing (`// @expect-no-timing`), for a kernel whose outputs sit at its task's tolerance: every timed
+ * launch draws fresh inputs, and how many launches a budget times follows the machine's speed.
  * All cases run through one worker handle, in order, so a case that
  * crashes or hangs the worker also shows that the next evaluation runs normally. Every result
  * is recorded in a fresh store, and the store must hold exactly one evaluation per case.
@@ -180,6 +182,7 @@ int main(int argc, char **argv)
         const char *pinned = strstr(source, "@expect-secret-seed ");
         req.secret_seed = pinned ? strtoull(pinned + 20, NULL, 10) : 0;
         req.time_budget_s = 0.2;
+        req.no_timing = strstr(source, "@expect-no-timing") != NULL;
         json_t *r = NULL;
         double t0 = temper_now_s();
         if (temper_eval(w, &req, calib, &r, msg, sizeof(msg))) {
