@@ -77,6 +77,12 @@ def throughput(full_path, full_s, check_path, check_s):
             med = {k: statistics.median((r.get("phases_ms") or {}).get(k) or 0 for r in rows) for k in keys}
             print("  %-10s median ms per candidate: elapsed %.1f; " % (name, statistics.median(r["elapsed_ms"] for r in rows)) +
                   ", ".join("%s %.1f" % (k, med[k]) for k in keys))
+    # what a timed sample costs besides the kernel itself (fresh inputs, the answer, the checks)
+    per = [(t["loop_ms"] / t["samples"], t["loop_ms"] / t["samples"] - t["median_ms"], t["samples"], t["warmup_ms"])
+           for r in full for t in (r.get("timings") or []) if t.get("loop_ms") and t.get("samples")]
+    if per:
+        print("  full       median per timed sample: wall %.3f ms, besides the kernel %.3f ms; samples %.0f; warm-up %.1f ms" %
+              tuple(statistics.median(p[k] for p in per) for k in range(4)))
 
 
 def fidelity(p1, p2, p3):

@@ -84,6 +84,10 @@
     X(REAL, tflops, none, "flops / median time, in TFLOP/s.")                                                 \
     X(INT, baseline_samples, none, "Baseline samples pooled in the worker for this shape.")                  \
     X(INT, baseline_samples_now, none, "Baseline samples taken during this evaluation.")                     \
+    X(REAL, warmup_ms, none, "Wall time of the untimed warm-up launches before the samples.")               \
+    X(REAL, loop_ms, none,                                                                                    \
+      "Wall time of the samples, each with its fresh inputs, answer and checks (docs/timing.md): "           \
+      "`loop_ms / samples - median_ms` is what verifying a sample costs.")                                   \
     X(STR, expert, none, "The expert routine timed; null without one.")                                      \
     X(REAL, expert_median_ms, none, "The expert's median time; null without one.")                           \
     X(REAL, expert_spread, none, "The expert's spread; null without one.")                                   \

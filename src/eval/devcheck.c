@@ -72,16 +72,17 @@ static const char devcheck_cl[] =
     "  z += 0x9e3779b97f4a7c15ul; z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ul;\n"
     "  z = (z ^ (z >> 27)) * 0x94d049bb133111ebul; return z ^ (z >> 31);\n"
     "}\n"
-    "float temper_store(__global uchar *p, long i, int t, float v) {\n"
-    "  if (t == 0) { ((__global float *)p)[i] = v; return v; }\n"
-    "  if (t == 1) { vstore_half_rte(v, i, (__global half *)p); return vload_half(i, (__global const half *)p); }\n"
+    "ulong temper_bits(int t, float v, float *back) {\n"
+    "  if (t == 0) { *back = v; return as_uint(v); }\n"
+    "  if (t == 1) { ushort h[1]; vstore_half_rte(v, 0, (half *)h); *back = vload_half(0, (const half *)h);\n"
+    "    return h[0]; }\n"
     "  if (t == 2) { uint u = as_uint(v); u = isnan(v) ? (u | 0x400000u) : u + 0x7fffu + ((u >> 16) & 1u);\n"
-    "    ((__global ushort *)p)[i] = (ushort)(u >> 16); return as_float(u & 0xffff0000u); }\n"
+    "    *back = as_float(u & 0xffff0000u); return u >> 16; }\n"
     "  float r = rint(v);\n"
-    "  if (t == 3) { r = clamp(r, -128.0f, 127.0f); ((__global char *)p)[i] = (char)r; return r; }\n"
-    "  if (t == 4) { r = clamp(r, 0.0f, 255.0f); ((__global uchar *)p)[i] = (uchar)r; return r; }\n"
-    "  if (t == 5) { r = clamp(r, -2147483648.0f, 2147483520.0f); ((__global int *)p)[i] = (int)r; return r; }\n"
-    "  ((__global long *)p)[i] = (long)r; return r;\n"
+    "  if (t == 3) { r = clamp(r, -128.0f, 127.0f); *back = r; return (uchar)(char)r; }\n"
+    "  if (t == 4) { r = clamp(r, 0.0f, 255.0f); *back = r; return (uchar)r; }\n"
+    "  if (t == 5) { r = clamp(r, -2147483648.0f, 2147483520.0f); *back = r; return (uint)(int)r; }\n"
+    "  *back = r; return (ulong)(long)r;\n"
     "}\n"
     "float temper_draw(int kind, float a, float b, float u1, float u2, int second) {\n"
     "  if (kind == 0) { float r = native_sqrt(-2.0f * native_log(1.0f - u1)), t = 6.28318531f * u2;\n"
@@ -90,15 +91,42 @@ static const char devcheck_cl[] =
     "  if (kind == 1) return a + (b - a) * u;\n"
     "  return clamp(floor(a + (b - a + 1.0f) * u), a, b);\n"
     "}\n"
+    "void temper_fill_pair(int type, int kind, float a, float b, ulong seed, long p, ulong *bits) {\n"
+    "  ulong r = temper_mix64(seed ^ temper_mix64((ulong)p));\n"
+    "  float u1 = (float)(uint)(r >> 40) * 0x1p-24f, u2 = (float)(uint)((r >> 16) & 0xffffffu) * 0x1p-24f;\n"
+    "  for (int k = 0; k < 2; k++) { float back;\n"
+    "    bits[k] = temper_bits(type, temper_draw(kind, a, b, u1, u2, k), &back);\n"
+    "    if (kind == 1 && back >= b) bits[k] = temper_bits(type, a, &back); }\n"
+    "}\n"
+    "void temper_put(__global uchar *p, long i, int t, ulong v) {\n"
+    "  if (t == 0 || t == 5) ((__global uint *)p)[i] = (uint)v;\n"
+    "  else if (t == 1 || t == 2) ((__global ushort *)p)[i] = (ushort)v;\n"
+    "  else if (t == 3 || t == 4) p[i] = (uchar)v;\n"
+    "  else ((__global ulong *)p)[i] = v;\n"
+    "}\n"
+    "ulong temper_get(__global const uchar *p, long i, int t) {\n"
+    "  if (t == 0 || t == 5) return ((__global const uint *)p)[i];\n"
+    "  if (t == 1 || t == 2) return ((__global const ushort *)p)[i];\n"
+    "  if (t == 3 || t == 4) return p[i];\n"
+    "  return ((__global const ulong *)p)[i];\n"
+    "}\n"
     "__kernel void temper_fill(__global uchar *dst, long n, int type, int kind, float a, float b, ulong seed) {\n"
     "  for (long p = get_global_id(0); 2 * p < n; p += get_global_size(0)) {\n"
-    "    ulong r = temper_mix64(seed ^ temper_mix64((ulong)p));\n"
-    "    float u1 = (float)(uint)(r >> 40) * 0x1p-24f, u2 = (float)(uint)((r >> 16) & 0xffffffu) * 0x1p-24f;\n"
-    "    for (int k = 0; k < 2 && 2 * p + k < n; k++) {\n"
-    "      float v = temper_draw(kind, a, b, u1, u2, k);\n"
-    "      if (temper_store(dst, 2 * p + k, type, v) >= b && kind == 1) temper_store(dst, 2 * p + k, type, a);\n"
-    "    }\n"
+    "    ulong bits[2];\n"
+    "    temper_fill_pair(type, kind, a, b, seed, p, bits);\n"
+    "    for (int k = 0; k < 2 && 2 * p + k < n; k++) temper_put(dst, 2 * p + k, type, bits[k]);\n"
     "  }\n"
+    "}\n"
+    "__kernel void temper_fill_check(__global const uchar *src, long n, int type, int kind, float a, float b,\n"
+    "                                ulong seed, __global uint *res) {\n"
+    "  uint bad = 0, first = 0xffffffffu;\n"
+    "  for (long p = get_global_id(0); 2 * p < n; p += get_global_size(0)) {\n"
+    "    ulong bits[2];\n"
+    "    temper_fill_pair(type, kind, a, b, seed, p, bits);\n"
+    "    for (int k = 0; k < 2 && 2 * p + k < n; k++)\n"
+    "      if (temper_get(src, 2 * p + k, type) != bits[k]) { bad++; first = min(first, (uint)(2 * p + k)); }\n"
+    "  }\n"
+    "  if (bad) { atomic_add(&res[0], bad); atomic_min(&res[1], first); }\n"
     "}\n";
 
 static const char devcheck_cu[] =
@@ -176,17 +204,18 @@ static const char devcheck_cu[] =
     "  z += 0x9e3779b97f4a7c15ull; z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;\n"
     "  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull; return z ^ (z >> 31);\n"
     "}\n"
-    "__device__ __forceinline__ float temper_store(unsigned char *p, long long i, int t, float v) {\n"
-    "  if (t == 0) { ((float *)p)[i] = v; return v; }\n"
-    "  if (t == 1) { unsigned short h; float back; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v));\n"
-    "    ((unsigned short *)p)[i] = h; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(back) : \"h\"(h)); return back; }\n"
+    "/* The bits an input element of type t holds for the value v, and the value they hold back. */\n"
+    "__device__ __forceinline__ unsigned long long temper_bits(int t, float v, float *back) {\n"
+    "  if (t == 0) { *back = v; return __float_as_uint(v); }\n"
+    "  if (t == 1) { unsigned short h; float f; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(v));\n"
+    "    asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); *back = f; return h; }\n"
     "  if (t == 2) { unsigned u = __float_as_uint(v); u = isnan(v) ? (u | 0x400000u) : u + 0x7fffu + ((u >> 16) & 1u);\n"
-    "    ((unsigned short *)p)[i] = (unsigned short)(u >> 16); return __uint_as_float(u & 0xffff0000u); }\n"
+    "    *back = __uint_as_float(u & 0xffff0000u); return u >> 16; }\n"
     "  float r = rintf(v);\n"
-    "  if (t == 3) { r = fminf(fmaxf(r, -128.0f), 127.0f); ((signed char *)p)[i] = (signed char)r; return r; }\n"
-    "  if (t == 4) { r = fminf(fmaxf(r, 0.0f), 255.0f); ((unsigned char *)p)[i] = (unsigned char)r; return r; }\n"
-    "  if (t == 5) { r = fminf(fmaxf(r, -2147483648.0f), 2147483520.0f); ((int *)p)[i] = (int)r; return r; }\n"
-    "  ((long long *)p)[i] = (long long)r; return r;\n"
+    "  if (t == 3) { r = fminf(fmaxf(r, -128.0f), 127.0f); *back = r; return (unsigned char)(signed char)r; }\n"
+    "  if (t == 4) { r = fminf(fmaxf(r, 0.0f), 255.0f); *back = r; return (unsigned char)r; }\n"
+    "  if (t == 5) { r = fminf(fmaxf(r, -2147483648.0f), 2147483520.0f); *back = r; return (unsigned)(int)r; }\n"
+    "  *back = r; return (unsigned long long)(long long)r;\n"
     "}\n"
     "__device__ __forceinline__ float temper_draw(int kind, float a, float b, float u1, float u2, int second) {\n"
     "  if (kind == 0) { float r = sqrtf(-2.0f * __logf(1.0f - u1)), t = 6.28318531f * u2;\n"
@@ -195,17 +224,50 @@ static const char devcheck_cu[] =
     "  if (kind == 1) return a + (b - a) * u;\n"
     "  return fminf(fmaxf(floorf(a + (b - a + 1.0f) * u), a), b);\n"
     "}\n"
+    "/* The bits of elements 2p and 2p + 1 of a fill keyed by seed: one function, not inlined, for the\n"
+    " * fill and its check alike, so both compute every value with the same instructions. */\n"
+    "__device__ __noinline__ void temper_fill_pair(int type, int kind, float a, float b, unsigned long long seed,\n"
+    "                                              long long p, unsigned long long *bits) {\n"
+    "  unsigned long long r = temper_mix64(seed ^ temper_mix64((unsigned long long)p));\n"
+    "  float u1 = (float)(unsigned)(r >> 40) * 0x1p-24f, u2 = (float)(unsigned)((r >> 16) & 0xffffffu) * 0x1p-24f;\n"
+    "  for (int k = 0; k < 2; k++) { float back;\n"
+    "    bits[k] = temper_bits(type, temper_draw(kind, a, b, u1, u2, k), &back);\n"
+    "    if (kind == 1 && back >= b) bits[k] = temper_bits(type, a, &back); }\n"
+    "}\n"
+    "__device__ __forceinline__ void temper_put(unsigned char *p, long long i, int t, unsigned long long v) {\n"
+    "  if (t == 0 || t == 5) ((unsigned *)p)[i] = (unsigned)v;\n"
+    "  else if (t == 1 || t == 2) ((unsigned short *)p)[i] = (unsigned short)v;\n"
+    "  else if (t == 3 || t == 4) p[i] = (unsigned char)v;\n"
+    "  else ((unsigned long long *)p)[i] = v;\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned long long temper_get(const unsigned char *p, long long i, int t) {\n"
+    "  if (t == 0 || t == 5) return ((const unsigned *)p)[i];\n"
+    "  if (t == 1 || t == 2) return ((const unsigned short *)p)[i];\n"
+    "  if (t == 3 || t == 4) return p[i];\n"
+    "  return ((const unsigned long long *)p)[i];\n"
+    "}\n"
     "extern \"C\" __global__ void temper_fill(unsigned char *dst, long long n, int type, int kind, float a, float b,\n"
     "                                        unsigned long long seed) {\n"
     "  for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; 2 * p < n;\n"
     "       p += (long long)gridDim.x * blockDim.x) {\n"
-    "    unsigned long long r = temper_mix64(seed ^ temper_mix64((unsigned long long)p));\n"
-    "    float u1 = (float)(unsigned)(r >> 40) * 0x1p-24f, u2 = (float)(unsigned)((r >> 16) & 0xffffffu) * 0x1p-24f;\n"
-    "    for (int k = 0; k < 2 && 2 * p + k < n; k++) {\n"
-    "      float v = temper_draw(kind, a, b, u1, u2, k);\n"
-    "      if (temper_store(dst, 2 * p + k, type, v) >= b && kind == 1) temper_store(dst, 2 * p + k, type, a);\n"
-    "    }\n"
+    "    unsigned long long bits[2];\n"
+    "    temper_fill_pair(type, kind, a, b, seed, p, bits);\n"
+    "    for (int k = 0; k < 2 && 2 * p + k < n; k++) temper_put(dst, 2 * p + k, type, bits[k]);\n"
     "  }\n"
+    "}\n"
+    "/* Counts the elements of src that differ from what temper_fill wrote with the same arguments\n"
+    " * (res[0]) and the first of them (res[1]): one read of the buffer, no checksum to keep. */\n"
+    "extern \"C\" __global__ void temper_fill_check(const unsigned char *src, long long n, int type, int kind, float a,\n"
+    "                                              float b, unsigned long long seed, unsigned *res) {\n"
+    "  unsigned bad = 0, first = 0xffffffffu;\n"
+    "  for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; 2 * p < n;\n"
+    "       p += (long long)gridDim.x * blockDim.x) {\n"
+    "    unsigned long long bits[2];\n"
+    "    temper_fill_pair(type, kind, a, b, seed, p, bits);\n"
+    "    for (int k = 0; k < 2 && 2 * p + k < n; k++)\n"
+    "      if (temper_get(src, 2 * p + k, type) != bits[k]) { bad++; first = min(first, (unsigned)(2 * p + k)); }\n"
+    "  }\n"
+    "  if (bad) { atomicAdd(&res[0], bad); atomicMin(&res[1], first); }\n"
     "}\n";
 
 #define DEVCHECK_BLOCK 256
@@ -232,6 +294,8 @@ static int devcheck_ready(struct worker_state *ws, char *msg, size_t n)
         err = temper_dev_kernel(d, dc->mod, "temper_touch", &dc->touch, msg, n);
     if (!err)
         err = temper_dev_kernel(d, dc->mod, "temper_fill", &dc->fill, msg, n);
+    if (!err)
+        err = temper_dev_kernel(d, dc->mod, "temper_fill_check", &dc->fill_check, msg, n);
     size_t blocks = (size_t)(d->info.compute_units > 0 ? d->info.compute_units : 1) * (d->info.is_gpu ? 16 : 2);
     dc->threads = blocks * DEVCHECK_BLOCK;
     if (!err)
@@ -449,6 +513,41 @@ int devcheck_fill(struct worker_state *ws, struct temper_dbuf *buf, enum temper_
                                   {TEMPER_KARG_F32, {.f32 = (float)a}},     {TEMPER_KARG_F32, {.f32 = (float)b}},
                                   {TEMPER_KARG_I64, {.i64 = (int64_t)seed}}};
     return temper_dev_launch(&ws->dev, dc->fill, &dims, 7, args, msg, msg_size);
+}
+
+int devcheck_fill_check(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
+                        enum temper_init_kind kind, double a, double b, uint64_t seed, int64_t *changed,
+                        int64_t *first, char *msg, size_t msg_size)
+{
+    *changed = 0;
+    *first = -1;
+    if (n <= 0)
+        return 0;
+    int err = devcheck_ready(ws, msg, msg_size);
+    if (err)
+        return err;
+    struct devcheck *dc = &ws->dc;
+    uint32_t res[2] = {0, 0xffffffffu};
+    err = temper_dev_write(&ws->dev, dc->results, 0, res, sizeof(res), msg, msg_size);
+    if (err)
+        return err;
+    size_t pairs = ((size_t)n + 1) / 2, blocks = (pairs + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
+    if (blocks > dc->threads / DEVCHECK_BLOCK)
+        blocks = dc->threads / DEVCHECK_BLOCK;
+    struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
+    int k = kind == TEMPER_INIT_NORMAL ? 0 : kind == TEMPER_INIT_UNIFORM ? 1 : 2;
+    struct temper_karg args[8] = {{TEMPER_KARG_BUFFER, {.buf = buf}},        {TEMPER_KARG_I64, {.i64 = n}},
+                                  {TEMPER_KARG_I32, {.i32 = fill_type(t)}}, {TEMPER_KARG_I32, {.i32 = k}},
+                                  {TEMPER_KARG_F32, {.f32 = (float)a}},     {TEMPER_KARG_F32, {.f32 = (float)b}},
+                                  {TEMPER_KARG_I64, {.i64 = (int64_t)seed}}, {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
+    err = temper_dev_launch(&ws->dev, dc->fill_check, &dims, 8, args, msg, msg_size);
+    if (!err)
+        err = temper_dev_read(&ws->dev, dc->results, 0, res, sizeof(res), msg, msg_size);
+    if (!err && res[0]) {
+        *changed = res[0];
+        *first = res[1];
+    }
+    return err;
 }
 
 int devcheck_flush(struct worker_state *ws, char *msg, size_t msg_size)

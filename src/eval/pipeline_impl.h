@@ -97,8 +97,9 @@ void session_drop(struct worker_state *ws, struct arena **slot);
  * time), from seed and each input's distribution at the arena's shape, and records their
  * checksums. */
 int arena_fresh_inputs(struct worker_state *ws, struct arena *a, uint64_t seed, struct failure *f);
-/* Whether FRESH_SET's inputs still have the checksums arena_fresh_inputs recorded (a kernel that
- * wrote into them fails f). */
+/* Whether FRESH_SET's inputs still hold what arena_fresh_inputs drew (a kernel that changed its
+ * inputs could steer the answer it is compared with): drawn again and compared on a GPU, compared
+ * with the host's copy on a CPU device. */
 int check_fresh_inputs(struct worker_state *ws, struct arena *a, struct failure *f);
 
 /* ---- pipeline_verify.c ---- */

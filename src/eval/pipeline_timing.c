@@ -308,7 +308,7 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
      * else the baseline. The inputs' checksums are taken after both, so a kernel that changed its
      * inputs to steer the answer is caught. */
     int n = 0, fresh = 0;
-    double end = temper_now_s() + budget_s;
+    double loop_start = temper_now_s(), end = loop_start + budget_s;
     if (!fresh_draws)
         fresh_draws = temper_secret_seed() | 1;
     int answer = expert_ok ? OUT_EXPERT : OUT_BASE;
@@ -384,6 +384,10 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
                                bmed, "baseline_spread", bspread, "speedup", bmed / med, "flops", (json_int_t)flops,
                                "bytes", (json_int_t)bytes, "gbps", (double)bytes / (med * 1e-3) * 1e-9, "tflops",
                                (double)flops / (med * 1e-3) * 1e-12);
+        /* Wall time of the warm-up and of the samples: what the samples cost besides the kernel's
+         * own time (fresh inputs, the answer, the checks) is loop_ms / samples - median_ms. */
+        json_object_set_new(tm, "warmup_ms", json_real((loop_start - t3) * 1e3));
+        json_object_set_new(tm, "loop_ms", json_real((temper_now_s() - loop_start) * 1e3));
         json_object_set_new(tm, "baseline_samples", json_integer(pooled));
         json_object_set_new(tm, "baseline_samples_now", json_integer(base_now));
         if (expert_ok) {

@@ -270,6 +270,7 @@ struct arena {
     int64_t scalars[TEMPER_MAX_ARGS];                /* values of scalar arguments */
     struct slot in[MAX_VARIANTS + 1][TEMPER_MAX_ARGS]; /* inputs: the check sets, then FRESH_SET */
     int fresh_ready;                                 /* 1 once the FRESH_SET buffers are allocated */
+    uint64_t fresh_seed;                             /* the seed FRESH_SET's inputs were last drawn from */
     struct slot out[OUT_SETS][TEMPER_MAX_ARGS];      /* outputs, by set */
     void *host_in[MAX_VARIANTS][TEMPER_MAX_ARGS];    /* host copies of the inputs */
     void *host_fresh[TEMPER_MAX_ARGS];               /* FRESH_SET's inputs on a CPU device (made on the
@@ -289,6 +290,7 @@ struct devcheck {
     struct temper_dkernel *sum_u32; /* keyed checksum, partial sums per thread */
     struct temper_dkernel *touch;   /* reads a buffer, writes nothing */
     struct temper_dkernel *fill;    /* draws an input's values on the device (timed launches' inputs) */
+    struct temper_dkernel *fill_check; /* counts the elements that differ from what fill wrote */
     struct temper_dbuf *results;    /* where they write */
     struct temper_dbuf *clean;      /* zeros read by devcheck_flush, twice the cache; made on first use */
     size_t clean_bytes;             /* its size */
@@ -373,6 +375,12 @@ int devcheck_sum(struct worker_state *ws, struct temper_dbuf *buf, size_t bytes,
  * waited for (devcheck.c). */
 int devcheck_fill(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
                   enum temper_init_kind kind, double a, double b, uint64_t seed, char *msg, size_t msg_size);
+/* Counts the elements of buf that differ from what devcheck_fill wrote with the same arguments
+ * (*changed, and the first of them in *first, -1 if none): the fill drawn again on the device and
+ * compared element by element, one read of the buffer (devcheck.c). */
+int devcheck_fill_check(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
+                        enum temper_init_kind kind, double a, double b, uint64_t seed, int64_t *changed,
+                        int64_t *first, char *msg, size_t msg_size);
 /* Evicts the cache before a timed run and leaves it clean: the device's flush writes a buffer of
  * twice the cache, then, on GPUs, a read of another buffer that size replaces those dirty lines
  * with clean ones, so the timed kernel does not pay for writing the flush's data back to memory
