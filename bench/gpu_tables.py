@@ -83,6 +83,11 @@ def throughput(full_path, full_s, check_path, check_s):
     if per:
         print("  full       median per timed sample: wall %.3f ms, besides the kernel %.3f ms; samples %.0f; warm-up %.1f ms" %
               tuple(statistics.median(p[k] for p in per) for k in range(4)))
+    steps = [{k: v / t["samples"] for k, v in t["loop_steps_ms"].items()}
+             for r in full for t in (r.get("timings") or []) if t.get("loop_steps_ms") and t.get("samples")]
+    if steps:
+        print("  full       median per timed sample by step (wall ms): " +
+              ", ".join("%s %.3f" % (k, statistics.median(x[k] for x in steps)) for k in steps[0]))
 
 
 def fidelity(p1, p2, p3):

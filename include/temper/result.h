@@ -88,6 +88,10 @@
     X(REAL, loop_ms, none,                                                                                    \
       "Wall time of the samples, each with its fresh inputs, answer and checks (docs/timing.md): "           \
       "`loop_ms / samples - median_ms` is what verifying a sample costs.")                                   \
+    X(JSON, loop_steps_ms, none,                                                                              \
+      "The samples' wall time by step, summed (object): `draw` (queued, not waited for), `candidate` (its "  \
+      "timed run with the cache flush, waiting for the draw), `candidate_timed` (the samples' sum), "        \
+      "`answer`, `inputs_check`, `compare`.")                                                                \
     X(STR, expert, none, "The expert routine timed; null without one.")                                      \
     X(REAL, expert_median_ms, none, "The expert's median time; null without one.")                           \
     X(REAL, expert_spread, none, "The expert's spread; null without one.")                                   \

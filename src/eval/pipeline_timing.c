@@ -197,6 +197,14 @@ static int verify_timed(struct worker_state *ws, struct arena *a, int variant, c
  * seed is new. */
 static uint64_t fresh_draws;
 
+/* Adds the wall time since at to steps[k]; returns now. */
+static double step_end(double *steps, int k, double at)
+{
+    double now = temper_now_s();
+    steps[k] += (now - at) * 1e3;
+    return now;
+}
+
 /* A cluster of timed samples far faster than the median means launches that did less work than
  * the rest (a result kept from an earlier launch with the same inputs, which output verification
  * cannot see). Noise never makes a launch do less work: contention, preemption and clock changes
@@ -305,21 +313,27 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
      * __device__ array, anywhere) is never the answer. Each launch's output is then compared,
      * outside the timed region, with the answer of a trusted routine timed on the same inputs
      * right after it: the expert where there is one (as fast as the candidate, so every round),
-     * else the baseline. The inputs' checksums are taken after both, so a kernel that changed its
-     * inputs to steer the answer is caught. */
+     * else the baseline. The inputs are checked after both, so a kernel that changed its inputs to
+     * steer the answer is caught. Each step's wall time is summed (steps): the draw is queued, not
+     * waited for, so its device time shows in the candidate's step, which waits for it. */
     int n = 0, fresh = 0;
     double loop_start = temper_now_s(), end = loop_start + budget_s;
     if (!fresh_draws)
         fresh_draws = temper_secret_seed() | 1;
     int answer = expert_ok ? OUT_EXPERT : OUT_BASE;
     const char *who = expert_ok ? "the expert on this device" : "the baseline on this device";
+    enum { STEP_DRAW, STEP_CANDIDATE, STEP_ANSWER, STEP_INPUTS, STEP_COMPARE, STEPS };
+    double steps[STEPS] = {0}, at;
     while (!rc && n < MAX_SAMPLES) {
         char msg[1024];
+        at = temper_now_s();
         rc = arena_fresh_inputs(ws, a, s->secret ^ (++fresh_draws * 0x9e3779b97f4a7c15ull), f);
         if (!rc && poison_scratch(ws, cand, n & 1, msg, sizeof(msg)))
             rc = fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "cannot poison the scratch buffers: %s", msg);
+        at = step_end(steps, STEP_DRAW, at);
         if (!rc)
             rc = timed_run(ws, cand, a, FRESH_SET, OUT_CAND, &samples[n], f);
+        at = step_end(steps, STEP_CANDIDATE, at);
         if (!rc)
             base_allow_ms = fmax(base_allow_ms, 2 * (cand_spent_ms += samples[n]));
         if (!rc && (!expert_ok || base_due(a, base_spent_ms, base_allow_ms)) &&
@@ -330,8 +344,10 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         }
         if (!rc && expert_ok)
             rc = timed_run(ws, expert, a, FRESH_SET, OUT_EXPERT, &expert_samples[n], f);
+        at = step_end(steps, STEP_ANSWER, at);
         if (!rc)
             rc = check_fresh_inputs(ws, a, f);
+        at = step_end(steps, STEP_INPUTS, at);
         if (!rc) {
             char launch_where[700];
             snprintf(launch_where, sizeof(launch_where), "%s, timed launch %d (fresh inputs)", where, ++tc.launches);
@@ -339,6 +355,7 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
             rc = compare_sets(ws, a, OUT_CAND, answer, who, launch_where, scratch, f);
             json_decref(scratch);
         }
+        at = step_end(steps, STEP_COMPARE, at);
         if (rc)
             break;
         fresh++;
@@ -388,6 +405,13 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
          * own time (fresh inputs, the answer, the checks) is loop_ms / samples - median_ms. */
         json_object_set_new(tm, "warmup_ms", json_real((loop_start - t3) * 1e3));
         json_object_set_new(tm, "loop_ms", json_real((temper_now_s() - loop_start) * 1e3));
+        double timed = 0;
+        for (int i = 0; i < n; i++)
+            timed += samples[i];
+        json_object_set_new(tm, "loop_steps_ms",
+                            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "draw", steps[STEP_DRAW], "candidate",
+                                      steps[STEP_CANDIDATE], "candidate_timed", timed, "answer", steps[STEP_ANSWER],
+                                      "inputs_check", steps[STEP_INPUTS], "compare", steps[STEP_COMPARE]));
         json_object_set_new(tm, "baseline_samples", json_integer(pooled));
         json_object_set_new(tm, "baseline_samples_now", json_integer(base_now));
         if (expert_ok) {
