@@ -515,25 +515,31 @@ static int fill_type(enum temper_dtype t)
                                     6;
 }
 
+/* Launches the fill kernel k (temper_fill, or temper_fill_check with results) over n elements. */
+static int fill_launch(struct worker_state *ws, struct temper_dkernel *k, struct temper_dbuf *buf,
+                       enum temper_dtype t, int64_t n, enum temper_init_kind kind, double a, double b, uint64_t seed,
+                       struct temper_dbuf *results, char *msg, size_t msg_size)
+{
+    struct devcheck *dc = &ws->dc;
+    size_t pairs = ((size_t)n + 1) / 2, blocks = (pairs + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
+    if (blocks > dc->threads / DEVCHECK_BLOCK)
+        blocks = dc->threads / DEVCHECK_BLOCK;
+    struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
+    int code = kind == TEMPER_INIT_NORMAL ? 0 : kind == TEMPER_INIT_UNIFORM ? 1 : 2;
+    struct temper_karg args[8] = {{TEMPER_KARG_BUFFER, {.buf = buf}},        {TEMPER_KARG_I64, {.i64 = n}},
+                                  {TEMPER_KARG_I32, {.i32 = fill_type(t)}}, {TEMPER_KARG_I32, {.i32 = code}},
+                                  {TEMPER_KARG_F32, {.f32 = (float)a}},     {TEMPER_KARG_F32, {.f32 = (float)b}},
+                                  {TEMPER_KARG_I64, {.i64 = (int64_t)seed}}, {TEMPER_KARG_BUFFER, {.buf = results}}};
+    return temper_dev_launch(&ws->dev, k, &dims, results ? 8 : 7, args, msg, msg_size);
+}
+
 int devcheck_fill(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
                   enum temper_init_kind kind, double a, double b, uint64_t seed, char *msg, size_t msg_size)
 {
     if (n <= 0)
         return 0;
     int err = devcheck_ready(ws, msg, msg_size);
-    if (err)
-        return err;
-    struct devcheck *dc = &ws->dc;
-    size_t pairs = ((size_t)n + 1) / 2, blocks = (pairs + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
-    if (blocks > dc->threads / DEVCHECK_BLOCK)
-        blocks = dc->threads / DEVCHECK_BLOCK;
-    struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
-    int k = kind == TEMPER_INIT_NORMAL ? 0 : kind == TEMPER_INIT_UNIFORM ? 1 : 2;
-    struct temper_karg args[7] = {{TEMPER_KARG_BUFFER, {.buf = buf}},        {TEMPER_KARG_I64, {.i64 = n}},
-                                  {TEMPER_KARG_I32, {.i32 = fill_type(t)}}, {TEMPER_KARG_I32, {.i32 = k}},
-                                  {TEMPER_KARG_F32, {.f32 = (float)a}},     {TEMPER_KARG_F32, {.f32 = (float)b}},
-                                  {TEMPER_KARG_I64, {.i64 = (int64_t)seed}}};
-    return temper_dev_launch(&ws->dev, dc->fill, &dims, 7, args, msg, msg_size);
+    return err ? err : fill_launch(ws, ws->dc.fill, buf, t, n, kind, a, b, seed, NULL, msg, msg_size);
 }
 
 int devcheck_fill_check(struct worker_state *ws, struct temper_dbuf *buf, enum temper_dtype t, int64_t n,
@@ -550,18 +556,8 @@ int devcheck_fill_check(struct worker_state *ws, struct temper_dbuf *buf, enum t
     struct devcheck *dc = &ws->dc;
     uint32_t res[2] = {0, 0xffffffffu};
     err = temper_dev_write(&ws->dev, dc->results, 0, res, sizeof(res), msg, msg_size);
-    if (err)
-        return err;
-    size_t pairs = ((size_t)n + 1) / 2, blocks = (pairs + DEVCHECK_BLOCK - 1) / DEVCHECK_BLOCK;
-    if (blocks > dc->threads / DEVCHECK_BLOCK)
-        blocks = dc->threads / DEVCHECK_BLOCK;
-    struct temper_launch_dims dims = {{blocks, 1, 1}, {DEVCHECK_BLOCK, 1, 1}, 0};
-    int k = kind == TEMPER_INIT_NORMAL ? 0 : kind == TEMPER_INIT_UNIFORM ? 1 : 2;
-    struct temper_karg args[8] = {{TEMPER_KARG_BUFFER, {.buf = buf}},        {TEMPER_KARG_I64, {.i64 = n}},
-                                  {TEMPER_KARG_I32, {.i32 = fill_type(t)}}, {TEMPER_KARG_I32, {.i32 = k}},
-                                  {TEMPER_KARG_F32, {.f32 = (float)a}},     {TEMPER_KARG_F32, {.f32 = (float)b}},
-                                  {TEMPER_KARG_I64, {.i64 = (int64_t)seed}}, {TEMPER_KARG_BUFFER, {.buf = dc->results}}};
-    err = temper_dev_launch(&ws->dev, dc->fill_check, &dims, 8, args, msg, msg_size);
+    if (!err)
+        err = fill_launch(ws, dc->fill_check, buf, t, n, kind, a, b, seed, dc->results, msg, msg_size);
     if (!err)
         err = temper_dev_read(&ws->dev, dc->results, 0, res, sizeof(res), msg, msg_size);
     if (!err && res[0]) {
