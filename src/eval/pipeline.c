@@ -67,10 +67,10 @@ static int ensure_open(struct worker_state *ws, char *msg, size_t n)
     ws->open = 1;
     /* The worker kept exec for PoCL's linker. A device whose kernels run elsewhere (CUDA) needs
      * no program: the parent built the task references before sending the job (eval.c), so exec
-     * is refused from here on. Not under a profiler (network allowed), whose injected library
-     * may start helpers of its own. */
+     * is refused from here on. Not under a profiler, whose injected library may start helpers of
+     * its own. (Not keyed on sockets: a CUDA worker keeps them for cuInit.) */
     struct temper_sandbox_status *sb = &ws->shared->sandbox;
-    if (!(ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS) && sb->seccomp && sb->network_blocked)
+    if (!(ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS) && sb->seccomp && !worker_profiled())
         temper_sandbox_block_exec(sb);
     return 0;
 }

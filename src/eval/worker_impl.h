@@ -176,6 +176,9 @@ void worker_remove_stale_scratch(const char *tmp);
 /* Resident bytes of pid and, a few generations down, what it started (the worker runs two
  * generations below the process the parent starts). */
 uint64_t worker_resident_bytes(pid_t pid);
+/* Whether this worker runs under a profiler (TEMPER_SANDBOX_NETWORK=1, set by `eval --profile` and
+ * `--sanitize`), whose injected library talks to its tool over sockets and may start helpers. */
+int worker_profiled(void);
 /* The PoCL kernel cache of the calling program, which a worker's mount namespace hides. */
 void worker_pocl_cache_of_caller(char *out, size_t size);
 

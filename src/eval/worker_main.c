@@ -163,8 +163,7 @@ static struct worker_shared *confine(int argc, char **argv)
     runtime_dirs(reads, &nr, DIRS_MAX, store, sizeof(store));
     const char *writes[] = {scratch, once_dir[0] ? once_dir : NULL, NULL};
     /* Profilers (Nsight Compute, compute-sanitizer) whose injected library talks to its tool. */
-    const char *net = getenv("TEMPER_SANDBOX_NETWORK");
-    int profiled = net && !strcmp(net, "1");
+    int profiled = worker_profiled();
     struct temper_sandbox_ns_config ns = {writes, hides, reads, profiled};
     /* Single-threaded still: the namespaces first (this returns in the worker, two processes
      * below the one the parent started). */

@@ -236,3 +236,9 @@ uint64_t worker_resident_bytes(pid_t pid)
 {
     return resident_bytes_depth(pid, 3);
 }
+
+int worker_profiled(void)
+{
+    const char *net = getenv("TEMPER_SANDBOX_NETWORK");
+    return net && !strcmp(net, "1");
+}
