@@ -10,6 +10,7 @@
 #include "report_impl.h"
 #include "temper/error.h"
 #include "temper/report.h"
+#include "temper/result.h"
 #include "temper/task.h"
 #include "temper/util.h"
 
@@ -48,7 +49,7 @@ struct point {
 struct gather {
     struct point *pts;        /* the evaluations, oldest first */
     size_t n, cap;            /* used and allocated */
-    json_t *first_timing;     /* a timing record of the newest timed evaluation (ceilings, shape, expert) */
+    struct temper_result *timed; /* the newest timed evaluation's result (its first timing: ceilings, shape) */
     char *baseline_path;      /* the baseline the evaluations were timed against (owned) */
     char *task;               /* the task (owned) */
     char *language;           /* the candidates' language (owned) */
@@ -58,15 +59,15 @@ struct gather {
     char *source_path;        /* its file (owned) */
 };
 
+/* A string of a store row or a JSON object that is not a result, or NULL. */
 static const char *str(json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
 }
 
-static double num_or_nan(json_t *o, const char *key)
+static double opt_or_nan(struct temper_opt_f64 o)
 {
-    json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    return o.set ? o.v : NAN;
 }
 
 static char *dup_or_null(const char *s)
@@ -80,8 +81,30 @@ static void keep(char **slot, const char *value)
         *slot = strdup(value);
 }
 
+/* The first timing of the newest timed evaluation; NULL when none was timed. */
+static const struct temper_result_timing *newest_timing(const struct gather *g)
+{
+    return g->timed ? temper_result_first_timing(g->timed) : NULL;
+}
+
+/* A point's numbers from its result's first timing (NAN where unset). */
+static void point_timing(struct point *p, const struct temper_result_timing *t)
+{
+    p->ms = opt_or_nan(t->median_ms);
+    p->timed = p->correct && p->ms > 0;
+    p->spread = opt_or_nan(t->spread);
+    p->speedup = opt_or_nan(t->speedup);
+    p->vs_expert = opt_or_nan(t->speedup_vs_expert);
+    p->share = opt_or_nan(t->roofline_share);
+    p->flops = t->flops.set ? (double)t->flops.v : NAN;
+    p->bytes = t->bytes.set ? (double)t->bytes.v : NAN;
+    p->baseline_ms = opt_or_nan(t->baseline_median_ms);
+    p->expert_ms = opt_or_nan(t->expert_median_ms);
+}
+
 static int gather_row(void *user, json_t *row)
 {
+    static const struct temper_result_timing untimed;
     struct gather *g = user;
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 64;
@@ -91,39 +114,35 @@ static int gather_row(void *user, json_t *row)
         g->pts = p;
         g->cap = cap;
     }
-    json_t *r = json_object_get(row, "result");
-    json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+    /* A store keeps a result as it was recorded: read it as stored. */
+    struct temper_result r;
+    if (temper_result_from_stored(json_object_get(row, "result"), &r))
+        return TEMPER_ENOMEM;
+    const struct temper_result_timing *t = temper_result_first_timing(&r);
     struct point *p = &g->pts[g->n++];
     memset(p, 0, sizeof(*p));
     p->id = json_integer_value(json_object_get(row, "id"));
     p->run_id = json_integer_value(json_object_get(row, "run_id"));
     p->parent_id = json_integer_value(json_object_get(row, "parent_id"));
     snprintf(p->verdict, sizeof(p->verdict), "%s", str(row, "verdict") ?: "none");
-    snprintf(p->phase, sizeof(p->phase), "%s", str(r, "tune_phase") ?: "");
+    snprintf(p->phase, sizeof(p->phase), "%s", r.tune_phase ?: "");
     p->correct = !strcmp(p->verdict, "correct");
-    p->ms = num_or_nan(t, "median_ms");
-    p->timed = p->correct && p->ms > 0;
-    p->spread = num_or_nan(t, "spread");
-    p->speedup = num_or_nan(t, "speedup");
-    p->vs_expert = num_or_nan(t, "speedup_vs_expert");
-    p->share = num_or_nan(t, "roofline_share");
-    p->flops = num_or_nan(t, "flops");
-    p->bytes = num_or_nan(t, "bytes");
-    p->baseline_ms = num_or_nan(t, "baseline_median_ms");
-    p->expert_ms = num_or_nan(t, "expert_median_ms");
+    point_timing(p, t ? t : &untimed);
     p->device_key = dup_or_null(str(row, "device_key") ?: str(row, "device") ?: "");
     p->options = dup_or_null(str(row, "options") ?: "");
-    p->source_hash = dup_or_null(str(r, "source_hash") ?: "");
+    p->source_hash = dup_or_null(r.source_hash ?: "");
     p->made_by = dup_or_null(str(row, "operator"));
-    if (p->timed) {
-        json_decref(g->first_timing);
-        g->first_timing = json_incref(t);
-    }
-    keep(&g->baseline_path, str(r, "baseline"));
+    keep(&g->baseline_path, r.baseline);
     keep(&g->task, str(row, "task"));
-    keep(&g->language, str(json_object_get(r, "device_info"), "language"));
-    keep(&g->device_name, str(json_object_get(r, "device_info"), "name"));
-    return 0;
+    keep(&g->language, r.device_info ? r.device_info->language : NULL);
+    keep(&g->device_name, r.device_info ? r.device_info->name : NULL);
+    if (p->timed && (g->timed || (g->timed = calloc(1, sizeof(*g->timed))))) {
+        temper_result_free(g->timed);
+        *g->timed = r; /* moved */
+        return 0;
+    }
+    temper_result_free(&r);
+    return p->timed ? TEMPER_ENOMEM : 0;
 }
 
 static int source_row(void *user, json_t *row)
@@ -149,7 +168,8 @@ static void gather_free(struct gather *g)
     for (size_t i = 0; i < g->n; i++)
         point_free(&g->pts[i]);
     free(g->pts);
-    json_decref(g->first_timing);
+    temper_result_free(g->timed);
+    free(g->timed);
     free(g->baseline_path);
     free(g->task);
     free(g->language);
@@ -231,8 +251,8 @@ static int read_ceilings(struct temper_store *store, const struct gather *g, con
                          struct ceilings *c, char *msg, size_t msg_size)
 {
     memset(c, 0, sizeof(*c));
-    snprintf(c->compute_key, sizeof(c->compute_key), "%s",
-             str(g->first_timing, "compute_ceiling") ?: "fma_gflops");
+    const struct temper_result_timing *t = newest_timing(g);
+    snprintf(c->compute_key, sizeof(c->compute_key), "%s", t && t->compute_ceiling ? t->compute_ceiling : "fma_gflops");
     json_t *dev = NULL;
     int err = temper_store_device_get(store, device_key, &dev, msg, msg_size);
     if (err)
@@ -241,7 +261,7 @@ static int read_ceilings(struct temper_store *store, const struct gather *g, con
     if (json_is_object(ceil)) {
         snprintf(c->source, sizeof(c->source), "measured by temper calibrate at %s", str(dev, "calibrated_at") ?: "?");
     } else {
-        ceil = json_object_get(g->first_timing, "ceilings");
+        ceil = t ? t->ceilings : NULL;
         snprintf(c->source, sizeof(c->source), "as used by the evaluations' timings");
     }
     c->mem_gbs = json_number_value(json_object_get(ceil, "copy_gbs"));
@@ -758,9 +778,9 @@ int temper_report_write(struct temper_store *store, const struct temper_report_r
     fprintf(f, " &middot; <code>");
     html_text(f, device_key);
     fprintf(f, "</code>");
-    if (g.first_timing) {
+    if (newest_timing(&g)) {
         fprintf(f, " &middot; bench shape ");
-        html_text(f, str(g.first_timing, "shape"));
+        html_text(f, newest_timing(&g)->shape);
     }
     fprintf(f, " &middot; %zu evaluations", g.n);
     for (int r = 0; r < nruns && r < 4; r++) {
