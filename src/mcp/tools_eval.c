@@ -286,11 +286,8 @@ json_t *mcp_tool_profile(struct mcp_call *call, json_t *args)
     if (!result)
         return NULL;
     struct temper_result r;
-    if (read_result(result, &r, msg, sizeof(msg))) {
-        json_t *out = mcp_tool_result(result, msg, 1);
-        json_decref(result);
-        return out;
-    }
+    if (read_result(result, &r, msg, sizeof(msg)))
+        return mcp_tool_result(result, msg, 1); /* takes result */
     json_t *info = temper_session_device_info(s); /* the session's device description, not a result */
     const char *verdict = r.verdict;
     const struct temper_result_timing *timing = temper_result_first_timing(&r);
