@@ -239,6 +239,20 @@ struct temper_result {
  * that is missing reads as null. On error *r is freed and zeroed. Caller frees with
  * temper_result_free. */
 int temper_result_from_json(json_t *obj, struct temper_result *r, char *msg, size_t msg_size);
+/* Reads a result as a store may hold it (temper_store_record keeps whatever JSON it is given: results
+ * from before the one form, results written by hand) into *r (zeroed first), as the JSON readers
+ * of such results always did: a key that is not a field is skipped, a value of another type reads as
+ * null (an integral number such as 1024.0 reads as an integer), a non-object reads as an empty
+ * result. Fails only when out of memory (*r freed and zeroed). Caller frees with temper_result_free. */
+int temper_result_from_stored(json_t *obj, struct temper_result *r);
+
+/* The first timing (the first bench shape), the one headline numbers come from; NULL when none.
+ * Borrowed from r. */
+const struct temper_result_timing *temper_result_first_timing(const struct temper_result *r);
+
+/* Writes a mismatch record (every field, null where unset); json null for NULL. Caller decrefs. */
+json_t *temper_result_mismatch_to_json(const struct temper_result_mismatch *m);
+
 /* Writes every field of r, null where unset, in the order listed above. Caller decrefs. */
 json_t *temper_result_to_json(const struct temper_result *r);
 /* Frees what r owns and zeroes it. */

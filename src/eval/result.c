@@ -158,10 +158,21 @@ static int path_fail(char *msg, size_t n, const struct path *at, const char *key
     return temper_fail(msg, n, TEMPER_EPARSE, "result %s%s%s: %s", at->text, at->text[0] ? "." : "", key, why);
 }
 
-static int record_read(const struct record_desc *d, json_t *obj, void *rec, const struct path *at, char *msg,
-                       size_t n);
+/* How strictly a reader takes what it reads: a result in the one form, or one as a store may hold
+ * it (written before the one form, or by hand). */
+enum read_mode {
+    READ_STRICT, /* a key that is not a field, or a value of another type, is an error */
+    READ_STORED  /* those read as null; an integral number reads as an integer */
+};
 
-static int field_read(const struct field_desc *f, json_t *v, void *p, const struct path *at, char *msg, size_t n)
+static int record_read(const struct record_desc *d, json_t *obj, void *rec, const struct path *at,
+                       enum read_mode mode, char *msg, size_t n);
+
+/* A value of the wrong type: an error, or (READ_STORED) null. */
+#define WRONG_TYPE(mode, why) ((mode) == READ_STORED ? 0 : path_fail(msg, n, at, f->name, why))
+
+static int field_read(const struct field_desc *f, json_t *v, void *p, const struct path *at, enum read_mode mode,
+                      char *msg, size_t n)
 {
     if (json_is_null(v))
         return 0;
@@ -169,24 +180,29 @@ static int field_read(const struct field_desc *f, json_t *v, void *p, const stru
     switch (f->kind) {
     case KIND_STR:
         if (!json_is_string(v))
-            return path_fail(msg, n, at, f->name, "a string was expected");
+            return WRONG_TYPE(mode, "a string was expected");
         *(char **)p = strdup(json_string_value(v));
         return *(char **)p ? 0 : TEMPER_ENOMEM;
     case KIND_INT:
+        if (mode == READ_STORED && json_is_real(v) && json_real_value(v) == (double)(int64_t)json_real_value(v)) {
+            ((struct temper_opt_i64 *)p)->set = 1; /* 1024.0 written by hand for an integer */
+            ((struct temper_opt_i64 *)p)->v = (int64_t)json_real_value(v);
+            return 0;
+        }
         if (!json_is_integer(v))
-            return path_fail(msg, n, at, f->name, "an integer was expected");
+            return WRONG_TYPE(mode, "an integer was expected");
         ((struct temper_opt_i64 *)p)->set = 1;
         ((struct temper_opt_i64 *)p)->v = json_integer_value(v);
         return 0;
     case KIND_REAL:
         if (!json_is_number(v))
-            return path_fail(msg, n, at, f->name, "a number was expected");
+            return WRONG_TYPE(mode, "a number was expected");
         ((struct temper_opt_f64 *)p)->set = 1;
         ((struct temper_opt_f64 *)p)->v = json_number_value(v);
         return 0;
     case KIND_BOOL:
         if (!json_is_boolean(v))
-            return path_fail(msg, n, at, f->name, "true or false was expected");
+            return WRONG_TYPE(mode, "true or false was expected");
         ((struct temper_opt_bool *)p)->set = 1;
         ((struct temper_opt_bool *)p)->v = json_is_true(v);
         return 0;
@@ -195,17 +211,17 @@ static int field_read(const struct field_desc *f, json_t *v, void *p, const stru
         return 0;
     case KIND_REC: {
         if (!json_is_object(v))
-            return path_fail(msg, n, at, f->name, "an object was expected");
+            return WRONG_TYPE(mode, "an object was expected");
         void *rec = calloc(1, f->sub->size);
         if (!rec)
             return TEMPER_ENOMEM;
         *(void **)p = rec;
         path_join(&sub, at, f->name, -1);
-        return record_read(f->sub, v, rec, &sub, msg, n);
+        return record_read(f->sub, v, rec, &sub, mode, msg, n);
     }
     case KIND_LIST: {
         if (!json_is_array(v))
-            return path_fail(msg, n, at, f->name, "an array was expected");
+            return WRONG_TYPE(mode, "an array was expected");
         struct any_list *l = p;
         size_t count = json_array_size(v);
         if (!count)
@@ -217,9 +233,11 @@ static int field_read(const struct field_desc *f, json_t *v, void *p, const stru
         for (size_t i = 0; i < count; i++) {
             json_t *e = json_array_get(v, i);
             path_join(&sub, at, f->name, (long)i);
+            if (!json_is_object(e) && mode == READ_STORED)
+                continue; /* an entry of all nulls, so that the others keep their places */
             if (!json_is_object(e))
                 return temper_fail(msg, n, TEMPER_EPARSE, "result %s: an object was expected", sub.text);
-            int err = record_read(f->sub, e, (char *)l->v + i * f->sub->size, &sub, msg, n);
+            int err = record_read(f->sub, e, (char *)l->v + i * f->sub->size, &sub, mode, msg, n);
             if (err)
                 return err;
         }
@@ -229,6 +247,8 @@ static int field_read(const struct field_desc *f, json_t *v, void *p, const stru
     return 0;
 }
 
+#undef WRONG_TYPE
+
 static const struct field_desc *field_find(const struct record_desc *d, const char *key)
 {
     for (size_t i = 0; i < d->nfields; i++)
@@ -237,16 +257,18 @@ static const struct field_desc *field_find(const struct record_desc *d, const ch
     return NULL;
 }
 
-static int record_read(const struct record_desc *d, json_t *obj, void *rec, const struct path *at, char *msg,
-                       size_t n)
+static int record_read(const struct record_desc *d, json_t *obj, void *rec, const struct path *at,
+                       enum read_mode mode, char *msg, size_t n)
 {
     const char *key;
     json_t *v;
     json_object_foreach(obj, key, v) {
         const struct field_desc *f = field_find(d, key);
+        if (!f && mode == READ_STORED)
+            continue;
         if (!f)
             return path_fail(msg, n, at, key, "not a field of the %s record (docs/result.md)", d->name);
-        int err = field_read(f, v, (char *)rec + f->offset, at, msg, n);
+        int err = field_read(f, v, (char *)rec + f->offset, at, mode, msg, n);
         if (err)
             return err;
     }
@@ -259,10 +281,27 @@ int temper_result_from_json(json_t *obj, struct temper_result *r, char *msg, siz
     struct path top = {""};
     if (!json_is_object(obj))
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "a result must be a JSON object");
-    int err = record_read(&result_desc, obj, r, &top, msg, msg_size);
+    int err = record_read(&result_desc, obj, r, &top, READ_STRICT, msg, msg_size);
     if (err)
         temper_result_free(r);
     return err;
+}
+
+int temper_result_from_stored(json_t *obj, struct temper_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    struct path top = {""};
+    if (!json_is_object(obj))
+        return 0;
+    int err = record_read(&result_desc, obj, r, &top, READ_STORED, NULL, 0);
+    if (err)
+        temper_result_free(r);
+    return err;
+}
+
+const struct temper_result_timing *temper_result_first_timing(const struct temper_result *r)
+{
+    return r->timings.n ? &r->timings.v[0] : NULL;
 }
 
 /* ---- writing ---- */
@@ -314,6 +353,11 @@ json_t *temper_result_to_json(const struct temper_result *r)
     return record_write(&result_desc, r);
 }
 
+json_t *temper_result_mismatch_to_json(const struct temper_result_mismatch *m)
+{
+    return m ? record_write(&mismatch_desc, m) : json_null();
+}
+
 json_t *temper_result_normalize(json_t *obj, char *msg, size_t msg_size)
 {
     struct temper_result r;
@@ -363,7 +407,7 @@ static int field_validate(const struct field_desc *f, json_t *v, const struct pa
             json_t *j;
         } tmp;
         memset(&tmp, 0, sizeof(tmp));
-        int err = field_read(f, v, &tmp, at, msg, n);
+        int err = field_read(f, v, &tmp, at, READ_STRICT, msg, n);
         if (f->kind == KIND_STR)
             free(tmp.s);
         if (f->kind == KIND_JSON)

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "temper/result.h"
 #include "temper/session.h"
 
 /* The largest message (one line) the server reads; a longer line is answered with an error and
@@ -97,7 +98,7 @@ json_t *mcp_tool_tune(struct mcp_call *call, json_t *args);
 
 /* The text of a failed evaluation for the model: verdict, message, failing shape and element,
  * the compile log's first MCP_LOG_QUOTE bytes (tools_eval.c). Caller frees. */
-char *mcp_result_text(json_t *result);
+char *mcp_result_text(const struct temper_result *r);
 
 /* ---- argument checks (schema_check.c) ---- */
 

@@ -58,10 +58,9 @@ static int fail(char *msg, size_t msg_size, const char *fmt, const char *a, cons
     return -1;
 }
 
-int mcp_schema_check(json_t *schema, json_t *value, const char *root, char *path, size_t path_size, char *msg,
-                     size_t msg_size)
+/* The value's type, and its value among the schema's enum. */
+static int check_type(json_t *schema, json_t *value, char *msg, size_t msg_size)
 {
-    snprintf(path, path_size, "%s", root);
     json_t *type = json_object_get(schema, "type");
     if (json_is_string(type) && !type_is(value, json_string_value(type))) {
         char want[64];
@@ -93,6 +92,12 @@ int mcp_schema_check(json_t *schema, json_t *value, const char *root, char *path
             return -1;
         }
     }
+    return 0;
+}
+
+/* A number's minimum and maximum, a string's length in bytes. */
+static int check_bounds(json_t *schema, json_t *value, char *msg, size_t msg_size)
+{
     if (json_is_number(value)) {
         double v = json_number_value(value);
         json_t *lo = json_object_get(schema, "minimum"), *hi = json_object_get(schema, "maximum");
@@ -121,6 +126,13 @@ int mcp_schema_check(json_t *schema, json_t *value, const char *root, char *path
             return fail(msg, msg_size, "is %s bytes long; the limit is %s bytes", n, limit);
         }
     }
+    return 0;
+}
+
+/* An object's required and extra members, and each member and array item against its schema. */
+static int check_members(json_t *schema, json_t *value, const char *root, char *path, size_t path_size, char *msg,
+                         size_t msg_size)
+{
     if (json_is_object(value)) {
         json_t *props = json_object_get(schema, "properties");
         json_t *required = json_object_get(schema, "required");
@@ -160,6 +172,16 @@ int mcp_schema_check(json_t *schema, json_t *value, const char *root, char *path
                 return -1;
         }
     }
+    return 0;
+}
+
+int mcp_schema_check(json_t *schema, json_t *value, const char *root, char *path, size_t path_size, char *msg,
+                     size_t msg_size)
+{
+    snprintf(path, path_size, "%s", root);
+    if (check_type(schema, value, msg, msg_size) || check_bounds(schema, value, msg, msg_size) ||
+        check_members(schema, value, root, path, path_size, msg, msg_size))
+        return -1;
     snprintf(path, path_size, "%s", root);
     return 0;
 }

@@ -269,6 +269,89 @@ static void notification(struct mcp_server *srv, const char *method, json_t *par
     }
 }
 
+/* The era of a request: a modern request names its version in _meta; a legacy one follows
+ * initialize. Fills version (the one it speaks) and *modern; -1 when it answered an error. */
+static int request_era(struct mcp_server *srv, struct batch *b, json_t *id, json_t *params, char *version,
+                       size_t version_size, int *modern)
+{
+    json_t *meta = json_object_get(params, "_meta");
+    json_t *pv = json_object_get(meta, META_VERSION);
+    pthread_mutex_lock(&srv->lock);
+    snprintf(version, version_size, "%s", srv->version);
+    pthread_mutex_unlock(&srv->lock);
+    *modern = 0;
+    if (meta && !json_is_object(meta)) {
+        answer_error(srv, b, id, -32602, "params._meta must be an object", path_data("params._meta"));
+        return -1;
+    }
+    if (pv) {
+        if (!json_is_string(pv)) {
+            answer_error(srv, b, id, -32602, "params._meta." META_VERSION " must be a string",
+                         path_data("params._meta." META_VERSION));
+            return -1;
+        }
+        if (strcmp(json_string_value(pv), MODERN_VERSION)) {
+            answer_error(srv, b, id, -32022, "Unsupported protocol version",
+                         json_pack("{s:o, s:O}", "supported", version_list(), "requested", pv));
+            return -1;
+        }
+        if (!json_is_object(json_object_get(meta, META_CAPS))) {
+            answer_error(srv, b, id, -32602, "params._meta." META_CAPS " (an object) is required with " META_VERSION,
+                         path_data("params._meta." META_CAPS));
+            return -1;
+        }
+        *modern = 1;
+        snprintf(version, version_size, "%s", MODERN_VERSION);
+    }
+    return 0;
+}
+
+/* A legacy initialize: the client's version if it is a legacy one served here, else the latest
+ * legacy one. */
+static void initialize(struct mcp_server *srv, struct batch *b, json_t *id, json_t *params)
+{
+    json_t *asked = json_object_get(params, "protocolVersion");
+    if (!json_is_string(asked)) {
+        answer_error(srv, b, id, -32602, "initialize needs params.protocolVersion, a string",
+                     path_data("params.protocolVersion"));
+        return;
+    }
+    const char *chosen = versions[1];
+    for (size_t i = 1; i < NVERSIONS; i++)
+        if (!strcmp(json_string_value(asked), versions[i]))
+            chosen = versions[i];
+    pthread_mutex_lock(&srv->lock);
+    snprintf(srv->version, sizeof(srv->version), "%s", chosen);
+    pthread_mutex_unlock(&srv->lock);
+    json_t *info = server_info();
+    if (strcmp(chosen, "2025-06-18") < 0)
+        json_object_del(info, "title");
+    fprintf(stderr, "temper mcp: initialize: protocol %s (asked %.40s)\n", chosen, json_string_value(asked));
+    answer(srv, b, id, 0,
+           json_pack("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", chosen, "capabilities", "tools",
+                     "listChanged", 0, "serverInfo", info, "instructions", instructions));
+}
+
+static void tools_list(struct mcp_server *srv, struct batch *b, json_t *id, json_t *params, const char *version,
+                       int modern)
+{
+    json_t *cursor = json_object_get(params, "cursor");
+    if (cursor && !json_is_null(cursor)) {
+        /* every tool fits one page, so no cursor is ever given out: any is unknown */
+        answer_error(srv, b, id, -32602,
+                     json_is_string(cursor) ? "unknown cursor: this server lists every tool on one page"
+                                            : "params.cursor must be a string",
+                     path_data("params.cursor"));
+        return;
+    }
+    json_t *result = json_pack("{s:o}", "tools", tool_list(version, modern));
+    if (modern) {
+        json_object_set_new(result, "ttlMs", json_integer(3600000));
+        json_object_set_new(result, "cacheScope", json_string("public"));
+    }
+    answer(srv, b, id, modern, result);
+}
+
 static void request(struct mcp_server *srv, struct batch *b, json_t *id, const char *method, json_t *params)
 {
     /* An id still in progress is refused whatever the method: its answer would be taken for the
@@ -282,59 +365,12 @@ static void request(struct mcp_server *srv, struct batch *b, json_t *id, const c
         answer_error(srv, b, id, -32600, "a request with this id is still in progress", NULL);
         return;
     }
-    /* The era: a modern request names its version in _meta; a legacy one follows initialize. */
-    json_t *meta = json_object_get(params, "_meta");
-    json_t *pv = json_object_get(meta, META_VERSION);
     char version[16];
-    pthread_mutex_lock(&srv->lock);
-    snprintf(version, sizeof(version), "%s", srv->version);
-    pthread_mutex_unlock(&srv->lock);
     int modern = 0;
-    if (meta && !json_is_object(meta)) {
-        answer_error(srv, b, id, -32602, "params._meta must be an object", path_data("params._meta"));
+    if (request_era(srv, b, id, params, version, sizeof(version), &modern))
         return;
-    }
-    if (pv) {
-        if (!json_is_string(pv)) {
-            answer_error(srv, b, id, -32602, "params._meta." META_VERSION " must be a string",
-                         path_data("params._meta." META_VERSION));
-            return;
-        }
-        if (strcmp(json_string_value(pv), MODERN_VERSION)) {
-            answer_error(srv, b, id, -32022, "Unsupported protocol version",
-                         json_pack("{s:o, s:O}", "supported", version_list(), "requested", pv));
-            return;
-        }
-        if (!json_is_object(json_object_get(meta, META_CAPS))) {
-            answer_error(srv, b, id, -32602, "params._meta." META_CAPS " (an object) is required with " META_VERSION,
-                         path_data("params._meta." META_CAPS));
-            return;
-        }
-        modern = 1;
-        snprintf(version, sizeof(version), "%s", MODERN_VERSION);
-    }
     if (!strcmp(method, "initialize") && !modern) {
-        json_t *asked = json_object_get(params, "protocolVersion");
-        if (!json_is_string(asked)) {
-            answer_error(srv, b, id, -32602, "initialize needs params.protocolVersion, a string",
-                         path_data("params.protocolVersion"));
-            return;
-        }
-        /* the client's version if it is a legacy one served here, else the latest legacy one */
-        const char *chosen = versions[1];
-        for (size_t i = 1; i < NVERSIONS; i++)
-            if (!strcmp(json_string_value(asked), versions[i]))
-                chosen = versions[i];
-        pthread_mutex_lock(&srv->lock);
-        snprintf(srv->version, sizeof(srv->version), "%s", chosen);
-        pthread_mutex_unlock(&srv->lock);
-        json_t *info = server_info();
-        if (strcmp(chosen, "2025-06-18") < 0)
-            json_object_del(info, "title");
-        fprintf(stderr, "temper mcp: initialize: protocol %s (asked %.40s)\n", chosen, json_string_value(asked));
-        answer(srv, b, id, 0,
-               json_pack("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", chosen, "capabilities", "tools",
-                         "listChanged", 0, "serverInfo", info, "instructions", instructions));
+        initialize(srv, b, id, params);
         return;
     }
     if (!modern && !version[0] && strcmp(method, "ping")) {
@@ -352,21 +388,7 @@ static void request(struct mcp_server *srv, struct batch *b, json_t *id, const c
                          "tools", "listChanged", 0, "instructions", instructions, "ttlMs", 3600000, "cacheScope",
                          "public"));
     } else if (!strcmp(method, "tools/list")) {
-        json_t *cursor = json_object_get(params, "cursor");
-        if (cursor && !json_is_null(cursor)) {
-            /* every tool fits one page, so no cursor is ever given out: any is unknown */
-            answer_error(srv, b, id, -32602,
-                         json_is_string(cursor) ? "unknown cursor: this server lists every tool on one page"
-                                                : "params.cursor must be a string",
-                         path_data("params.cursor"));
-            return;
-        }
-        json_t *result = json_pack("{s:o}", "tools", tool_list(version, modern));
-        if (modern) {
-            json_object_set_new(result, "ttlMs", json_integer(3600000));
-            json_object_set_new(result, "cacheScope", json_string("public"));
-        }
-        answer(srv, b, id, modern, result);
+        tools_list(srv, b, id, params, version, modern);
     } else if (!strcmp(method, "tools/call")) {
         tools_call(srv, b, id, params, version, modern);
     } else {

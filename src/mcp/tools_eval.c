@@ -48,59 +48,69 @@ static void add(struct text *t, const char *fmt, ...)
     t->len += (size_t)n;
 }
 
-/* One failed check, as a line the model can act on. */
-static void add_check(struct text *t, const char *what, json_t *c, const char *said)
+/* One failed check (or bench check: no seed, nothing on determinism), as a line the model can act
+ * on; the fields are the records' of result.h. */
+struct failed_check {
+    const char *shape, *seed, *message;                   /* where it failed, and why */
+    const struct temper_result_mismatch *first_mismatch; /* the first element outside the tolerance */
+    struct temper_opt_i64 mismatches, nonfinite, elements; /* how many were wrong, of how many */
+    struct temper_opt_f64 max_abs_err, max_rel_err;       /* by how much */
+    const struct temper_result_difference *nondeterministic_at; /* where two runs differed */
+};
+
+static void add_check(struct text *t, const char *what, const struct failed_check *c, const char *said)
 {
-    add(t, "%s at shape %s", what, json_string_value(json_object_get(c, "shape")));
-    if (json_is_string(json_object_get(c, "seed")))
-        add(t, " (seed %s)", json_string_value(json_object_get(c, "seed")));
-    const char *why = json_string_value(json_object_get(c, "message"));
-    if (why && (!said || strcmp(why, said))) /* not again when the result's message says it */
-        add(t, ": %s", why);
-    json_t *m = json_object_get(c, "first_mismatch");
-    if (json_is_object(m))
-        add(t, "; first wrong element: %s%s (flat index %lld): got %s, expected %.9g",
-            json_string_value(json_object_get(m, "output")), json_string_value(json_object_get(m, "position")),
-            (long long)json_integer_value(json_object_get(m, "index")),
-            json_is_string(json_object_get(m, "got_text")) ? json_string_value(json_object_get(m, "got_text")) : "?",
-            json_number_value(json_object_get(m, "expected")));
-    if (json_is_integer(json_object_get(c, "mismatches")) && json_integer_value(json_object_get(c, "mismatches")))
+    add(t, "%s at shape %s", what, c->shape);
+    if (c->seed)
+        add(t, " (seed %s)", c->seed);
+    if (c->message && (!said || strcmp(c->message, said))) /* not again when the result's message says it */
+        add(t, ": %s", c->message);
+    const struct temper_result_mismatch *m = c->first_mismatch;
+    if (m)
+        add(t, "; first wrong element: %s%s (flat index %lld): got %s, expected %.9g", m->output, m->position,
+            (long long)m->index.v, m->got_text ? m->got_text : "?", m->expected.v);
+    if (c->mismatches.set && c->mismatches.v)
         add(t, "; %lld elements outside the tolerance (max abs err %.3g, max rel err %.3g)",
-            (long long)json_integer_value(json_object_get(c, "mismatches")),
-            json_number_value(json_object_get(c, "max_abs_err")), json_number_value(json_object_get(c, "max_rel_err")));
-    if (json_is_integer(json_object_get(c, "nonfinite")) && json_integer_value(json_object_get(c, "nonfinite")))
-        add(t, "; %lld of %lld outputs NaN or inf (the errors are over the finite ones)",
-            (long long)json_integer_value(json_object_get(c, "nonfinite")),
-            (long long)json_integer_value(json_object_get(c, "elements")));
-    json_t *nd = json_object_get(c, "nondeterministic_at");
-    if (json_is_object(nd))
-        add(t, "; two runs on the same input differed at %s%s", json_string_value(json_object_get(nd, "output")),
-            json_string_value(json_object_get(nd, "position")));
+            (long long)c->mismatches.v, c->max_abs_err.v, c->max_rel_err.v);
+    if (c->nonfinite.set && c->nonfinite.v)
+        add(t, "; %lld of %lld outputs NaN or inf (the errors are over the finite ones)", (long long)c->nonfinite.v,
+            (long long)c->elements.v);
+    if (c->nondeterministic_at)
+        add(t, "; two runs on the same input differed at %s%s", c->nondeterministic_at->output,
+            c->nondeterministic_at->position);
     add(t, "\n");
 }
 
-char *mcp_result_text(json_t *result)
+/* The failed checks, then the failed bench checks, three at most. */
+static void add_failed_checks(struct text *t, const struct temper_result *r)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < r->checks.n; i++) {
+        const struct temper_result_check *c = &r->checks.v[i];
+        struct failed_check f = {c->shape,     c->seed,      c->message,   c->first_mismatch, c->mismatches,
+                                 c->nonfinite, c->elements,  c->max_abs_err, c->max_rel_err, c->nondeterministic_at};
+        if (c->passed.set && !c->passed.v && shown++ < 3)
+            add_check(t, "failed check", &f, r->message);
+    }
+    for (size_t i = 0; i < r->bench_checks.n; i++) {
+        const struct temper_result_bench_check *c = &r->bench_checks.v[i];
+        struct failed_check f = {c->shape,     NULL,        c->message,     c->first_mismatch, c->mismatches,
+                                 c->nonfinite, c->elements, c->max_abs_err, c->max_rel_err,    NULL};
+        if (c->passed.set && !c->passed.v && shown++ < 3)
+            add_check(t, "failed against the baseline", &f, r->message);
+    }
+}
+
+char *mcp_result_text(const struct temper_result *r)
 {
     struct text t = {0};
-    const char *verdict = temper_session_result_verdict(result);
-    add(&t, "verdict: %s\n%s\n", verdict ? verdict : "none",
-        json_string_value(json_object_get(result, "message")) ? json_string_value(json_object_get(result, "message"))
-                                                              : "");
-    size_t i, shown = 0;
-    json_t *c;
-    json_array_foreach(json_object_get(result, "checks"), i, c) {
-        if (json_is_false(json_object_get(c, "passed")) && shown++ < 3)
-            add_check(&t, "failed check", c, json_string_value(json_object_get(result, "message")));
-    }
-    json_array_foreach(json_object_get(result, "bench_checks"), i, c) {
-        if (json_is_false(json_object_get(c, "passed")) && shown++ < 3)
-            add_check(&t, "failed against the baseline", c, json_string_value(json_object_get(result, "message")));
-    }
-    json_t *timing = json_array_get(json_object_get(result, "timings"), 0);
+    const char *verdict = r->verdict;
+    add(&t, "verdict: %s\n%s\n", verdict ? verdict : "none", r->message ? r->message : "");
+    add_failed_checks(&t, r);
+    const struct temper_result_timing *timing = temper_result_first_timing(r);
     if (timing)
-        add(&t, "time: %.4g ms at %s, %.3gx the baseline\n", json_number_value(json_object_get(timing, "median_ms")),
-            json_string_value(json_object_get(timing, "shape")), json_number_value(json_object_get(timing, "speedup")));
-    const char *log = json_string_value(json_object_get(result, "compile_log"));
+        add(&t, "time: %.4g ms at %s, %.3gx the baseline\n", timing->median_ms.v, timing->shape, timing->speedup.v);
+    const char *log = r->compile_log;
     if (log && *log && strcmp(verdict ? verdict : "", "correct")) {
         size_t len = strlen(log), quote = len;
         if (len > MCP_LOG_QUOTE) { /* cut at a line's end, so no line is quoted in part */
@@ -159,6 +169,13 @@ static json_t *run_eval(struct mcp_call *call, struct temper_session *s, struct 
     return result;
 }
 
+/* Reads a result the session returned (in the one form, result.h) once; on failure, which would be a
+ * bug of the session's, msg says why and result is the tool's structured content. */
+static int read_result(json_t *result, struct temper_result *r, char *msg, size_t msg_size)
+{
+    return temper_result_from_json(result, r, msg, msg_size);
+}
+
 /* An error result for a session that could not be opened or a request that could not be made. */
 static json_t *session_error(int err, const char *msg)
 {
@@ -189,47 +206,48 @@ json_t *mcp_tool_evaluate(struct mcp_call *call, json_t *args)
         return session_error(err, msg);
     if (!result)
         return NULL;
-    const char *verdict = temper_session_result_verdict(result);
-    if (temper_session_result_error(result) || !verdict || strcmp(verdict, "correct")) {
-        char *text = mcp_result_text(result);
-        json_t *r = mcp_tool_result(result, text ? text : "out of memory", 1);
+    struct temper_result r;
+    if (read_result(result, &r, msg, sizeof(msg)))
+        return mcp_tool_result(result, msg, 1);
+    if (r.error_code.v || !r.verdict || strcmp(r.verdict, "correct")) {
+        char *text = mcp_result_text(&r);
+        temper_result_free(&r);
+        json_t *out = mcp_tool_result(result, text ? text : "out of memory", 1);
         free(text);
-        return r;
+        return out;
     }
     struct text t = {0};
-    add(&t, "verdict: correct\n%s\n", json_string_value(json_object_get(result, "message")));
-    json_t *timing = json_array_get(json_object_get(result, "timings"), 0);
+    add(&t, "verdict: correct\n%s\n", r.message);
+    const struct temper_result_timing *timing = temper_result_first_timing(&r);
     if (timing) {
-        add(&t, "time: %.4g ms at %s, %.3gx the baseline", json_number_value(json_object_get(timing, "median_ms")),
-            json_string_value(json_object_get(timing, "shape")), json_number_value(json_object_get(timing, "speedup")));
-        if (json_is_number(json_object_get(timing, "roofline_share")))
-            add(&t, ", %.1f%% of the %s roofline", 100 * json_number_value(json_object_get(timing, "roofline_share")),
-                json_string_value(json_object_get(timing, "bound")));
-        if (json_is_string(json_object_get(timing, "warning")))
-            add(&t, " (timing warning: %s)", json_string_value(json_object_get(timing, "warning")));
+        add(&t, "time: %.4g ms at %s, %.3gx the baseline", timing->median_ms.v, timing->shape, timing->speedup.v);
+        if (timing->roofline_share.set)
+            add(&t, ", %.1f%% of the %s roofline", 100 * timing->roofline_share.v, timing->bound);
+        if (timing->warning)
+            add(&t, " (timing warning: %s)", timing->warning);
         add(&t, "\n");
     }
-    json_t *r = mcp_tool_result(result, t.s ? t.s : "verdict: correct", 0);
+    temper_result_free(&r);
+    json_t *out = mcp_tool_result(result, t.s ? t.s : "verdict: correct", 0);
     free(t.s);
-    return r;
+    return out;
 }
 
 /* Where the time goes, in one sentence, from the timing and (CUDA) the profiler's metrics. */
-static void bottleneck(json_t *timing, json_t *kernel, char *out, size_t size)
+static void bottleneck(const struct temper_result_timing *timing, json_t *kernel, char *out, size_t size)
 {
-    json_t *share = json_object_get(timing, "roofline_share");
-    const char *bound = json_string_value(json_object_get(timing, "bound"));
     size_t n = 0;
     out[0] = 0;
     if (!timing) {
         snprintf(out, size, "unknown: the kernel was not timed");
         return;
     }
-    if (!json_is_number(share)) {
+    const char *bound = timing->bound;
+    if (!timing->roofline_share.set) {
         n = (size_t)snprintf(out, size, "unknown from the timing: the device has no measured ceilings (run "
                                         "`temper calibrate`)");
     } else {
-        double pct = 100 * json_number_value(share);
+        double pct = 100 * timing->roofline_share.v;
         n = (size_t)snprintf(out, size, "%s-bound by the task's models, at %.1f%% of the %s roofline%s",
                              bound ? bound : "?", pct, bound ? bound : "?",
                              pct >= 70 ? ": near the floor, little is left to gain without less work"
@@ -267,10 +285,13 @@ json_t *mcp_tool_profile(struct mcp_call *call, json_t *args)
         return session_error(err, msg);
     if (!result)
         return NULL;
-    json_t *info = temper_session_device_info(s);
-    const char *verdict = temper_session_result_verdict(result);
-    json_t *timing = json_array_get(json_object_get(result, "timings"), 0);
-    json_t *prof = json_object_get(result, "profile");
+    struct temper_result r;
+    if (read_result(result, &r, msg, sizeof(msg)))
+        return mcp_tool_result(result, msg, 1); /* takes result */
+    json_t *info = temper_session_device_info(s); /* the session's device description, not a result */
+    const char *verdict = r.verdict;
+    const struct temper_result_timing *timing = temper_result_first_timing(&r);
+    json_t *prof = r.profile; /* Nsight Compute's metrics: JSON inside the result */
     json_t *kernels = json_object_get(prof, "kernels");
     char neck[600], note[600];
     int correct = verdict && !strcmp(verdict, "correct");
@@ -290,22 +311,23 @@ json_t *mcp_tool_profile(struct mcp_call *call, json_t *args)
     json_t *out = json_pack("{s:s, s:s, s:s, s:O, s:s, s:o, s:o, s:o, s:s, s:O}", "verdict", verdict ? verdict : "none",
                             "backend", cuda ? "cuda" : "opencl", "counters", kernels ? "nsight_compute" : "none",
                             "metrics", kernels ? kernels : json_null(), "bottleneck", neck, "median_ms",
-                            timing ? json_real(json_number_value(json_object_get(timing, "median_ms"))) : json_null(),
-                            "roofline_share", json_deep_copy(json_object_get(timing, "roofline_share") ?: json_null()),
-                            "bound", json_deep_copy(json_object_get(timing, "bound") ?: json_null()), "note", note,
+                            timing ? json_real(timing->median_ms.v) : json_null(), "roofline_share",
+                            timing && timing->roofline_share.set ? json_real(timing->roofline_share.v) : json_null(),
+                            "bound", timing && timing->bound ? json_string(timing->bound) : json_null(), "note", note,
                             "result", result);
     struct text t = {0};
     if (!correct) {
-        char *failed = mcp_result_text(result);
+        char *failed = mcp_result_text(&r);
         add(&t, "not profiled: the kernel is not correct\n%s", failed ? failed : "");
         free(failed);
     } else {
         add(&t, "bottleneck: %s\n%s\n", neck, note);
     }
+    temper_result_free(&r);
     json_decref(result);
-    json_t *r = mcp_tool_result(out, t.s ? t.s : "out of memory", !correct);
+    json_t *reply = mcp_tool_result(out, t.s ? t.s : "out of memory", !correct);
     free(t.s);
-    return r;
+    return reply;
 }
 
 /* ---- tune ---- */
@@ -360,6 +382,24 @@ static char *fixed_source(const char *path, const char *source, json_t *best)
     return err ? NULL : text;
 }
 
+/* The tune's best point as a line: its configuration and its result's first timing (the point's
+ * "timing" is a copy of it). Its result may come from the store, so it is read as stored. */
+static void add_best(struct text *t, json_t *best)
+{
+    static const struct temper_result_timing untimed;
+    struct temper_result r;
+    int err = temper_result_from_stored(json_object_get(best, "result"), &r);
+    const struct temper_result_timing *tm = err ? NULL : temper_result_first_timing(&r);
+    if (!tm)
+        tm = &untimed;
+    add(t, "best %s: %.4g ms, %.3gx the baseline", json_string_value(json_object_get(best, "config")),
+        tm->median_ms.v, tm->speedup.v);
+    if (tm->roofline_share.set)
+        add(t, ", %.1f%% of the roofline", 100 * tm->roofline_share.v);
+    add(t, "\n");
+    temper_result_free(&r);
+}
+
 json_t *mcp_tool_tune(struct mcp_call *call, json_t *args)
 {
     char msg[4096];
@@ -411,12 +451,7 @@ json_t *mcp_tool_tune(struct mcp_call *call, json_t *args)
     long long evaluations = (long long)json_integer_value(json_object_get(summary, "evaluations"));
     int interrupted = json_is_true(json_object_get(summary, "interrupted"));
     if (best) {
-        json_t *tm = json_object_get(best, "timing");
-        add(&t, "best %s: %.4g ms, %.3gx the baseline", json_string_value(json_object_get(best, "config")),
-            json_number_value(json_object_get(tm, "median_ms")), json_number_value(json_object_get(tm, "speedup")));
-        if (json_is_number(json_object_get(tm, "roofline_share")))
-            add(&t, ", %.1f%% of the roofline", 100 * json_number_value(json_object_get(tm, "roofline_share")));
-        add(&t, "\n");
+        add_best(&t, best);
     } else {
         add(&t, "no configuration passed every check\n");
         /* each distinct failure, most frequent first (structuredContent's failures has them all) */

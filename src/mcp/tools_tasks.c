@@ -164,12 +164,21 @@ json_t *mcp_tool_best_kernel(struct mcp_call *call, json_t *args)
     temper_store_close(store);
     if (err)
         return mcp_tool_result(NULL, msg, 1);
-    json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+    /* The store's result as it was recorded: read as stored. */
+    static const struct temper_result_timing untimed;
+    struct temper_result best;
+    if (temper_result_from_stored(r, &best)) {
+        json_decref(r);
+        free(source);
+        return mcp_tool_result(NULL, "out of memory", 1);
+    }
+    const struct temper_result_timing *t = temper_result_first_timing(&best);
+    if (!t)
+        t = &untimed;
     char text[1024];
     snprintf(text, sizeof(text), "best %s kernel on %s: %s, %.4g ms at %s, %.2fx the baseline (store row %lld)",
-             task, json_string_value(json_object_get(r, "device")), json_string_value(json_object_get(r, "options")),
-             json_number_value(json_object_get(t, "median_ms")), json_string_value(json_object_get(t, "shape")),
-             json_number_value(json_object_get(t, "speedup")), (long long)temper_session_result_store_id(r));
+             task, best.device, best.options, t->median_ms.v, t->shape, t->speedup.v, (long long)best.store_id.v);
+    temper_result_free(&best);
     json_t *out = json_pack("{s:s, s:o, s:s}", "task", task, "result", r, "source", source ? source : "");
     free(source);
     return mcp_tool_result(out, text, 0);

@@ -9,6 +9,7 @@
 
 #include "temper/error.h"
 #include "temper/report.h"
+#include "temper/result.h"
 #include "temper/task.h"
 #include "temper/util.h"
 
@@ -113,50 +114,90 @@ static void tasks_free(struct task_info *t)
     }
 }
 
+/* A string of a store row (not a result: its columns), or NULL. */
 static const char *str(json_t *o, const char *key)
 {
     return json_string_value(json_object_get(o, key));
 }
 
-/* A value of o, or null: a new reference. */
+/* A value of a store row, or null: a new reference. */
 static json_t *copy_of(json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);
     return v ? json_incref(v) : json_null();
 }
 
-/* The first check (or bench check) that failed, with where it failed; null when none did. */
-static json_t *failing_check(json_t *result)
+/* A typed field of a result as JSON: null where unset. New references. */
+static json_t *str_json(const char *s)
 {
-    const char *lists[] = {"checks", "bench_checks"};
-    for (int l = 0; l < 2; l++) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(json_object_get(result, lists[l]), i, c) {
-            if (json_is_false(json_object_get(c, "passed")))
-                return json_pack("{s:s, s:O?, s:O?, s:O?, s:O?, s:O?}", "kind", l ? "bench" : "check", "shape",
-                                 json_object_get(c, "shape"), "seed", json_object_get(c, "seed"), "message",
-                                 json_object_get(c, "message"), "mismatches", json_object_get(c, "mismatches"),
-                                 "first_mismatch", json_object_get(c, "first_mismatch"));
-        }
+    json_t *v = s ? json_string(s) : NULL;
+    return v ? v : json_null();
+}
+
+static json_t *i64_json(struct temper_opt_i64 o)
+{
+    return o.set ? json_integer((json_int_t)o.v) : json_null();
+}
+
+static json_t *f64_json(struct temper_opt_f64 o)
+{
+    return o.set ? json_real(o.v) : json_null();
+}
+
+static json_t *json_or_null(json_t *v)
+{
+    return v ? json_incref(v) : json_null();
+}
+
+/* One failed check (or bench check) as the feedback shows it. New reference. */
+static json_t *failing_json(const char *kind, const char *shape, const char *seed, const char *message,
+                            struct temper_opt_i64 mismatches, const struct temper_result_mismatch *first)
+{
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "kind", kind, "shape", str_json(shape), "seed", str_json(seed),
+                     "message", str_json(message), "mismatches", i64_json(mismatches), "first_mismatch",
+                     temper_result_mismatch_to_json(first));
+}
+
+/* The first check (or bench check) that failed, with where it failed; null when none did. */
+static json_t *failing_check(const struct temper_result *r)
+{
+    for (size_t i = 0; i < r->checks.n; i++) {
+        const struct temper_result_check *c = &r->checks.v[i];
+        if (c->passed.set && !c->passed.v)
+            return failing_json("check", c->shape, c->seed, c->message, c->mismatches, c->first_mismatch);
+    }
+    for (size_t i = 0; i < r->bench_checks.n; i++) {
+        const struct temper_result_bench_check *c = &r->bench_checks.v[i];
+        if (c->passed.set && !c->passed.v) /* a bench check has no seed */
+            return failing_json("bench", c->shape, NULL, c->message, c->mismatches, c->first_mismatch);
     }
     return json_null();
 }
 
 /* The timings as temper showed them: time, spread, baseline, speedups, roofline share. */
-static json_t *timings_feedback(json_t *result)
+static json_t *timings_feedback(const struct temper_result *r)
 {
-    static const char *const keys[] = {"shape", "median_ms", "spread", "samples", "baseline_median_ms", "speedup",
-                                       "expert", "expert_median_ms", "speedup_vs_expert", "roofline_floor_ms",
-                                       "roofline_share", "bound", "flops", "bytes", "gbps", "tflops", "warning",
-                                       NULL};
     json_t *out = json_array();
-    size_t i;
-    json_t *t;
-    json_array_foreach(json_object_get(result, "timings"), i, t) {
+    for (size_t i = 0; i < r->timings.n; i++) {
+        const struct temper_result_timing *t = &r->timings.v[i];
         json_t *o = json_object();
-        for (int k = 0; keys[k]; k++)
-            json_object_set_new(o, keys[k], copy_of(t, keys[k]));
+        json_object_set_new(o, "shape", str_json(t->shape));
+        json_object_set_new(o, "median_ms", f64_json(t->median_ms));
+        json_object_set_new(o, "spread", f64_json(t->spread));
+        json_object_set_new(o, "samples", i64_json(t->samples));
+        json_object_set_new(o, "baseline_median_ms", f64_json(t->baseline_median_ms));
+        json_object_set_new(o, "speedup", f64_json(t->speedup));
+        json_object_set_new(o, "expert", str_json(t->expert));
+        json_object_set_new(o, "expert_median_ms", f64_json(t->expert_median_ms));
+        json_object_set_new(o, "speedup_vs_expert", f64_json(t->speedup_vs_expert));
+        json_object_set_new(o, "roofline_floor_ms", f64_json(t->roofline_floor_ms));
+        json_object_set_new(o, "roofline_share", f64_json(t->roofline_share));
+        json_object_set_new(o, "bound", str_json(t->bound));
+        json_object_set_new(o, "flops", i64_json(t->flops));
+        json_object_set_new(o, "bytes", i64_json(t->bytes));
+        json_object_set_new(o, "gbps", f64_json(t->gbps));
+        json_object_set_new(o, "tflops", f64_json(t->tflops));
+        json_object_set_new(o, "warning", str_json(t->warning));
         json_array_append_new(out, o);
     }
     return out;
@@ -164,45 +205,57 @@ static json_t *timings_feedback(json_t *result)
 
 /* The feedback temper gave for a result: its message, compile log, first failing check and
  * timings. New reference. */
-static json_t *feedback(json_t *result)
+static json_t *feedback(const struct temper_result *r)
 {
-    int64_t passed = 0, run = 0;
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(result, "checks"), i, c) {
-        run++;
-        passed += json_is_true(json_object_get(c, "passed"));
-    }
-    return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o}", "message", copy_of(result, "message"), "compile_log",
-                     copy_of(result, "compile_log"), "checks_run", (json_int_t)run, "checks_passed",
-                     (json_int_t)passed, "failing", failing_check(result), "timings", timings_feedback(result),
-                     "warnings", copy_of(result, "warnings"), "same_code_as", copy_of(result, "same_code_as"));
+    int64_t passed = 0;
+    for (size_t i = 0; i < r->checks.n; i++)
+        passed += r->checks.v[i].passed.set && r->checks.v[i].passed.v;
+    return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o}", "message", str_json(r->message), "compile_log",
+                     str_json(r->compile_log), "checks_run", (json_int_t)r->checks.n, "checks_passed",
+                     (json_int_t)passed, "failing", failing_check(r), "timings", timings_feedback(r), "warnings",
+                     json_or_null(r->warnings), "same_code_as", str_json(r->same_code_as));
+}
+
+/* The speedup of a result's first timing; null when not timed. New reference. */
+static json_t *first_speedup(const struct temper_result *r)
+{
+    const struct temper_result_timing *t = temper_result_first_timing(r);
+    return t ? f64_json(t->speedup) : json_null();
 }
 
 /* The headline numbers of a result, from its first timing; null members when not timed. */
-static json_t *metrics(json_t *result)
+static json_t *metrics(const struct temper_result *r)
 {
-    json_t *t = json_array_get(json_object_get(result, "timings"), 0);
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "median_ms", copy_of(t, "median_ms"), "spread",
-                     copy_of(t, "spread"), "speedup", copy_of(t, "speedup"), "speedup_vs_expert",
-                     copy_of(t, "speedup_vs_expert"), "roofline_share", copy_of(t, "roofline_share"), "gbps",
-                     copy_of(t, "gbps"), "tflops", copy_of(t, "tflops"));
+    static const struct temper_result_timing none;
+    const struct temper_result_timing *t = temper_result_first_timing(r);
+    if (!t)
+        t = &none;
+    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "median_ms", f64_json(t->median_ms), "spread",
+                     f64_json(t->spread), "speedup", f64_json(t->speedup), "speedup_vs_expert",
+                     f64_json(t->speedup_vs_expert), "roofline_share", f64_json(t->roofline_share), "gbps",
+                     f64_json(t->gbps), "tflops", f64_json(t->tflops));
 }
 
 /* The candidate's language: the device's, else from the file name. */
-static const char *language(json_t *result, const char *path)
+static const char *language(const struct temper_result *r, const char *path)
 {
-    const char *lang = str(json_object_get(result, "device_info"), "language");
+    const char *lang = r->device_info ? r->device_info->language : NULL;
     if (lang && *lang)
         return lang;
     size_t n = path ? strlen(path) : 0;
     return n > 3 && !strcmp(path + n - 3, ".cu") ? "cuda" : "opencl";
 }
 
+/* A row's result and its base's, read once (temper_result_from_stored: a store keeps whatever a
+ * result was when it was recorded). */
+struct row_results {
+    struct temper_result result; /* the evaluation's */
+    struct temper_result base;   /* its base's; empty without one */
+};
+
 /* The jsonl record of one row. New reference. */
-static json_t *jsonl_record(struct export_state *st, json_t *row, struct task_info *ti)
+static json_t *jsonl_record(json_t *row, const struct row_results *rr, struct task_info *ti)
 {
-    json_t *result = json_object_get(row, "result");
     const char *task_hash = str(row, "task_hash");
     json_t *task = ti && ti->spec ? json_deep_copy(ti->spec) : json_object();
     json_object_set_new(task, "name", copy_of(row, "task"));
@@ -218,46 +271,36 @@ static json_t *jsonl_record(struct export_state *st, json_t *row, struct task_in
                          "relation", json_object_get(row, "base_relation"), "hash", json_object_get(row, "base_candidate"),
                          "source", json_object_get(row, "base_source"), "options", json_object_get(row, "base_options"),
                          "knobs", json_object_get(row, "base_knobs"), "verdict", json_object_get(row, "base_verdict"),
-                         "median_ms", json_object_get(row, "base_median_ms"), "speedup",
-                         copy_of(json_array_get(json_object_get(json_object_get(row, "base_result"), "timings"), 0),
-                                 "speedup"),
-                         "feedback", feedback(json_object_get(row, "base_result")));
-    (void)st;
+                         "median_ms", json_object_get(row, "base_median_ms"), "speedup", first_speedup(&rr->base),
+                         "feedback", feedback(&rr->base));
     return json_pack("{s:s, s:O, s:O, s:O, s:o, s:{s:O, s:O, s:s, s:O, s:O, s:O}, s:o, s:{s:O, s:O, s:O}, "
                      "s:{s:O, s:O}, s:O, s:O, s:o, s:o}",
                      "format", "temper.export.jsonl/1", "eval_id", json_object_get(row, "id"), "run_id",
                      json_object_get(row, "run_id"), "created_at", json_object_get(row, "created_at"), "task", task,
                      "candidate", "hash", json_object_get(row, "candidate"), "path", json_object_get(row, "path"),
-                     "language", language(result, str(row, "path")), "source", json_object_get(row, "source"),
+                     "language", language(&rr->result, str(row, "path")), "source", json_object_get(row, "source"),
                      "options", json_object_get(row, "options"), "knobs", json_object_get(row, "knobs"), "parent",
                      base, "origin", "operator", json_object_get(row, "operator"), "client",
                      json_object_get(row, "client"), "batch_id", json_object_get(row, "batch_id"), "device", "id",
                      json_object_get(row, "device"), "key", json_object_get(row, "device_key"), "verdict",
                      json_object_get(row, "verdict"), "message", json_object_get(row, "message"), "feedback",
-                     feedback(result), "metrics", metrics(result));
+                     feedback(&rr->result), "metrics", metrics(&rr->result));
 }
 
 /* Appends the feedback of a result as temper prints it, for a prompt. */
-static void feedback_text(struct temper_buf *b, json_t *result)
+static void feedback_text(struct temper_buf *b, const struct temper_result *r)
 {
-    temper_buf_printf(b, "Verdict: %s. %s\n", str(result, "verdict") ?: "none", str(result, "message") ?: "");
-    const char *log = str(result, "compile_log");
-    if (log && *log)
-        temper_buf_printf(b, "Compiler output:\n%s\n", log);
-    size_t i;
-    json_t *t;
-    json_array_foreach(json_object_get(result, "timings"), i, t) {
-        temper_buf_printf(b, "Timing at %s: %.4g ms (spread %.1f%%); baseline %.4g ms, speedup %.2fx",
-                          str(t, "shape") ?: "", json_number_value(json_object_get(t, "median_ms")),
-                          100 * json_number_value(json_object_get(t, "spread")),
-                          json_number_value(json_object_get(t, "baseline_median_ms")),
-                          json_number_value(json_object_get(t, "speedup")));
-        if (json_is_number(json_object_get(t, "speedup_vs_expert")))
-            temper_buf_printf(b, "; %.2fx the expert (%s)", json_number_value(json_object_get(t, "speedup_vs_expert")),
-                              str(t, "expert") ?: "");
-        if (json_is_number(json_object_get(t, "roofline_share")))
-            temper_buf_printf(b, "; %.1f%% of the roofline (%s bound)",
-                              100 * json_number_value(json_object_get(t, "roofline_share")), str(t, "bound") ?: "");
+    temper_buf_printf(b, "Verdict: %s. %s\n", r->verdict ?: "none", r->message ?: "");
+    if (r->compile_log && *r->compile_log)
+        temper_buf_printf(b, "Compiler output:\n%s\n", r->compile_log);
+    for (size_t i = 0; i < r->timings.n; i++) {
+        const struct temper_result_timing *t = &r->timings.v[i];
+        temper_buf_printf(b, "Timing at %s: %.4g ms (spread %.1f%%); baseline %.4g ms, speedup %.2fx", t->shape ?: "",
+                          t->median_ms.v, 100 * t->spread.v, t->baseline_median_ms.v, t->speedup.v);
+        if (t->speedup_vs_expert.set)
+            temper_buf_printf(b, "; %.2fx the expert (%s)", t->speedup_vs_expert.v, t->expert ?: "");
+        if (t->roofline_share.set)
+            temper_buf_printf(b, "; %.1f%% of the roofline (%s bound)", 100 * t->roofline_share.v, t->bound ?: "");
         temper_buf_printf(b, "\n");
     }
 }
@@ -273,7 +316,7 @@ static void kernel_text(struct temper_buf *b, const char *lang, const char *sour
 
 /* The prompt of a row: the task, its reference, and the base with its feedback (or the task's
  * baseline when there is no base). Caller frees. */
-static char *prompt_text(json_t *row, struct task_info *ti, const char *lang)
+static char *prompt_text(json_t *row, const struct temper_result *base, struct task_info *ti, const char *lang)
 {
     struct temper_buf b;
     temper_buf_init(&b, 64u << 20);
@@ -296,7 +339,7 @@ static char *prompt_text(json_t *row, struct task_info *ti, const char *lang)
                           (long long)json_integer_value(json_object_get(row, "base_id")));
         kernel_text(&b, lang, str(row, "base_source"), str(row, "base_options"));
         temper_buf_printf(&b, "\nWhat temper reported for it:\n");
-        feedback_text(&b, json_object_get(row, "base_result"));
+        feedback_text(&b, base);
         temper_buf_printf(&b, "\nWrite a faster kernel that stays correct.\n");
     } else {
         const char *baseline = spec ? str(spec, !strcmp(lang, "cuda") ? "baseline_cuda" : "baseline_opencl") : NULL;
@@ -341,26 +384,16 @@ static int improving(json_t *row)
     return ms > 0 && base_ms > 0 && ms < base_ms;
 }
 
-static int export_row(void *user, json_t *row)
+/* The sft or rl record of one row: (prompt, completion), with the reward or the base. New
+ * reference. */
+static json_t *pair_record(struct export_state *st, json_t *row, const struct row_results *rr, struct task_info *ti)
 {
-    struct export_state *st = user;
-    st->stats->evaluations++;
-    const char *task_name = str(row, "task") ?: "";
-    struct task_info *ti = task_get(st, task_name);
-    if (!ti || !ti->spec)
-        st->stats->no_task++;
-    if (st->format == TEMPER_EXPORT_JSONL)
-        return emit(st, jsonl_record(st, row, ti), row);
-    if (st->format == TEMPER_EXPORT_SFT && !improving(row))
-        return 0;
-    json_t *result = json_object_get(row, "result");
-    const char *lang = language(result, str(row, "path"));
-    char *prompt = prompt_text(row, ti, lang);
+    const char *lang = language(&rr->result, str(row, "path"));
+    char *prompt = prompt_text(row, &rr->base, ti, lang);
     struct temper_buf c;
     temper_buf_init(&c, 64u << 20);
     kernel_text(&c, lang, str(row, "source"), str(row, "options"));
-    json_t *t0 = json_array_get(json_object_get(result, "timings"), 0);
-    json_t *speedup = copy_of(t0, "speedup");
+    json_t *speedup = first_speedup(&rr->result);
     int correct = !strcmp(str(row, "verdict") ?: "", "correct");
     json_t *rec = json_pack("{s:s, s:O, s:O, s:O, s:s, s:s?, s:s?, s:O, s:o}", "format",
                             st->format == TEMPER_EXPORT_SFT ? "temper.export.sft/1" : "temper.export.rl/1", "eval_id",
@@ -370,14 +403,37 @@ static int export_row(void *user, json_t *row)
     if (rec && st->format == TEMPER_EXPORT_SFT) {
         json_object_set_new(rec, "base_relation", copy_of(row, "base_relation"));
         json_object_set_new(rec, "base_verdict", copy_of(row, "base_verdict"));
-        json_object_set_new(rec, "base_speedup",
-                            copy_of(json_array_get(json_object_get(json_object_get(row, "base_result"), "timings"), 0),
-                                    "speedup"));
+        json_object_set_new(rec, "base_speedup", first_speedup(&rr->base));
     } else if (rec) {
         json_object_set_new(rec, "reward", json_real(temper_export_reward(correct, json_number_value(speedup))));
     }
     free(prompt);
     temper_buf_free(&c);
+    return rec;
+}
+
+static int export_row(void *user, json_t *row)
+{
+    struct export_state *st = user;
+    st->stats->evaluations++;
+    const char *task_name = str(row, "task") ?: "";
+    struct task_info *ti = task_get(st, task_name);
+    if (!ti || !ti->spec)
+        st->stats->no_task++;
+    if (st->format == TEMPER_EXPORT_SFT && !improving(row))
+        return 0;
+    /* A store keeps a result as it was recorded: read it as stored, once. */
+    struct row_results rr;
+    memset(&rr.base, 0, sizeof(rr.base));
+    if (temper_result_from_stored(json_object_get(row, "result"), &rr.result) ||
+        temper_result_from_stored(json_object_get(row, "base_result"), &rr.base)) {
+        temper_result_free(&rr.result);
+        return temper_fail(st->msg, st->msg_size, TEMPER_ENOMEM, "reading the result of evaluation %lld failed",
+                           (long long)json_integer_value(json_object_get(row, "id")));
+    }
+    json_t *rec = st->format == TEMPER_EXPORT_JSONL ? jsonl_record(row, &rr, ti) : pair_record(st, row, &rr, ti);
+    temper_result_free(&rr.result);
+    temper_result_free(&rr.base);
     return emit(st, rec, row);
 }
 

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# result_reads_test.sh: results are read through the generated reader (include/temper/result.h),
+# not by key lookups. In the files converted to `struct temper_result`, no json_object_get (or the
+# files' own lookup helpers) may take a key literal that is a field name of a result record, as the
+# X-macros of result.h list them, except on the variables named below, which hold JSON that is not
+# a result (a store row's columns, a tool's arguments, a tune summary, a device description).
+# Also prints, for the next engineer, how many such lookups remain in each file of src/.
+# usage: result_reads_test.sh SOURCE_DIR
+set -u
+src=$1
+exec python3 - "$src" <<'PY'
+import os, re, sys
+
+src = sys.argv[1]
+header = open(os.path.join(src, "include/temper/result.h")).read()
+# X(KIND, name, SUB, doc) in the TEMPER_RESULT_*_FIELDS macros
+fields = set(re.findall(r"X\((?:STR|INT|REAL|BOOL|JSON|REC|LIST),\s*(\w+),", header))
+if len(fields) < 50:
+    sys.exit(f"result_reads_test: only {len(fields)} field names read from result.h")
+
+# The converted files; per file, the variables that hold JSON that is not a result, and why.
+converted = {
+    "src/report/export.c": {"row": "a store row: its columns", "spec": "a task's specification"},
+    "src/report/report.c": {"row": "a store row: its columns", "dev": "the store's device row",
+                            "run": "the store's run row"},
+    "src/report/report_plots.c": {},
+    "src/mcp/tools_eval.c": {"args": "the tool's arguments", "summary": "the tune summary",
+                             "best": "the tune summary's best point", "info": "the session's device description"},
+    "src/mcp/tools_tasks.c": {"args": "the tool's arguments", "task": "a task's description",
+                              "row": "a history row of the store: its columns"},
+}
+helpers = ("json_object_get", "str", "copy_of", "num_or_nan", "num")
+call = re.compile(r"\b(" + "|".join(helpers) + r")\(\s*([^,()]*(?:\([^()]*\))?[^,()]*),\s*\"(\w+)\"")
+# A result's lookups are json_object_get calls anywhere; the helpers count only in converted files.
+plain = re.compile(r"\bjson_object_get\(\s*([^,()]*(?:\([^()]*\))?[^,()]*),\s*\"(\w+)\"")
+
+failures = 0
+for rel, allowed in converted.items():
+    path = os.path.join(src, rel)
+    for n, line in enumerate(open(path), 1):
+        for fn, obj, key in call.findall(line):
+            if key in fields and obj.strip() not in allowed:
+                print(f"{rel}:{n}: {fn}({obj.strip()}, \"{key}\") reads a result field by key; "
+                      "read it from struct temper_result (temper_result_from_json / _from_stored)")
+                failures += 1
+
+counts = {}
+for root, _, files in os.walk(os.path.join(src, "src")):
+    for name in files:
+        if not name.endswith(".c"):
+            continue
+        rel = os.path.relpath(os.path.join(root, name), src)
+        if rel == "src/eval/result.c":
+            continue  # the generated codec itself
+        allowed = converted.get(rel, {})
+        k = sum(1 for line in open(os.path.join(root, name), errors="replace")
+                for obj, key in plain.findall(line) if key in fields and obj.strip() not in allowed)
+        if k:
+            counts[rel] = k
+total = sum(counts.values())
+print(f"information: {total} json_object_get calls in src/ take a result field's name as their key "
+      f"(a result's field, or another record's key of the same name), outside the generated codec:")
+for rel, k in sorted(counts.items(), key=lambda x: -x[1]):
+    print(f"  {k:4d} {rel}")
+if failures:
+    print(f"FAIL: {failures} result field lookups by key in the converted files")
+    sys.exit(1)
+print(f"ok: no result field is read by key in the {len(converted)} converted files")
+PY
