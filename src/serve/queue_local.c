@@ -407,7 +407,8 @@ int temper_queue_open_local(const char *store_path, const struct temper_queue_co
                             struct temper_queue **q, char *msg, size_t msg_size)
 {
     *q = NULL;
-    /* The store's own open creates the file and runs the migrations (the queue's tables are one). */
+    /* The store's own open creates the file and runs every owner's schema steps, the gym's among
+     * them (serve_schema.c): the queue's tables come from there, never from here. */
     struct temper_store *store = NULL;
     int err = temper_store_open(store_path, &store, msg, msg_size);
     if (err)
@@ -427,6 +428,12 @@ int temper_queue_open_local(const char *store_path, const struct temper_queue_co
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&lq->changed, &ca);
     pthread_condattr_destroy(&ca);
+    /* The queue's own connection to the same file, not the store's: a long poll or a waiting take
+     * sleeps in pthread_cond_timedwait on lq->lock, so the lock around the connection must be the
+     * queue's own (the store's lock is taken and given back inside each of its calls); the queue's
+     * transactions (BEGIN IMMEDIATE for a whole request) must not share a connection with the
+     * evaluations that consumers record through the store meanwhile; and its one lock serializes
+     * every use, so SQLite's own mutex is not needed (NOMUTEX). */
     if (sqlite3_open_v2(lq->path, &lq->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         err = local_db_fail(lq, msg, msg_size, "opening the queue");
     } else {
