@@ -1,13 +1,13 @@
-/* agent_store.c: the agent's tables in the store (schema version 3, docs/store.md): its sessions,
- * prompts, model calls and candidates. Each write is one transaction under the store's lock, as
- * every other write of the store is, so that an interrupted agent loses nothing recorded. */
+/* agent_store.c: the agent's rows in its tables of the store (made by agent_schema.c, docs/store.md):
+ * its sessions, prompts, model calls and candidates. Each write is one transaction under the
+ * store's lock (store_module.h), as every other write of the store is, so that an interrupted
+ * agent loses nothing recorded. */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../store/store_impl.h"
+#include "../store/store_module.h"
 #include "agent_impl.h"
 #include "temper/error.h"
 
@@ -43,21 +43,21 @@ static void bind_all(sqlite3_stmt *st, const struct value *v, int n)
 static int write_one(struct temper_store *s, const char *what, const char *sql, const struct value *v, int n,
                      int64_t *id, char *msg, size_t msg_size)
 {
-    pthread_mutex_lock(&s->lock);
+    sqlite3 *db = store_lock(s);
     int err = store_write_begin(s, what, msg, msg_size);
     if (!err) {
         sqlite3_stmt *st = NULL;
-        int ok = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK;
+        int ok = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK;
         if (ok) {
             bind_all(st, v, n);
             ok = sqlite3_step(st) == SQLITE_DONE;
         }
         sqlite3_finalize(st);
         if (ok && id)
-            *id = sqlite3_last_insert_rowid(s->db);
+            *id = sqlite3_last_insert_rowid(db);
         err = ok ? store_write_commit(s, what, msg, msg_size) : store_write_abort(s, what, msg, msg_size);
     }
-    pthread_mutex_unlock(&s->lock);
+    store_unlock(s);
     return err;
 }
 
@@ -94,10 +94,10 @@ int agent_store_session_finish(struct temper_store *s, int64_t id, int64_t best_
 
 json_t *agent_store_session_get(struct temper_store *s, int64_t id)
 {
-    pthread_mutex_lock(&s->lock);
+    sqlite3 *db = store_lock(s);
     sqlite3_stmt *st;
     json_t *r = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT task, device, api, endpoint, model, settings FROM agent_sessions WHERE id = ?",
+    if (sqlite3_prepare_v2(db, "SELECT task, device, api, endpoint, model, settings FROM agent_sessions WHERE id = ?",
                            -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) == SQLITE_ROW) {
@@ -112,7 +112,7 @@ json_t *agent_store_session_get(struct temper_store *s, int64_t id)
         }
         sqlite3_finalize(st);
     }
-    pthread_mutex_unlock(&s->lock);
+    store_unlock(s);
     return r;
 }
 
@@ -174,10 +174,10 @@ int agent_store_candidate(struct temper_store *s, const struct agent_candidate_r
 
 json_t *agent_store_replies(struct temper_store *s, int64_t session_id)
 {
-    pthread_mutex_lock(&s->lock);
+    sqlite3 *db = store_lock(s);
     sqlite3_stmt *st;
     json_t *out = NULL;
-    if (sqlite3_prepare_v2(s->db,
+    if (sqlite3_prepare_v2(db,
                            "SELECT c.reply, a.api FROM agent_calls c JOIN agent_sessions a ON a.id = c.session_id "
                            "WHERE c.session_id = ? AND c.status = 200 AND c.error IS NULL ORDER BY c.id",
                            -1, &st, NULL) == SQLITE_OK) {
@@ -195,6 +195,6 @@ json_t *agent_store_replies(struct temper_store *s, int64_t session_id)
         }
         sqlite3_finalize(st);
     }
-    pthread_mutex_unlock(&s->lock);
+    store_unlock(s);
     return out;
 }

@@ -173,12 +173,11 @@ static int options_ok(json_t *o, int i, struct server_reply *r)
     return 0;
 }
 
-/* Validates item i and works out its content key; 0 or a 4xx in r. */
-static int item_ok(struct server_state *st, json_t *item, int i, char key[65], struct server_reply *r)
+/* Item i's own fields, named in messages as where: each one known, of its type and within its
+ * limits (phase one of item_ok); 0 or a 4xx in r. */
+static int item_fields_ok(struct server_state *st, json_t *item, int i, const char *where, struct server_reply *r)
 {
     static const char *const known[] = {"id", "source", "lang", "knobs", "options", "parent", "origin", "task", NULL};
-    char where[32];
-    snprintf(where, sizeof(where), "items[%d]", i);
     if (!json_is_object(item))
         return server_error(r, 400, "invalid_request", "%s must be an object", where), 1;
     if (!keys_known(item, known, where, r))
@@ -225,63 +224,96 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
     json_t *task = json_object_get(item, "task");
     if (task && (!json_is_string(task) || !temper_task_name_ok(json_string_value(task))))
         return server_error(r, 400, "invalid_request", "%s.task must be a task name ([a-z0-9_])", where), 1;
-    /* The candidate's own task, and its knobs; a malformed candidate is queued all the same and
-     * gets its `invalid` verdict from the worker (its task and knobs are not looked at). */
+    return 0;
+}
+
+/* Sets each of knobs on the parsed candidate's defaults: 0, or a 400 naming the knob (a 503 when
+ * out of memory) in r. */
+static int item_knobs_ok(struct temper_candidate *cand, json_t *knobs, const char *where, struct server_reply *r)
+{
+    char msg[1024];
+    struct temper_knobs *kv = calloc(1, sizeof(*kv));
+    const char *k;
+    json_t *v;
+    int bad = !kv;
+    if (kv)
+        temper_knobs_default(cand, kv);
+    json_object_foreach(knobs, k, v) {
+        char set[160];
+        int64_t n;
+        if (int_like(v, &n))
+            snprintf(set, sizeof(set), "%s=%lld", k, (long long)n);
+        else
+            snprintf(set, sizeof(set), "%s=%s", k, json_string_value(v));
+        if (!bad && temper_knobs_set(cand, kv, set, msg, sizeof(msg))) {
+            /* the library's message is the command line's ("--set NAME=VALUE: ..."): here a knob */
+            const char *said = strncmp(msg, "--set ", 6) ? msg : msg + 6;
+            server_error(r, 400, "unknown_knob", "%s.knobs: %s", where, said);
+            bad = 1;
+        }
+    }
+    free(kv);
+    if (bad && !r->json)
+        server_error(r, 503, "unavailable", "out of memory");
+    return bad;
+}
+
+/* The candidate's own task and knobs (phase two of item_ok): task_name gets the task the source
+ * names and task_hash that task's content hash, both empty where the source does not parse; a
+ * malformed candidate is queued all the same and gets its `invalid` verdict from the worker (its
+ * task and knobs are not looked at). 0, or a 4xx (a 503 when out of memory) in r. */
+static int item_candidate_ok(struct server_state *st, json_t *item, const char *where, char task_name[TEMPER_NAME_MAX],
+                             char task_hash[17], struct server_reply *r)
+{
+    json_t *src = json_object_get(item, "source"), *lang = json_object_get(item, "lang");
+    json_t *task = json_object_get(item, "task"), *knobs = json_object_get(item, "knobs");
+    task_name[0] = task_hash[0] = 0;
     struct temper_candidate *cand = calloc(1, sizeof(*cand));
     if (!cand)
         return server_error(r, 503, "unavailable", "out of memory"), 1;
-    char msg[1024], task_name[TEMPER_NAME_MAX] = "", task_hash[17] = "";
+    char msg[1024];
+    int bad = 0;
     int parsed = !temper_candidate_parse_lang(NULL, json_string_value(lang), json_string_value(src),
                                               json_string_length(src), cand, msg, sizeof(msg));
     if (parsed)
-        snprintf(task_name, sizeof(task_name), "%s", cand->task);
+        snprintf(task_name, TEMPER_NAME_MAX, "%s", cand->task);
     if (task && parsed && strcmp(task_name, json_string_value(task))) {
         server_error(r, 400, "invalid_request", "%s.task is '%s' but the candidate says '@temper task %s'", where,
                      json_string_value(task), task_name);
-        goto fail;
+        bad = 1;
     }
-    if (task_name[0]) {
+    if (!bad && task_name[0]) {
         int err = temper_task_content_hash_named(temper_tasks_root(st->config.tasks_dir), task_name, task_hash, msg,
                                                  sizeof(msg));
         if (err == TEMPER_ENOTFOUND || err == TEMPER_EINVALID || err == TEMPER_EPARSE) {
             server_error(r, 400, "unknown_task", "%s: task '%s': %s", where, task_name, msg);
-            goto fail;
+            bad = 1;
         } else if (err) {
             server_error(r, 503, "unavailable", "%s: task '%s': %s", where, task_name, msg);
             r->retry_after_s = 1;
-            goto fail;
+            bad = 1;
         }
     }
-    if (parsed && knobs) {
-        struct temper_knobs *kv = calloc(1, sizeof(*kv));
-        const char *k;
-        json_t *v;
-        int bad = !kv;
-        if (kv)
-            temper_knobs_default(cand, kv);
-        json_object_foreach(knobs, k, v) {
-            char set[160];
-            int64_t n;
-            if (int_like(v, &n))
-                snprintf(set, sizeof(set), "%s=%lld", k, (long long)n);
-            else
-                snprintf(set, sizeof(set), "%s=%s", k, json_string_value(v));
-            if (!bad && temper_knobs_set(cand, kv, set, msg, sizeof(msg))) {
-                /* the library's message is the command line's ("--set NAME=VALUE: ..."): here a knob */
-                const char *said = strncmp(msg, "--set ", 6) ? msg : msg + 6;
-                server_error(r, 400, "unknown_knob", "%s.knobs: %s", where, said);
-                bad = 1;
-            }
-        }
-        free(kv);
-        if (bad) {
-            if (!r->json)
-                server_error(r, 503, "unavailable", "out of memory");
-            goto fail;
-        }
-    }
+    if (!bad && parsed && knobs)
+        bad = item_knobs_ok(cand, knobs, where, r);
     temper_candidate_free(cand);
     free(cand);
+    return bad;
+}
+
+/* Validates item i and works out its content key: its fields, then its candidate, then the item
+ * as queued (its task named, its integers as integers); 0 or a 4xx in r. */
+static int item_ok(struct server_state *st, json_t *item, int i, char key[65], struct server_reply *r)
+{
+    char where[32];
+    snprintf(where, sizeof(where), "items[%d]", i);
+    if (item_fields_ok(st, item, i, where, r))
+        return 1;
+    char task_name[TEMPER_NAME_MAX], task_hash[17];
+    if (item_candidate_ok(st, item, where, task_name, task_hash, r))
+        return 1;
+    json_t *task = json_object_get(item, "task"), *knobs = json_object_get(item, "knobs");
+    json_t *opts = json_object_get(item, "options");
     /* The queued item names the candidate's task, so that an engine that must give the job a
      * result itself (a dead letter) gives it one for its task. */
     if (task_name[0] && !task && json_object_set_new(item, "task", json_string(task_name)))
@@ -292,13 +324,10 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
     json_t *v;
     void *tmp;
     json_object_foreach_safe(knobs, tmp, k, v) normalize_int(knobs, k);
+    char msg[1024];
     return temper_job_content_key(item, task_hash, key, msg, sizeof(msg))
                ? (server_error(r, 503, "unavailable", "%s", msg), 1)
                : 0;
-fail:
-    temper_candidate_free(cand);
-    free(cand);
-    return 1;
 }
 
 /* A result for content key from any live device's cache (caller decrefs), or NULL. */
@@ -345,61 +374,32 @@ static json_t *wait_all(struct server_state *st, json_t *ids, double wait_s, int
     return views;
 }
 
-void api_submit(struct server_state *st, const char *body, size_t len, struct server_reply *r)
+/* The request's own fields (phase one of api_submit): known keys, items (a non-empty array within
+ * the limit), batch and wait_s (into *wait_s); 0 or a 4xx in r. */
+static int submit_request_ok(struct server_state *st, json_t *req, double *wait_s, struct server_reply *r)
 {
     static const char *const known[] = {"items", "batch", "wait_s", NULL};
-    struct temper_queue *q = st->config.queue;
-    json_t *req = parse_body(body, len, r), *items = json_object_get(req, "items");
-    if (!req)
-        return;
-    json_t *batch = json_object_get(req, "batch"), *wait = json_object_get(req, "wait_s");
-    json_t *ids = json_array(), *out = json_array();
-    char (*keys)[65] = NULL, msg[1024];
-    struct temper_job *jobs = NULL;
-    int *existing = NULL;
-    size_t n = 0, i;
-    double wait_s = 0;
+    json_t *items = json_object_get(req, "items"), *batch = json_object_get(req, "batch");
     if (!keys_known(req, known, "the request", r))
-        goto done;
-    if (!json_is_array(items) || json_array_size(items) == 0) {
-        server_error(r, 400, "invalid_request", "items must be a non-empty array of evaluations");
-        goto done;
-    }
-    if (json_array_size(items) > (size_t)st->config.limits.max_items) {
-        server_error(r, 400, "too_many_items", "%zu items in one request, over this server's limit of %d",
-                     json_array_size(items), st->config.limits.max_items);
-        goto done;
-    }
-    if (batch && (!json_is_string(batch) || !server_id_ok(json_string_value(batch)))) {
-        server_error(r, 400, "invalid_id", "batch must be 1 to 128 of [A-Za-z0-9._:-] (not only dots)");
-        goto done;
-    }
-    if (server_json_wait(st, wait, &wait_s, r))
-        goto done;
-    n = json_array_size(items);
-    keys = calloc(n, sizeof(*keys));
-    if (!keys || !ids || !out) {
-        server_error(r, 503, "unavailable", "out of memory");
-        goto done;
-    }
+        return 1;
+    if (!json_is_array(items) || json_array_size(items) == 0)
+        return server_error(r, 400, "invalid_request", "items must be a non-empty array of evaluations"), 1;
+    if (json_array_size(items) > (size_t)st->config.limits.max_items)
+        return server_error(r, 400, "too_many_items", "%zu items in one request, over this server's limit of %d",
+                            json_array_size(items), st->config.limits.max_items), 1;
+    if (batch && (!json_is_string(batch) || !server_id_ok(json_string_value(batch))))
+        return server_error(r, 400, "invalid_id", "batch must be 1 to 128 of [A-Za-z0-9._:-] (not only dots)"), 1;
+    return server_json_wait(st, json_object_get(req, "wait_s"), wait_s, r);
+}
+
+/* Fills jobs[i] for each of items (content keys in keys, all in batch batch_id), answered from any
+ * live device's cache where one has the result, and appends each job's id to ids; 0, or a 503 in
+ * r. */
+static int submit_jobs_make(struct server_state *st, json_t *items, char (*keys)[65], const char *batch_id,
+                            struct temper_job *jobs, json_t *ids, struct server_reply *r)
+{
+    size_t i;
     json_t *item;
-    json_array_foreach(items, i, item) {
-        if (item_ok(st, item, (int)i, keys[i], r)) /* an id twice: one job for one item, else a conflict */
-            goto done;
-    }
-    /* One submit for the whole request: all of it is queued, or none (a full disk, a full queue, an
-     * id taken by another item). */
-    char batch_id[129];
-    if (batch)
-        snprintf(batch_id, sizeof(batch_id), "%s", json_string_value(batch));
-    else
-        new_id("b-", batch_id);
-    jobs = calloc(n, sizeof(*jobs));
-    existing = calloc(n, sizeof(*existing));
-    if (!jobs || !existing) {
-        server_error(r, 503, "unavailable", "out of memory");
-        goto done;
-    }
     json_array_foreach(items, i, item) {
         struct temper_job *job = &jobs[i];
         const char *cid = json_string_value(json_object_get(item, "id"));
@@ -413,16 +413,24 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
         json_object_del(job->item, "id");
         job->submitted_us = now_us();
         job->result = cached_anywhere(st, keys[i]);
-        if (!job->item || json_array_append_new(ids, json_string(job->id))) {
-            server_error(r, 503, "unavailable", "out of memory");
-            goto done;
-        }
+        if (!job->item || json_array_append_new(ids, json_string(job->id)))
+            return server_error(r, 503, "unavailable", "out of memory"), 1;
     }
+    return 0;
+}
+
+/* One submit for the whole request: all of it is queued, or none (a full disk, a full queue, an id
+ * taken by another item), counted where new; 0, or a 409, 429 or 503 in r. */
+static int submit_queue(struct server_state *st, struct temper_job *jobs, size_t n, int *existing,
+                        struct server_reply *r)
+{
+    struct temper_queue *q = st->config.queue;
+    char msg[1024];
     int err = q->ops->submit(q, jobs, (int)n, existing, msg, sizeof(msg));
     if (err == TEMPER_ERANGE) {
         server_error(r, 429, "queue_full", "nothing of this request was queued: %s", msg);
         r->retry_after_s = 5;
-        goto done;
+        return 1;
     }
     if (err == TEMPER_EINVALID) {
         size_t k = 0;
@@ -431,43 +439,96 @@ void api_submit(struct server_state *st, const char *body, size_t len, struct se
         server_error(r, 409, "id_conflict",
                      "items[%zu].id: %s; an id names one item, so this one is not answered with that job's result "
                      "(choose another id, or send none); nothing of this request was queued", k, msg);
-        goto done;
+        return 1;
     }
     if (err) {
         server_error(r, 503, "unavailable", "nothing of this request was queued: the queue failed: %s", msg);
         r->retry_after_s = 1;
-        goto done;
+        return 1;
     }
-    for (i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         if (!existing[i]) {
             atomic_fetch_add(&st->submitted, 1);
             if (jobs[i].result)
                 atomic_fetch_add(&st->submit_cache_hits, 1);
         }
+    return 0;
+}
+
+/* The answer to a queued request: every job's view (200) once all are finished within wait_s,
+ * else each job's id and status (202); out collects the latter. */
+static void submit_answer(struct server_state *st, json_t *ids, const char *batch_id, double wait_s, json_t *out,
+                          struct server_reply *r)
+{
+    struct temper_queue *q = st->config.queue;
+    char msg[1024];
+    int err = 0;
     json_t *views = wait_s > 0 ? wait_all(st, ids, wait_s, &err, msg, sizeof(msg)) : NULL;
     if (err) {
         json_decref(views);
         queue_failed(r, err, msg);
-        goto done;
+        return;
     }
     if (views) {
         r->status = 200;
         r->json = json_pack("{s:s, s:o}", "batch", batch_id, "items", views);
-        goto done;
+        return;
     }
+    size_t i;
     json_t *id;
     json_array_foreach(ids, i, id) {
         json_t *v = NULL;
         err = q->ops->get(q, json_string_value(id), 0, &v, msg, sizeof(msg));
         if (err) {
             queue_failed(r, err, msg);
-            goto done;
+            return;
         }
         json_array_append_new(out, json_pack("{s:O, s:O}", "id", id, "status", json_object_get(v, "status")));
         json_decref(v);
     }
     r->status = 202;
     r->json = json_pack("{s:s, s:O}", "batch", batch_id, "items", out);
+}
+
+void api_submit(struct server_state *st, const char *body, size_t len, struct server_reply *r)
+{
+    json_t *req = parse_body(body, len, r), *items = json_object_get(req, "items");
+    if (!req)
+        return;
+    json_t *batch = json_object_get(req, "batch");
+    json_t *ids = json_array(), *out = json_array();
+    char (*keys)[65] = NULL;
+    struct temper_job *jobs = NULL;
+    int *existing = NULL;
+    size_t n = 0, i;
+    double wait_s = 0;
+    if (submit_request_ok(st, req, &wait_s, r))
+        goto done;
+    n = json_array_size(items);
+    keys = calloc(n, sizeof(*keys));
+    if (!keys || !ids || !out) {
+        server_error(r, 503, "unavailable", "out of memory");
+        goto done;
+    }
+    json_t *item;
+    json_array_foreach(items, i, item) {
+        if (item_ok(st, item, (int)i, keys[i], r)) /* an id twice: one job for one item, else a conflict */
+            goto done;
+    }
+    char batch_id[129];
+    if (batch)
+        snprintf(batch_id, sizeof(batch_id), "%s", json_string_value(batch));
+    else
+        new_id("b-", batch_id);
+    jobs = calloc(n, sizeof(*jobs));
+    existing = calloc(n, sizeof(*existing));
+    if (!jobs || !existing) {
+        server_error(r, 503, "unavailable", "out of memory");
+        goto done;
+    }
+    if (submit_jobs_make(st, items, keys, batch_id, jobs, ids, r) || submit_queue(st, jobs, n, existing, r))
+        goto done;
+    submit_answer(st, ids, batch_id, wait_s, out, r);
 done:
     for (i = 0; jobs && i < n; i++) {
         json_decref(jobs[i].item);

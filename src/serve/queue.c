@@ -1,6 +1,7 @@
-/* queue.c: what both queue engines share: opening one by its URL, the content and cache keys of
- * a job, the state names, freeing a job, a dead letter's result, consumer names and the tests'
- * hook that kills a consumer. */
+/* queue.c: what both queue engines share: the content and cache keys of a job, the state names,
+ * freeing a job, a dead letter's result, consumer names and the tests' hook that kills a consumer.
+ * Opening an engine by its URL is in queue_open.c: the engines call this file, so it calls none of
+ * them. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,21 +37,6 @@ void temper_job_free(struct temper_job *job)
     json_decref(job->item);
     json_decref(job->result);
     free(job);
-}
-
-int temper_queue_open(const char *url, const struct temper_queue_config *config, struct temper_queue **q,
-                      char *msg, size_t msg_size)
-{
-    *q = NULL;
-    if (url && !strncmp(url, "redis://", 8)) {
-#ifdef TEMPER_HAVE_REDIS
-        return temper_queue_open_redis(url, config, q, msg, msg_size);
-#else
-        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED, "this temper was built without Redis support (%s)",
-                           url);
-#endif
-    }
-    return temper_queue_open_local(url, config, q, msg, msg_size);
 }
 
 /* 32 hex digits of XXH3-128 over text. */

@@ -18,84 +18,6 @@
 
 #define LOCAL_PURGE_EVERY_S 60    /* expired jobs are removed at most this often */
 
-int64_t local_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-int local_db_fail(struct local_queue *lq, char *msg, size_t msg_size, const char *what)
-{
-    return temper_fail(msg, msg_size, TEMPER_ESTORE, "%s: %s: %s", lq->path, what, sqlite3_errmsg(lq->db));
-}
-
-sqlite3_stmt *local_prep(struct local_queue *lq, const char *sql, char *msg, size_t msg_size)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(lq->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        local_db_fail(lq, msg, msg_size, "preparing a queue statement");
-        return NULL;
-    }
-    return st;
-}
-
-int local_exec(struct local_queue *lq, const char *sql, const char *const *texts, int ntexts, const int64_t *ints,
-               int nints, char *msg, size_t msg_size)
-{
-    sqlite3_stmt *st = local_prep(lq, sql, msg, msg_size);
-    if (!st)
-        return TEMPER_ESTORE;
-    for (int i = 0; i < ntexts; i++)
-        sqlite3_bind_text(st, i + 1, texts[i], -1, SQLITE_TRANSIENT);
-    for (int i = 0; i < nints; i++)
-        sqlite3_bind_int64(st, ntexts + i + 1, ints[i]);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : local_db_fail(lq, msg, msg_size, "writing the queue");
-}
-
-static int exec_sql(struct local_queue *lq, const char *sql, char *msg, size_t msg_size)
-{
-    return sqlite3_exec(lq->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : local_db_fail(lq, msg, msg_size, sql);
-}
-
-int local_begin(struct local_queue *lq, char *msg, size_t msg_size)
-{
-    return exec_sql(lq, "BEGIN IMMEDIATE", msg, msg_size);
-}
-
-int local_end(struct local_queue *lq, int err, char *msg, size_t msg_size)
-{
-    if (err) {
-        sqlite3_exec(lq->db, "ROLLBACK", NULL, NULL, NULL);
-        return err;
-    }
-    return exec_sql(lq, "COMMIT", msg, msg_size);
-}
-
-int local_counter_add(struct local_queue *lq, const char *name, int64_t n, char *msg, size_t msg_size)
-{
-    const char *t[] = {name};
-    int64_t v[] = {n};
-    return local_exec(lq,
-                     "INSERT INTO serve_counters(name, value) VALUES (?1, ?2) "
-                     "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
-                     t, 1, v, 1, msg, msg_size);
-}
-
-int64_t local_query_i64(struct local_queue *lq, const char *sql, const char *arg)
-{
-    sqlite3_stmt *st = local_prep(lq, sql, NULL, 0);
-    if (!st)
-        return -1;
-    if (arg)
-        sqlite3_bind_text(st, 1, arg, -1, SQLITE_TRANSIENT);
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    return v;
-}
-
 static enum temper_job_state state_parse(const char *s)
 {
     static const enum temper_job_state all[] = {TEMPER_JOB_QUEUED, TEMPER_JOB_RUNNING, TEMPER_JOB_DONE,
@@ -485,7 +407,8 @@ int temper_queue_open_local(const char *store_path, const struct temper_queue_co
                             struct temper_queue **q, char *msg, size_t msg_size)
 {
     *q = NULL;
-    /* The store's own open creates the file and runs the migrations (the queue's tables are one). */
+    /* The store's own open creates the file and runs every owner's schema steps, the gym's among
+     * them (serve_schema.c): the queue's tables come from there, never from here. */
     struct temper_store *store = NULL;
     int err = temper_store_open(store_path, &store, msg, msg_size);
     if (err)
@@ -505,11 +428,17 @@ int temper_queue_open_local(const char *store_path, const struct temper_queue_co
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&lq->changed, &ca);
     pthread_condattr_destroy(&ca);
+    /* The queue's own connection to the same file, not the store's: a long poll or a waiting take
+     * sleeps in pthread_cond_timedwait on lq->lock, so the lock around the connection must be the
+     * queue's own (the store's lock is taken and given back inside each of its calls); the queue's
+     * transactions (BEGIN IMMEDIATE for a whole request) must not share a connection with the
+     * evaluations that consumers record through the store meanwhile; and its one lock serializes
+     * every use, so SQLite's own mutex is not needed (NOMUTEX). */
     if (sqlite3_open_v2(lq->path, &lq->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         err = local_db_fail(lq, msg, msg_size, "opening the queue");
     } else {
         sqlite3_busy_timeout(lq->db, 10000);
-        err = exec_sql(lq, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", msg, msg_size);
+        err = local_exec_sql(lq, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL", msg, msg_size);
     }
     if (err) {
         local_close(&lq->base);

@@ -1,7 +1,7 @@
 /* queue_local.h: what the SQLite engine's files share (internal to src/serve): the queue object and
- * the helpers around its connection. queue_local.c holds submitting, reading, cancelling, the
- * cache, reports and counts; queue_local_take.c holds taking, completing, and what a consumer's
- * death does to its jobs. */
+ * the helpers around its connection (queue_local_db.c). queue_local.c holds opening, submitting,
+ * reading, cancelling, the cache, reports and counts; queue_local_take.c holds taking, completing,
+ * and what a consumer's death does to its jobs. */
 #ifndef TEMPER_SERVE_QUEUE_LOCAL_H
 #define TEMPER_SERVE_QUEUE_LOCAL_H
 
@@ -33,6 +33,8 @@ sqlite3_stmt *local_prep(struct local_queue *lq, const char *sql, char *msg, siz
 /* Runs a statement that returns no rows; binds text args (NULL: SQL NULL) then int64 args. */
 int local_exec(struct local_queue *lq, const char *sql, const char *const *texts, int ntexts, const int64_t *ints,
                int nints, char *msg, size_t msg_size);
+/* Runs sql (statements without parameters); TEMPER_ESTORE naming it on failure. */
+int local_exec_sql(struct local_queue *lq, const char *sql, char *msg, size_t msg_size);
 /* BEGIN IMMEDIATE. */
 int local_begin(struct local_queue *lq, char *msg, size_t msg_size);
 /* Commits after err == 0, else rolls back; returns err or the commit's failure. */

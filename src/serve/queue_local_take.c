@@ -17,27 +17,6 @@
 #include "serve/queue_local.h"
 #include "temper/error.h"
 
-int local_wait_change(struct local_queue *lq, int64_t deadline_us)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    if (now >= deadline_us)
-        return 0;
-    int64_t until = now + LOCAL_POLL_MS * 1000 < deadline_us ? now + LOCAL_POLL_MS * 1000 : deadline_us;
-    ts.tv_sec = until / 1000000;
-    ts.tv_nsec = (until % 1000000) * 1000;
-    pthread_cond_timedwait(&lq->changed, &lq->lock, &ts);
-    return 1;
-}
-
-int64_t local_deadline_after(int wait_ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + (int64_t)(wait_ms > 0 ? wait_ms : 0) * 1000;
-}
-
 /* Reads the job at rowid into a new struct temper_job. */
 static int load_job(struct local_queue *lq, int64_t rowid, struct temper_job **job, char *msg, size_t msg_size)
 {

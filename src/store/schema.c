@@ -1,6 +1,8 @@
-/* schema.c: opening the store: its numbered migrations on PRAGMA user_version (each run once,
- * in its own transaction, in order; an error stops the open), the refusal of a store newer
- * than this code, and the errors that name a damaged file with SQLite's integrity check. */
+/* schema.c: opening the store: the numbered schema steps of every owner on PRAGMA user_version
+ * (store_module.h's registry; each step run once, in its own transaction, in version order; an
+ * error stops the open), the refusal of a store newer than this code, and the errors that name a
+ * damaged file with SQLite's integrity check. The store's own steps (its evaluations, runs,
+ * devices and benches) are here; the gym's and the agent's are in their modules. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,17 +14,8 @@
 #include "store_impl.h"
 #include "temper/util.h"
 
-/* One step of the schema. Invariant: versions run 1, 2, ... TEMPER_STORE_SCHEMA_VERSION. */
 /* How long a store waits for another process's lock, in milliseconds. */
 #define STORE_BUSY_MS 10000
-
-struct migration {
-    int version;                    /* PRAGMA user_version once it has run */
-    const char *what;               /* for messages */
-    const char *sql;                /* statements, run in the step's transaction */
-    int (*fn)(sqlite3 *db);         /* then this, in the same transaction (NULL: none); a SQLite code */
-    int again;                      /* 1: safe on a store that has its tables already (IF NOT EXISTS only) */
-};
 
 /* Version 1: the schema as it was before versions were kept (stores made then read 0). The
  * oldest of those lack evaluations.run_id, added by add_run_id. */
@@ -108,45 +101,6 @@ static const char schema_v3[] =
     "  task TEXT NOT NULL, PRIMARY KEY (bench_id, evaluation_id));"
     "CREATE INDEX IF NOT EXISTS bench_evaluations_evaluation ON bench_evaluations(evaluation_id);";
 
-/* Version 4: the gym's job queue on one machine (src/serve/queue_local.c): jobs with their state
- * and outcome, the content cache of results by device, consumers' reports, counters and the dead
- * letters. */
-static const char schema_v4[] =
-    "CREATE TABLE IF NOT EXISTS serve_jobs ("
-    "  id TEXT PRIMARY KEY, batch TEXT NOT NULL, cache_key TEXT NOT NULL, item TEXT NOT NULL,"
-    "  state TEXT NOT NULL, consumer TEXT, taken_us INTEGER, deliveries INTEGER NOT NULL,"
-    "  outcome TEXT, submitted_us INTEGER NOT NULL, finished_us INTEGER);"
-    "CREATE INDEX IF NOT EXISTS serve_jobs_state ON serve_jobs(state);"
-    "CREATE INDEX IF NOT EXISTS serve_jobs_batch ON serve_jobs(batch);"
-    "CREATE TABLE IF NOT EXISTS serve_cache (key TEXT PRIMARY KEY, result TEXT NOT NULL, created_us INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS serve_workers (consumer TEXT PRIMARY KEY, device TEXT NOT NULL, device_key TEXT NOT NULL,"
-    "  busy INTEGER NOT NULL, jobs_done INTEGER NOT NULL, seen_us INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS serve_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS serve_dead_letters (id TEXT PRIMARY KEY, deliveries INTEGER NOT NULL, result TEXT NOT NULL,"
-    "  created_us INTEGER NOT NULL);";
-
-/* Version 5: the agent's sessions, prompts, model calls (every HTTP exchange, with its tokens and
- * latency) and candidates with their lineage (docs/agent.md, docs/store.md). */
-static const char schema_v5[] =
-    "CREATE TABLE IF NOT EXISTS agent_sessions ("
-    "  id INTEGER PRIMARY KEY, task TEXT NOT NULL, device TEXT, api TEXT, endpoint TEXT, model TEXT,"
-    "  settings TEXT NOT NULL, replay_of INTEGER, best_eval_id INTEGER, summary TEXT,"
-    "  started_at TEXT NOT NULL, finished_at TEXT);"
-    "CREATE TABLE IF NOT EXISTS agent_prompts ("
-    "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, role TEXT NOT NULL, messages TEXT NOT NULL,"
-    "  created_at TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS agent_calls ("
-    "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, prompt_id INTEGER, attempt INTEGER NOT NULL,"
-    "  url TEXT, request TEXT NOT NULL, status INTEGER, reply TEXT, content TEXT, reasoning TEXT,"
-    "  finish_reason TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, latency_ms REAL, error TEXT,"
-    "  created_at TEXT NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS agent_candidates ("
-    "  id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL, prompt_id INTEGER, call_id INTEGER,"
-    "  role TEXT NOT NULL, parent_eval_id INTEGER, eval_id INTEGER, island INTEGER, features TEXT,"
-    "  source TEXT, outcome TEXT NOT NULL, median_ms REAL, note TEXT, created_at TEXT NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS agent_calls_session ON agent_calls(session_id, id);"
-    "CREATE INDEX IF NOT EXISTS agent_candidates_session ON agent_candidates(session_id, id);";
-
 /* Version 6: each evaluation's own candidate path (evaluations.path). candidates.path is the file
  * a source was first seen as; the same bytes evaluated from another file keep that first one, so
  * history named the wrong file. The column is added where it is missing (a development build may
@@ -166,46 +120,41 @@ static int add_evaluation_path(sqlite3 *db)
                         NULL, NULL, NULL);
 }
 
-/* Version 7: what a gym job's holder's deaths did to it (src/serve/queue_local_take.c):
- * serve_jobs.alone (1: it must run alone, its holder having died) and serve_jobs.deaths (the
- * deaths charged to it: those while it ran alone), added where missing, and the index by which a
- * take finds the oldest job of each kind. */
-static int add_serve_job_guards(sqlite3 *db)
-{
-    static const char *const columns[] = {"alone", "deaths"};
-    for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *st;
-        int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('serve_jobs') WHERE name = ?", -1, &st,
-                                    NULL);
-        if (rc != SQLITE_OK)
-            return rc;
-        sqlite3_bind_text(st, 1, columns[i], -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-        int have = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
-        sqlite3_finalize(st);
-        if (rc != SQLITE_ROW)
-            return rc;
-        char sql[128];
-        snprintf(sql, sizeof(sql), "ALTER TABLE serve_jobs ADD COLUMN %s INTEGER NOT NULL DEFAULT 0", columns[i]);
-        if (!have && (rc = sqlite3_exec(db, sql, NULL, NULL, NULL)) != SQLITE_OK)
-            return rc;
-    }
-    return sqlite3_exec(db, "CREATE INDEX IF NOT EXISTS serve_jobs_waiting ON serve_jobs(state, alone)", NULL, NULL,
-                        NULL);
-}
-
-static const struct migration migrations[] = {
+static const struct store_step store_steps[] = {
     {1, "the first schema", schema_v1, add_run_id, 1},
     {2, "task content and device identity keys, lineage", schema_v2, NULL, 0},
     {3, "benches", schema_v3, NULL, 1},
-    {4, "the gym's job queue", schema_v4, NULL, 1},
-    {5, "the agent's sessions, prompts, calls and candidates", schema_v5, NULL, 1},
     {6, "each evaluation's own candidate path", "", add_evaluation_path, 0},
-    {7, "the gym's jobs that must run alone, and their deaths", "", add_serve_job_guards, 0},
 };
 
-_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TEMPER_STORE_SCHEMA_VERSION,
-               "one migration per schema version");
+static const struct store_owner store_owner = {"store", store_steps, sizeof(store_steps) / sizeof(store_steps[0])};
+
+/* The registry: every owner of tables in the store. */
+static const struct store_owner *const owners[] = {&store_owner, &serve_store_owner, &agent_store_owner};
+
+/* Fills steps[v - 1] with the step of version v for v = 1 .. TEMPER_STORE_SCHEMA_VERSION, from
+ * every owner; 0, or TEMPER_ESTORE naming the step out of place (a mistake in this temper's
+ * registry, not in the store). */
+static int steps_in_order(const struct store_step *steps[TEMPER_STORE_SCHEMA_VERSION], char *msg, size_t msg_size)
+{
+    for (int v = 0; v < TEMPER_STORE_SCHEMA_VERSION; v++)
+        steps[v] = NULL;
+    for (size_t o = 0; o < sizeof(owners) / sizeof(owners[0]); o++)
+        for (size_t i = 0; i < owners[o]->n_steps; i++) {
+            const struct store_step *m = &owners[o]->steps[i];
+            if (m->version < 1 || m->version > TEMPER_STORE_SCHEMA_VERSION || steps[m->version - 1])
+                return temper_fail(msg, msg_size, TEMPER_ESTORE,
+                                   "this temper's schema steps are wrong: the %s's step %d (%s) is outside 1 to %d or "
+                                   "has the version of another step",
+                                   owners[o]->name, m->version, m->what, TEMPER_STORE_SCHEMA_VERSION);
+            steps[m->version - 1] = m;
+        }
+    for (int v = 0; v < TEMPER_STORE_SCHEMA_VERSION; v++)
+        if (!steps[v])
+            return temper_fail(msg, msg_size, TEMPER_ESTORE,
+                               "this temper's schema steps are wrong: no owner gives step %d", v + 1);
+    return 0;
+}
 
 void store_now_text(char *out, size_t size)
 {
@@ -280,6 +229,17 @@ int temper_store_check(struct temper_store *s, char *msg, size_t msg_size)
         return 0;
     return temper_fail(msg, msg_size, TEMPER_ESTORE, "the store %s is damaged; PRAGMA integrity_check says: %s",
                        s->path, words);
+}
+
+sqlite3 *store_lock(struct temper_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    return s->db;
+}
+
+void store_unlock(struct temper_store *s)
+{
+    pthread_mutex_unlock(&s->lock);
 }
 
 int store_write_begin(struct temper_store *s, const char *what, char *msg, size_t msg_size)
@@ -460,7 +420,7 @@ static int migrate_failed(int err, int code, int at, char *msg, size_t msg_size)
  * table the step makes (those in ref_after but not ref_before, the reference's names) has the
  * columns it has in ref, the fresh schema. On failure nothing of the step stays; the message
  * names the store, the version it is at (version) and needs, and a way out. */
-static int run_step(struct temper_store *s, sqlite3 *ref, const struct migration *m, const char *ref_before,
+static int run_step(struct temper_store *s, sqlite3 *ref, const struct store_step *m, const char *ref_before,
                     const char *ref_after, int set_version, int *version, char *msg, size_t msg_size)
 {
     char what[200];
@@ -554,9 +514,10 @@ static int migrate(struct temper_store *s, char *msg, size_t msg_size)
     sqlite3 *ref = NULL;
     int rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     char *before = NULL, *after = NULL;
-    int err = 0;
-    for (size_t i = 0; !err && i < sizeof(migrations) / sizeof(migrations[0]); i++) {
-        const struct migration *m = &migrations[i];
+    const struct store_step *steps[TEMPER_STORE_SCHEMA_VERSION];
+    int err = steps_in_order(steps, msg, msg_size);
+    for (size_t i = 0; !err && i < TEMPER_STORE_SCHEMA_VERSION; i++) {
+        const struct store_step *m = steps[i];
         free(before);
         before = after;
         after = NULL;

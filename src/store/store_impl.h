@@ -1,5 +1,6 @@
-/* store_impl.h: what the store's files share: the open store, and how a SQLite failure becomes
- * an error message (naming the file, and a damaged file as such). */
+/* store_impl.h: what the store's own files share: the open store, and how a SQLite failure becomes
+ * an error message (naming the file, and a damaged file as such). Other modules use
+ * store_module.h. */
 #ifndef TEMPER_STORE_IMPL_H
 #define TEMPER_STORE_IMPL_H
 
@@ -7,6 +8,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
+#include "store_module.h"
 #include "temper/store.h"
 
 /* An open store. */
@@ -21,16 +23,5 @@ struct temper_store {
 /* Fills msg with "<file>: <what>: <SQLite's message>" for the connection's last error, adding
  * the integrity check's words when SQLite found the file damaged; returns TEMPER_ESTORE. */
 int store_fail(struct temper_store *s, char *msg, size_t msg_size, const char *what);
-
-/* Begins a write transaction (BEGIN IMMEDIATE), counting it against $TEMPER_STORE_FAIL_AFTER.
- * On failure returns TEMPER_ESTORE with the message filled; no transaction is open then. */
-int store_write_begin(struct temper_store *s, const char *what, char *msg, size_t msg_size);
-/* Commits, or on failure rolls back and returns TEMPER_ESTORE. */
-int store_write_commit(struct temper_store *s, const char *what, char *msg, size_t msg_size);
-/* Rolls back after a failed step and returns store_fail's error for it. */
-int store_write_abort(struct temper_store *s, const char *what, char *msg, size_t msg_size);
-
-/* The current time as ISO 8601 UTC text. */
-void store_now_text(char *out, size_t size);
 
 #endif
