@@ -141,12 +141,12 @@ static double self_cpu_s(void)
 
 /* The calibration kernels, built in one module. */
 struct calib_kernels {
-    struct temper_dmodule *mod;    /* the module holding them */
-    struct temper_dkernel *copy;   /* copy4: a grid-stride float4 copy */
-    struct temper_dkernel *copy1;  /* copy1: one float4 per work-item */
-    struct temper_dkernel *read4;  /* read4: 16 strided float4 loads per work-item */
+    struct temper_dmodule *mod;     /* the module holding them */
+    struct temper_dkernel *copy;    /* copy4: a grid-stride float4 copy */
+    struct temper_dkernel *copy1;   /* copy1: one float4 per work-item */
+    struct temper_dkernel *read4;   /* read4: 16 strided float4 loads per work-item */
     struct temper_dkernel *readrun; /* readrun: each work-item reads a run of its own (OpenCL only) */
-    struct temper_dkernel *fma;    /* fma16: chains of FMAs */
+    struct temper_dkernel *fma;     /* fma16: chains of FMAs */
 };
 
 /* Builds the calibration kernels of the device's language into k. */

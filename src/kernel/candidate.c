@@ -163,8 +163,9 @@ static int parse_expr_clause(const char *clause, const char *open, size_t len, c
                              const char *where, char *msg, size_t msg_size)
 {
     if (len >= TEMPER_EXPR_MAX)
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: the expression in %s(...) is longer than %d bytes",
-                           where, clause, TEMPER_EXPR_MAX - 1);
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: launch: the expression in %s(...) is longer than %d bytes", where, clause,
+                           TEMPER_EXPR_MAX - 1);
     if (len == 0)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s(...) needs one expression", where, clause);
     snprintf(out, TEMPER_EXPR_MAX, "%.*s", (int)len, open);
