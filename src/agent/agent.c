@@ -173,62 +173,41 @@ static void loop_free(struct loop *L)
     free(L);
 }
 
-int temper_agent_run(const struct temper_agent_config *config, json_t **summary, char **prompts, char *msg,
-                     size_t msg_size)
+/* A replay's settings, task, device, constraints and starting kernel (*start_source, caller
+ * frees), as recorded, and its recorded replies as the model. */
+static int take_replay(struct loop *L, json_t *recorded, const char **task_name, char **start_source,
+                       struct loop_replay *replay)
 {
-    if (summary)
-        *summary = NULL;
-    if (prompts)
-        *prompts = NULL;
-    struct loop *L = calloc(1, sizeof(*L));
-    if (!L)
-        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
-    L->cfg = *config;
-    L->constraints = json_array();
-    L->attempts = json_array();
-    L->outcomes = json_object();
-    L->best_ms = L->start_ms = INFINITY;
-    for (const char *const *c = config->constraints; c && *c; c++)
-        json_array_append_new(L->constraints, json_string(*c));
-    struct temper_chat *chat = NULL;
-    struct loop_replay replay = {NULL, 0};
-    json_t *recorded = NULL;
-    char *start_source = NULL, task_dir[TEMPER_PATH_MAX];
-    const char *task_name = config->task;
-    int err = temper_store_open(config->store_path, &L->store, L->msg, sizeof(L->msg));
-    if (!err && config->replay_of) {
-        recorded = agent_store_session_get(L->store, config->replay_of);
-        if (!recorded) {
-            err = temper_fail(L->msg, sizeof(L->msg), TEMPER_ENOTFOUND, "%s: no agent session %lld",
-                              temper_store_path(L->store), (long long)config->replay_of);
-        } else {
-            json_t *st = json_object_get(recorded, "settings");
-            agent_run_take_settings(&L->cfg, st);
-            task_name = json_string_value(json_object_get(recorded, "task"));
-            if (!L->cfg.lang)
-                L->cfg.lang = json_string_value(json_object_get(st, "lang"));
-            if (!L->cfg.device)
-                L->cfg.device = json_string_value(json_object_get(recorded, "device"));
-            json_t *cons = json_object_get(st, "constraints");
-            if (json_is_array(cons)) {
-                json_decref(L->constraints);
-                L->constraints = json_deep_copy(cons);
-            }
-            start_source = strdup(json_string_value(json_object_get(st, "start_source")) ?: "");
-            replay.replies = agent_store_replies(L->store, config->replay_of);
-            if (!replay.replies)
-                err = temper_fail(L->msg, sizeof(L->msg), TEMPER_ESTORE, "%s: reading agent session %lld's replies failed",
-                                  temper_store_path(L->store), (long long)config->replay_of);
-            L->complete = loop_replay_complete;
-            L->model = &replay;
-        }
-    } else if (!err && !config->dry_run) {
-        err = temper_chat_open(&config->chat, &chat, L->msg, sizeof(L->msg));
-        L->complete = loop_live_complete;
-        L->model = chat;
+    json_t *st = json_object_get(recorded, "settings");
+    agent_run_take_settings(&L->cfg, st);
+    *task_name = json_string_value(json_object_get(recorded, "task"));
+    if (!L->cfg.lang)
+        L->cfg.lang = json_string_value(json_object_get(st, "lang"));
+    if (!L->cfg.device)
+        L->cfg.device = json_string_value(json_object_get(recorded, "device"));
+    json_t *cons = json_object_get(st, "constraints");
+    if (json_is_array(cons)) {
+        json_decref(L->constraints);
+        L->constraints = json_deep_copy(cons);
     }
-    agent_run_defaults(&L->cfg);
-    if (!err && (!task_name || !*task_name))
+    *start_source = strdup(json_string_value(json_object_get(st, "start_source")) ?: "");
+    replay->replies = agent_store_replies(L->store, L->cfg.replay_of);
+    int err = 0;
+    if (!replay->replies)
+        err = temper_fail(L->msg, sizeof(L->msg), TEMPER_ESTORE, "%s: reading agent session %lld's replies failed",
+                          temper_store_path(L->store), (long long)L->cfg.replay_of);
+    L->complete = loop_replay_complete;
+    L->model = replay;
+    return err;
+}
+
+/* The task, the population, the session on the device, and the kernel language (L->lang), which
+ * must be the device's. */
+static int open_task(struct loop *L, const char *task_name)
+{
+    char task_dir[TEMPER_PATH_MAX];
+    int err = 0;
+    if (!task_name || !*task_name)
         err = temper_fail(L->msg, sizeof(L->msg), TEMPER_EINVALID, "no task named");
     if (!err)
         err = temper_task_find(temper_tasks_root(L->cfg.tasks_dir), task_name, task_dir, sizeof(task_dir), L->msg,
@@ -257,22 +236,107 @@ int temper_agent_run(const struct temper_agent_config *config, json_t **summary,
                               json_string_value(json_object_get(temper_session_device_info(L->session), "id")) ?: "?",
                               dev_lang);
     }
-    char start_label[300] = "";
-    if (!err && !start_source) {
-        const char *path = L->cfg.from ? L->cfg.from
-                                       : !strcmp(L->lang, "cuda") ? L->task.baseline_cuda : L->task.baseline_opencl;
-        if (!path || !*path)
-            err = temper_fail(L->msg, sizeof(L->msg), TEMPER_EINVALID,
-                              "task %s has no %s baseline to start from: give one with --from FILE", L->task.name, L->lang);
+    return err;
+}
+
+/* The starting kernel, where a replay did not give one: --from's file, else the task's baseline
+ * in L->lang (*start_source, caller frees); and how the prompts name it (label). */
+static int read_start(struct loop *L, char **start_source, char *label, size_t label_size)
+{
+    const char *path = L->cfg.from ? L->cfg.from
+                                   : !strcmp(L->lang, "cuda") ? L->task.baseline_cuda : L->task.baseline_opencl;
+    int err;
+    if (!path || !*path)
+        err = temper_fail(L->msg, sizeof(L->msg), TEMPER_EINVALID,
+                          "task %s has no %s baseline to start from: give one with --from FILE", L->task.name, L->lang);
+    else
+        err = temper_read_file(path, 1u << 20, start_source, NULL, L->msg, sizeof(L->msg));
+    const char *base = path ? strrchr(path, '/') : NULL;
+    snprintf(label, label_size, "%s %.200s", L->cfg.from ? "the kernel given," : "the task's baseline",
+             base ? base + 1 : path ? path : "");
+    return err;
+}
+
+/* The run itself: the session recorded in the store, the starting kernel evaluated, the
+ * iterations (islands migrating every third), and the summary (*summary, caller frees) written
+ * back to the store. */
+static int run_session(struct loop *L, const struct temper_agent_config *config, json_t *recorded,
+                       const char *start_source, json_t **summary)
+{
+    json_t *settings = agent_run_settings(L, start_source);
+    int err = agent_store_session_begin(L->store, L->task.name,
+                                        json_string_value(json_object_get(temper_session_device_info(L->session), "id")),
+                                        config->replay_of ? "replay" : temper_chat_api_name(config->chat.api),
+                                        config->replay_of ? NULL : config->chat.endpoint,
+                                        config->replay_of ? json_string_value(json_object_get(recorded, "model"))
+                                                          : config->chat.model,
+                                        settings, config->replay_of, &L->session_id, L->msg, sizeof(L->msg));
+    json_decref(settings);
+    if (!err)
+        err = start(L, start_source);
+    for (int it = 0; !err && !L->stop && !loop_interrupted(L); it++) {
+        err = agent_run_iterate(L, it);
+        if (!err && !L->stop && (it + 1) % 3 == 0)
+            agent_pop_migrate(&L->pop);
+    }
+    if (L->session_id && L->best) {
+        json_t *s = summary_of(L);
+        int ferr = agent_store_session_finish(L->store, L->session_id, L->best_eval_id, s, err ? NULL : L->msg,
+                                              err ? 0 : sizeof(L->msg));
+        if (!err)
+            err = ferr;
+        if (!err && summary)
+            *summary = s;
         else
-            err = temper_read_file(path, 1u << 20, &start_source, NULL, L->msg, sizeof(L->msg));
-        const char *base = path ? strrchr(path, '/') : NULL;
-        snprintf(start_label, sizeof(start_label), "%s %.200s", L->cfg.from ? "the kernel given," : "the task's baseline",
-                 base ? base + 1 : path ? path : "");
-    } else if (!err) {
+            json_decref(s);
+    }
+    return err;
+}
+
+int temper_agent_run(const struct temper_agent_config *config, json_t **summary, char **prompts, char *msg,
+                     size_t msg_size)
+{
+    if (summary)
+        *summary = NULL;
+    if (prompts)
+        *prompts = NULL;
+    struct loop *L = calloc(1, sizeof(*L));
+    if (!L)
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    L->cfg = *config;
+    L->constraints = json_array();
+    L->attempts = json_array();
+    L->outcomes = json_object();
+    L->best_ms = L->start_ms = INFINITY;
+    for (const char *const *c = config->constraints; c && *c; c++)
+        json_array_append_new(L->constraints, json_string(*c));
+    struct temper_chat *chat = NULL;
+    struct loop_replay replay = {NULL, 0};
+    json_t *recorded = NULL;
+    char *start_source = NULL;
+    const char *task_name = config->task;
+    int err = temper_store_open(config->store_path, &L->store, L->msg, sizeof(L->msg));
+    if (!err && config->replay_of) {
+        recorded = agent_store_session_get(L->store, config->replay_of);
+        if (!recorded)
+            err = temper_fail(L->msg, sizeof(L->msg), TEMPER_ENOTFOUND, "%s: no agent session %lld",
+                              temper_store_path(L->store), (long long)config->replay_of);
+        else
+            err = take_replay(L, recorded, &task_name, &start_source, &replay);
+    } else if (!err && !config->dry_run) {
+        err = temper_chat_open(&config->chat, &chat, L->msg, sizeof(L->msg));
+        L->complete = loop_live_complete;
+        L->model = chat;
+    }
+    agent_run_defaults(&L->cfg);
+    if (!err)
+        err = open_task(L, task_name);
+    char start_label[300] = "";
+    if (!err && !start_source)
+        err = read_start(L, &start_source, start_label, sizeof(start_label));
+    else if (!err)
         snprintf(start_label, sizeof(start_label), "the starting kernel of agent session %lld",
                  (long long)config->replay_of);
-    }
     if (!err) {
         temper_rng_seed(&L->rng, L->cfg.seed);
         L->examples = examples_for(L);
@@ -282,33 +346,7 @@ int temper_agent_run(const struct temper_agent_config *config, json_t **summary,
         if (!*prompts)
             err = temper_fail(L->msg, sizeof(L->msg), TEMPER_ENOMEM, "out of memory");
     } else if (!err) {
-        json_t *settings = agent_run_settings(L, start_source);
-        err = agent_store_session_begin(L->store, L->task.name,
-                                        json_string_value(json_object_get(temper_session_device_info(L->session), "id")),
-                                        config->replay_of ? "replay" : temper_chat_api_name(config->chat.api),
-                                        config->replay_of ? NULL : config->chat.endpoint,
-                                        config->replay_of ? json_string_value(json_object_get(recorded, "model"))
-                                                          : config->chat.model,
-                                        settings, config->replay_of, &L->session_id, L->msg, sizeof(L->msg));
-        json_decref(settings);
-        if (!err)
-            err = start(L, start_source);
-        for (int it = 0; !err && !L->stop && !loop_interrupted(L); it++) {
-            err = agent_run_iterate(L, it);
-            if (!err && !L->stop && (it + 1) % 3 == 0)
-                agent_pop_migrate(&L->pop);
-        }
-        if (L->session_id && L->best) {
-            json_t *s = summary_of(L);
-            int ferr = agent_store_session_finish(L->store, L->session_id, L->best_eval_id, s, err ? NULL : L->msg,
-                                                  err ? 0 : sizeof(L->msg));
-            if (!err)
-                err = ferr;
-            if (!err && summary)
-                *summary = s;
-            else
-                json_decref(s);
-        }
+        err = run_session(L, config, recorded, start_source, summary);
     }
     if (err)
         temper_fail(msg, msg_size, err, "%s", L->msg[0] ? L->msg : temper_strerror(err));

@@ -335,38 +335,130 @@ static int has_choices(const char *source, const char *lang)
     return choices;
 }
 
+/* A reply without a whole code block: recorded as cut off or without code. */
+static int reply_without_code(struct loop *L, const struct temper_chat_reply *reply, enum temper_agent_code code,
+                              const char *role, int64_t parent_eval, int64_t prompt_id, int64_t call_id)
+{
+    const char *outcome = code == TEMPER_AGENT_CODE_CUTOFF || reply->truncated ? "cut_off" : "no_code";
+    const char *why = !strcmp(outcome, "cut_off")
+                          ? "the reply was cut off at the token limit before its code block closed: write less"
+                          : "the reply held no fenced code block";
+    loop_line(L, "  %s: %s", role, why);
+    add_attempt(L, role, 0, NULL, outcome, INFINITY, why);
+    L->since_better++;
+    int err = record(L, prompt_id, call_id, role, parent_eval, 0, -1, NULL, outcome, NAN, why);
+    check_stops(L);
+    return err;
+}
+
+/* A kernel that names another task (named): refused before it is evaluated, and sent to repair. */
+static int reply_wrong_task(struct loop *L, const char *source, const char *named, const char *role,
+                            int64_t parent_eval, int64_t prompt_id, int64_t call_id, int island, int depth)
+{
+    char why[400];
+    snprintf(why, sizeof(why), "the kernel says '@temper task %s', but the task is %s: it would be judged "
+             "against the wrong task", named, L->task.name);
+    loop_line(L, "  %s: %s", role, why);
+    add_attempt(L, role, 0, source, "wrong_task", INFINITY, why);
+    L->since_better++;
+    int err = record(L, prompt_id, call_id, role, parent_eval, 0, -1, source, "wrong_task", NAN, why);
+    check_stops(L);
+    json_t *feedback = json_pack("{s:s, s:s}", "verdict", "invalid", "message", why);
+    if (!err)
+        err = repair(L, source, feedback, parent_eval, island, depth);
+    json_decref(feedback);
+    return err;
+}
+
+/* A correct kernel's knobs tuned, where it has choices and timing is on: the tuned result
+ * replaces *result (and *eval_id, *ms) where it is faster. Only a store's failure is returned. */
+static int tune_correct(struct loop *L, const char *source, json_t **result, int64_t *eval_id, double *ms)
+{
+    json_t *tuned = NULL;
+    if (L->cfg.no_timing || L->cfg.tune_budget <= 0 || !has_choices(source, L->lang))
+        return 0;
+    loop_line(L, "  tuning its knobs (%d evaluations at most)", L->cfg.tune_budget);
+    int err = loop_tune(L, source, &tuned);
+    if (err == TEMPER_ESTORE)
+        return err;
+    if (err)
+        loop_line(L, "  the tune failed: %s", L->msg);
+    if (tuned && result_ms(tuned, 0) < *ms) {
+        json_decref(*result);
+        *result = tuned;
+        *eval_id = temper_session_result_store_id(*result);
+        *ms = result_ms(*result, 0);
+    } else {
+        json_decref(tuned);
+    }
+    return 0;
+}
+
+/* A correct kernel (tuned): offered to its island, recorded, kept as the best where it is
+ * faster, and judged. */
+static int keep_correct(struct loop *L, const char *source, json_t *result, int64_t eval_id, double ms,
+                        const char *role, int64_t parent_eval, int64_t prompt_id, int64_t call_id, int island)
+{
+    int taken = agent_pop_offer(&L->pop, island, eval_id, source, result, ms, role);
+    int err = record(L, prompt_id, call_id, role, parent_eval, eval_id, taken ? island : -1, source, "correct", ms,
+                     NULL);
+    add_attempt(L, role, eval_id, source, "correct", ms, NULL);
+    double r_ms, r_share, r_speedup;
+    const char *r_bound;
+    agent_result_numbers(result, &r_ms, &r_share, &r_speedup, &r_bound);
+    if (!isnan(r_share) && r_share > L->made_share)
+        L->made_share = r_share;
+    int better = L->cfg.no_timing ? !strcmp(L->best_by, "start") : ms < L->best_ms;
+    if (better) {
+        json_decref(L->best);
+        L->best = json_incref(result);
+        free(L->best_source);
+        L->best_source = strdup(source);
+        L->best_eval_id = eval_id;
+        L->best_ms = ms;
+        snprintf(L->best_by, sizeof(L->best_by), "%s", role);
+        L->since_better = 0;
+        loop_line(L, "  a new best (eval %lld)", (long long)eval_id);
+    } else {
+        L->since_better++;
+    }
+    if (!err && !L->cfg.no_timing && !L->stop && !loop_interrupted(L))
+        err = judge(L, source, result);
+    return err;
+}
+
+/* What the person says of a kernel (--review): their edit, when they make one, becomes the
+ * kernel (*source, *result and *eval_id; then *role is the person's and *parent_eval the
+ * proposal), and a stop ends the run. */
+static int take_review(struct loop *L, char **source, json_t **result, int64_t *eval_id, int64_t prompt_id,
+                       int64_t call_id, const char **role, int64_t *parent_eval, enum temper_agent_decision *decision)
+{
+    int64_t proposal = *eval_id;
+    int err = review(L, source, result, eval_id, prompt_id, call_id, *role, *parent_eval, decision);
+    if (!err && *eval_id != proposal) {
+        *role = "person";
+        *parent_eval = proposal;
+    }
+    if (err)
+        return err;
+    if (*decision == TEMPER_AGENT_STOP) {
+        L->stop = 1;
+        snprintf(L->stop_reason, sizeof(L->stop_reason), "the person stopped the run");
+    }
+    return 0;
+}
+
 static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, const char *role, int64_t parent_eval,
                         int64_t prompt_id, int64_t call_id, int island, int depth)
 {
     char *source = NULL;
     enum temper_agent_code code = temper_agent_extract_code(reply->content ? reply->content : "", &source);
-    if (code != TEMPER_AGENT_CODE_FOUND) {
-        const char *outcome = code == TEMPER_AGENT_CODE_CUTOFF || reply->truncated ? "cut_off" : "no_code";
-        const char *why = !strcmp(outcome, "cut_off")
-                              ? "the reply was cut off at the token limit before its code block closed: write less"
-                              : "the reply held no fenced code block";
-        loop_line(L, "  %s: %s", role, why);
-        add_attempt(L, role, 0, NULL, outcome, INFINITY, why);
-        L->since_better++;
-        int err = record(L, prompt_id, call_id, role, parent_eval, 0, -1, NULL, outcome, NAN, why);
-        check_stops(L);
-        return err;
-    }
+    if (code != TEMPER_AGENT_CODE_FOUND)
+        return reply_without_code(L, reply, code, role, parent_eval, prompt_id, call_id);
     /* a kernel for another task would be judged against that task: it is refused before */
     char named[TEMPER_NAME_MAX];
     if (kernel_task(source, L->lang, named) && strcmp(named, L->task.name)) {
-        char why[400];
-        snprintf(why, sizeof(why), "the kernel says '@temper task %s', but the task is %s: it would be judged "
-                 "against the wrong task", named, L->task.name);
-        loop_line(L, "  %s: %s", role, why);
-        add_attempt(L, role, 0, source, "wrong_task", INFINITY, why);
-        L->since_better++;
-        int err = record(L, prompt_id, call_id, role, parent_eval, 0, -1, source, "wrong_task", NAN, why);
-        check_stops(L);
-        json_t *feedback = json_pack("{s:s, s:s}", "verdict", "invalid", "message", why);
-        if (!err)
-            err = repair(L, source, feedback, parent_eval, island, depth);
-        json_decref(feedback);
+        int err = reply_wrong_task(L, source, named, role, parent_eval, prompt_id, call_id, island, depth);
         free(source);
         return err;
     }
@@ -385,22 +477,11 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
         return TEMPER_EINVALID;
     }
     enum temper_agent_decision decision = TEMPER_AGENT_ACCEPT;
-    if (L->cfg.review) {
-        int64_t proposal = eval_id;
-        err = review(L, &source, &result, &eval_id, prompt_id, call_id, role, parent_eval, &decision);
-        if (!err && eval_id != proposal) {
-            role = "person";
-            parent_eval = proposal;
-        }
-        if (err) {
-            free(source);
-            json_decref(result);
-            return err;
-        }
-        if (decision == TEMPER_AGENT_STOP) {
-            L->stop = 1;
-            snprintf(L->stop_reason, sizeof(L->stop_reason), "the person stopped the run");
-        }
+    if (L->cfg.review &&
+        (err = take_review(L, &source, &result, &eval_id, prompt_id, call_id, &role, &parent_eval, &decision))) {
+        free(source);
+        json_decref(result);
+        return err;
     }
     const char *verdict = temper_session_result_verdict(result);
     loop_line(L, "  %s's kernel (eval %lld): %s", role, (long long)eval_id, verdict ? verdict : "?");
@@ -409,53 +490,13 @@ static int handle_reply(struct loop *L, const struct temper_chat_reply *reply, c
         L->since_better++;
         err = record(L, prompt_id, call_id, role, parent_eval, eval_id, -1, source, "rejected", NAN, NULL);
     } else if (is_correct(result)) {
-        json_t *tuned = NULL;
         double ms = result_ms(result, L->cfg.no_timing);
-        if (!L->cfg.no_timing && L->cfg.tune_budget > 0 && has_choices(source, L->lang)) {
-            loop_line(L, "  tuning its knobs (%d evaluations at most)", L->cfg.tune_budget);
-            err = loop_tune(L, source, &tuned);
-            if (err == TEMPER_ESTORE) {
-                free(source);
-                json_decref(result);
-                return err;
-            }
-            if (err)
-                loop_line(L, "  the tune failed: %s", L->msg);
-            err = 0;
-            if (tuned && result_ms(tuned, 0) < ms) {
-                json_decref(result);
-                result = tuned;
-                eval_id = temper_session_result_store_id(result);
-                ms = result_ms(result, 0);
-            } else {
-                json_decref(tuned);
-            }
+        if (tune_correct(L, source, &result, &eval_id, &ms) == TEMPER_ESTORE) {
+            free(source);
+            json_decref(result);
+            return TEMPER_ESTORE;
         }
-        int taken = agent_pop_offer(&L->pop, island, eval_id, source, result, ms, role);
-        err = record(L, prompt_id, call_id, role, parent_eval, eval_id, taken ? island : -1, source, "correct", ms,
-                     NULL);
-        add_attempt(L, role, eval_id, source, "correct", ms, NULL);
-        double r_ms, r_share, r_speedup;
-        const char *r_bound;
-        agent_result_numbers(result, &r_ms, &r_share, &r_speedup, &r_bound);
-        if (!isnan(r_share) && r_share > L->made_share)
-            L->made_share = r_share;
-        int better = L->cfg.no_timing ? !strcmp(L->best_by, "start") : ms < L->best_ms;
-        if (better) {
-            json_decref(L->best);
-            L->best = json_incref(result);
-            free(L->best_source);
-            L->best_source = strdup(source);
-            L->best_eval_id = eval_id;
-            L->best_ms = ms;
-            snprintf(L->best_by, sizeof(L->best_by), "%s", role);
-            L->since_better = 0;
-            loop_line(L, "  a new best (eval %lld)", (long long)eval_id);
-        } else {
-            L->since_better++;
-        }
-        if (!err && !L->cfg.no_timing && !L->stop && !loop_interrupted(L))
-            err = judge(L, source, result);
+        err = keep_correct(L, source, result, eval_id, ms, role, parent_eval, prompt_id, call_id, island);
     } else {
         char *fb = agent_result_feedback(result, L->cfg.error_chars);
         add_attempt(L, role, eval_id, source, verdict ? verdict : "?", INFINITY, fb);

@@ -281,6 +281,91 @@ static int cuda_lt_choose(struct cuda_ctx *c, struct cuda_lt_plan *p, const cubl
     return 0;
 }
 
+/* Makes p's matmul descriptor (compute type, transposes, epilogue) and its layouts of A, B and D
+ * for g (cuda_lt_plan_make); *what names the call that failed. */
+static cublasStatus_t cuda_lt_layouts_make(struct cuda_lt_plan *p, const struct cuda_gemm_call *g, const char **what)
+{
+    const int kind = g->rt->kind, m = g->m, n = g->n, k = g->k;
+    const int type = kind == CUDA_EXPERT_SGEMM || kind == CUDA_EXPERT_GEMM_TF32 ? CUDA_R_32F : CUDA_R_16BF;
+    const int compute = kind == CUDA_EXPERT_GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    *what = "cublasLtMatmulDescCreate";
+    cublasStatus_t s = cuda_lt.cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F);
+    if (kind == CUDA_EXPERT_BIAS_GELU_BF16) {
+        const uint32_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+        const int32_t bias_type = CUDA_R_16BF;
+        const void *bias_ptr = (const void *)(uintptr_t)g->bias;
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            *what = "cublasLtMatmulDescSetAttribute (epilogue GELU_BIAS)";
+            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                       sizeof epilogue);
+        }
+        if (s == CUBLAS_STATUS_SUCCESS) {
+            *what = "cublasLtMatmulDescSetAttribute (bias data type bf16)";
+            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                       sizeof bias_type);
+        }
+        if (s == CUBLAS_STATUS_SUCCESS) { /* the heuristic reads the bias pointer's alignment */
+            *what = "cublasLtMatmulDescSetAttribute (bias pointer)";
+            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                                       sizeof bias_ptr);
+        }
+    }
+    if (kind == CUDA_EXPERT_GEMV_BF16 && s == CUBLAS_STATUS_SUCCESS) {
+        const int32_t op_t = CUBLAS_OP_T;
+        *what = "cublasLtMatmulDescSetAttribute (TRANSA)";
+        s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t);
+    }
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        *what = "cublasLtMatrixLayoutCreate";
+        if (kind == CUDA_EXPERT_GEMV_BF16) /* W row-major [N,K]: column-major K x N, transposed */
+            s = cuda_lt.cublasLtMatrixLayoutCreate(&p->a, type, (uint64_t)k, (uint64_t)m, k);
+        else
+            s = cuda_lt.cublasLtMatrixLayoutCreate(&p->a, type, (uint64_t)n, (uint64_t)k, n);
+    }
+    /* B: the row-major A read as k x m (x as k x 1 for a GEMV); D: C^T as n x m (y as m x 1) */
+    const int gemv = kind == CUDA_EXPERT_GEMV_BF16;
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->b, type, (uint64_t)k, gemv ? 1u : (uint64_t)m, k);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->d, type, gemv ? (uint64_t)m : (uint64_t)n, gemv ? 1u : (uint64_t)m,
+                                               gemv ? m : n);
+    return s;
+}
+
+/* Asks cuBLASLt's heuristic for up to wanted configurations of p (s: the status so far), for its
+ * workspace and the operands' alignments (align, in buffer order), into res and *found
+ * (cuda_lt_plan_make); *what names the call that failed. */
+static cublasStatus_t cuda_lt_heuristic(struct cuda_ctx *c, struct cuda_lt_plan *p, cublasStatus_t s, int gemv,
+                                        const unsigned align[4], int wanted, cublasLtMatmulHeuristicResult_t *res,
+                                        int *found, const char **what)
+{
+    cublasLtMatmulPreference_t pref = NULL;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        *what = "cublasLtMatmulPreferenceCreate";
+        s = cuda_lt.cublasLtMatmulPreferenceCreate(&pref);
+    }
+    const uint64_t ws_bytes = p->ws_bytes;
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        *what = "cublasLtMatmulPreferenceSetAttribute";
+        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                                         sizeof ws_bytes);
+    }
+    /* align[] is in buffer order (out, in1, in2); cuBLASLt's A and B are swapped for a GEMM */
+    const int align_attr[4] = {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    const uint32_t align_val[4] = {gemv ? align[1] : align[2], gemv ? align[2] : align[1], align[0], align[0]};
+    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; i++)
+        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align_val[i], sizeof align_val[i]);
+    if (s == CUBLAS_STATUS_SUCCESS) {
+        *what = "cublasLtMatmulAlgoGetHeuristic";
+        s = cuda_lt.cublasLtMatmulAlgoGetHeuristic(c->cublaslt, p->desc, p->a, p->b, p->d, p->d, pref,
+                                                   wanted, res, found);
+    }
+    if (pref)
+        cuda_lt.cublasLtMatmulPreferenceDestroy(pref);
+    return s;
+}
+
 /* Makes a plan for g in p: the cuBLASLt descriptors for the column-major form of the row-major
  * problem, as PyTorch's at::cuda::blas passes it (cuBLASLt's A is the row-major B, its B the
  * row-major A, D = C^T, no transposes; a GEMV reads W [N,K] as the column-major K x N transposed),
@@ -301,76 +386,13 @@ static int cuda_lt_plan_make(struct cuda_ctx *c, struct cuda_lt_plan *p, const s
     const int plain = kind != CUDA_EXPERT_BIAS_GELU_BF16; /* the routine has a plain cuBLAS call */
     const int wanted = opts.pick == CUDA_PICK_FASTEST ? CUDA_LT_CANDIDATES : 1; /* heuristic results asked for */
     p->ws_bytes = opts.lt_workspace_bytes;
-    const int type = kind == CUDA_EXPERT_SGEMM || kind == CUDA_EXPERT_GEMM_TF32 ? CUDA_R_32F : CUDA_R_16BF;
-    const int compute = kind == CUDA_EXPERT_GEMM_TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-    cublasLtMatmulPreference_t pref = NULL;
     const char *what = "cublasLtMatmulDescCreate";
-    cublasStatus_t s = cuda_lt.cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F);
-    if (kind == CUDA_EXPERT_BIAS_GELU_BF16) {
-        const uint32_t epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
-        const int32_t bias_type = CUDA_R_16BF;
-        const void *bias_ptr = (const void *)(uintptr_t)g->bias;
-        if (s == CUBLAS_STATUS_SUCCESS) {
-            what = "cublasLtMatmulDescSetAttribute (epilogue GELU_BIAS)";
-            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                                       sizeof epilogue);
-        }
-        if (s == CUBLAS_STATUS_SUCCESS) {
-            what = "cublasLtMatmulDescSetAttribute (bias data type bf16)";
-            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                                       sizeof bias_type);
-        }
-        if (s == CUBLAS_STATUS_SUCCESS) { /* the heuristic reads the bias pointer's alignment */
-            what = "cublasLtMatmulDescSetAttribute (bias pointer)";
-            s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
-                                                       sizeof bias_ptr);
-        }
-    }
-    if (kind == CUDA_EXPERT_GEMV_BF16 && s == CUBLAS_STATUS_SUCCESS) {
-        const int32_t op_t = CUBLAS_OP_T;
-        what = "cublasLtMatmulDescSetAttribute (TRANSA)";
-        s = cuda_lt.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_t, sizeof op_t);
-    }
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatrixLayoutCreate";
-        if (kind == CUDA_EXPERT_GEMV_BF16) /* W row-major [N,K]: column-major K x N, transposed */
-            s = cuda_lt.cublasLtMatrixLayoutCreate(&p->a, type, (uint64_t)k, (uint64_t)m, k);
-        else
-            s = cuda_lt.cublasLtMatrixLayoutCreate(&p->a, type, (uint64_t)n, (uint64_t)k, n);
-    }
-    /* B: the row-major A read as k x m (x as k x 1 for a GEMV); D: C^T as n x m (y as m x 1) */
+    cublasStatus_t s = cuda_lt_layouts_make(p, g, &what);
     const int gemv = kind == CUDA_EXPERT_GEMV_BF16;
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->b, type, (uint64_t)k, gemv ? 1u : (uint64_t)m, k);
-    if (s == CUBLAS_STATUS_SUCCESS)
-        s = cuda_lt.cublasLtMatrixLayoutCreate(&p->d, type, gemv ? (uint64_t)m : (uint64_t)n, gemv ? 1u : (uint64_t)m,
-                                               gemv ? m : n);
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulPreferenceCreate";
-        s = cuda_lt.cublasLtMatmulPreferenceCreate(&pref);
-    }
-    const uint64_t ws_bytes = p->ws_bytes;
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulPreferenceSetAttribute";
-        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
-                                                         sizeof ws_bytes);
-    }
-    /* align[] is in buffer order (out, in1, in2); cuBLASLt's A and B are swapped for a GEMM */
-    const int align_attr[4] = {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                               CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    const uint32_t align_val[4] = {gemv ? align[1] : align[2], gemv ? align[2] : align[1], align[0], align[0]};
-    for (int i = 0; i < 4 && s == CUBLAS_STATUS_SUCCESS; i++)
-        s = cuda_lt.cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &align_val[i], sizeof align_val[i]);
     cublasLtMatmulHeuristicResult_t res[CUDA_LT_CANDIDATES];
     memset(res, 0, sizeof res);
     int found = 0;
-    if (s == CUBLAS_STATUS_SUCCESS) {
-        what = "cublasLtMatmulAlgoGetHeuristic";
-        s = cuda_lt.cublasLtMatmulAlgoGetHeuristic(c->cublaslt, p->desc, p->a, p->b, p->d, p->d, pref,
-                                                   wanted, res, &found);
-    }
-    if (pref)
-        cuda_lt.cublasLtMatmulPreferenceDestroy(pref);
+    s = cuda_lt_heuristic(c, p, s, gemv, align, wanted, res, &found, &what);
     int usable = 0; /* the results whose state is a success, packed to the front */
     for (int i = 0; s == CUBLAS_STATUS_SUCCESS && i < found && i < wanted; i++)
         if (res[i].state == CUBLAS_STATUS_SUCCESS)
@@ -443,30 +465,9 @@ static int cuda_gemm_run(struct cuda_ctx *c, const struct cuda_gemm_call *g, cha
     return 0;
 }
 
-/* Queues the vendor-library routine named routine on the legacy default stream, in order with
- * launches, so that timer_start/timer_stop measure it like a kernel. bufs are borrowed; every
- * array is row-major:
- *  - cublas_sgemm (fp32), cublas_hgemm_bf16 (bf16, fp32 compute), cublas_sgemm_tf32 (fp32 data,
- *    TF32 compute): C[M,N] = A[M,K] * B[K,N]; bufs = {C, A, B}, scalars = {M, N, K};
- *    cublas_bf16_probe: the same as cublas_hgemm_bf16 with scalars = {n}, M = N = K = n.
- *    Row-major C = A * B is computed as the column-major C^T = B^T * A^T, so no transposes.
- *  - cublas_gemv_bf16: y[N] = W[N,K] x[K] in bf16 with fp32 compute; bufs = {y, W, x},
- *    scalars = {N, K}; a cublasGemmEx with n = 1 and W read column-major as K x N, transposed.
- *  - cublaslt_gemm_bias_gelu_bf16: Y[M,N] = gelu_tanh(X[M,K] W[K,N] + bias[N]) in bf16 with fp32
- *    compute (cuBLASLt's GELU_BIAS epilogue); bufs = {Y, X, W, bias}, scalars = {M, N, K}; K = 0
- *    with a non-empty Y is TEMPER_EUNSUPPORTED.
- * The first call of a routine makes the cuBLAS and cuBLASLt handles, and the first call on a shape
- * and set of operand alignments times the candidate configurations (the plain call and up to 8 of
- * cuBLASLt's) and keeps the fastest (cuda_gemm_run; the call's output is the kept one's): callers
- * should warm up before timing. TEMPER_EXPERT_PICK=first or cublas narrows the candidates to the
- * one configuration PyTorch runs, TEMPER_EXPERT_LT_WORKSPACE_KIB sets cuBLASLt's workspace
- * (cuda_blas.h); a value of either not understood is TEMPER_EINVALID. An unknown routine or a
- * library that does not load is TEMPER_EUNSUPPORTED; bad counts, dimensions or buffers too small
- * or misaligned are TEMPER_EINVALID; a failing library call is TEMPER_ELAUNCH. */
-int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
-                       const int64_t *scalars, char *msg, size_t msg_size)
+/* The expert routine named routine, or NULL (msg says which there are). */
+static const struct cuda_expert_routine *cuda_expert_find(const char *routine, char *msg, size_t msg_size)
 {
-    struct cuda_ctx *c = ctx;
     const struct cuda_expert_routine *rt = cuda_expert_routines;
     while (rt->name && (!routine || strcmp(rt->name, routine) != 0))
         rt++;
@@ -477,10 +478,17 @@ int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *c
         for (const struct cuda_expert_routine *q = cuda_expert_routines; q->name && used < sizeof known; q++)
             used += (size_t)snprintf(known + used, sizeof known - used, "%s%s",
                                      q == cuda_expert_routines ? "" : ", ", q->name);
-        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED,
-                           "the CUDA backend has no expert routine '%s' (it has %s)", routine ? routine : "(null)",
-                           known);
+        temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED, "the CUDA backend has no expert routine '%s' (it has %s)",
+                    routine ? routine : "(null)", known);
+        return NULL;
     }
+    return rt;
+}
+
+/* Checks that rt is given its buffers and scalars, each scalar in [0, INT_MAX]. */
+static int cuda_expert_check_counts(const struct cuda_expert_routine *rt, int nbufs, struct temper_dbuf *const *bufs,
+                                    int nscalars, const int64_t *scalars, char *msg, size_t msg_size)
+{
     char list[64];
     if (nbufs != rt->nbufs || !bufs) {
         size_t used = 0;
@@ -506,8 +514,15 @@ int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *c
             return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: %s (each must lie in [0, %d])", rt->name, values,
                                INT_MAX);
         }
-    /* the problem as M x N x K (a GEMV is M = N_task, N = 1) and each buffer's rows x columns */
-    int64_t m, n, k, rows[4] = {0}, cols[4] = {0};
+    return 0;
+}
+
+/* The problem as M x N x K (a GEMM's from its scalars; a GEMV's M = N_task, N = 1) and each
+ * buffer's rows x columns. */
+static void cuda_expert_dims(const struct cuda_expert_routine *rt, const int64_t *scalars, int64_t *mnk,
+                             int64_t rows[4], int64_t cols[4])
+{
+    int64_t m, n, k;
     switch (rt->kind) {
     case CUDA_EXPERT_GEMV_BF16:
         m = scalars[0], n = 1, k = scalars[1];
@@ -531,6 +546,13 @@ int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *c
         rows[2] = k, cols[2] = n; /* B */
         break;
     }
+    mnk[0] = m, mnk[1] = n, mnk[2] = k;
+}
+
+/* Checks that each buffer of rt is there, holds its rows x columns and is aligned to its elements. */
+static int cuda_expert_check_bufs(const struct cuda_expert_routine *rt, struct temper_dbuf *const *bufs,
+                                  const int64_t rows[4], const int64_t cols[4], char *msg, size_t msg_size)
+{
     for (int i = 0; i < rt->nbufs; i++) {
         /* each dimension is below 2^31, so the product of two and the element size fits */
         uint64_t need = (uint64_t)rows[i] * (uint64_t)cols[i] * rt->elem_size;
@@ -546,8 +568,47 @@ int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *c
             return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: buffer %d (%s) is not aligned to %zu bytes",
                                rt->name, i, rt->buf_names[i], rt->elem_size);
     }
+    return 0;
+}
+
+/* Queues the vendor-library routine named routine on the legacy default stream, in order with
+ * launches, so that timer_start/timer_stop measure it like a kernel. bufs are borrowed; every
+ * array is row-major:
+ *  - cublas_sgemm (fp32), cublas_hgemm_bf16 (bf16, fp32 compute), cublas_sgemm_tf32 (fp32 data,
+ *    TF32 compute): C[M,N] = A[M,K] * B[K,N]; bufs = {C, A, B}, scalars = {M, N, K};
+ *    cublas_bf16_probe: the same as cublas_hgemm_bf16 with scalars = {n}, M = N = K = n.
+ *    Row-major C = A * B is computed as the column-major C^T = B^T * A^T, so no transposes.
+ *  - cublas_gemv_bf16: y[N] = W[N,K] x[K] in bf16 with fp32 compute; bufs = {y, W, x},
+ *    scalars = {N, K}; a cublasGemmEx with n = 1 and W read column-major as K x N, transposed.
+ *  - cublaslt_gemm_bias_gelu_bf16: Y[M,N] = gelu_tanh(X[M,K] W[K,N] + bias[N]) in bf16 with fp32
+ *    compute (cuBLASLt's GELU_BIAS epilogue); bufs = {Y, X, W, bias}, scalars = {M, N, K}; K = 0
+ *    with a non-empty Y is TEMPER_EUNSUPPORTED.
+ * The first call of a routine makes the cuBLAS and cuBLASLt handles, and the first call on a shape
+ * and set of operand alignments times the candidate configurations (the plain call and up to 8 of
+ * cuBLASLt's) and keeps the fastest (cuda_gemm_run; the call's output is the kept one's): callers
+ * should warm up before timing. TEMPER_EXPERT_PICK=first or cublas narrows the candidates to the
+ * one configuration PyTorch runs, TEMPER_EXPERT_LT_WORKSPACE_KIB sets cuBLASLt's workspace
+ * (cuda_blas.h); a value of either not understood is TEMPER_EINVALID. An unknown routine or a
+ * library that does not load is TEMPER_EUNSUPPORTED; bad counts, dimensions or buffers too small
+ * or misaligned are TEMPER_EINVALID; a failing library call is TEMPER_ELAUNCH. */
+int cuda_expert(void *ctx, const char *routine, int nbufs, struct temper_dbuf *const *bufs, int nscalars,
+                       const int64_t *scalars, char *msg, size_t msg_size)
+{
+    struct cuda_ctx *c = ctx;
+    const struct cuda_expert_routine *rt = cuda_expert_find(routine, msg, msg_size);
+    if (!rt)
+        return TEMPER_EUNSUPPORTED;
+    int err = cuda_expert_check_counts(rt, nbufs, bufs, nscalars, scalars, msg, msg_size);
+    if (err)
+        return err;
+    /* the problem as M x N x K (a GEMV is M = N_task, N = 1) and each buffer's rows x columns */
+    int64_t mnk[3], rows[4] = {0}, cols[4] = {0};
+    cuda_expert_dims(rt, scalars, mnk, rows, cols);
+    const int64_t m = mnk[0], n = mnk[1], k = mnk[2];
+    if ((err = cuda_expert_check_bufs(rt, bufs, rows, cols, msg, msg_size)) != 0)
+        return err;
     const int lt_only = rt->kind == CUDA_EXPERT_BIAS_GELU_BF16;
-    int err = lt_only ? 0 : cuda_load_cublas(msg, msg_size);
+    err = lt_only ? 0 : cuda_load_cublas(msg, msg_size);
     if (!err)
         err = cuda_load_cublaslt(msg, msg_size);
     if (err)

@@ -139,6 +139,116 @@ static double self_cpu_s(void)
            ru.ru_stime.tv_usec * 1e-6;
 }
 
+/* The calibration kernels, built in one module. */
+struct calib_kernels {
+    struct temper_dmodule *mod;     /* the module holding them */
+    struct temper_dkernel *copy;    /* copy4: a grid-stride float4 copy */
+    struct temper_dkernel *copy1;   /* copy1: one float4 per work-item */
+    struct temper_dkernel *read4;   /* read4: 16 strided float4 loads per work-item */
+    struct temper_dkernel *readrun; /* readrun: each work-item reads a run of its own (OpenCL only) */
+    struct temper_dkernel *fma;     /* fma16: chains of FMAs */
+};
+
+/* Builds the calibration kernels of the device's language into k. */
+static int calib_build(struct worker_state *ws, int cuda, struct temper_buf *log, struct calib_kernels *k, char *msg,
+                       size_t msg_size)
+{
+    struct temper_device *d = &ws->dev;
+    const char *src = cuda ? calibrate_cu : calibrate_cl;
+    int hit;
+    worker_doing(ws->shared, WORKER_BUILDING, "building the calibration kernels");
+    int err = worker_build_module(ws, src, strlen(src), "", log, &k->mod, &hit, NULL, msg, msg_size);
+    if (!err)
+        err = temper_dev_kernel(d, k->mod, "copy4", &k->copy, msg, msg_size);
+    if (!err)
+        err = temper_dev_kernel(d, k->mod, "copy1", &k->copy1, msg, msg_size);
+    if (!err)
+        err = temper_dev_kernel(d, k->mod, "read4", &k->read4, msg, msg_size);
+    if (!err && !cuda)
+        err = temper_dev_kernel(d, k->mod, "readrun", &k->readrun, msg, msg_size);
+    if (!err)
+        err = temper_dev_kernel(d, k->mod, "fma16", &k->fma, msg, msg_size);
+    return err;
+}
+
+/* What the bandwidth measurement found. */
+struct calib_bandwidth {
+    double copy_ms;    /* the best copy of bytes (copy4 or copy1) */
+    double read_ms;    /* the best read of read_bytes (read4, or readrun where faster) */
+    double read_bytes; /* bytes the best read moved */
+};
+
+/* Copy and read bandwidth over a and b (bytes each, b zero), threads work-items a group. */
+static int measure_bandwidth(struct worker_state *ws, const struct calib_kernels *k, struct temper_dbuf *a,
+                             struct temper_dbuf *b, size_t bytes, size_t threads, struct calib_bandwidth *bw,
+                             char *msg, size_t msg_size)
+{
+    struct temper_device *d = &ws->dev;
+    struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
+                                  {TEMPER_KARG_I64, {.i64 = (int64_t)(bytes / 16)}}};
+    struct temper_launch_dims dims = {{(size_t)d->info.compute_units * (d->info.is_gpu ? 16 : 4), 1, 1},
+                                      {threads, 1, 1}, 0};
+    int err = best_time(ws, k->copy, &dims, 3, args, d->info.is_gpu ? 20 : 6, &bw->copy_ms, msg, msg_size);
+    /* One element per thread suits CPUs (PoCL vectorises across work-items); the ceiling is
+     * the better of the two, so that no kernel can honestly beat it by much. */
+    struct temper_launch_dims one = {{bytes / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
+    double one_ms = INFINITY;
+    if (!err)
+        err = best_time(ws, k->copy1, &one, 3, args, d->info.is_gpu ? 20 : 6, &one_ms, msg, msg_size);
+    bw->copy_ms = fmin(bw->copy_ms, one_ms);
+    /* Reading alone: a kernel that mostly reads can move bytes faster than a copy, so the
+     * test for impossible times uses the faster of the two. a is large enough for the
+     * per-thread sums. */
+    struct temper_karg rargs[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
+                                   {TEMPER_KARG_I64, {.i64 = (int64_t)(bytes / 16)}}};
+    struct temper_launch_dims sixteenth = {{bytes / 16 / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
+    if (!err)
+        err = best_time(ws, k->read4, &sixteenth, 3, rargs, d->info.is_gpu ? 20 : 6, &bw->read_ms, msg, msg_size);
+    bw->read_bytes = (double)(bytes / 16 / 16 / threads * threads * 16 * 16);
+    /* On a CPU a copy moves three bytes for every two it counts (the destination's lines are
+     * read before they are written), so a kernel that only reads can count half as many
+     * bytes again per second, and read4's strided loads stream poorly there: each work-item
+     * reading a run of its own measures what a reading kernel can reach. */
+    if (!err && k->readrun && !d->info.is_gpu) {
+        double run_ms = INFINITY;
+        err = best_time(ws, k->readrun, &dims, 3, rargs, 6, &run_ms, msg, msg_size);
+        double run_bytes = (double)(bytes / 16 / (dims.grid[0] * threads) / 4 * 4 * (dims.grid[0] * threads) * 16);
+        if (!err && run_bytes / run_ms > bw->read_bytes / bw->read_ms) {
+            bw->read_ms = run_ms;
+            bw->read_bytes = run_bytes;
+        }
+    }
+    return err;
+}
+
+/* The ceilings as the reply gives them: GB/s and GFLOP/s from the times measured, and on a CPU
+ * device the share of the cores the rest of the machine used meanwhile. */
+static json_t *calib_reply(const struct temper_device *d, int cuda, size_t bytes, const struct calib_bandwidth *bw,
+                           double fma_ms, int iters, size_t fma_threads, double tensor_ms, int64_t tensor_n,
+                           double wall0, double busy0, double self0)
+{
+    double copy_gbs = 2.0 * (double)bytes / (bw->copy_ms * 1e-3) * 1e-9;
+    double read_gbs = bw->read_bytes / (bw->read_ms * 1e-3) * 1e-9;
+    /* FMAs per thread per iteration: 4 chains of float16 in OpenCL (vectorised by construction,
+     * since PoCL cannot vectorise across work-items around a loop), 16 scalar chains in CUDA. */
+    double fma_per_iter = cuda ? 16.0 : 64.0;
+    double fma_gflops = 2.0 * fma_per_iter * iters * (double)fma_threads / (fma_ms * 1e-3) * 1e-9;
+    json_t *r = json_pack("{s:f, s:f, s:f, s:f, s:f}", "copy_gbs", copy_gbs, "read_gbs", read_gbs, "fma_gflops",
+                          fma_gflops, "copy_ms", bw->copy_ms, "fma_ms", fma_ms);
+    if (tensor_ms > 0)
+        json_object_set_new(r, "tensor_bf16_gflops",
+                            json_real(2.0 * (double)tensor_n * tensor_n * tensor_n / (tensor_ms * 1e-3) * 1e-9));
+    double load;
+    int cores;
+    double wall = temper_now_s() - wall0, busy1 = temper_machine_busy_s(), self1 = self_cpu_s();
+    if (!d->info.is_gpu && busy0 >= 0 && busy1 >= 0 && self0 >= 0 && self1 >= 0 && wall > 0 &&
+        temper_machine_load(&load, &cores)) {
+        double share = ((busy1 - busy0) - (self1 - self0)) / (wall * cores);
+        json_object_set_new(r, "other_cpu_share", json_real(share < 0 ? 0 : share > 1 ? 1 : share));
+    }
+    return r;
+}
+
 json_t *worker_calibrate(struct worker_state *ws, int *fatal)
 {
     char msg[2048];
@@ -147,25 +257,11 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
      * machine used meanwhile is measured, so the client can measure again or say so. */
     double wall0 = temper_now_s(), busy0 = temper_machine_busy_s(), self0 = self_cpu_s();
     int cuda = !strcmp(d->info.language, "cuda");
-    const char *src = cuda ? calibrate_cu : calibrate_cl;
     struct temper_buf log;
     temper_buf_init(&log, COMPILE_LOG_MAX);
-    struct temper_dmodule *mod = NULL;
-    struct temper_dkernel *copy = NULL, *copy1 = NULL, *read4 = NULL, *readrun = NULL, *fma = NULL;
+    struct calib_kernels k = {NULL, NULL, NULL, NULL, NULL, NULL};
     struct temper_dbuf *a = NULL, *b = NULL;
-    int hit;
-    worker_doing(ws->shared, WORKER_BUILDING, "building the calibration kernels");
-    int err = worker_build_module(ws, src, strlen(src), "", &log, &mod, &hit, NULL, msg, sizeof(msg));
-    if (!err)
-        err = temper_dev_kernel(d, mod, "copy4", &copy, msg, sizeof(msg));
-    if (!err)
-        err = temper_dev_kernel(d, mod, "copy1", &copy1, msg, sizeof(msg));
-    if (!err)
-        err = temper_dev_kernel(d, mod, "read4", &read4, msg, sizeof(msg));
-    if (!err && !cuda)
-        err = temper_dev_kernel(d, mod, "readrun", &readrun, msg, sizeof(msg));
-    if (!err)
-        err = temper_dev_kernel(d, mod, "fma16", &fma, msg, sizeof(msg));
+    int err = calib_build(ws, cuda, &log, &k, msg, sizeof(msg));
     /* Copy: a buffer many times the last-level cache, capped by device memory. */
     size_t bytes = d->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
     while (bytes > d->info.global_mem_bytes / 4)
@@ -178,44 +274,11 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
     float zero = 0;
     if (!err)
         err = temper_dev_fill(d, b, 0, bytes, &zero, 4, msg, sizeof(msg));
-    double copy_ms = 0, read_ms = 0, fma_ms = 0, read_bytes = 0;
+    struct calib_bandwidth bw = {0, 0, 0};
+    double fma_ms = 0;
     size_t threads = d->info.max_work_group >= 256 ? 256 : d->info.max_work_group;
-    if (!err) {
-        struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
-                                      {TEMPER_KARG_I64, {.i64 = (int64_t)(bytes / 16)}}};
-        struct temper_launch_dims dims = {{(size_t)d->info.compute_units * (d->info.is_gpu ? 16 : 4), 1, 1},
-                                          {threads, 1, 1}, 0};
-        err = best_time(ws, copy, &dims, 3, args, d->info.is_gpu ? 20 : 6, &copy_ms, msg, sizeof(msg));
-        /* One element per thread suits CPUs (PoCL vectorises across work-items); the ceiling is
-         * the better of the two, so that no kernel can honestly beat it by much. */
-        struct temper_launch_dims one = {{bytes / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
-        double one_ms = INFINITY;
-        if (!err)
-            err = best_time(ws, copy1, &one, 3, args, d->info.is_gpu ? 20 : 6, &one_ms, msg, sizeof(msg));
-        copy_ms = fmin(copy_ms, one_ms);
-        /* Reading alone: a kernel that mostly reads can move bytes faster than a copy, so the
-         * test for impossible times uses the faster of the two. a is large enough for the
-         * per-thread sums. */
-        struct temper_karg rargs[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_BUFFER, {.buf = b}},
-                                       {TEMPER_KARG_I64, {.i64 = (int64_t)(bytes / 16)}}};
-        struct temper_launch_dims sixteenth = {{bytes / 16 / 16 / threads, 1, 1}, {threads, 1, 1}, 0};
-        if (!err)
-            err = best_time(ws, read4, &sixteenth, 3, rargs, d->info.is_gpu ? 20 : 6, &read_ms, msg, sizeof(msg));
-        read_bytes = (double)(bytes / 16 / 16 / threads * threads * 16 * 16);
-        /* On a CPU a copy moves three bytes for every two it counts (the destination's lines are
-         * read before they are written), so a kernel that only reads can count half as many
-         * bytes again per second, and read4's strided loads stream poorly there: each work-item
-         * reading a run of its own measures what a reading kernel can reach. */
-        if (!err && readrun && !d->info.is_gpu) {
-            double run_ms = INFINITY;
-            err = best_time(ws, readrun, &dims, 3, rargs, 6, &run_ms, msg, sizeof(msg));
-            double run_bytes = (double)(bytes / 16 / (dims.grid[0] * threads) / 4 * 4 * (dims.grid[0] * threads) * 16);
-            if (!err && run_bytes / run_ms > read_bytes / read_ms) {
-                read_ms = run_ms;
-                read_bytes = run_bytes;
-            }
-        }
-    }
+    if (!err)
+        err = measure_bandwidth(ws, &k, a, b, bytes, threads, &bw, msg, sizeof(msg));
     size_t fma_threads = (size_t)d->info.compute_units * (d->info.is_gpu ? 2048 : 1024);
     int iters = d->info.is_gpu ? 4096 : 1024;
     temper_dev_release(d, a);
@@ -227,12 +290,12 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
         struct temper_karg args[3] = {{TEMPER_KARG_BUFFER, {.buf = a}}, {TEMPER_KARG_I32, {.i32 = iters}},
                                       {TEMPER_KARG_F32, {.f32 = 0.999f}}};
         struct temper_launch_dims dims = {{fma_threads / threads, 1, 1}, {threads, 1, 1}, 0};
-        err = best_time(ws, fma, &dims, 3, args, d->info.is_gpu ? 10 : 4, &fma_ms, msg, sizeof(msg));
+        err = best_time(ws, k.fma, &dims, 3, args, d->info.is_gpu ? 10 : 4, &fma_ms, msg, sizeof(msg));
     }
     temper_dev_release(d, a);
     temper_dev_release(d, b);
-    if (mod)
-        temper_dev_module_free(d, mod);
+    if (k.mod)
+        temper_dev_module_free(d, k.mod);
     temper_buf_free(&log);
     if (err) {
         *fatal = 1;
@@ -248,25 +311,5 @@ json_t *worker_calibrate(struct worker_state *ws, int *fatal)
             return worker_error_reply(msg, TEMPER_EDEVICE);
         }
     }
-    double copy_gbs = 2.0 * (double)bytes / (copy_ms * 1e-3) * 1e-9;
-    double read_gbs = read_bytes / (read_ms * 1e-3) * 1e-9;
-    /* FMAs per thread per iteration: 4 chains of float16 in OpenCL (vectorised by construction,
-     * since PoCL cannot vectorise across work-items around a loop), 16 scalar chains in CUDA. */
-    double fma_per_iter = cuda ? 16.0 : 64.0;
-    double fma_gflops = 2.0 * fma_per_iter * iters * (double)fma_threads / (fma_ms * 1e-3) * 1e-9;
-    json_t *r = json_pack("{s:f, s:f, s:f, s:f, s:f}", "copy_gbs", copy_gbs, "read_gbs", read_gbs, "fma_gflops",
-                          fma_gflops, "copy_ms", copy_ms, "fma_ms", fma_ms);
-    if (tensor_ms > 0)
-        json_object_set_new(r, "tensor_bf16_gflops",
-                            json_real(2.0 * (double)tensor_n * tensor_n * tensor_n / (tensor_ms * 1e-3) * 1e-9));
-    double load;
-    int cores;
-    double wall = temper_now_s() - wall0, busy1 = temper_machine_busy_s(), self1 = self_cpu_s();
-    if (!d->info.is_gpu && busy0 >= 0 && busy1 >= 0 && self0 >= 0 && self1 >= 0 && wall > 0 &&
-        temper_machine_load(&load, &cores)) {
-        double share = ((busy1 - busy0) - (self1 - self0)) / (wall * cores);
-        json_object_set_new(r, "other_cpu_share", json_real(share < 0 ? 0 : share > 1 ? 1 : share));
-    }
-    return r;
+    return calib_reply(d, cuda, bytes, &bw, fma_ms, iters, fma_threads, tensor_ms, tensor_n, wall0, busy0, self0);
 }
-

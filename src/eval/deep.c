@@ -302,7 +302,10 @@ static int column(char **fields, int n, const char *name)
     return -1;
 }
 
-int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size)
+/* Nsight Compute's filter for the candidate's kernels ("regex:^(a|b)$", into filter) and how many
+ * launches to profile (into count): one of each launch line. */
+static int profile_filter(const struct temper_deep_request *req, char *filter, size_t filter_size, char *count,
+                          size_t count_size, char *msg, size_t msg_size)
 {
     struct temper_candidate cand;
     char *text = NULL;
@@ -313,15 +316,99 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     free(text);
     if (err)
         return err;
-    char filter[1024] = "regex:^(";
+    snprintf(filter, filter_size, "regex:^(");
     for (int i = 0; i < cand.nlaunches; i++) {
         size_t used = strlen(filter);
-        snprintf(filter + used, sizeof(filter) - used, "%s%s", i ? "|" : "", cand.launches[i].kernel);
+        snprintf(filter + used, filter_size - used, "%s%s", i ? "|" : "", cand.launches[i].kernel);
     }
-    strncat(filter, ")$", sizeof(filter) - strlen(filter) - 1);
-    char count[16];
-    snprintf(count, sizeof(count), "%d", cand.nlaunches);
+    strncat(filter, ")$", filter_size - strlen(filter) - 1);
+    snprintf(count, count_size, "%d", cand.nlaunches);
     temper_candidate_free(&cand);
+    return 0;
+}
+
+/* A metric's value from ncu's text (its thousands' commas dropped), in the unit its key names:
+ * times in ms, sizes in bytes. */
+static double metric_value(const char *text, const char *unit)
+{
+    char value_text[64];
+    size_t w = 0;
+    for (const char *v = text; *v && w + 1 < sizeof(value_text); v++)
+        if (*v != ',')
+            value_text[w++] = *v;
+    value_text[w] = 0;
+    double value = strtod(value_text, NULL);
+    if (!strcmp(unit, "nsecond") || !strcmp(unit, "ns"))
+        value *= 1e-6;
+    else if (!strcmp(unit, "usecond") || !strcmp(unit, "us"))
+        value *= 1e-3;
+    else if (!strcmp(unit, "msecond"))
+        value *= 1.0;
+    else if (!strcmp(unit, "Kbyte"))
+        value *= 1e3;
+    else if (!strcmp(unit, "Mbyte"))
+        value *= 1e6;
+    else if (!strcmp(unit, "Gbyte"))
+        value *= 1e9;
+    return value;
+}
+
+/* The key a metric of ncu's is reported under (its own name where it has none). */
+static const char *metric_key(const char *name)
+{
+    return !strcmp(name, "gpu__time_duration.sum") ? "duration_ms" :
+           !strcmp(name, "dram__throughput.avg.pct_of_peak_sustained_elapsed") ? "dram_throughput_pct" :
+           !strcmp(name, "sm__warps_active.avg.pct_of_peak_sustained_active") ? "achieved_occupancy_pct" :
+           !strcmp(name, "launch__registers_per_thread") ? "registers_per_thread" :
+           !strcmp(name, "dram__bytes_read.sum") ? "dram_bytes_read" :
+           !strcmp(name, "dram__bytes_write.sum") ? "dram_bytes_written" :
+           !strcmp(name, "smsp__inst_executed_op_local_ld.sum") ? "local_loads" :
+           !strcmp(name, "smsp__inst_executed_op_local_st.sum") ? "local_stores" : name;
+}
+
+/* The kernels of ncu's CSV output (changed in place): an object per profiled launch, holding
+ * each metric under its key. */
+static json_t *profile_kernels(char *output)
+{
+    json_t *kernels = json_array();
+    char *fields[64];
+    int kcol = -1, ncol = -1, ucol = -1, vcol = -1, idcol = -1;
+    json_t *current = NULL;
+    char id_buf[32] = "";
+    for (char *line = output; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = 0;
+        if (*line == '"') {
+            int n = csv_fields(line, fields, 64);
+            if (kcol < 0 && column(fields, n, "Metric Name") >= 0) {
+                kcol = column(fields, n, "Kernel Name");
+                ncol = column(fields, n, "Metric Name");
+                ucol = column(fields, n, "Metric Unit");
+                vcol = column(fields, n, "Metric Value");
+                idcol = column(fields, n, "ID");
+            } else if (kcol >= 0 && n > vcol && n > kcol && n > ncol) {
+                if (!current || (idcol >= 0 && strcmp(fields[idcol], id_buf))) {
+                    current = json_pack("{s:s}", "kernel", fields[kcol]);
+                    json_array_append_new(kernels, current);
+                    if (idcol >= 0)
+                        snprintf(id_buf, sizeof(id_buf), "%s", fields[idcol]);
+                }
+                double value = metric_value(fields[vcol], ucol >= 0 ? fields[ucol] : "");
+                json_object_set_new(current, metric_key(fields[ncol]), json_real(value));
+            }
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return kernels;
+}
+
+int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size)
+{
+    char filter[1024], count[16];
+    int err = profile_filter(req, filter, sizeof(filter), count, sizeof(count), msg, msg_size);
+    if (err)
+        return err;
     char *argv[MAX_TOOL_ARGS];
     int argc = 0;
     argv[argc++] = "env"; /* as for compute-sanitizer: the tool may talk to its library over TCP */
@@ -350,64 +437,7 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
         free(pr.output);
         return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "ncu (Nsight Compute) is not on the PATH");
     }
-    json_t *kernels = json_array();
-    char *fields[64];
-    int kcol = -1, ncol = -1, ucol = -1, vcol = -1, idcol = -1;
-    json_t *current = NULL;
-    char id_buf[32] = "";
-    for (char *line = pr.output; line && *line;) {
-        char *end = strchr(line, '\n');
-        if (end)
-            *end = 0;
-        if (*line == '"') {
-            int n = csv_fields(line, fields, 64);
-            if (kcol < 0 && column(fields, n, "Metric Name") >= 0) {
-                kcol = column(fields, n, "Kernel Name");
-                ncol = column(fields, n, "Metric Name");
-                ucol = column(fields, n, "Metric Unit");
-                vcol = column(fields, n, "Metric Value");
-                idcol = column(fields, n, "ID");
-            } else if (kcol >= 0 && n > vcol && n > kcol && n > ncol) {
-                if (!current || (idcol >= 0 && strcmp(fields[idcol], id_buf))) {
-                    current = json_pack("{s:s}", "kernel", fields[kcol]);
-                    json_array_append_new(kernels, current);
-                    if (idcol >= 0)
-                        snprintf(id_buf, sizeof(id_buf), "%s", fields[idcol]);
-                }
-                char value_text[64];
-                size_t w = 0;
-                for (const char *v = fields[vcol]; *v && w + 1 < sizeof(value_text); v++)
-                    if (*v != ',')
-                        value_text[w++] = *v;
-                value_text[w] = 0;
-                double value = strtod(value_text, NULL);
-                const char *unit = ucol >= 0 ? fields[ucol] : "";
-                if (!strcmp(unit, "nsecond") || !strcmp(unit, "ns"))
-                    value *= 1e-6;
-                else if (!strcmp(unit, "usecond") || !strcmp(unit, "us"))
-                    value *= 1e-3;
-                else if (!strcmp(unit, "msecond"))
-                    value *= 1.0;
-                else if (!strcmp(unit, "Kbyte"))
-                    value *= 1e3;
-                else if (!strcmp(unit, "Mbyte"))
-                    value *= 1e6;
-                else if (!strcmp(unit, "Gbyte"))
-                    value *= 1e9;
-                const char *name = fields[ncol];
-                const char *key = !strcmp(name, "gpu__time_duration.sum") ? "duration_ms" :
-                                  !strcmp(name, "dram__throughput.avg.pct_of_peak_sustained_elapsed") ? "dram_throughput_pct" :
-                                  !strcmp(name, "sm__warps_active.avg.pct_of_peak_sustained_active") ? "achieved_occupancy_pct" :
-                                  !strcmp(name, "launch__registers_per_thread") ? "registers_per_thread" :
-                                  !strcmp(name, "dram__bytes_read.sum") ? "dram_bytes_read" :
-                                  !strcmp(name, "dram__bytes_write.sum") ? "dram_bytes_written" :
-                                  !strcmp(name, "smsp__inst_executed_op_local_ld.sum") ? "local_loads" :
-                                  !strcmp(name, "smsp__inst_executed_op_local_st.sum") ? "local_stores" : name;
-                json_object_set_new(current, key, json_real(value));
-            }
-        }
-        line = end ? end + 1 : NULL;
-    }
+    json_t *kernels = profile_kernels(pr.output);
     if (!json_array_size(kernels)) {
         char tail[1500];
         size_t len = strlen(pr.output);

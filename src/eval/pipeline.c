@@ -222,6 +222,174 @@ static int send_truth(struct worker_state *ws, struct phases *ph, json_t *checks
     return 0;
 }
 
+/* Builds the session's baseline, once: on failure, the task's error in msg and -1. */
+static int baseline_build(struct worker_state *ws, const char *base_path, char *msg, size_t msg_size,
+                          struct failure *f)
+{
+    struct session *s = &ws->s;
+    struct temper_buf base_log;
+    temper_buf_init(&base_log, COMPILE_LOG_MAX);
+    if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, &base_log, &s->base, f)) {
+        snprintf(msg, msg_size, TEMPER_TASK_ERROR_PREFIX "the baseline %s of task %s does not build: %s\n%s",
+                 base_path, s->task.name, f->message, base_log.data ? base_log.data : "");
+        temper_buf_free(&base_log);
+        plan_free(ws, &s->base);
+        return -1;
+    }
+    temper_buf_free(&base_log);
+    s->base_built = 1;
+    return 0;
+}
+
+/* The reply for code evaluated before in this session (or given with the request), asked the
+ * same way: that result, updated with this build's fields (result, which it takes). */
+static json_t *same_code_reply(const struct same_code *same, json_t *result, double build_ms, double start)
+{
+    json_t *copy = json_deep_copy(same->result);
+    json_object_update(copy, result);
+    json_decref(result);
+    json_object_set_new(copy, "same_code_as", json_string(same->options));
+    json_object_set_new(copy, "same_code_path", json_string(same->path));
+    char said[sizeof(((struct failure *)0)->message) + sizeof(same->path) + sizeof(same->options) + 64];
+    snprintf(said, sizeof(said), "%s (not run again: the code is that of %s with options '%s')",
+             json_string_value(json_object_get(copy, "message")), same->path, same->options);
+    json_object_set_new(copy, "message", json_string(said));
+    json_object_set_new(copy, "phases_ms",
+                        json_pack("{s:f, s:f}", "build", build_ms, "worker", (temper_now_s() - start) * 1e3));
+    return copy;
+}
+
+/* For a profiler watching this process: the candidate's launches at the first bench shape, with
+ * nothing checked. */
+static int profile_run_once(struct worker_state *ws, struct plan *cand, uint64_t secret, struct failure *f)
+{
+    struct temper_task *task = &ws->s.task;
+    struct arena *a = arena_new(ws, task, ws->dev.info.is_gpu ? &task->bench_gpu[0] : &task->bench_cpu[0], 1, 1,
+                                &secret, secret, f);
+    int rc = a ? plan_run(ws, cand, a, 0, OUT_CAND, 0, f) : -1;
+    arena_free(ws, a);
+    if (!rc)
+        fail_with(f, TEMPER_VERDICT_CORRECT, "profile run only: ran once at the first bench shape, unchecked");
+    return rc;
+}
+
+/* How an evaluation's checks went so far. */
+struct tally {
+    int keep_going; /* check every shape after a wrong answer (the request's keep_going) */
+    int failed;     /* checks failed */
+    int nchecks;    /* checks run */
+    int stop;       /* no more checks */
+    int nsingle;    /* check shapes run with the secret seed only */
+};
+
+/* The check shapes, each with both seeds (past 65,536 on a CPU device, the secret one only),
+ * after the reference's outputs are sent where kernels run in this process. */
+static void check_shapes(struct worker_state *ws, struct plan *cand, int in_process, json_t *checks,
+                         struct phases *ph, struct tally *n, struct failure *f)
+{
+    const struct temper_task *task = &ws->s.task;
+    if (in_process && !n->stop) {
+        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
+        if (send_truth(ws, ph, checks, &fk)) {
+            note_failure(checks, &fk, 0, &n->failed, f);
+            n->stop = 1;
+        }
+    }
+    for (int i = 0; i < task->ncheck && !n->stop; i++) {
+        /* The shapes past 65,536 (docs/task.md's rule) are there for grid limits and small-shape
+         * shortcuts, which do not depend on the values drawn: on a CPU device, where each of their
+         * many work-groups costs microseconds, they run with the secret seed only (which no
+         * candidate can have seen). */
+        int seeds = in_process && shape_past_grid_limit(&task->check[i]) ? 1 : 2;
+        n->nsingle += seeds == 1;
+        for (int k = 2 - seeds; k < 2 && !n->stop; k++) {
+            struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
+            n->nchecks++;
+            if (check_shape(ws, cand, i, k, checks, ph, &fk))
+                n->stop = note_failure(checks, &fk, n->keep_going, &n->failed, f);
+        }
+    }
+}
+
+/* The bench shapes, after the baseline is checked against the reference (once per session: a
+ * wrong or broken one is the task's error); each shape's timing joins timings. */
+static void bench_shapes(struct worker_state *ws, struct plan *cand, struct plan *expert, int nbench, int timing,
+                         double budget, json_t *calib, json_t *bench_checks, json_t *timings, struct phases *ph,
+                         struct tally *n, struct failure *f)
+{
+    if (!f->task_error && nbench && !n->stop) {
+        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
+        if (baseline_verify(ws, ph, &fk))
+            n->stop = note_failure(bench_checks, &fk, n->keep_going, &n->failed, f);
+    }
+    for (int b = 0; b < nbench && !n->stop && !f->task_error; b++) {
+        json_t *tm = NULL;
+        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
+        n->nchecks++;
+        if (bench_shape(ws, cand, expert, b, timing && !n->failed, budget > 0 ? budget : 2.0, calib, bench_checks,
+                        &tm, ph, &fk))
+            n->stop = note_failure(bench_checks, &fk, n->keep_going, &n->failed, f);
+        if (tm)
+            json_array_append_new(timings, tm);
+    }
+}
+
+/* The evaluation's message: how many checks failed (keep_going), or what passed. */
+static void verdict_message(json_t *result, const struct temper_task *task, const struct tally *n, int nbench,
+                            int timing, int profile_run, struct failure *f)
+{
+    if (n->keep_going) {
+        json_object_set_new(result, "failed_checks", json_integer(n->failed));
+        if (n->failed > 1) {
+            size_t used = strlen(f->message);
+            snprintf(f->message + used, sizeof(f->message) - used, " (the first of %d failed checks of %d)",
+                     n->failed, n->nchecks);
+        }
+    }
+    if (f->verdict == TEMPER_VERDICT_CORRECT && !profile_run) {
+        char single[96] = "";
+        if (n->nsingle)
+            snprintf(single, sizeof(single), " (%d past 65,536 with the secret seed only, on this CPU device)",
+                     n->nsingle);
+        snprintf(f->message, sizeof(f->message), "passed %d check shapes x 2 seeds%s and %d bench shape%s%s",
+                 task->ncheck, single, nbench, nbench == 1 ? "" : "s",
+                 !nbench ? "" : timing ? ", timed" : " (compared with the baseline, not timed)");
+    }
+}
+
+/* The result's verdict, message, task, device and checks (which it takes), and the time of each
+ * phase. */
+static void result_fill(struct worker_state *ws, json_t *result, const struct failure *f, const char *base_path,
+                        const char *expert, json_t *checks, json_t *bench_checks, json_t *timings,
+                        const struct phases *ph, double start)
+{
+    json_object_set_new(result, "verdict", json_string(temper_verdict_name(f->verdict)));
+    json_object_set_new(result, "message", json_string(f->message));
+    json_object_set_new(result, "task", json_string(ws->s.task.name));
+    json_object_set_new(result, "baseline", json_string(base_path));
+    if (expert)
+        json_object_set_new(result, "expert", json_string(expert));
+    json_object_set_new(result, "device_class", json_string(ws->dev.info.is_gpu ? "gpu" : "cpu"));
+    json_object_set_new(result, "checks", checks);
+    json_object_set_new(result, "bench_checks", bench_checks);
+    json_object_set_new(result, "timings", timings);
+    json_object_set_new(result, "phases_ms",
+                        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "build", ph->build_ms, "inputs",
+                                  ph->inputs_ms, "reference", ph->reference_ms, "device", ph->device_ms, "compare",
+                                  ph->compare_ms, "timing", ph->timing_ms, "worker", (temper_now_s() - start) * 1e3));
+}
+
+/* Frees what an evaluation made besides its result. */
+static void job_parts_free(struct worker_state *ws, json_t *checks, json_t *bench_checks, json_t *timings,
+                           struct temper_buf *log, struct plan *cand)
+{
+    json_decref(checks);
+    json_decref(bench_checks);
+    json_decref(timings);
+    temper_buf_free(log);
+    plan_free(ws, cand);
+}
+
 static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
 {
     double start = temper_now_s();
@@ -245,19 +413,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     struct failure f = {TEMPER_VERDICT_CORRECT, "", 0};
     if (!base_path[0])
         return worker_error_reply("the task has no baseline for this device's language", TEMPER_ENOTFOUND);
-    if (!s->base_built) {
-        struct temper_buf base_log;
-        temper_buf_init(&base_log, COMPILE_LOG_MAX);
-        if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, &base_log, &s->base, &f)) {
-            snprintf(msg, sizeof(msg), TEMPER_TASK_ERROR_PREFIX "the baseline %s of task %s does not build: %s\n%s",
-                     base_path, task->name, f.message, base_log.data ? base_log.data : "");
-            temper_buf_free(&base_log);
-            plan_free(ws, &s->base);
-            return worker_error_reply(msg, TEMPER_ECOMPILE);
-        }
-        temper_buf_free(&base_log);
-        s->base_built = 1;
-    }
+    if (!s->base_built && baseline_build(ws, base_path, msg, sizeof(msg), &f))
+        return worker_error_reply(msg, TEMPER_ECOMPILE);
     struct plan expert_plan;
     memset(&expert_plan, 0, sizeof(expert_plan));
     expert_plan.expert = cuda && task->expert_cuda[0] && ws->dev.ops->expert ? task->expert_cuda : NULL;
@@ -289,111 +446,36 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
         same = &given;
     if (same) {
         /* The same code was evaluated in this session, asked the same way: it gets that result. */
-        json_t *copy = json_deep_copy(same->result);
-        json_object_update(copy, result);
-        json_decref(result);
-        json_object_set_new(copy, "same_code_as", json_string(same->options));
-        json_object_set_new(copy, "same_code_path", json_string(same->path));
-        char said[sizeof(f.message) + sizeof(same->path) + sizeof(same->options) + 64];
-        snprintf(said, sizeof(said), "%s (not run again: the code is that of %s with options '%s')",
-                 json_string_value(json_object_get(copy, "message")), same->path, same->options);
-        json_object_set_new(copy, "message", json_string(said));
-        json_object_set_new(copy, "phases_ms", json_pack("{s:f, s:f}", "build", ph.build_ms, "worker",
-                                                         (temper_now_s() - start) * 1e3));
-        json_decref(checks);
-        json_decref(bench_checks);
-        json_decref(timings);
-        temper_buf_free(&log);
-        plan_free(ws, &cand);
+        json_t *copy = same_code_reply(same, result, ph.build_ms, start);
+        job_parts_free(ws, checks, bench_checks, timings, &log, &cand);
         return copy;
     }
     int nbench = ws->dev.info.is_gpu ? task->nbench_gpu : task->nbench_cpu;
     if (!rc && profile_run) {
-        /* For a profiler watching this process: the candidate's launches at the first bench
-         * shape come first, with nothing checked. */
-        struct arena *a = arena_new(ws, task, ws->dev.info.is_gpu ? &task->bench_gpu[0] : &task->bench_cpu[0], 1, 1,
-                                    &secret, secret, &f);
-        rc = a ? plan_run(ws, &cand, a, 0, OUT_CAND, 0, &f) : -1;
-        arena_free(ws, a);
-        if (!rc)
-            fail_with(&f, TEMPER_VERDICT_CORRECT, "profile run only: ran once at the first bench shape, unchecked");
+        rc = profile_run_once(ws, &cand, secret, &f);
         nbench = 0;
     }
     /* Checks stop at the first failure, unless the request says keep_going: then every shape is
      * checked after a wrong answer (each failed check says why) and nothing is timed. */
-    int keep_going = json_is_true(json_object_get(req, "keep_going"));
-    int failed = 0, nchecks = 0, stop = rc, nsingle = 0;
+    struct tally n = {json_is_true(json_object_get(req, "keep_going")), 0, 0, rc, 0};
     int in_process = (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS) != 0;
-    if (in_process && !stop && !profile_run) {
-        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
-        if (send_truth(ws, &ph, checks, &fk)) {
-            note_failure(checks, &fk, 0, &failed, &f);
-            stop = 1;
-        }
-    }
-    for (int i = 0; i < task->ncheck && !stop && !profile_run; i++) {
-        /* The shapes past 65,536 (docs/task.md's rule) are there for grid limits and small-shape
-         * shortcuts, which do not depend on the values drawn: on a CPU device, where each of their
-         * many work-groups costs microseconds, they run with the secret seed only (which no
-         * candidate can have seen). */
-        int seeds = in_process && shape_past_grid_limit(&task->check[i]) ? 1 : 2;
-        nsingle += seeds == 1;
-        for (int k = 2 - seeds; k < 2 && !stop; k++) {
-            struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
-            nchecks++;
-            if (check_shape(ws, &cand, i, k, checks, &ph, &fk))
-                stop = note_failure(checks, &fk, keep_going, &failed, &f);
-        }
-    }
+    if (!profile_run)
+        check_shapes(ws, &cand, in_process, checks, &ph, &n, &f);
     if (checks_only)
         nbench = 0;
-    /* The baseline judges every candidate at the bench shapes: it is checked against the reference
-     * first (once per session), and a wrong or broken one is the task's error. */
-    if (!f.task_error && nbench && !stop) {
-        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
-        if (baseline_verify(ws, &ph, &fk))
-            stop = note_failure(bench_checks, &fk, keep_going, &failed, &f);
-    }
-    for (int b = 0; b < nbench && !stop && !f.task_error; b++) {
-        json_t *tm = NULL;
-        struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
-        nchecks++;
-        if (bench_shape(ws, &cand, expert_plan.expert ? &expert_plan : NULL, b, timing && !failed,
-                        budget > 0 ? budget : 2.0, calib, bench_checks, &tm, &ph, &fk))
-            stop = note_failure(bench_checks, &fk, keep_going, &failed, &f);
-        if (tm)
-            json_array_append_new(timings, tm);
-    }
+    /* The baseline judges every candidate at the bench shapes. */
+    bench_shapes(ws, &cand, expert_plan.expert ? &expert_plan : NULL, nbench, timing, budget, calib, bench_checks,
+                 timings, &ph, &n, &f);
     if (f.task_error) {
         /* The reference or the baseline failed the task's contract: no candidate can be judged. A
          * baseline that faulted may have left the device's context unusable (CUDA errors are
          * sticky) or, in process, written anywhere: the next job gets a fresh worker. */
         *fatal = 1;
         json_decref(result);
-        json_decref(checks);
-        json_decref(bench_checks);
-        json_decref(timings);
-        temper_buf_free(&log);
-        plan_free(ws, &cand);
+        job_parts_free(ws, checks, bench_checks, timings, &log, &cand);
         return worker_error_reply(f.message, TEMPER_EINVALID);
     }
-    rc = rc || failed;
-    if (keep_going) {
-        json_object_set_new(result, "failed_checks", json_integer(failed));
-        if (failed > 1) {
-            size_t used = strlen(f.message);
-            snprintf(f.message + used, sizeof(f.message) - used, " (the first of %d failed checks of %d)", failed,
-                     nchecks);
-        }
-    }
-    if (f.verdict == TEMPER_VERDICT_CORRECT && !profile_run) {
-        char single[96] = "";
-        if (nsingle)
-            snprintf(single, sizeof(single), " (%d past 65,536 with the secret seed only, on this CPU device)", nsingle);
-        snprintf(f.message, sizeof(f.message), "passed %d check shapes x 2 seeds%s and %d bench shape%s%s",
-                 task->ncheck, single, nbench, nbench == 1 ? "" : "s",
-                 !nbench ? "" : timing ? ", timed" : " (compared with the baseline, not timed)");
-    }
+    verdict_message(result, task, &n, nbench, timing, profile_run, &f);
     /* After a device fault the context may be unusable (CUDA errors are sticky). Where kernels run
      * in this process (PoCL on a CPU), a candidate that failed in any way may also have written
      * anywhere in it, past every guard zone: the worker is replaced before the next candidate, so
@@ -401,20 +483,7 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     if (f.verdict == TEMPER_VERDICT_RUNTIME_ERROR ||
         (f.verdict != TEMPER_VERDICT_CORRECT && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS)))
         *fatal = 1;
-    json_object_set_new(result, "verdict", json_string(temper_verdict_name(f.verdict)));
-    json_object_set_new(result, "message", json_string(f.message));
-    json_object_set_new(result, "task", json_string(task->name));
-    json_object_set_new(result, "baseline", json_string(base_path));
-    if (expert_plan.expert)
-        json_object_set_new(result, "expert", json_string(expert_plan.expert));
-    json_object_set_new(result, "device_class", json_string(ws->dev.info.is_gpu ? "gpu" : "cpu"));
-    json_object_set_new(result, "checks", checks);
-    json_object_set_new(result, "bench_checks", bench_checks);
-    json_object_set_new(result, "timings", timings);
-    json_object_set_new(result, "phases_ms",
-                        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "build", ph.build_ms, "inputs",
-                                  ph.inputs_ms, "reference", ph.reference_ms, "device", ph.device_ms, "compare",
-                                  ph.compare_ms, "timing", ph.timing_ms, "worker", (temper_now_s() - start) * 1e3));
+    result_fill(ws, result, &f, base_path, expert_plan.expert, checks, bench_checks, timings, &ph, start);
     if (!profile_run && same_code_add(s, path, &cand, timing, checks_only, budget, result))
         json_object_set_new(result, "same_code_key", same_code_key(path, &cand, timing, checks_only, budget));
     temper_buf_free(&log);

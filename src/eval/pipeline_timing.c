@@ -222,35 +222,13 @@ static double step_end(double *steps, int k, double at)
 #define FAST_RATIO_CPU 0.02
 #define FAST_MIN_FRACTION 50
 
-/* Bench shapes: the candidate checked against the trusted baseline on the device on both input
- * sets, then (unless check-only) timed interleaved with the baseline (and the expert, where there
- * is one), with inputs alternating between timed launches and every timed output verified. Every
- * sample is held against the roofline floor, and a cluster of samples far faster than the median
- * fails the verdict. */
-int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert, int b, int timing,
-                       double budget_s, json_t *calib, json_t *bench_checks, json_t **timing_out, struct phases *ph,
-                       struct failure *f)
+/* Untimed runs of the candidate on each input set the timing uses (the first only when not
+ * timing), each compared with the baseline's output within the tolerance, on check; their outputs'
+ * checksums (in tc) are what every timed output must match. */
+static int check_sets(struct worker_state *ws, struct plan *cand, struct arena *a, int b, int timing, const char *where,
+                      json_t *check, struct timed_check *tc, struct phases *ph, struct failure *f)
 {
     struct session *s = &ws->s;
-    const struct temper_task *t = &s->task;
-    const struct temper_shape *shape = ws->dev.info.is_gpu ? &t->bench_gpu[b] : &t->bench_cpu[b];
-    char where[512], shape_text[256];
-    temper_shape_format(shape, shape_text, sizeof(shape_text));
-    snprintf(where, sizeof(where), "bench shape %s", shape_text);
-    json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "against", "baseline");
-    json_array_append_new(bench_checks, check);
-    struct arena *a = bench_arena(ws, b, shape, expert, ph, f);
-    if (!a)
-        return -1;
-    /* The expert was checked once, when the arena was made; it is timed only if it passed. */
-    if (a->expert_check)
-        json_object_set(check, "expert", a->expert_check);
-    int expert_ok = expert && json_is_true(json_object_get(a->expert_check, "passed"));
-    struct timed_check tc;
-    memset(&tc, 0, sizeof(tc));
-    /* Untimed runs on each input set the timing uses (the first only when not timing), each
-     * compared with the baseline's output within the tolerance; their outputs' checksums are what
-     * every timed output must match. */
     for (int v = 0; v < (timing ? MAX_VARIANTS : 1); v++) {
         double t0 = temper_now_s();
         char set_where[600];
@@ -275,55 +253,74 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
             json_object_set_new(check, "passed", json_boolean(!rc));
         }
         if (!rc && timing)
-            rc = hash_outputs(ws, a, OUT_CAND, tc.verified[v], f);
+            rc = hash_outputs(ws, a, OUT_CAND, tc->verified[v], f);
         ph->compare_ms += (temper_now_s() - t1) * 1e3;
         if (rc)
             return rc;
     }
-    if (!timing)
-        return 0;
+    return 0;
+}
 
-    double t3 = temper_now_s();
-    worker_doing(ws->shared, WORKER_RUNNING, "timing %s at %s", cand->cand.path, where);
-    double *samples = malloc(2 * MAX_SAMPLES * sizeof(double));
-    if (!samples)
-        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
-    double *expert_samples = samples + MAX_SAMPLES, ms;
-    /* The baseline is timed interleaved with the candidate while its time in this evaluation stays
-     * within a tenth of the budget or twice the candidate's (always its first BASE_MIN samples in
-     * this worker); its samples join the arena's pool, whose median is reported. A baseline about
-     * as fast as the candidate is so timed in every round; one a hundred times slower, a few times
-     * per worker. */
-    double base_allow_ms = 0.1 * budget_s * 1e3, base_spent_ms = 0, cand_spent_ms = 0;
-    int base_now = 0, rc = 0;
+/* The steps of one timed sample, whose wall times are summed. */
+enum { STEP_DRAW, STEP_CANDIDATE, STEP_ANSWER, STEP_INPUTS, STEP_COMPARE, STEPS };
+
+/* The timing of one bench shape, as it goes: the samples and what each part of it cost. */
+struct shape_timing {
+    double *samples;        /* the candidate's timed samples (MAX_SAMPLES) */
+    double *expert_samples; /* the expert's, one per candidate sample (MAX_SAMPLES) */
+    int n;                  /* samples taken */
+    int fresh;              /* of them, on freshly drawn inputs */
+    int base_now;           /* baseline samples taken at this shape in this evaluation */
+    int expert_ok;          /* the expert passed its check and is timed */
+    double base_allow_ms;   /* baseline time this evaluation may spend (base_due) */
+    double base_spent_ms;   /* baseline time spent so far */
+    double cand_spent_ms;   /* the candidate's timed time so far */
+    double start_s;         /* when timing began (the warm-up's start) */
+    double loop_start_s;    /* when the samples began */
+    double steps[STEPS];    /* wall time of each step of the samples, summed (ms) */
+};
+
+/* The warm-up: at least 2 rounds and up to 0.2 s (a tenth of the budget at most) of the
+ * candidate, each output verified, beside the baseline and the expert. */
+static int warm_up(struct worker_state *ws, struct plan *cand, struct plan *expert, struct arena *a, double budget_s,
+                   const char *where, struct timed_check *tc, struct shape_timing *st, struct failure *f)
+{
+    double ms;
+    int rc = 0;
     double warm_until = temper_now_s() + fmin(0.2, budget_s * 0.1);
     for (int w = 0; !rc && (w < 2 || temper_now_s() < warm_until) && w < 50; w++) {
         rc = timed_run(ws, cand, a, w & 1, OUT_CAND, &ms, f);
         if (!rc)
-            rc = verify_timed(ws, a, w & 1, where, &tc, f);
-        if (!rc && (a->base_n ? base_due(a, base_spent_ms, base_allow_ms) : w == 0))
+            rc = verify_timed(ws, a, w & 1, where, tc, f);
+        if (!rc && (a->base_n ? base_due(a, st->base_spent_ms, st->base_allow_ms) : w == 0))
             rc = timed_baseline(ws, a, w & 1, OUT_BASE, &ms, f);
-        if (!rc && expert_ok)
+        if (!rc && st->expert_ok)
             rc = timed_run(ws, expert, a, w & 1, OUT_EXPERT, &ms, f);
     }
-    /* The samples: before each, the timed input set gets contents no launch has seen, drawn on the
-     * device from a seed no other launch of this worker used, and the candidate's scratch buffers
-     * are poisoned again (both outside the timed region). So neither an input's address nor a hash
-     * of its contents names an earlier launch, and a result kept from one (in a scratch buffer, a
-     * __device__ array, anywhere) is never the answer. Each launch's output is then compared,
-     * outside the timed region, with the answer of a trusted routine timed on the same inputs
-     * right after it: the expert where there is one (as fast as the candidate, so every round),
-     * else the baseline. The inputs are checked after both, so a kernel that changed its inputs to
-     * steer the answer is caught. Each step's wall time is summed (steps): the draw is queued, not
-     * waited for, so its device time shows in the candidate's step, which waits for it. */
-    int n = 0, fresh = 0;
-    double loop_start = temper_now_s(), end = loop_start + budget_s;
-    if (!fresh_draws)
-        fresh_draws = temper_secret_seed() | 1;
-    int answer = expert_ok ? OUT_EXPERT : OUT_BASE;
-    const char *who = expert_ok ? "the expert on this device" : "the baseline on this device";
-    enum { STEP_DRAW, STEP_CANDIDATE, STEP_ANSWER, STEP_INPUTS, STEP_COMPARE, STEPS };
-    double steps[STEPS] = {0}, at;
+    return rc;
+}
+
+/* The samples: before each, the timed input set gets contents no launch has seen, drawn on the
+ * device from a seed no other launch of this worker used, and the candidate's scratch buffers
+ * are poisoned again (both outside the timed region). So neither an input's address nor a hash
+ * of its contents names an earlier launch, and a result kept from one (in a scratch buffer, a
+ * __device__ array, anywhere) is never the answer. Each launch's output is then compared,
+ * outside the timed region, with the answer of a trusted routine timed on the same inputs
+ * right after it: the expert where there is one (as fast as the candidate, so every round),
+ * else the baseline. The inputs are checked after both, so a kernel that changed its inputs to
+ * steer the answer is caught. Each step's wall time is summed (steps): the draw is queued, not
+ * waited for, so its device time shows in the candidate's step, which waits for it. Sampling
+ * stops at MAX_SAMPLES, past the budget, or once the spread is below TARGET_SPREAD. */
+static int take_samples(struct worker_state *ws, struct plan *cand, struct plan *expert, struct arena *a,
+                        double budget_s, const char *where, struct timed_check *tc, struct shape_timing *st,
+                        struct failure *f)
+{
+    struct session *s = &ws->s;
+    double *samples = st->samples, *steps = st->steps, ms, at;
+    double end = st->loop_start_s + budget_s;
+    int answer = st->expert_ok ? OUT_EXPERT : OUT_BASE;
+    const char *who = st->expert_ok ? "the expert on this device" : "the baseline on this device";
+    int rc = 0, n = 0;
     while (!rc && n < MAX_SAMPLES) {
         char msg[1024];
         at = temper_now_s();
@@ -335,22 +332,22 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
             rc = timed_run(ws, cand, a, FRESH_SET, OUT_CAND, &samples[n], f);
         at = step_end(steps, STEP_CANDIDATE, at);
         if (!rc)
-            base_allow_ms = fmax(base_allow_ms, 2 * (cand_spent_ms += samples[n]));
-        if (!rc && (!expert_ok || base_due(a, base_spent_ms, base_allow_ms)) &&
+            st->base_allow_ms = fmax(st->base_allow_ms, 2 * (st->cand_spent_ms += samples[n]));
+        if (!rc && (!st->expert_ok || base_due(a, st->base_spent_ms, st->base_allow_ms)) &&
             !(rc = timed_baseline(ws, a, FRESH_SET, OUT_BASE, &ms, f))) {
             a->base_ms[a->base_n++ % BASE_POOL] = ms;
-            base_spent_ms += ms;
-            base_now++;
+            st->base_spent_ms += ms;
+            st->base_now++;
         }
-        if (!rc && expert_ok)
-            rc = timed_run(ws, expert, a, FRESH_SET, OUT_EXPERT, &expert_samples[n], f);
+        if (!rc && st->expert_ok)
+            rc = timed_run(ws, expert, a, FRESH_SET, OUT_EXPERT, &st->expert_samples[n], f);
         at = step_end(steps, STEP_ANSWER, at);
         if (!rc)
             rc = check_fresh_inputs(ws, a, f);
         at = step_end(steps, STEP_INPUTS, at);
         if (!rc) {
             char launch_where[700];
-            snprintf(launch_where, sizeof(launch_where), "%s, timed launch %d (fresh inputs)", where, ++tc.launches);
+            snprintf(launch_where, sizeof(launch_where), "%s, timed launch %d (fresh inputs)", where, ++tc->launches);
             json_t *scratch = json_object();
             rc = compare_sets(ws, a, OUT_CAND, answer, who, launch_where, scratch, f);
             json_decref(scratch);
@@ -358,8 +355,8 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         at = step_end(steps, STEP_COMPARE, at);
         if (rc)
             break;
-        fresh++;
-        n++;
+        st->fresh++;
+        st->n = ++n;
         if (n < MIN_SAMPLES)
             continue;
         if (temper_now_s() > end)
@@ -372,6 +369,122 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
                 break;
         }
     }
+    return rc;
+}
+
+/* The timing record of a shape whose samples all passed (*timing_out), and the verdict on them:
+ * held against the roofline floor, and a cluster of samples far faster than the median fails. */
+static int judge_timing(struct worker_state *ws, const struct temper_shape *shape, const char *shape_text,
+                        const char *where, json_t *calib, struct plan *expert, struct arena *a,
+                        struct shape_timing *st, json_t **timing_out, struct failure *f)
+{
+    const struct temper_task *t = &ws->s.task;
+    double *samples = st->samples, *steps = st->steps;
+    int n = st->n, rc;
+    double med, spread, mn, bmed, bspread, bmn, pool[BASE_POOL];
+    int pooled = a->base_n < BASE_POOL ? a->base_n : BASE_POOL;
+    memcpy(pool, a->base_ms, (size_t)pooled * sizeof(double));
+    summarize(samples, n, &med, &spread, &mn);
+    summarize(pool, pooled, &bmed, &bspread, &bmn);
+    int64_t flops = 0, bytes = 0;
+    char msg[256];
+    temper_shape_eval(shape, t->flops, &flops, msg, sizeof(msg));
+    temper_shape_eval(shape, t->bytes, &bytes, msg, sizeof(msg));
+    json_t *tm = json_pack("{s:s, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:I, s:I, s:f, s:f}", "shape", shape_text,
+                           "median_ms", med, "min_ms", mn, "spread", spread, "samples", n, "baseline_median_ms", bmed,
+                           "baseline_spread", bspread, "speedup", bmed / med, "flops", (json_int_t)flops, "bytes",
+                           (json_int_t)bytes, "gbps", (double)bytes / (med * 1e-3) * 1e-9, "tflops",
+                           (double)flops / (med * 1e-3) * 1e-12);
+    /* Wall time of the warm-up and of the samples: what the samples cost besides the kernel's
+     * own time (fresh inputs, the answer, the checks) is loop_ms / samples - median_ms. */
+    json_object_set_new(tm, "warmup_ms", json_real((st->loop_start_s - st->start_s) * 1e3));
+    json_object_set_new(tm, "loop_ms", json_real((temper_now_s() - st->loop_start_s) * 1e3));
+    double timed = 0;
+    for (int i = 0; i < n; i++)
+        timed += samples[i];
+    json_object_set_new(tm, "loop_steps_ms",
+                        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "draw", steps[STEP_DRAW], "candidate",
+                                  steps[STEP_CANDIDATE], "candidate_timed", timed, "answer", steps[STEP_ANSWER],
+                                  "inputs_check", steps[STEP_INPUTS], "compare", steps[STEP_COMPARE]));
+    json_object_set_new(tm, "baseline_samples", json_integer(pooled));
+    json_object_set_new(tm, "baseline_samples_now", json_integer(st->base_now));
+    if (st->expert_ok) {
+        double emed, espread, emn;
+        summarize(st->expert_samples, n, &emed, &espread, &emn);
+        json_object_set_new(tm, "expert", json_string(expert->expert));
+        json_object_set_new(tm, "expert_median_ms", json_real(emed));
+        json_object_set_new(tm, "expert_spread", json_real(espread));
+        json_object_set_new(tm, "speedup_vs_expert", json_real(emed / med));
+    }
+    /* samples is sorted now: the fast cluster is its head. */
+    double fast_ratio = ws->dev.info.is_gpu ? FAST_RATIO_GPU : FAST_RATIO_CPU;
+    int fast = 0;
+    while (fast < n && samples[fast] < fast_ratio * med)
+        fast++;
+    json_object_set_new(tm, "fast_samples", json_integer(fast));
+    /* The roofline, and times faster than the device's peak allows (pipeline_floor.c). */
+    rc = floor_judge(ws, t, calib, flops, bytes, samples, n, med, bmed, where, tm, f);
+    if (!rc && fast >= 2 && fast >= (n + FAST_MIN_FRACTION - 1) / FAST_MIN_FRACTION)
+        rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
+                       "%d of %d timed launches at %s took under %g of the median %.4g ms (fastest %.4g ms): "
+                       "launches that did less work than the rest, such as ones that served a result kept from "
+                       "an earlier launch",
+                       fast, n, where, fast_ratio, med, mn);
+    *timing_out = tm;
+    return rc;
+}
+
+/* Bench shapes: the candidate checked against the trusted baseline on the device on both input
+ * sets, then (unless check-only) timed interleaved with the baseline (and the expert, where there
+ * is one), with inputs alternating between timed launches and every timed output verified. Every
+ * sample is held against the roofline floor, and a cluster of samples far faster than the median
+ * fails the verdict. */
+int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert, int b, int timing, double budget_s,
+                json_t *calib, json_t *bench_checks, json_t **timing_out, struct phases *ph, struct failure *f)
+{
+    struct session *s = &ws->s;
+    const struct temper_task *t = &s->task;
+    const struct temper_shape *shape = ws->dev.info.is_gpu ? &t->bench_gpu[b] : &t->bench_cpu[b];
+    char where[512], shape_text[256];
+    temper_shape_format(shape, shape_text, sizeof(shape_text));
+    snprintf(where, sizeof(where), "bench shape %s", shape_text);
+    json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "against", "baseline");
+    json_array_append_new(bench_checks, check);
+    struct arena *a = bench_arena(ws, b, shape, expert, ph, f);
+    if (!a)
+        return -1;
+    /* The expert was checked once, when the arena was made; it is timed only if it passed. */
+    if (a->expert_check)
+        json_object_set(check, "expert", a->expert_check);
+    struct shape_timing st;
+    memset(&st, 0, sizeof(st));
+    st.expert_ok = expert && json_is_true(json_object_get(a->expert_check, "passed"));
+    struct timed_check tc;
+    memset(&tc, 0, sizeof(tc));
+    int rc = check_sets(ws, cand, a, b, timing, where, check, &tc, ph, f);
+    if (rc)
+        return rc;
+    if (!timing)
+        return 0;
+
+    st.start_s = temper_now_s();
+    worker_doing(ws->shared, WORKER_RUNNING, "timing %s at %s", cand->cand.path, where);
+    st.samples = malloc(2 * MAX_SAMPLES * sizeof(double));
+    if (!st.samples)
+        return fail_with(f, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
+    st.expert_samples = st.samples + MAX_SAMPLES;
+    /* The baseline is timed interleaved with the candidate while its time in this evaluation stays
+     * within a tenth of the budget or twice the candidate's (always its first BASE_MIN samples in
+     * this worker); its samples join the arena's pool, whose median is reported. A baseline about
+     * as fast as the candidate is so timed in every round; one a hundred times slower, a few times
+     * per worker. */
+    st.base_allow_ms = 0.1 * budget_s * 1e3;
+    rc = warm_up(ws, cand, expert, a, budget_s, where, &tc, &st, f);
+    st.loop_start_s = temper_now_s();
+    if (!fresh_draws)
+        fresh_draws = temper_secret_seed() | 1;
+    if (!rc)
+        rc = take_samples(ws, cand, expert, a, budget_s, where, &tc, &st, f);
     /* Nothing that must not change may have changed during timing. A failure during timing skips
      * that check, so the arena is dropped then too: a kernel that also wrote into its inputs must
      * not leave them changed for the next candidate. */
@@ -384,61 +497,11 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
     json_object_set_new(check, "timed_output_verified", json_boolean(!rc));
     json_object_set_new(check, "timed_launches_verified", json_integer(tc.launches));
     json_object_set_new(check, "timed_launches_by_tolerance", json_integer(tc.by_tolerance));
-    json_object_set_new(check, "timed_inputs_fresh", json_integer(fresh));
-    json_object_set_new(check, "timed_answer", json_string(expert_ok ? "expert" : "baseline"));
-    if (!rc) {
-        double med, spread, mn, bmed, bspread, bmn, pool[BASE_POOL];
-        int pooled = a->base_n < BASE_POOL ? a->base_n : BASE_POOL;
-        memcpy(pool, a->base_ms, (size_t)pooled * sizeof(double));
-        summarize(samples, n, &med, &spread, &mn);
-        summarize(pool, pooled, &bmed, &bspread, &bmn);
-        int64_t flops = 0, bytes = 0;
-        char msg[256];
-        temper_shape_eval(shape, t->flops, &flops, msg, sizeof(msg));
-        temper_shape_eval(shape, t->bytes, &bytes, msg, sizeof(msg));
-        json_t *tm = json_pack("{s:s, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:I, s:I, s:f, s:f}", "shape", shape_text,
-                               "median_ms", med, "min_ms", mn, "spread", spread, "samples", n, "baseline_median_ms",
-                               bmed, "baseline_spread", bspread, "speedup", bmed / med, "flops", (json_int_t)flops,
-                               "bytes", (json_int_t)bytes, "gbps", (double)bytes / (med * 1e-3) * 1e-9, "tflops",
-                               (double)flops / (med * 1e-3) * 1e-12);
-        /* Wall time of the warm-up and of the samples: what the samples cost besides the kernel's
-         * own time (fresh inputs, the answer, the checks) is loop_ms / samples - median_ms. */
-        json_object_set_new(tm, "warmup_ms", json_real((loop_start - t3) * 1e3));
-        json_object_set_new(tm, "loop_ms", json_real((temper_now_s() - loop_start) * 1e3));
-        double timed = 0;
-        for (int i = 0; i < n; i++)
-            timed += samples[i];
-        json_object_set_new(tm, "loop_steps_ms",
-                            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "draw", steps[STEP_DRAW], "candidate",
-                                      steps[STEP_CANDIDATE], "candidate_timed", timed, "answer", steps[STEP_ANSWER],
-                                      "inputs_check", steps[STEP_INPUTS], "compare", steps[STEP_COMPARE]));
-        json_object_set_new(tm, "baseline_samples", json_integer(pooled));
-        json_object_set_new(tm, "baseline_samples_now", json_integer(base_now));
-        if (expert_ok) {
-            double emed, espread, emn;
-            summarize(expert_samples, n, &emed, &espread, &emn);
-            json_object_set_new(tm, "expert", json_string(expert->expert));
-            json_object_set_new(tm, "expert_median_ms", json_real(emed));
-            json_object_set_new(tm, "expert_spread", json_real(espread));
-            json_object_set_new(tm, "speedup_vs_expert", json_real(emed / med));
-        }
-        /* samples is sorted now: the fast cluster is its head. */
-        double fast_ratio = ws->dev.info.is_gpu ? FAST_RATIO_GPU : FAST_RATIO_CPU;
-        int fast = 0;
-        while (fast < n && samples[fast] < fast_ratio * med)
-            fast++;
-        json_object_set_new(tm, "fast_samples", json_integer(fast));
-        /* The roofline, and times faster than the device's peak allows (pipeline_floor.c). */
-        rc = floor_judge(ws, t, calib, flops, bytes, samples, n, med, bmed, where, tm, f);
-        if (!rc && fast >= 2 && fast >= (n + FAST_MIN_FRACTION - 1) / FAST_MIN_FRACTION)
-            rc = fail_with(f, TEMPER_VERDICT_INCORRECT,
-                           "%d of %d timed launches at %s took under %g of the median %.4g ms (fastest %.4g ms): "
-                           "launches that did less work than the rest, such as ones that served a result kept from "
-                           "an earlier launch",
-                           fast, n, where, fast_ratio, med, mn);
-        *timing_out = tm;
-    }
-    free(samples);
-    ph->timing_ms += (temper_now_s() - t3) * 1e3;
+    json_object_set_new(check, "timed_inputs_fresh", json_integer(st.fresh));
+    json_object_set_new(check, "timed_answer", json_string(st.expert_ok ? "expert" : "baseline"));
+    if (!rc)
+        rc = judge_timing(ws, shape, shape_text, where, calib, expert, a, &st, timing_out, f);
+    free(st.samples);
+    ph->timing_ms += (temper_now_s() - st.start_s) * 1e3;
     return rc;
 }

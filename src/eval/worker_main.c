@@ -340,6 +340,79 @@ static int build_on_device(const char *spec, const char *source, const char *opt
     return err;
 }
 
+/* Reads a compile request from standard input into *req (caller frees): 0, else 2 (after saying
+ * so where the request is malformed). */
+static int compile_request_read(json_t **req)
+{
+    struct temper_buf in;
+    temper_buf_init(&in, COMPILE_REQUEST_MAX);
+    char chunk[65536];
+    ssize_t n;
+    while ((n = read(0, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0 && temper_buf_append(&in, chunk, (size_t)n))
+            return 2;
+    *req = NULL;
+    if (!in.data || worker_decode_request(in.data, in.len, req)) {
+        compile_output("temper-worker: a malformed compile request\n", NULL, 0, NULL, NULL, NULL);
+        return 2;
+    }
+    temper_buf_free(&in);
+    return 0;
+}
+
+/* Builds with PoCL itself (spec, NULL: the default device), the large-grid specialisations
+ * (large) in a child first, then the small-grid ones (small) here. */
+static int build_with_pocl(const char *spec, const char *source, const char *options, const char *large,
+                           const char *small, struct temper_buf *log, void **bin, size_t *size, char *compiler,
+                           size_t compiler_size, char *target, size_t target_size, char *msg, size_t msg_size)
+{
+    /* PoCL builds one work-group function per kernel and local size in a process (a second
+     * one for the same size is taken from its memory): the large-grid ones are built first in
+     * a child, into the same PoCL cache folder, where the second build finds them and puts
+     * them in its binary beside the small-grid ones. */
+    if (large[0]) {
+        pid_t child = fork();
+        if (child == 0) {
+            setenv("POCL_BINARY_SPECIALIZE_WG", large, 1);
+            void *b = NULL;
+            size_t n = 0;
+            int failed = build_on_device(spec, source, options, NULL, &b, &n, compiler, compiler_size, target,
+                                         target_size, msg, msg_size);
+            _exit(failed ? 2 : 0);
+        }
+        int st = 0;
+        while (child > 0 && waitpid(child, &st, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (small[0])
+        setenv("POCL_BINARY_SPECIALIZE_WG", small, 1);
+    else
+        unsetenv("POCL_BINARY_SPECIALIZE_WG");
+    return build_on_device(spec, source, options, log, bin, size, compiler, compiler_size, target, target_size, msg,
+                           msg_size);
+}
+
+/* Builds offline with the compiler of backend (no program is ever run), for the device the
+ * request names. */
+static int build_offline(json_t *req, const char *backend, const char *source, const char *options,
+                         struct temper_buf *log, void **bin, size_t *size, char *compiler, size_t compiler_size,
+                         char *target, size_t target_size, char *msg, size_t msg_size)
+{
+    const struct temper_device_ops *ops = backend ? temper_device_backend(backend) : NULL;
+    struct temper_device_info info;
+    memset(&info, 0, sizeof(info));
+    snprintf(info.name, sizeof(info.name), "%s", json_string_value(json_object_get(req, "name")));
+    snprintf(info.arch, sizeof(info.arch), "%s", json_string_value(json_object_get(req, "arch")));
+    snprintf(info.compiler_version, sizeof(info.compiler_version), "%s",
+             json_string_value(json_object_get(req, "compiler")));
+    snprintf(compiler, compiler_size, "%s", info.compiler_version);
+    snprintf(target, target_size, "%s", info.arch[0] ? info.arch : info.name);
+    if (!ops || !ops->compile)
+        return temper_fail(msg, msg_size, TEMPER_EUNSUPPORTED, "temper-worker: no offline compiler for backend %s",
+                           backend ? backend : "(none)");
+    return temper_device_compile_offline(ops, &info, source, options, log, bin, size, msg, msg_size);
+}
+
 static int compile(int argc, char **argv)
 {
     if (argc < 3)
@@ -356,19 +429,9 @@ static int compile(int argc, char **argv)
     char once_dir[4096];
     fault_once_dir(once_dir, sizeof(once_dir));
     const char *writes[] = {scratch, once_dir[0] ? once_dir : NULL, NULL};
-    struct temper_buf in;
-    temper_buf_init(&in, COMPILE_REQUEST_MAX);
-    char chunk[65536];
-    ssize_t n;
-    while ((n = read(0, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0 && temper_buf_append(&in, chunk, (size_t)n))
-            return 2;
     json_t *req = NULL;
-    if (!in.data || worker_decode_request(in.data, in.len, &req)) {
-        compile_output("temper-worker: a malformed compile request\n", NULL, 0, NULL, NULL, NULL);
+    if (compile_request_read(&req))
         return 2;
-    }
-    temper_buf_free(&in);
     const char *backend = json_string_value(json_object_get(req, "backend"));
     const char *specs = json_string_value(json_object_get(req, "specs"));
     /* "device": built with the device itself (PoCL, which runs the linker: exec stays allowed);
@@ -406,50 +469,15 @@ static int compile(int argc, char **argv)
     size_t size = 0;
     char msg[1024], target[512] = "", compiler[512] = "";
     int err;
-    if (!json_is_string(src) || !options) {
+    if (!json_is_string(src) || !options)
         err = temper_fail(msg, sizeof(msg), TEMPER_EINVALID, "temper-worker: a compile request without a source");
-    } else if (on_device) {
-        const char *spec = json_string_value(json_object_get(req, "device"));
-        /* PoCL builds one work-group function per kernel and local size in a process (a second
-         * one for the same size is taken from its memory): the large-grid ones are built first in
-         * a child, into the same PoCL cache folder, where the second build finds them and puts
-         * them in its binary beside the small-grid ones. */
-        if (large[0]) {
-            pid_t child = fork();
-            if (child == 0) {
-                setenv("POCL_BINARY_SPECIALIZE_WG", large, 1);
-                void *b = NULL;
-                size_t n = 0;
-                _exit(build_on_device(spec, json_string_value(src), options, NULL, &b, &n, compiler,
-                                      sizeof(compiler), target, sizeof(target), msg, sizeof(msg)) ? 2 : 0);
-            }
-            int st = 0;
-            while (child > 0 && waitpid(child, &st, 0) < 0 && errno == EINTR)
-                ;
-        }
-        if (small[0])
-            setenv("POCL_BINARY_SPECIALIZE_WG", small, 1);
-        else
-            unsetenv("POCL_BINARY_SPECIALIZE_WG");
-        err = build_on_device(spec, json_string_value(src), options, &log, &bin, &size, compiler, sizeof(compiler),
-                              target, sizeof(target), msg, sizeof(msg));
-    } else {
-        const struct temper_device_ops *ops = backend ? temper_device_backend(backend) : NULL;
-        struct temper_device_info info;
-        memset(&info, 0, sizeof(info));
-        snprintf(info.name, sizeof(info.name), "%s", json_string_value(json_object_get(req, "name")));
-        snprintf(info.arch, sizeof(info.arch), "%s", json_string_value(json_object_get(req, "arch")));
-        snprintf(info.compiler_version, sizeof(info.compiler_version), "%s",
-                 json_string_value(json_object_get(req, "compiler")));
-        snprintf(compiler, sizeof(compiler), "%s", info.compiler_version);
-        snprintf(target, sizeof(target), "%s", info.arch[0] ? info.arch : info.name);
-        if (!ops || !ops->compile)
-            err = temper_fail(msg, sizeof(msg), TEMPER_EUNSUPPORTED, "temper-worker: no offline compiler for backend %s",
-                              backend ? backend : "(none)");
-        else
-            err = temper_device_compile_offline(ops, &info, json_string_value(src), options, &log, &bin, &size, msg,
-                                                sizeof(msg));
-    }
+    else if (on_device)
+        err = build_with_pocl(json_string_value(json_object_get(req, "device")), json_string_value(src), options,
+                              large, small, &log, &bin, &size, compiler, sizeof(compiler), target, sizeof(target),
+                              msg, sizeof(msg));
+    else
+        err = build_offline(req, backend, json_string_value(src), options, &log, &bin, &size, compiler,
+                            sizeof(compiler), target, sizeof(target), msg, sizeof(msg));
     char *text = NULL;
     if (err && asprintf(&text, "%s\n%s", msg, log.data ? log.data : "") < 0)
         text = NULL;

@@ -1,7 +1,6 @@
-/* candidate.c: parsing the @temper directives of a candidate kernel, knob assignments,
- * constraints and compiler options. Every error names the file and line. */
+/* candidate.c: parsing the @temper directives of a candidate kernel, and its compiler options
+ * for a set of knob values (the knobs themselves: knobs.c). Every error names the file and line. */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +143,84 @@ int temper_launch_arg_tensormap(const char *arg, struct temper_tensormap_arg *ou
     return 0;
 }
 
+/* grid(...) or block(...) (clause, its list at open, len bytes): 1 to 3 expressions. */
+static int parse_dims_clause(const char *clause, const char *open, size_t len, struct temper_launch *l,
+                             const char *where, char *msg, size_t msg_size)
+{
+    int n = 0, is_grid = clause[0] == 'g';
+    int split = split_list(open, len, is_grid ? l->grid[0] : l->block[0], TEMPER_EXPR_MAX, 3, &n);
+    if (split == -2)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: an expression in %s(...) is longer than %d bytes",
+                           where, clause, TEMPER_EXPR_MAX - 1);
+    if (split || n < 1)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s(...) needs 1 to 3 expressions", where, clause);
+    *(is_grid ? &l->grid_n : &l->block_n) = n;
+    return 0;
+}
+
+/* smem(...) or when(...) (clause, its text at open, len bytes): one expression, into out. */
+static int parse_expr_clause(const char *clause, const char *open, size_t len, char out[TEMPER_EXPR_MAX],
+                             const char *where, char *msg, size_t msg_size)
+{
+    if (len >= TEMPER_EXPR_MAX)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: launch: the expression in %s(...) is longer than %d bytes", where, clause,
+                           TEMPER_EXPR_MAX - 1);
+    if (len == 0)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s(...) needs one expression", where, clause);
+    snprintf(out, TEMPER_EXPR_MAX, "%.*s", (int)len, open);
+    return 0;
+}
+
+/* args(...) (its list at open, len bytes): names, tensor maps or integer expressions. */
+static int parse_args_clause(const char *open, size_t len, struct temper_launch *l, const char *where, char *msg,
+                             size_t msg_size)
+{
+    if (len == 0) {
+        l->nargs = 0;
+        return 0;
+    }
+    int n = 0;
+    int split = split_list(open, len, l->args[0], TEMPER_NAME_MAX, TEMPER_MAX_LAUNCH_ARGS, &n);
+    if (split == -2) {
+        const char *e = open; /* entry n (from 0) of the list: its first bytes, to name it */
+        for (int k = 0, depth = 0; k < n && e < open + len; e++) {
+            depth += *e == '(';
+            depth -= *e == ')';
+            k += *e == ',' && !depth;
+        }
+        while (*e == ' ' || *e == '\t')
+            e++;
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: launch: args(...)'s entry %d ('%.24s...') is longer than %d bytes", where, n + 1, e,
+                           TEMPER_NAME_MAX - 1);
+    }
+    if (split)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: args(...) must be up to %d names or expressions",
+                           where, TEMPER_MAX_LAUNCH_ARGS);
+    for (int a = 0; a < n; a++) {
+        const char *arg = l->args[a];
+        if (temper_launch_arg_is_name(arg))
+            continue;
+        struct temper_tensormap_arg tm;
+        char why[512];
+        int form = temper_launch_arg_tensormap(arg, &tm, why, sizeof(why));
+        if (form < 0)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: args(...): %s", where, why);
+        if (!form)
+            continue;
+        /* An expression: only what expressions are made of (checked fully when evaluated). */
+        for (const char *q = arg; *q; q++)
+            if (!is_word_char(*q) && !strchr(" \t+-*/%()<>=!&|,", *q))
+                return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                                   "%s: launch: args(...): '%s' is neither a name nor an integer expression", where,
+                                   arg);
+    }
+    l->nargs = n;
+    return 0;
+}
+
+/* A launch line: the kernel's name, then its clauses, grid(...) and block(...) among them. */
 static int parse_launch(const char *p, struct temper_launch *l, const char *where, char *msg, size_t msg_size)
 {
     int too_long;
@@ -180,80 +257,21 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s( has no closing parenthesis", where,
                                clause);
         size_t len = (size_t)(p - 1 - open);
-        int n = 0;
+        int err;
         if (!strcmp(clause, "grid") || !strcmp(clause, "block")) {
-            int is_grid = clause[0] == 'g';
-            int split = split_list(open, len, is_grid ? l->grid[0] : l->block[0], TEMPER_EXPR_MAX, 3, &n);
-            if (split == -2)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                   "%s: launch: an expression in %s(...) is longer than %d bytes", where, clause,
-                                   TEMPER_EXPR_MAX - 1);
-            if (split || n < 1)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: %s(...) needs 1 to 3 expressions",
-                                   where, clause);
-            *(is_grid ? &l->grid_n : &l->block_n) = n;
-            *(is_grid ? &have_grid : &have_block) = 1;
+            err = parse_dims_clause(clause, open, len, l, where, msg, msg_size);
+            *(clause[0] == 'g' ? &have_grid : &have_block) = 1;
         } else if (!strcmp(clause, "smem")) {
-            if (len >= TEMPER_EXPR_MAX)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                   "%s: launch: the expression in smem(...) is longer than %d bytes", where,
-                                   TEMPER_EXPR_MAX - 1);
-            if (len == 0)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: smem(...) needs one expression", where);
-            snprintf(l->smem, sizeof(l->smem), "%.*s", (int)len, open);
+            err = parse_expr_clause(clause, open, len, l->smem, where, msg, msg_size);
         } else if (!strcmp(clause, "args")) {
-            if (len == 0) {
-                l->nargs = 0;
-                continue;
-            }
-            int split = split_list(open, len, l->args[0], TEMPER_NAME_MAX, TEMPER_MAX_LAUNCH_ARGS, &n);
-            if (split == -2) {
-                const char *e = open; /* entry n (from 0) of the list: its first bytes, to name it */
-                for (int k = 0, depth = 0; k < n && e < open + len; e++) {
-                    depth += *e == '(';
-                    depth -= *e == ')';
-                    k += *e == ',' && !depth;
-                }
-                while (*e == ' ' || *e == '\t')
-                    e++;
-                return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                   "%s: launch: args(...)'s entry %d ('%.24s...') is longer than %d bytes", where,
-                                   n + 1, e, TEMPER_NAME_MAX - 1);
-            }
-            if (split)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                   "%s: launch: args(...) must be up to %d names or expressions", where,
-                                   TEMPER_MAX_LAUNCH_ARGS);
-            for (int a = 0; a < n; a++) {
-                const char *arg = l->args[a];
-                if (temper_launch_arg_is_name(arg))
-                    continue;
-                struct temper_tensormap_arg tm;
-                char why[512];
-                int form = temper_launch_arg_tensormap(arg, &tm, why, sizeof(why));
-                if (form < 0)
-                    return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: args(...): %s", where, why);
-                if (!form)
-                    continue;
-                /* An expression: only what expressions are made of (checked fully when evaluated). */
-                for (const char *q = arg; *q; q++)
-                    if (!is_word_char(*q) && !strchr(" \t+-*/%()<>=!&|,", *q))
-                        return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                           "%s: launch: args(...): '%s' is neither a name nor an integer expression",
-                                           where, arg);
-            }
-            l->nargs = n;
+            err = parse_args_clause(open, len, l, where, msg, msg_size);
         } else if (!strcmp(clause, "when")) {
-            if (len >= TEMPER_EXPR_MAX)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                   "%s: launch: the expression in when(...) is longer than %d bytes", where,
-                                   TEMPER_EXPR_MAX - 1);
-            if (len == 0)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: when(...) needs one expression", where);
-            snprintf(l->when, sizeof(l->when), "%.*s", (int)len, open);
+            err = parse_expr_clause(clause, open, len, l->when, where, msg, msg_size);
         } else {
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: unknown clause '%s'", where, clause);
         }
+        if (err)
+            return err;
     }
     if (!have_grid || !have_block)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: needs both grid(...) and block(...)", where);
@@ -287,6 +305,96 @@ static int flags_check(const struct temper_candidate *c, const char *text, const
     return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: flags: %s", where, why);
 }
 
+/* "@temper param NAME VALUE...": a knob and the values it may take. */
+static int parse_param(struct temper_candidate *c, const char *rest, int line, const char *where, char *msg,
+                       size_t msg_size)
+{
+    int too_long = 0;
+    if (c->nparams == TEMPER_MAX_PARAMS)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d params", where, TEMPER_MAX_PARAMS);
+    struct temper_param *prm = &c->params[c->nparams];
+    const char *p = read_name(rest, prm->name, sizeof(prm->name), &too_long);
+    if (too_long)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param: the name is longer than %d bytes", where,
+                           TEMPER_NAME_MAX - 1);
+    if ((*p && *p != ' ' && *p != '\t') || !prm->name[0] || isdigit((unsigned char)prm->name[0]))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param: expected a name", where);
+    for (int i = 0; i < c->nparams; i++)
+        if (!strcmp(c->params[i].name, prm->name))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: declared twice (first on line %d)", where,
+                               prm->name, c->params[i].line);
+    while (*(p = skip_ws(p))) {
+        if (prm->nvalues == TEMPER_MAX_VALUES)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: more than %d values", where, prm->name,
+                               TEMPER_MAX_VALUES);
+        p = read_token(p, prm->values[prm->nvalues++], TEMPER_NAME_MAX, &too_long);
+        if (too_long)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value is longer than %d bytes", where,
+                               prm->name, TEMPER_NAME_MAX - 1);
+        const char *bad = strpbrk(prm->values[prm->nvalues - 1], "\"'\\`$");
+        if (bad)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value may not hold '%c'", where,
+                               prm->name, *bad);
+    }
+    if (!prm->nvalues)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: needs at least one value", where, prm->name);
+    prm->line = line;
+    c->nparams++;
+    return 0;
+}
+
+/* "@temper launch ...": one launch; tensor maps only in CUDA. */
+static int parse_launch_line(struct temper_candidate *c, const char *rest, int line, const char *where, char *msg,
+                             size_t msg_size)
+{
+    if (c->nlaunches == TEMPER_MAX_LAUNCHES)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d launches", where, TEMPER_MAX_LAUNCHES);
+    struct temper_launch *l = &c->launches[c->nlaunches];
+    int err = parse_launch(rest, l, where, msg, msg_size);
+    if (err)
+        return err;
+    for (int a = 0; a < l->nargs && c->lang != TEMPER_LANG_CUDA; a++) {
+        struct temper_tensormap_arg tm;
+        if (!temper_launch_arg_tensormap(l->args[a], &tm, NULL, 0))
+            return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                               "%s: launch: args(...): '%s': tensor maps are CUDA's (TMA, compute capability 9.0 "
+                               "and later); an OpenCL kernel takes the buffer itself",
+                               where, l->args[a]);
+    }
+    l->line = line;
+    c->nlaunches++;
+    return 0;
+}
+
+/* "@temper scratch NAME DTYPE COUNT": a buffer of the candidate's own. */
+static int parse_scratch(struct temper_candidate *c, const char *rest, int line, const char *where, char *msg,
+                         size_t msg_size)
+{
+    int too_long = 0;
+    if (c->nscratch == TEMPER_MAX_SCRATCH)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d scratch buffers", where,
+                           TEMPER_MAX_SCRATCH);
+    struct temper_scratch *s = &c->scratch[c->nscratch];
+    char dtype[32];
+    const char *p = read_name(rest, s->name, sizeof(s->name), &too_long);
+    if (too_long)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch: the name is longer than %d bytes", where,
+                           TEMPER_NAME_MAX - 1);
+    p = read_word(skip_ws(p), dtype, sizeof(dtype));
+    p = skip_ws(p);
+    int dt = temper_dtype_parse(dtype);
+    if (s->name[0] && dt >= 0 && strlen(p) >= TEMPER_EXPR_MAX)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch %s: the count is %zu bytes, over the limit of %d",
+                           where, s->name, strlen(p), TEMPER_EXPR_MAX - 1);
+    if (!s->name[0] || dt < 0 || !*p)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch: expected NAME DTYPE COUNT", where);
+    s->dtype = (enum temper_dtype)dt;
+    snprintf(s->count, sizeof(s->count), "%s", p);
+    s->line = line;
+    c->nscratch++;
+    return 0;
+}
+
 static int parse_directive(struct temper_candidate *c, const char *p, int line, char *msg, size_t msg_size)
 {
     char where[TEMPER_PATH_MAX + 32], word[32];
@@ -305,37 +413,7 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: task: expected one task name", where);
         c->task_line = line;
     } else if (!strcmp(word, "param")) {
-        if (c->nparams == TEMPER_MAX_PARAMS)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d params", where, TEMPER_MAX_PARAMS);
-        struct temper_param *prm = &c->params[c->nparams];
-        p = read_name(rest, prm->name, sizeof(prm->name), &too_long);
-        if (too_long)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param: the name is longer than %d bytes", where,
-                               TEMPER_NAME_MAX - 1);
-        if ((*p && *p != ' ' && *p != '\t') || !prm->name[0] || isdigit((unsigned char)prm->name[0]))
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param: expected a name", where);
-        for (int i = 0; i < c->nparams; i++)
-            if (!strcmp(c->params[i].name, prm->name))
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: declared twice (first on line %d)",
-                                   where, prm->name, c->params[i].line);
-        while (*(p = skip_ws(p))) {
-            if (prm->nvalues == TEMPER_MAX_VALUES)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: more than %d values", where,
-                                   prm->name, TEMPER_MAX_VALUES);
-            p = read_token(p, prm->values[prm->nvalues++], TEMPER_NAME_MAX, &too_long);
-            if (too_long)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value is longer than %d bytes",
-                                   where, prm->name, TEMPER_NAME_MAX - 1);
-            const char *bad = strpbrk(prm->values[prm->nvalues - 1], "\"'\\`$");
-            if (bad)
-                return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: a value may not hold '%c'", where,
-                                   prm->name, *bad);
-        }
-        if (!prm->nvalues)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: param %s: needs at least one value", where,
-                               prm->name);
-        prm->line = line;
-        c->nparams++;
+        return parse_param(c, rest, line, where, msg, msg_size);
     } else if (!strcmp(word, "require")) {
         if (c->nrequires == TEMPER_MAX_REQUIRES)
             return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d requires", where, TEMPER_MAX_REQUIRES);
@@ -347,44 +425,9 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
         snprintf(c->requires[c->nrequires], TEMPER_EXPR_MAX, "%s", rest);
         c->require_lines[c->nrequires++] = line;
     } else if (!strcmp(word, "launch")) {
-        if (c->nlaunches == TEMPER_MAX_LAUNCHES)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d launches", where, TEMPER_MAX_LAUNCHES);
-        struct temper_launch *l = &c->launches[c->nlaunches];
-        int err = parse_launch(rest, l, where, msg, msg_size);
-        if (err)
-            return err;
-        for (int a = 0; a < l->nargs && c->lang != TEMPER_LANG_CUDA; a++) {
-            struct temper_tensormap_arg tm;
-            if (!temper_launch_arg_tensormap(l->args[a], &tm, NULL, 0))
-                return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                                   "%s: launch: args(...): '%s': tensor maps are CUDA's (TMA, compute capability 9.0 "
-                                   "and later); an OpenCL kernel takes the buffer itself",
-                                   where, l->args[a]);
-        }
-        l->line = line;
-        c->nlaunches++;
+        return parse_launch_line(c, rest, line, where, msg, msg_size);
     } else if (!strcmp(word, "scratch")) {
-        if (c->nscratch == TEMPER_MAX_SCRATCH)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d scratch buffers", where,
-                               TEMPER_MAX_SCRATCH);
-        struct temper_scratch *s = &c->scratch[c->nscratch];
-        char dtype[32];
-        p = read_name(rest, s->name, sizeof(s->name), &too_long);
-        if (too_long)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch: the name is longer than %d bytes", where,
-                               TEMPER_NAME_MAX - 1);
-        p = read_word(skip_ws(p), dtype, sizeof(dtype));
-        p = skip_ws(p);
-        int dt = temper_dtype_parse(dtype);
-        if (s->name[0] && dt >= 0 && strlen(p) >= TEMPER_EXPR_MAX)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch %s: the count is %zu bytes, over the limit of %d",
-                               where, s->name, strlen(p), TEMPER_EXPR_MAX - 1);
-        if (!s->name[0] || dt < 0 || !*p)
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: scratch: expected NAME DTYPE COUNT", where);
-        s->dtype = (enum temper_dtype)dt;
-        snprintf(s->count, sizeof(s->count), "%s", p);
-        s->line = line;
-        c->nscratch++;
+        return parse_scratch(c, rest, line, where, msg, msg_size);
     } else if (!strcmp(word, "flags")) {
         size_t used = strlen(c->flags);
         if (used + strlen(rest) + 2 >= sizeof(c->flags))
@@ -601,99 +644,6 @@ void temper_candidate_free(struct temper_candidate *c)
     c->source = NULL;
 }
 
-void temper_knobs_default(const struct temper_candidate *c, struct temper_knobs *k)
-{
-    memset(k, 0, sizeof(*k));
-    for (int i = 0; i < c->nparams; i++) {
-        snprintf(k->names[i], TEMPER_NAME_MAX, "%s", c->params[i].name);
-        snprintf(k->values[i], TEMPER_NAME_MAX, "%s", c->params[i].values[0]);
-    }
-    k->n = c->nparams;
-}
-
-/* A decimal integer that fits 64 bits, written plainly: an optional sign, then digits only (no
- * spaces, which would split the -D option it becomes). */
-static int is_integer(const char *s)
-{
-    const char *digits = s + (*s == '-' || *s == '+');
-    if (!isdigit((unsigned char)*digits))
-        return 0;
-    char *end;
-    errno = 0;
-    strtoll(s, &end, 10);
-    return !*end && !errno;
-}
-
-int temper_knobs_set(const struct temper_candidate *c, struct temper_knobs *k, const char *assignment, char *msg,
-                     size_t msg_size)
-{
-    const char *eq = strchr(assignment, '=');
-    if (!eq || eq == assignment)
-        return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: expected NAME=VALUE", assignment);
-    size_t n = (size_t)(eq - assignment);
-    const char *value = eq + 1;
-    for (int i = 0; i < k->n; i++) {
-        if (strlen(k->names[i]) != n || strncmp(k->names[i], assignment, n))
-            continue;
-        const struct temper_param *p = &c->params[i];
-        int listed = 0;
-        for (int v = 0; v < p->nvalues; v++)
-            listed |= !strcmp(p->values[v], value);
-        if (!listed && !(is_integer(value) && is_integer(p->values[0]))) {
-            char values[512];
-            size_t used = 0;
-            values[0] = 0;
-            for (int v = 0; v < p->nvalues && used < sizeof(values); v++)
-                used += (size_t)snprintf(values + used, sizeof(values) - used, "%s%s", v ? " " : "", p->values[v]);
-            const char *digits = value + (*value == '-' || *value == '+');
-            int too_long = *digits && strspn(digits, "0123456789") == strlen(digits); /* digits, past 64 bits */
-            return temper_fail(msg, msg_size, TEMPER_EINVALID,
-                               "--set %s: '%s' is not one of %s's values (%s, line %d)%s", assignment, value,
-                               p->name, values, p->line,
-                               !is_integer(p->values[0]) ? ""
-                               : too_long                ? ", and as an integer it does not fit in 64 bits"
-                                                         : " nor an integer");
-        }
-        if (strlen(value) >= TEMPER_NAME_MAX)
-            return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: value too long", assignment);
-        snprintf(k->values[i], TEMPER_NAME_MAX, "%s", value);
-        return 0;
-    }
-    return temper_fail(msg, msg_size, TEMPER_EINVALID, "--set %s: the candidate has no param '%.*s'", assignment,
-                       (int)n, assignment);
-}
-
-int temper_knobs_int(const struct temper_knobs *k, const char *name, size_t len, int64_t *value)
-{
-    for (int i = 0; i < k->n; i++)
-        if (strlen(k->names[i]) == len && !strncmp(k->names[i], name, len) && is_integer(k->values[i])) {
-            *value = strtoll(k->values[i], NULL, 10);
-            return 0;
-        }
-    return 1;
-}
-
-static int knob_lookup(void *user, const char *name, size_t len, int64_t *value)
-{
-    return temper_knobs_int(user, name, len, value);
-}
-
-int temper_candidate_check(const struct temper_candidate *c, const struct temper_knobs *k, char *msg,
-                           size_t msg_size)
-{
-    for (int i = 0; i < c->nrequires; i++) {
-        int64_t v;
-        char err_msg[512];
-        if (temper_expr_eval(c->requires[i], knob_lookup, (void *)k, &v, err_msg, sizeof(err_msg)))
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s:%d: require: %s", c->path, c->require_lines[i],
-                               err_msg);
-        if (!v)
-            return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s:%d: require %s does not hold for these knobs",
-                               c->path, c->require_lines[i], c->requires[i]);
-    }
-    return 0;
-}
-
 int temper_candidate_options(const struct temper_candidate *c, const struct temper_knobs *k, char *out,
                              size_t out_size, char *msg, size_t msg_size)
 {
@@ -731,43 +681,4 @@ int temper_candidate_options(const struct temper_candidate *c, const struct temp
         snprintf(out, out_size, "%s", b.data);
     temper_buf_free(&b);
     return err;
-}
-
-/* What an expression may name: a shape's sizes, then the knobs, then the device's attributes. */
-struct dev_scope {
-    const struct temper_shape *shape;     /* sizes; may be NULL */
-    const struct temper_knobs *knobs;     /* knobs; may be NULL */
-    const struct temper_dev_attrs *attrs; /* device attributes; may be NULL */
-};
-
-static int dev_lookup(void *user, const char *name, size_t len, int64_t *value)
-{
-    const struct dev_scope *s = user;
-    for (int i = 0; s->shape && i < s->shape->n; i++)
-        if (strlen(s->shape->names[i]) == len && !strncmp(s->shape->names[i], name, len)) {
-            *value = s->shape->values[i];
-            return 0;
-        }
-    if (s->knobs && !temper_knobs_int(s->knobs, name, len, value))
-        return 0;
-    for (int i = 0; s->attrs && i < TEMPER_DEV_ATTRS; i++)
-        if (strlen(s->attrs->names[i]) == len && !strncmp(s->attrs->names[i], name, len)) {
-            *value = s->attrs->values[i];
-            return 0;
-        }
-    return 1;
-}
-
-int temper_launch_eval_dev(const struct temper_shape *shape, const struct temper_knobs *knobs,
-                           const struct temper_dev_attrs *attrs, const char *expr, int64_t *value, char *msg,
-                           size_t msg_size)
-{
-    struct dev_scope s = {shape, knobs, attrs};
-    return temper_expr_eval(expr, dev_lookup, &s, value, msg, msg_size);
-}
-
-int temper_launch_eval(const struct temper_shape *shape, const struct temper_knobs *knobs, const char *expr,
-                       int64_t *value, char *msg, size_t msg_size)
-{
-    return temper_launch_eval_dev(shape, knobs, NULL, expr, value, msg, msg_size);
 }

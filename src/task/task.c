@@ -317,10 +317,9 @@ static int folder_matches(const struct temper_task *task, const char *file, char
     return 0;
 }
 
-static int load_json(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
+/* The task's name (that of its folder), summary, cost model and level. */
+static int load_header(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
 {
-    if (!json_is_object(root))
-        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: the top level must be an object", file);
     int err = get_string(root, "name", 1, task->name, sizeof(task->name), file, "", msg, msg_size);
     if (err)
         return err;
@@ -340,7 +339,12 @@ static int load_json(json_t *root, struct temper_task *task, const char *file, c
     if (!json_is_integer(level) || json_integer_value(level) < 1 || json_integer_value(level) > 3)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: level: must be 1, 2 or 3", file);
     task->level = (int)json_integer_value(level);
+    return 0;
+}
 
+/* The arguments: outputs, then inputs, then scalars, each name once, at least one output. */
+static int load_args(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
+{
     json_t *args = json_object_get(root, "args");
     if (!json_is_array(args) || json_array_size(args) == 0 || json_array_size(args) > TEMPER_MAX_ARGS)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args: must be an array of 1 to %d arguments", file,
@@ -350,7 +354,7 @@ static int load_json(json_t *root, struct temper_task *task, const char *file, c
     int last_role = TEMPER_ROLE_OUTPUT, noutputs = 0;
     json_array_foreach(args, i, a)
     {
-        err = parse_arg(a, &task->args[i], file, (int)i, msg, msg_size);
+        int err = parse_arg(a, &task->args[i], file, (int)i, msg, msg_size);
         if (err)
             return err;
         if ((int)task->args[i].role < last_role)
@@ -366,20 +370,18 @@ static int load_json(json_t *root, struct temper_task *task, const char *file, c
     task->nargs = (int)json_array_size(args);
     if (!noutputs)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: args: a task needs at least one output", file);
+    return 0;
+}
 
-    json_t *tol = json_object_get(root, "tolerance");
-    json_t *atol = json_object_get(tol, "atol"), *rtol = json_object_get(tol, "rtol");
-    if (!json_is_number(atol) || !json_is_number(rtol) || json_number_value(atol) < 0 || json_number_value(rtol) < 0)
-        return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                           "%s: tolerance: must be {\"atol\": number >= 0, \"rtol\": number >= 0}", file);
-    task->atol = json_number_value(atol);
-    task->rtol = json_number_value(rtol);
-
+/* The check shapes and the bench shapes (one list, or one for GPUs and one for CPUs), every
+ * expression of each evaluated once here. */
+static int load_shapes(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
+{
     json_t *shapes = json_object_get(root, "shapes");
     if (!json_is_object(shapes))
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: shapes: missing (needs check and bench)", file);
-    err = parse_shape_list(json_object_get(shapes, "check"), task->check, &task->ncheck, file, "shapes.check", msg,
-                           msg_size);
+    int err = parse_shape_list(json_object_get(shapes, "check"), task->check, &task->ncheck, file, "shapes.check",
+                               msg, msg_size);
     if (err)
         return err;
     json_t *bench = json_object_get(shapes, "bench");
@@ -406,11 +408,14 @@ static int load_json(json_t *root, struct temper_task *task, const char *file, c
         err = validate_shapes(task, task->bench_gpu, task->nbench_gpu, file, "shapes.bench.gpu", msg, msg_size);
     if (!err)
         err = validate_shapes(task, task->bench_cpu, task->nbench_cpu, file, "shapes.bench.cpu", msg, msg_size);
-    if (err)
-        return err;
+    return err;
+}
 
+/* The reference, the baselines, the expert and the compute ceiling the roofline uses. */
+static int load_references(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
+{
     char name[TEMPER_PATH_MAX];
-    err = get_string(root, "reference", 1, name, sizeof(name), file, "", msg, msg_size);
+    int err = get_string(root, "reference", 1, name, sizeof(name), file, "", msg, msg_size);
     if (!err)
         err = task_file(task, name, task->reference, sizeof(task->reference), file, "reference", msg, msg_size);
     if (err)
@@ -439,6 +444,28 @@ static int load_json(json_t *root, struct temper_task *task, const char *file, c
         err = temper_fail(msg, msg_size, TEMPER_EPARSE,
                           "%s: compute_ceiling: '%s' is not fma_gflops, tensor_bf16_gflops or tensor_int8", file,
                           task->compute_ceiling);
+    return err;
+}
+
+static int load_json(json_t *root, struct temper_task *task, const char *file, char *msg, size_t msg_size)
+{
+    if (!json_is_object(root))
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: the top level must be an object", file);
+    int err = load_header(root, task, file, msg, msg_size);
+    if (!err)
+        err = load_args(root, task, file, msg, msg_size);
+    if (err)
+        return err;
+    json_t *tol = json_object_get(root, "tolerance");
+    json_t *atol = json_object_get(tol, "atol"), *rtol = json_object_get(tol, "rtol");
+    if (!json_is_number(atol) || !json_is_number(rtol) || json_number_value(atol) < 0 || json_number_value(rtol) < 0)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                           "%s: tolerance: must be {\"atol\": number >= 0, \"rtol\": number >= 0}", file);
+    task->atol = json_number_value(atol);
+    task->rtol = json_number_value(rtol);
+    err = load_shapes(root, task, file, msg, msg_size);
+    if (!err)
+        err = load_references(root, task, file, msg, msg_size);
     return err;
 }
 
