@@ -252,6 +252,8 @@ const struct temper_result_timing *temper_result_first_timing(const struct tempe
 
 /* Writes a mismatch record (every field, null where unset); json null for NULL. Caller decrefs. */
 json_t *temper_result_mismatch_to_json(const struct temper_result_mismatch *m);
+/* Writes a timing record (every field, null where unset); json null for NULL. Caller decrefs. */
+json_t *temper_result_timing_to_json(const struct temper_result_timing *t);
 
 /* Writes every field of r, null where unset, in the order listed above. Caller decrefs. */
 json_t *temper_result_to_json(const struct temper_result *r);

@@ -127,7 +127,7 @@ struct temper_tune_point {
 struct temper_tune_event {
     int index;            /* 1 for the first evaluation of the run (re-timings continue the count) */
     const char *config;   /* the point (borrowed from the point) */
-    const char *verdict;  /* its verdict (borrowed from the result) */
+    char verdict[32];     /* its verdict ("?" when it has none) */
     double time_ms;       /* its median time, NAN if it was not timed or not correct */
     double best_ms;       /* the best screening time so far, INFINITY if none */
     int from_store;       /* 1: taken from the store, not run */

@@ -100,7 +100,7 @@ char *agent_section_source(const char *heading, const char *source, const char *
  * cut to error_chars. Caller frees. */
 char *agent_result_feedback(json_t *result, int error_chars);
 /* The time (ms), roofline share, speedup and bound of a timed correct result, NAN (bound NULL)
- * where absent. */
+ * where absent; the bound is a constant ("memory" or "compute"), valid after the result is gone. */
 void agent_result_numbers(json_t *result, double *median_ms, double *share, double *speedup, const char **bound);
 
 /* ---- the population: islands of correct kernels, kept diverse by their features ---- */

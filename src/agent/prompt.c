@@ -9,7 +9,7 @@
 
 #include "agent_impl.h"
 #include "temper/error.h"
-#include "temper/session.h"
+#include "temper/result.h"
 #include "temper/task.h"
 
 /* A section's name and the most characters it may hold in a prompt. */
@@ -73,12 +73,6 @@ static const char *const system_prompts[AGENT_ROLE_COUNT] = {
         "evidence in numbers. Then write a reflection for the next attempts: lines beginning 'Avoid:' and "
         "'Try:'. At most twelve lines; no code.",
 };
-
-static const char *verdict_of(json_t *r)
-{
-    const char *v = temper_session_result_verdict(r);
-    return v ? v : "unknown";
-}
 
 const char *agent_role_name(enum agent_role role)
 {
@@ -216,27 +210,46 @@ char *agent_section_device(json_t *info, json_t *ceilings)
     return take(&b);
 }
 
-void agent_result_numbers(json_t *r, double *median_ms, double *share, double *speedup, const char **bound)
+/* The agent's results come from the session (an evaluation it just ran) or from a tune's best,
+ * which may be a result the store held (an interrupted tune's best screening point): each is read
+ * once, as the store's are, through the generated reader (on a result in the one form it reads what
+ * the strict reader reads). Out of memory, r is left empty: the sections then say "unknown". */
+static void result_read(json_t *json, struct temper_result *r)
 {
-    json_t *tm = json_object_get(r, "timings");
+    temper_result_from_stored(json, r);
+}
+
+/* The bound of a timing as a constant, so that it outlives the result it was read from: the
+ * harness writes `memory` or `compute` (docs/result.md); NULL for anything else. */
+static const char *bound_name(const char *bound)
+{
+    if (bound && !strcmp(bound, "memory"))
+        return "memory";
+    if (bound && !strcmp(bound, "compute"))
+        return "compute";
+    return NULL;
+}
+
+static void result_numbers(const struct temper_result *r, double *median_ms, double *share, double *speedup,
+                           const char **bound)
+{
     *median_ms = *share = *speedup = NAN;
     *bound = NULL;
-    size_t n = json_array_size(tm);
+    size_t n = r->timings.n;
     if (!n)
         return;
     /* the sum over bench shapes, the geometric mean of the ratios */
     double sum = 0, logsp = 0, logsh = 0;
     int nsp = 0, nsh = 0;
     for (size_t i = 0; i < n; i++) {
-        json_t *t = json_array_get(tm, i);
-        sum += json_number_value(json_object_get(t, "median_ms"));
-        json_t *sp = json_object_get(t, "speedup"), *sh = json_object_get(t, "roofline_share");
-        if (json_is_number(sp) && json_number_value(sp) > 0) {
-            logsp += log(json_number_value(sp));
+        const struct temper_result_timing *t = &r->timings.v[i];
+        sum += t->median_ms.set ? t->median_ms.v : 0;
+        if (t->speedup.set && t->speedup.v > 0) {
+            logsp += log(t->speedup.v);
             nsp++;
         }
-        if (json_is_number(sh) && json_number_value(sh) > 0) {
-            logsh += log(json_number_value(sh));
+        if (t->roofline_share.set && t->roofline_share.v > 0) {
+            logsh += log(t->roofline_share.v);
             nsh++;
         }
     }
@@ -245,21 +258,31 @@ void agent_result_numbers(json_t *r, double *median_ms, double *share, double *s
         *speedup = exp(logsp / nsp);
     if (nsh)
         *share = exp(logsh / nsh);
-    *bound = json_string_value(json_object_get(json_array_get(tm, 0), "bound"));
+    *bound = bound_name(temper_result_first_timing(r)->bound);
 }
 
-char *agent_section_best(json_t *r, const char *label)
+void agent_result_numbers(json_t *result, double *median_ms, double *share, double *speedup, const char **bound)
+{
+    struct temper_result r;
+    result_read(result, &r);
+    result_numbers(&r, median_ms, share, speedup, bound);
+    temper_result_free(&r);
+}
+
+/* A number of a timing as the prompts print it: 0 where it is null. */
+static double num_of(struct temper_opt_f64 v)
+{
+    return v.set ? v.v : 0;
+}
+
+static char *best_text(const struct temper_result *r, const char *label)
 {
     struct temper_buf b;
     temper_buf_init(&b, 1u << 14);
-    if (!r) {
-        temper_buf_printf(&b, "No kernel has been judged yet; the kernel to start from is %s.\n", label);
-        return take(&b);
-    }
     double ms, share, speedup;
     const char *bound;
-    agent_result_numbers(r, &ms, &share, &speedup, &bound);
-    temper_buf_printf(&b, "%s: verdict %s", label, verdict_of(r));
+    result_numbers(r, &ms, &share, &speedup, &bound);
+    temper_buf_printf(&b, "%s: verdict %s", label, r->verdict ? r->verdict : "unknown");
     if (!isnan(ms))
         temper_buf_printf(&b, ", %.4g ms over the bench shapes", ms);
     if (!isnan(speedup))
@@ -267,20 +290,18 @@ char *agent_section_best(json_t *r, const char *label)
     if (!isnan(share))
         temper_buf_printf(&b, ", %.1f%% of the roofline", share * 100);
     temper_buf_printf(&b, ".\n");
-    json_t *knobs = json_object_get(r, "knobs");
-    if (json_object_size(knobs)) {
-        char *k = json_dumps(knobs, JSON_COMPACT | JSON_SORT_KEYS);
+    if (json_object_size(r->knobs)) {
+        char *k = json_dumps(r->knobs, JSON_COMPACT | JSON_SORT_KEYS);
         temper_buf_printf(&b, "Knobs: %s.\n", k ? k : "");
         free(k);
     }
     if (bound) {
-        json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+        const struct temper_result_timing *t = temper_result_first_timing(r);
         temper_buf_printf(&b,
                           "Bottleneck by the harness's roofline model: %s-bound at %s (the roofline floor is %.4g ms, "
                           "%.3g GB/s achieved against the measured copy ceiling, %.3g TFLOP/s).\n",
-                          bound, json_string_value(json_object_get(t, "shape")) ?: "?",
-                          json_number_value(json_object_get(t, "roofline_floor_ms")),
-                          json_number_value(json_object_get(t, "gbps")), json_number_value(json_object_get(t, "tflops")));
+                          bound, t->shape ? t->shape : "?", num_of(t->roofline_floor_ms), num_of(t->gbps),
+                          num_of(t->tflops));
         if (!isnan(share) && share < 0.2)
             temper_buf_printf(&b, "At %.1f%% of the roofline it is far from both ceilings: latency (too little "
                                   "parallelism or work in flight, serial dependences, barriers, occupancy) limits it "
@@ -288,50 +309,58 @@ char *agent_section_best(json_t *r, const char *label)
     } else {
         temper_buf_printf(&b, "Not timed: no roofline share or bottleneck is known.\n");
     }
-    json_t *prof = json_object_get(r, "profile");
-    if (json_is_object(prof) || json_is_array(prof)) {
-        char *p = json_dumps(prof, JSON_COMPACT | JSON_SORT_KEYS);
+    if (json_is_object(r->profile) || json_is_array(r->profile)) {
+        char *p = json_dumps(r->profile, JSON_COMPACT | JSON_SORT_KEYS);
         temper_buf_printf(&b, "Profiler metrics: %s\n", p ? p : "");
         free(p);
     }
     return take(&b);
 }
 
-char *agent_result_feedback(json_t *r, int error_chars)
+char *agent_section_best(json_t *result, const char *label)
+{
+    if (!result) {
+        struct temper_buf b;
+        temper_buf_init(&b, 1u << 14);
+        temper_buf_printf(&b, "No kernel has been judged yet; the kernel to start from is %s.\n", label);
+        return take(&b);
+    }
+    struct temper_result r;
+    result_read(result, &r);
+    char *text = best_text(&r, label);
+    temper_result_free(&r);
+    return text;
+}
+
+static char *feedback_text(const struct temper_result *r, int error_chars)
 {
     struct temper_buf b;
     temper_buf_init(&b, 1u << 20);
-    const char *msg = json_string_value(json_object_get(r, "message"));
-    temper_buf_printf(&b, "Verdict: %s. %s\n", verdict_of(r), msg ? msg : "");
-    const char *log = json_string_value(json_object_get(r, "compile_log"));
+    temper_buf_printf(&b, "Verdict: %s. %s\n", r->verdict ? r->verdict : "unknown", r->message ? r->message : "");
+    const char *log = r->compile_log;
     if (log && *log) {
         size_t n = strlen(log);
         temper_buf_printf(&b, "Compiler output%s:\n%.*s\n", (int)n > error_chars ? " (cut)" : "",
                           (int)n > error_chars ? error_chars : (int)n, log);
     }
-    size_t i;
-    json_t *c;
     int shown = 0;
-    json_array_foreach(json_object_get(r, "checks"), i, c)
-    {
-        if (json_is_true(json_object_get(c, "passed")) || shown >= 4)
+    for (size_t i = 0; i < r->checks.n; i++) {
+        const struct temper_result_check *c = &r->checks.v[i];
+        if ((c->passed.set && c->passed.v) || shown >= 4)
             continue;
         shown++;
-        const char *m = json_string_value(json_object_get(c, "message"));
-        char *first = json_dumps(json_object_get(c, "first_mismatch"), JSON_COMPACT);
+        const char *m = c->message;
+        json_t *mismatch = c->first_mismatch ? temper_result_mismatch_to_json(c->first_mismatch) : NULL;
+        char *first = mismatch ? json_dumps(mismatch, JSON_COMPACT) : NULL;
+        json_decref(mismatch);
         char nonfinite[96] = "";
-        if (json_integer_value(json_object_get(c, "nonfinite")) > 0)
+        if (c->nonfinite.v > 0)
             snprintf(nonfinite, sizeof(nonfinite), " (over the finite outputs; %lld of %lld outputs NaN or inf)",
-                     (long long)json_integer_value(json_object_get(c, "nonfinite")),
-                     (long long)json_integer_value(json_object_get(c, "elements")));
+                     (long long)c->nonfinite.v, (long long)c->elements.v);
         temper_buf_printf(&b, "Failed check at %s (%s seed): %lld mismatches, max abs err %g, max rel err %g%s%s%s%s%s\n",
-                          json_string_value(json_object_get(c, "shape")) ?: "?",
-                          json_string_value(json_object_get(c, "seed")) ?: "?",
-                          (long long)json_integer_value(json_object_get(c, "mismatches")),
-                          json_number_value(json_object_get(c, "max_abs_err")),
-                          json_number_value(json_object_get(c, "max_rel_err")), nonfinite, m ? "; " : "", m ? m : "",
-                          first && strcmp(first, "null") ? "; first mismatch " : "",
-                          first && strcmp(first, "null") ? first : "");
+                          c->shape ? c->shape : "?", c->seed ? c->seed : "?", (long long)c->mismatches.v,
+                          num_of(c->max_abs_err), num_of(c->max_rel_err), nonfinite, m ? "; " : "", m ? m : "",
+                          first ? "; first mismatch " : "", first ? first : "");
         free(first);
     }
     if (b.len > (size_t)error_chars * 2) {
@@ -341,28 +370,35 @@ char *agent_result_feedback(json_t *r, int error_chars)
     return take(&b);
 }
 
-char *agent_section_result(json_t *r, int error_chars)
+char *agent_result_feedback(json_t *result, int error_chars)
 {
-    char *best = agent_section_best(r, "This kernel");
-    char *fb = agent_result_feedback(r, error_chars);
+    struct temper_result r;
+    result_read(result, &r);
+    char *text = feedback_text(&r, error_chars);
+    temper_result_free(&r);
+    return text;
+}
+
+char *agent_section_result(json_t *result, int error_chars)
+{
+    struct temper_result r;
+    result_read(result, &r);
+    char *best = best_text(&r, "This kernel");
+    char *fb = feedback_text(&r, error_chars);
     struct temper_buf b;
     temper_buf_init(&b, 1u << 20);
     temper_buf_printf(&b, "%s", best ? best : "");
-    json_t *t;
-    size_t i;
-    json_array_foreach(json_object_get(r, "timings"), i, t)
-    {
+    for (size_t i = 0; i < r.timings.n; i++) {
+        const struct temper_result_timing *t = &r.timings.v[i];
         temper_buf_printf(&b, "At %s: median %.4g ms (spread %.2g), baseline %.4g ms, roofline floor %.4g ms.\n",
-                          json_string_value(json_object_get(t, "shape")) ?: "?",
-                          json_number_value(json_object_get(t, "median_ms")),
-                          json_number_value(json_object_get(t, "spread")),
-                          json_number_value(json_object_get(t, "baseline_median_ms")),
-                          json_number_value(json_object_get(t, "roofline_floor_ms")));
+                          t->shape ? t->shape : "?", num_of(t->median_ms), num_of(t->spread),
+                          num_of(t->baseline_median_ms), num_of(t->roofline_floor_ms));
     }
-    if (!json_array_size(json_object_get(r, "timings")))
+    if (!r.timings.n)
         temper_buf_printf(&b, "%s", fb ? fb : "");
     free(best);
     free(fb);
+    temper_result_free(&r);
     return take(&b);
 }
 

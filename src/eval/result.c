@@ -358,6 +358,11 @@ json_t *temper_result_mismatch_to_json(const struct temper_result_mismatch *m)
     return m ? record_write(&mismatch_desc, m) : json_null();
 }
 
+json_t *temper_result_timing_to_json(const struct temper_result_timing *t)
+{
+    return t ? record_write(&timing_desc, t) : json_null();
+}
+
 json_t *temper_result_normalize(json_t *obj, char *msg, size_t msg_size)
 {
     struct temper_result r;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "temper/result.h"
 #include "temper/search.h"
 
 /* Where a tune stands. */
@@ -63,14 +64,31 @@ struct temper_tune {
     double start_s;                        /* when the run began */
 };
 
+/* A tune's results are the ones the session just produced and the ones the store held (from_store),
+ * side by side in its points and its best: each is read as the store's are, through the generated
+ * reader (on a result in the one form it reads what the strict reader reads). Out of memory a
+ * result reads as empty: a failure without a verdict. Caller frees r with temper_result_free. */
+static void tune_read(json_t *result, struct temper_result *r)
+{
+    temper_result_from_stored(result, r);
+}
+
+static double result_score(const struct temper_result *r)
+{
+    const struct temper_result_timing *t = temper_result_first_timing(r);
+    if (!r->verdict || strcmp(r->verdict, "correct") || !t)
+        return INFINITY;
+    double ms = t->median_ms.set ? t->median_ms.v : 0;
+    return ms > 0 ? ms : INFINITY;
+}
+
 double temper_result_score(json_t *result)
 {
-    const char *v = json_string_value(json_object_get(result, "verdict"));
-    json_t *t = json_array_get(json_object_get(result, "timings"), 0);
-    if (!v || strcmp(v, "correct") || !t)
-        return INFINITY;
-    double ms = json_number_value(json_object_get(t, "median_ms"));
-    return ms > 0 ? ms : INFINITY;
+    struct temper_result r;
+    tune_read(result, &r);
+    double score = result_score(&r);
+    temper_result_free(&r);
+    return score;
 }
 
 /* A result's score, the lower the better: its median time (*ms), or where the task's vendor-library
@@ -79,11 +97,11 @@ double temper_result_score(json_t *result)
  * GPU's clock and power state (a rested H200 runs a bf16 GEMM 15 % faster for its first 30-60 ms,
  * bench/RESULTS.md), enough to misorder configurations a few per cent apart; the expert meets the
  * same state, so the ratio does not move with it. */
-static double tune_score(struct temper_tune *t, json_t *result, double *ms)
+static double tune_score(struct temper_tune *t, const struct temper_result *r, double *ms)
 {
-    *ms = temper_result_score(result);
-    json_t *tm = json_array_get(json_object_get(result, "timings"), 0);
-    double e = json_number_value(json_object_get(tm, "expert_median_ms"));
+    *ms = result_score(r);
+    const struct temper_result_timing *tm = temper_result_first_timing(r);
+    double e = tm && tm->expert_median_ms.set ? tm->expert_median_ms.v : 0;
     if (isinf(*ms) || !(e > 0))
         return *ms;
     if (!(t->expert_ref > 0))
@@ -252,13 +270,13 @@ static void choose_top(struct temper_tune *t)
         sorted[i] = json_array_get(t->points, i);
     qsort(sorted, np, sizeof(json_t *), cmp_points);
     int retime = t->req.retime > 0 ? t->req.retime : 3;
-    const char *top_code[TEMPER_TUNE_MAX_BATCH];
+    char *top_code[TEMPER_TUNE_MAX_BATCH]; /* owned */
     for (size_t i = 0; i < np && t->ntop < retime && t->ntop < TEMPER_TUNE_MAX_BATCH; i++) {
         if (!json_is_number(json_object_get(sorted[i], "score_ms")))
             break;
-        json_t *r = json_object_get(sorted[i], "result");
-        const char *code = json_string_value(json_object_get(r, "same_code_as"));
-        code = code ? code : json_string_value(json_object_get(r, "options"));
+        struct temper_result r;
+        tune_read(json_object_get(sorted[i], "result"), &r);
+        const char *code = r.same_code_as ? r.same_code_as : r.options;
         json_t *v = json_object_get(sorted[i], "v");
         struct temper_config c;
         memset(&c, 0, sizeof(c));
@@ -269,10 +287,13 @@ static void choose_top(struct temper_tune *t)
             dup |= temper_config_equal(&t->space, &t->top[k], &c) ||
                    (code && top_code[k] && !strcmp(code, top_code[k]));
         if (!dup) {
-            top_code[t->ntop] = code;
+            top_code[t->ntop] = code ? strdup(code) : NULL;
             t->top[t->ntop++] = c;
         }
+        temper_result_free(&r);
     }
+    for (int k = 0; k < t->ntop; k++)
+        free(top_code[k]);
     free(sorted);
 }
 
@@ -320,10 +341,9 @@ int temper_tune_propose(struct temper_tune *t, struct temper_tune_point *points,
 }
 
 /* Whether a result is a failure: a verdict other than correct (a cancelled one has none). */
-static int failed(json_t *result)
+static int failed(const struct temper_result *r)
 {
-    const char *v = json_string_value(json_object_get(result, "verdict"));
-    return v && strcmp(v, "correct");
+    return r->verdict && strcmp(r->verdict, "correct");
 }
 
 /* The line of text starting at line, without its leading blanks, into out (cut to size). */
@@ -337,11 +357,9 @@ static void copy_line(const char *line, char *out, size_t size)
 
 /* Why a failed result failed, on one line: a compile error's first compiler-log line that says
  * "error" (the message names only the build), else its message's first line. */
-static void failure_why(json_t *result, char *out, size_t size)
+static void failure_why(const struct temper_result *r, char *out, size_t size)
 {
-    const char *v = json_string_value(json_object_get(result, "verdict"));
-    const char *message = json_string_value(json_object_get(result, "message"));
-    const char *log = json_string_value(json_object_get(result, "compile_log"));
+    const char *v = r->verdict, *message = r->message, *log = r->compile_log;
     out[0] = 0;
     if (v && !strcmp(v, "compile_error") && log)
         for (const char *line = log; *line; line += strcspn(line, "\n"), line += *line == '\n') {
@@ -358,17 +376,18 @@ static void failure_why(json_t *result, char *out, size_t size)
 void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *p, json_t *result, int from_store,
                          struct temper_tune_event *ev)
 {
+    struct temper_result r;
+    tune_read(result, &r);
     double ms;
-    double score = tune_score(t, result, &ms);
-    const char *v = json_string_value(json_object_get(result, "verdict"));
+    double score = tune_score(t, &r, &ms);
     memset(ev, 0, sizeof(*ev));
     ev->config = p->config;
-    ev->verdict = v ? v : "?";
-    if (failed(result))
-        failure_why(result, ev->why, sizeof(ev->why));
+    snprintf(ev->verdict, sizeof(ev->verdict), "%s", r.verdict ? r.verdict : "?");
+    if (failed(&r))
+        failure_why(&r, ev->why, sizeof(ev->why));
     ev->time_ms = isinf(ms) ? NAN : ms;
     ev->from_store = from_store;
-    ev->same_code = !from_store && json_is_string(json_object_get(result, "same_code_as"));
+    ev->same_code = !from_store && r.same_code_as;
     ev->retime = p->retime;
     if (p->retime) {
         /* Re-timings go in the order of top, whatever order they come back in. */
@@ -387,6 +406,7 @@ void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *
             t->retime_best_ms = ms;
         }
         ev->best_ms = isinf(t->retime_best) ? t->best_ms : t->retime_best_ms;
+        temper_result_free(&r);
         return;
     }
     t->ops->observe(t->strategy, &p->c, score);
@@ -399,9 +419,10 @@ void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *
         t->best = score;
         t->best_ms = ms;
         t->best_at = t->evaluations;
-        t->best_share = json_number_value(
-            json_object_get(json_array_get(json_object_get(result, "timings"), 0), "roofline_share"));
+        const struct temper_result_timing *tm = temper_result_first_timing(&r);
+        t->best_share = tm && tm->roofline_share.set ? tm->roofline_share.v : 0;
     }
+    temper_result_free(&r);
     json_array_append_new(t->history, isinf(t->best_ms) ? json_null() : json_real(t->best_ms));
     json_t *pt = json_pack("{s:s, s:O, s:b}", "config", p->config, "result", result, "reused", from_store);
     json_object_set_new(pt, "score_ms", isinf(score) ? json_null() : json_real(score));
@@ -417,16 +438,20 @@ void temper_tune_observe(struct temper_tune *t, const struct temper_tune_point *
 }
 
 /* The best point's entry in the summary. */
-static json_t *best_entry(struct temper_tune *t, const struct temper_config *c, json_t *r)
+static json_t *best_entry(struct temper_tune *t, const struct temper_config *c, json_t *result)
 {
-    json_t *tm = json_array_get(json_object_get(r, "timings"), 0);
+    struct temper_result r;
+    tune_read(result, &r);
+    const struct temper_result_timing *tm = temper_result_first_timing(&r);
     char text[512];
     temper_space_format(&t->space, c, text, sizeof(text));
     char storage[TEMPER_MAX_DIMS_SPACE][128], flags[512];
     const char *sets[TEMPER_MAX_DIMS_SPACE + 1];
     temper_space_render(&t->space, c, storage, sets, flags, sizeof(flags));
-    return json_pack("{s:s, s:O, s:s, s:O, s:O}", "config", text, "knobs", json_object_get(r, "knobs") ?: json_null(),
-                     "flags", flags, "timing", tm ?: json_null(), "result", r);
+    json_t *entry = json_pack("{s:s, s:O, s:s, s:o, s:O}", "config", text, "knobs", r.knobs ? r.knobs : json_null(),
+                              "flags", flags, "timing", temper_result_timing_to_json(tm), "result", result);
+    temper_result_free(&r);
+    return entry;
 }
 
 #define TUNE_LOG_LINES 8 /* compiler-log lines a failure entry keeps */
@@ -451,14 +476,15 @@ static json_t *log_head(const char *log)
  * compile error) compiler-log head; config and index name the evaluation. */
 static void count_failure(json_t *failures, json_t *result, const char *config, int index)
 {
-    if (!failed(result))
+    struct temper_result r;
+    tune_read(result, &r);
+    if (!failed(&r)) {
+        temper_result_free(&r);
         return;
-    const char *v = json_string_value(json_object_get(result, "verdict"));
-    const char *message = json_string_value(json_object_get(result, "message"));
-    message = message ? message : "";
-    json_t *log = strcmp(v, "compile_error")
-                      ? json_null()
-                      : log_head(json_string_value(json_object_get(result, "compile_log")));
+    }
+    const char *v = r.verdict;
+    const char *message = r.message ? r.message : "";
+    json_t *log = strcmp(v, "compile_error") ? json_null() : log_head(r.compile_log);
     size_t i;
     json_t *f;
     json_array_foreach(failures, i, f)
@@ -468,11 +494,13 @@ static void count_failure(json_t *failures, json_t *result, const char *config, 
             json_equal(json_object_get(f, "compile_log"), log)) {
             json_object_set_new(f, "count", json_integer(json_integer_value(json_object_get(f, "count")) + 1));
             json_decref(log);
+            temper_result_free(&r);
             return;
         }
     }
     json_array_append_new(failures, json_pack("{s:s, s:s, s:i, s:s, s:i, s:o}", "verdict", v, "message", message,
                                               "count", 1, "config", config, "first_at", index, "compile_log", log));
+    temper_result_free(&r);
 }
 
 static int cmp_failures(const void *a, const void *b)
@@ -595,7 +623,10 @@ json_t *temper_tune_summary(struct temper_tune *t, int interrupted)
     double best_full = INFINITY;
     for (size_t i = 0; i < json_array_size(t->retimed); i++) {
         double ms;
-        double sc = tune_score(t, json_array_get(t->retimed, i), &ms);
+        struct temper_result r;
+        tune_read(json_array_get(t->retimed, i), &r);
+        double sc = tune_score(t, &r, &ms);
+        temper_result_free(&r);
         if (sc < best_full) {
             best_full = sc;
             best_i = (int)i;

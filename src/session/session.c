@@ -50,6 +50,10 @@ json_t *session_result_unevaluated(const char *path, int err, const char *messag
     return one;
 }
 
+/* The accessors clients use (session.h) read one field of a result in the one form, and give what
+ * they read borrowed from the client's result: they stay lookups, the only ones of a result's field
+ * outside the codec (tests/result_reads_test.sh names them); a reader of more than one field
+ * reads struct temper_result (temper_result_from_json). */
 const char *temper_session_result_verdict(json_t *result)
 {
     return json_string_value(json_object_get(result, "verdict"));

@@ -1,6 +1,8 @@
 /* test_result.c: the result record (include/temper/result.h): reading is strict about keys and
  * types and names the path of what is wrong; writing gives every key, null where unset; the two
- * round-trip; normalizing sets the schema version; validation wants every key. */
+ * round-trip; normalizing sets the schema version; validation wants every key. The stored reader
+ * takes what a store may hold (unknown keys skipped, wrong types null, integral numbers as
+ * integers); the first timing is the headline one. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,12 +157,116 @@ static void test_schema_markdown(void **state)
     free(text);
 }
 
+/* A result as a store may hold it: written before the one form or by hand. */
+static void test_read_stored(void **state)
+{
+    (void)state;
+    json_t *j = load("{\"verdict\": \"correct\", \"legacy_key\": {\"x\": 1}, \"seed\": \"one\","
+                     " \"store_id\": 1024.0, \"secret_seed\": 2.5, \"message\": 7, \"cache_hit\": \"yes\","
+                     " \"phases_ms\": [1, 2],"
+                     " \"checks\": [{\"shape\": \"R=1 C=1\", \"passed\": true, \"note\": \"x\"}, 3,"
+                     "   {\"shape\": \"R=9 C=9\", \"mismatches\": 2.0, \"max_abs_err\": \"big\"}],"
+                     " \"timings\": {\"median_ms\": 1}}");
+    struct temper_result r;
+    assert_int_equal(temper_result_from_stored(j, &r), 0);
+    assert_string_equal(r.verdict, "correct");
+    assert_false(r.seed.set);                /* a string for an integer: null */
+    assert_true(r.store_id.set);             /* 1024.0 written for an integer */
+    assert_int_equal(r.store_id.v, 1024);
+    assert_false(r.secret_seed.set);         /* 2.5 is no integer */
+    assert_null(r.message);                  /* a number for a string */
+    assert_false(r.cache_hit.set);           /* a string for a boolean */
+    assert_null(r.phases_ms);                /* an array for a record */
+    assert_int_equal(r.timings.n, 0);        /* an object for a list */
+    assert_int_equal(r.checks.n, 3);         /* the entry that is no object keeps its place, empty */
+    assert_string_equal(r.checks.v[0].shape, "R=1 C=1");
+    assert_true(r.checks.v[0].passed.set && r.checks.v[0].passed.v);
+    assert_null(r.checks.v[1].shape);
+    assert_false(r.checks.v[1].passed.set);
+    assert_false(r.checks.v[1].mismatches.set);
+    assert_string_equal(r.checks.v[2].shape, "R=9 C=9");
+    assert_true(r.checks.v[2].mismatches.set);
+    assert_int_equal(r.checks.v[2].mismatches.v, 2);
+    assert_false(r.checks.v[2].max_abs_err.set);
+    temper_result_free(&r);
+    /* the strict reader refuses the same object */
+    char msg[256];
+    assert_int_not_equal(temper_result_from_json(j, &r, msg, sizeof(msg)), 0);
+    assert_null(r.verdict);
+    json_decref(j);
+
+    /* what is not an object reads as an empty result */
+    json_t *a = load("[1, 2]");
+    assert_int_equal(temper_result_from_stored(a, &r), 0);
+    assert_null(r.verdict);
+    assert_int_equal(r.checks.n, 0);
+    temper_result_free(&r);
+    json_decref(a);
+    assert_int_equal(temper_result_from_stored(NULL, &r), 0);
+    assert_null(r.verdict);
+}
+
+static void test_first_timing(void **state)
+{
+    (void)state;
+    json_t *j = load(sample);
+    struct temper_result r;
+    char msg[512];
+    assert_int_equal(temper_result_from_json(j, &r, msg, sizeof(msg)), 0);
+    const struct temper_result_timing *t = temper_result_first_timing(&r);
+    assert_non_null(t);
+    assert_ptr_equal(t, &r.timings.v[0]);
+    assert_string_equal(t->shape, "R=2 C=2");
+    assert_true(t->median_ms.set && t->median_ms.v == 0.25);
+    assert_int_equal(t->samples.v, 7);
+    temper_result_free(&r);
+    json_decref(j);
+
+    j = load("{\"verdict\": \"incorrect\", \"timings\": []}");
+    assert_int_equal(temper_result_from_json(j, &r, msg, sizeof(msg)), 0);
+    assert_null(temper_result_first_timing(&r));
+    temper_result_free(&r);
+    json_decref(j);
+
+    j = load("{\"timings\": [{\"shape\": \"N=1\", \"median_ms\": 2}, {\"shape\": \"N=2\", \"median_ms\": 3}]}");
+    assert_int_equal(temper_result_from_json(j, &r, msg, sizeof(msg)), 0);
+    assert_string_equal(temper_result_first_timing(&r)->shape, "N=1");
+    assert_true(temper_result_first_timing(&r)->median_ms.v == 2.0);
+    temper_result_free(&r);
+    json_decref(j);
+}
+
+/* A timing is written with every key, null where unset, as the result writer writes it. */
+static void test_write_timing(void **state)
+{
+    (void)state;
+    json_t *j = load(sample);
+    struct temper_result r;
+    char msg[512];
+    assert_int_equal(temper_result_from_json(j, &r, msg, sizeof(msg)), 0);
+    json_t *t = temper_result_timing_to_json(temper_result_first_timing(&r));
+    json_t *whole = temper_result_to_json(&r);
+    assert_true(json_equal(t, json_array_get(json_object_get(whole, "timings"), 0)));
+    assert_true(json_number_value(json_object_get(t, "median_ms")) == 0.25);
+    assert_true(json_is_null(json_object_get(t, "spread")));
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(t, "ceilings"), "copy_gbs")), 10);
+    json_decref(t);
+    json_decref(whole);
+    t = temper_result_timing_to_json(NULL);
+    assert_true(json_is_null(t));
+    json_decref(t);
+    temper_result_free(&r);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_typed),           cmocka_unit_test(test_read_rejects),
         cmocka_unit_test(test_write_every_key),      cmocka_unit_test(test_normalize_round_trip),
         cmocka_unit_test(test_schema_markdown),
+        cmocka_unit_test(test_read_stored),          cmocka_unit_test(test_first_timing),
+        cmocka_unit_test(test_write_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
