@@ -150,9 +150,11 @@ struct serve_options {
     char devices[SERVE_MAX_DEVICES][64];    /* the --device list, or the local devices found */
     int ndevices;                           /* how many */
     int in_flight;                          /* --in-flight */
-    int64_t body, source, items, depth;     /* --max-body-bytes, -source-bytes, -items, -depth (0: default) */
-    int64_t wait, conns, client_conns;      /* --max-wait, --max-connections, -client-connections */
-    int64_t req_s, mem_mb;                  /* --request-timeout, --mem-limit-mb */
+    int64_t body, source;                   /* --max-body-bytes, --max-source-bytes (0: the default) */
+    int64_t items, depth, wait;             /* --max-items, --max-depth, --max-wait (0: the default) */
+    int64_t conns, client_conns;            /* --max-connections, --max-client-connections (0: the default) */
+    int64_t req_s;                          /* --request-timeout (0: the default) */
+    int64_t mem_mb;                         /* --mem-limit-mb (0: the default) */
     struct temper_limits limits;            /* the sessions' limits */
 };
 
