@@ -29,6 +29,79 @@ for root, _, files in os.walk(os.path.join(src, "src")):
             print(f"{os.path.relpath(path, src)}: {lines} lines, over the limit of {MAX_LINES}")
             failures += 1
 
+# ---- Functions over 100 lines (issue 36) ---------------------------------------------------
+# A function runs from its line that is "{" at column 0 to its line that is "}" at column 0, both
+# counted, and is named by the identifier before the first "(" of the lines above its "{". None
+# may pass MAX_FUNCTION_LINES, except those listed in tests/long_functions.txt ("PATH NAME LINES"),
+# each at most its listed length: a listed function may not grow, and the list must shrink to
+# empty. A listed function that is gone or short enough is said, so that its line is removed.
+MAX_FUNCTION_LINES = 100
+
+def function_lengths(path):
+    """(line of its "{", name, lines) of every function of a C file."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    found, start = [], None
+    for i, line in enumerate(lines):
+        if line.startswith("{"):
+            start = i
+        elif line.startswith("}") and start is not None:
+            head, j = "", start - 1
+            while j >= 0:
+                above = lines[j].rstrip()
+                if not above or above.endswith((";", "}", "*/")) or above.startswith(("#", "/*", " *")):
+                    break
+                head = above + " " + head
+                j -= 1
+            paren = head.find("(")
+            words = head[:paren].replace("*", " ").split() if paren > 0 and "=" not in head[:paren] else []
+            if words:
+                found.append((start + 1, words[-1], i - start + 1))
+            start = None
+    return found
+
+allowed = {}  # (path, name) -> the lines it may have
+allow_path = os.path.join(src, "tests", "long_functions.txt")
+if os.path.exists(allow_path):
+    with open(allow_path) as f:
+        for number, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].split()
+            if not line:
+                continue
+            if len(line) != 3 or not line[2].isdigit():
+                print(f"tests/long_functions.txt:{number}: not 'PATH NAME LINES'")
+                failures += 1
+                continue
+            allowed[(line[0], line[1])] = int(line[2])
+
+seen, long_count = set(), 0
+for root, _, files in os.walk(os.path.join(src, "src")):
+    for name in sorted(files):
+        if not name.endswith(".c"):
+            continue
+        path = os.path.join(root, name)
+        rel = os.path.relpath(path, src)
+        for line, func, length in function_lengths(path):
+            limit = allowed.get((rel, func))
+            seen.add((rel, func))
+            if length > MAX_FUNCTION_LINES:
+                long_count += 1
+            if limit is None and length > MAX_FUNCTION_LINES:
+                print(f"{rel}:{line} {func}: {length} lines, over the limit of {MAX_FUNCTION_LINES}")
+                failures += 1
+            elif limit is not None and length > limit:
+                print(f"{rel}:{line} {func}: {length} lines, grown past the {limit} tests/long_functions.txt "
+                      "allows: cut it at its phases instead")
+                failures += 1
+            elif limit is not None and length <= MAX_FUNCTION_LINES:
+                print(f"note: {rel}:{line} {func} has {length} lines now: remove its line from "
+                      "tests/long_functions.txt")
+for rel, func in sorted(set(allowed) - seen):
+    print(f"note: {rel} {func} of tests/long_functions.txt is gone: remove its line")
+print(f"layout: {long_count} function{'' if long_count == 1 else 's'} over {MAX_FUNCTION_LINES} lines, "
+      f"{len(allowed)} listed in tests/long_functions.txt")
+# ---- end of functions over 100 lines --------------------------------------------------------
+
 # The library's object files, named by their source file.
 marker = os.sep + "temper_objects.dir" + os.sep
 objects = {}
