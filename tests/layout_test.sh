@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# layout_test.sh: the source tree's layout rules. Every src/**/*.c has at most 800 lines, and no
-# two files of src/ call each other in a loop: from `nm` of the object files of every target the
-# build makes from src/ (libtemper's objects, the gym's library, the binaries with the CLI and the
-# MCP server, the worker), "A calls a function defined in B" makes an edge A -> B, and any directed
-# cycle between different files fails the test, naming the files and the functions that close it.
+# layout_test.sh: the source tree's layout rules. Every src/**/*.c has at most 800 lines and no
+# function of more than 100, and no two files of src/ call each other in a loop: from `nm` of the
+# object files of every target the build makes from src/ (libtemper's objects, the gym's library,
+# the binaries with the CLI and the MCP server, the worker), "A calls a function defined in B"
+# makes an edge A -> B, and any directed cycle between different files fails the test, naming the
+# files and the functions that close it.
 # usage: layout_test.sh BUILD_DIR SOURCE_DIR
 set -u
 build=$1
@@ -29,6 +30,49 @@ for root, _, files in os.walk(os.path.join(src, "src")):
         if lines > MAX_LINES:
             print(f"{os.path.relpath(path, src)}: {lines} lines, over the limit of {MAX_LINES}")
             failures += 1
+
+# ---- functions over 100 lines ----
+# A function runs from its line that is "{" at column 0 to its line that is "}" at column 0, both
+# counted, and is named by the identifier before the first "(" of the lines above its "{". None
+# may pass MAX_FUNCTION_LINES: a longer one is cut at its phases.
+MAX_FUNCTION_LINES = 100
+
+def function_lengths(path):
+    """(line of its "{", name, lines) of every function of a C file."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    found, start = [], None
+    for i, line in enumerate(lines):
+        if line.startswith("{"):
+            start = i
+        elif line.startswith("}") and start is not None:
+            head, j = "", start - 1
+            while j >= 0:
+                above = lines[j].rstrip()
+                if not above or above.endswith((";", "}", "*/")) or above.startswith(("#", "/*", " *")):
+                    break
+                head = above + " " + head
+                j -= 1
+            paren = head.find("(")
+            words = head[:paren].replace("*", " ").split() if paren > 0 and "=" not in head[:paren] else []
+            if words:
+                found.append((start + 1, words[-1], i - start + 1))
+            start = None
+    return found
+
+long_count = 0
+for root, _, files in os.walk(os.path.join(src, "src")):
+    for name in sorted(files):
+        if not name.endswith(".c"):
+            continue
+        path = os.path.join(root, name)
+        rel = os.path.relpath(path, src)
+        for line, func, length in function_lengths(path):
+            if length > MAX_FUNCTION_LINES:
+                print(f"{rel}:{line} {func}: {length} lines, over the limit of {MAX_FUNCTION_LINES}")
+                long_count += 1
+                failures += 1
+print(f"layout: {long_count} function{'' if long_count == 1 else 's'} over {MAX_FUNCTION_LINES} lines")
 
 # ---- the object files (every target's, not only libtemper's) ----
 # Every object file the build made from a file of src/, named by that file: CMake keeps a target's

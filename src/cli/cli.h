@@ -16,6 +16,7 @@ enum cli_exit {
     CLI_NODEVICE = 3,  /* no usable device */
     CLI_STORE = 4,     /* the store failed: a write failed, or the store is damaged */
     CLI_INTERRUPTED = 130, /* stopped by Ctrl-C (SIGINT) */
+    CLI_CONTINUE = -1, /* never an exit status: a command's phase found nothing to stop for */
 };
 
 int cmd_devices(int argc, char **argv);

@@ -239,154 +239,209 @@ static void print_summary(json_t *s)
                                   : "no kernel better than the starting one");
 }
 
-int cmd_agent(int argc, char **argv)
+enum {
+    O_ENDPOINT = 256, O_MODEL, O_API, O_KEYENV, O_TEMP, O_MAXTOK, O_TOKPARAM, O_TIMEOUT, O_RETRIES, O_BACKOFF,
+    O_FROM, O_LANG, O_BUDGET, O_SAMPLES, O_ISLANDS, O_DEBUG, O_TUNE, O_TARGET, O_PLATEAU, O_MAXTOTAL, O_MAXCOST,
+    O_PRICEIN, O_PRICEOUT, O_NOTIMING, O_TIMEBUDGET, O_CONSTRAINT, O_KNOWLEDGE, O_SEED, O_DEVICE, O_TASKS, O_OUT,
+    O_JSON, O_DRY, O_REPLAY, O_INTERACTIVE, O_ISLANDSIZE, O_HISTORY, O_ERRCHARS, O_PROFILE, O_HELP
+};
+
+static const struct option agent_opts[] = {
+    {"endpoint", required_argument, 0, O_ENDPOINT}, {"model", required_argument, 0, O_MODEL},
+    {"api", required_argument, 0, O_API}, {"key-env", required_argument, 0, O_KEYENV},
+    {"temperature", required_argument, 0, O_TEMP}, {"max-tokens", required_argument, 0, O_MAXTOK},
+    {"token-param", required_argument, 0, O_TOKPARAM}, {"timeout", required_argument, 0, O_TIMEOUT},
+    {"retries", required_argument, 0, O_RETRIES}, {"backoff", required_argument, 0, O_BACKOFF},
+    {"from", required_argument, 0, O_FROM}, {"lang", required_argument, 0, O_LANG},
+    {"budget", required_argument, 0, O_BUDGET}, {"samples", required_argument, 0, O_SAMPLES},
+    {"islands", required_argument, 0, O_ISLANDS}, {"debug-rounds", required_argument, 0, O_DEBUG},
+    {"tune-budget", required_argument, 0, O_TUNE}, {"target-share", required_argument, 0, O_TARGET},
+    {"plateau", required_argument, 0, O_PLATEAU}, {"max-total-tokens", required_argument, 0, O_MAXTOTAL},
+    {"max-cost", required_argument, 0, O_MAXCOST}, {"price-in", required_argument, 0, O_PRICEIN},
+    {"price-out", required_argument, 0, O_PRICEOUT}, {"no-timing", no_argument, 0, O_NOTIMING},
+    {"time-budget", required_argument, 0, O_TIMEBUDGET}, {"constraint", required_argument, 0, O_CONSTRAINT},
+    {"knowledge", required_argument, 0, O_KNOWLEDGE}, {"seed", required_argument, 0, O_SEED},
+    {"device", required_argument, 0, O_DEVICE}, {"tasks", required_argument, 0, O_TASKS},
+    {"out", required_argument, 0, O_OUT}, {"json", no_argument, 0, O_JSON},
+    {"dry-run", no_argument, 0, O_DRY}, {"replay", required_argument, 0, O_REPLAY},
+    {"interactive", no_argument, 0, O_INTERACTIVE}, {"island-size", required_argument, 0, O_ISLANDSIZE},
+    {"history", required_argument, 0, O_HISTORY}, {"profile", no_argument, 0, O_PROFILE},
+    {"error-chars", required_argument, 0, O_ERRCHARS}, {"help", no_argument, 0, O_HELP},
+    {0, 0, 0, 0}};
+
+/* What an option parser returns for an option that is not one of its own. */
+#define NOT_MINE 1
+
+/* The command line of one agent run. The configuration points into constraints: the struct is
+ * not copied once parsed. */
+struct agent_options {
+    struct temper_agent_config cfg; /* what temper_agent_run is given */
+    const char *out;                /* --out FILE, or NULL */
+    const char *constraints[65];    /* the --constraint texts, NULL after the last */
+    int nconstraints;               /* how many */
+    int json;                       /* --json */
+    int tune_given;                 /* --tune-budget was given (0 then means none) */
+};
+
+/* The options of the model's endpoint and its calls: 0, an error (msg filled) or NOT_MINE. */
+static int parse_chat_option(struct temper_chat_config *chat, int c, const char *arg, char *msg, size_t msg_size)
 {
-    enum {
-        O_ENDPOINT = 256, O_MODEL, O_API, O_KEYENV, O_TEMP, O_MAXTOK, O_TOKPARAM, O_TIMEOUT, O_RETRIES, O_BACKOFF,
-        O_FROM, O_LANG, O_BUDGET, O_SAMPLES, O_ISLANDS, O_DEBUG, O_TUNE, O_TARGET, O_PLATEAU, O_MAXTOTAL, O_MAXCOST,
-        O_PRICEIN, O_PRICEOUT, O_NOTIMING, O_TIMEBUDGET, O_CONSTRAINT, O_KNOWLEDGE, O_SEED, O_DEVICE, O_TASKS, O_OUT,
-        O_JSON, O_DRY, O_REPLAY, O_INTERACTIVE, O_ISLANDSIZE, O_HISTORY, O_ERRCHARS, O_PROFILE, O_HELP
-    };
-    static const struct option opts[] = {
-        {"endpoint", required_argument, 0, O_ENDPOINT}, {"model", required_argument, 0, O_MODEL},
-        {"api", required_argument, 0, O_API}, {"key-env", required_argument, 0, O_KEYENV},
-        {"temperature", required_argument, 0, O_TEMP}, {"max-tokens", required_argument, 0, O_MAXTOK},
-        {"token-param", required_argument, 0, O_TOKPARAM}, {"timeout", required_argument, 0, O_TIMEOUT},
-        {"retries", required_argument, 0, O_RETRIES}, {"backoff", required_argument, 0, O_BACKOFF},
-        {"from", required_argument, 0, O_FROM}, {"lang", required_argument, 0, O_LANG},
-        {"budget", required_argument, 0, O_BUDGET}, {"samples", required_argument, 0, O_SAMPLES},
-        {"islands", required_argument, 0, O_ISLANDS}, {"debug-rounds", required_argument, 0, O_DEBUG},
-        {"tune-budget", required_argument, 0, O_TUNE}, {"target-share", required_argument, 0, O_TARGET},
-        {"plateau", required_argument, 0, O_PLATEAU}, {"max-total-tokens", required_argument, 0, O_MAXTOTAL},
-        {"max-cost", required_argument, 0, O_MAXCOST}, {"price-in", required_argument, 0, O_PRICEIN},
-        {"price-out", required_argument, 0, O_PRICEOUT}, {"no-timing", no_argument, 0, O_NOTIMING},
-        {"time-budget", required_argument, 0, O_TIMEBUDGET}, {"constraint", required_argument, 0, O_CONSTRAINT},
-        {"knowledge", required_argument, 0, O_KNOWLEDGE}, {"seed", required_argument, 0, O_SEED},
-        {"device", required_argument, 0, O_DEVICE}, {"tasks", required_argument, 0, O_TASKS},
-        {"out", required_argument, 0, O_OUT}, {"json", no_argument, 0, O_JSON},
-        {"dry-run", no_argument, 0, O_DRY}, {"replay", required_argument, 0, O_REPLAY},
-        {"interactive", no_argument, 0, O_INTERACTIVE}, {"island-size", required_argument, 0, O_ISLANDSIZE},
-        {"history", required_argument, 0, O_HISTORY}, {"profile", no_argument, 0, O_PROFILE}, {"error-chars", required_argument, 0, O_ERRCHARS},
-        {"help", no_argument, 0, O_HELP},
-        {0, 0, 0, 0}};
-    struct temper_agent_config cfg;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.chat.temperature = 0.7;
-    cfg.chat.retries = -1;
-    cfg.debug_rounds = -1;
-    const char *out = NULL, *constraints[65] = {0};
-    int json = 0, nconstraints = 0, tune_given = 0;
+    switch (c) {
+    case O_ENDPOINT: chat->endpoint = arg; return 0;
+    case O_MODEL: chat->model = arg; return 0;
+    case O_API: {
+        int api = temper_chat_api_parse(arg);
+        if (api < 0)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "--api %s: not openai or anthropic", arg);
+        chat->api = (enum temper_chat_api)api;
+        return 0;
+    }
+    case O_KEYENV: chat->key_env = arg; return 0;
+    case O_TEMP: return temper_parse_double_option("--temperature", arg, 0, 2, &chat->temperature, msg, msg_size);
+    case O_MAXTOK: return temper_parse_int_option("--max-tokens", arg, 1, 1 << 24, &chat->max_tokens, msg, msg_size);
+    case O_TOKPARAM:
+        if (!strcmp(arg, "auto"))
+            chat->token_param = TEMPER_CHAT_TOKENS_AUTO;
+        else if (!strcmp(arg, "max_tokens"))
+            chat->token_param = TEMPER_CHAT_TOKENS_MAX;
+        else if (!strcmp(arg, "max_completion_tokens"))
+            chat->token_param = TEMPER_CHAT_TOKENS_COMPLETION;
+        else
+            return temper_fail(msg, msg_size, TEMPER_EINVALID,
+                               "--token-param %s: not auto, max_tokens or max_completion_tokens", arg);
+        return 0;
+    case O_TIMEOUT: return temper_parse_double_option("--timeout", arg, 0.001, 86400, &chat->timeout_s, msg, msg_size);
+    case O_RETRIES: return temper_parse_int_option("--retries", arg, 0, 100, &chat->retries, msg, msg_size);
+    case O_BACKOFF: return temper_parse_double_option("--backoff", arg, 0.001, 3600, &chat->backoff_s, msg, msg_size);
+    default: return NOT_MINE;
+    }
+}
+
+/* The options of the search: its budget, population, stops and costs. 0, an error (msg filled)
+ * or NOT_MINE. */
+static int parse_search_option(struct temper_agent_config *cfg, int c, const char *arg, char *msg, size_t msg_size)
+{
+    int64_t i64 = 0;
+    int bad;
+    switch (c) {
+    case O_BUDGET: return temper_parse_int_option("--budget", arg, 1, 100000, &cfg->budget, msg, msg_size);
+    case O_SAMPLES: return temper_parse_int_option("--samples", arg, 1, 64, &cfg->samples, msg, msg_size);
+    case O_ISLANDS: return temper_parse_int_option("--islands", arg, 1, 64, &cfg->islands, msg, msg_size);
+    case O_ISLANDSIZE: return temper_parse_int_option("--island-size", arg, 1, 64, &cfg->island_size, msg, msg_size);
+    case O_HISTORY: return temper_parse_int_option("--history", arg, 1, 100, &cfg->history, msg, msg_size);
+    case O_ERRCHARS:
+        return temper_parse_int_option("--error-chars", arg, 100, 100000, &cfg->error_chars, msg, msg_size);
+    case O_DEBUG: return temper_parse_int_option("--debug-rounds", arg, 0, 16, &cfg->debug_rounds, msg, msg_size);
+    case O_TARGET:
+        return temper_parse_double_option("--target-share", arg, 0.001, 1, &cfg->target_share, msg, msg_size);
+    case O_PLATEAU: return temper_parse_int_option("--plateau", arg, 1, 100000, &cfg->plateau, msg, msg_size);
+    case O_MAXTOTAL:
+        bad = temper_parse_i64_option("--max-total-tokens", arg, 1, INT64_MAX, &i64, msg, msg_size);
+        cfg->max_tokens_total = i64;
+        return bad;
+    case O_MAXCOST: return temper_parse_double_option("--max-cost", arg, 0, 1e12, &cfg->max_cost, msg, msg_size);
+    case O_PRICEIN: return temper_parse_double_option("--price-in", arg, 0, 1e9, &cfg->price_in, msg, msg_size);
+    case O_PRICEOUT: return temper_parse_double_option("--price-out", arg, 0, 1e9, &cfg->price_out, msg, msg_size);
+    case O_SEED:
+        bad = temper_parse_i64_option("--seed", arg, 1, INT64_MAX, &i64, msg, msg_size);
+        cfg->seed = (uint64_t)i64;
+        return bad;
+    default: return NOT_MINE;
+    }
+}
+
+/* The rest: what to start from, how kernels are judged, where things are, and the modes. 0, an
+ * error (msg filled) or NOT_MINE. */
+static int parse_run_option(struct agent_options *o, int c, const char *arg, char *msg, size_t msg_size)
+{
+    struct temper_agent_config *cfg = &o->cfg;
+    switch (c) {
+    case O_FROM: cfg->from = arg; return 0;
+    case O_LANG: cfg->lang = arg; return 0;
+    case O_TUNE:
+        o->tune_given = 1;
+        return temper_parse_int_option("--tune-budget", arg, 0, 100000, &cfg->tune_budget, msg, msg_size);
+    case O_NOTIMING: cfg->no_timing = 1; return 0;
+    case O_PROFILE: cfg->profile = 1; return 0;
+    case O_TIMEBUDGET:
+        return temper_parse_double_option("--time-budget", arg, 0.001, 3600, &cfg->time_budget_s, msg, msg_size);
+    case O_CONSTRAINT:
+        if (o->nconstraints >= 64)
+            return temper_fail(msg, msg_size, TEMPER_ERANGE, "--constraint: at most 64");
+        o->constraints[o->nconstraints++] = arg;
+        return 0;
+    case O_KNOWLEDGE: cfg->knowledge_dir = arg; return 0;
+    case O_DEVICE: cfg->device = arg; return 0;
+    case O_TASKS: cfg->tasks_dir = arg; return 0;
+    case O_OUT: o->out = arg; return 0;
+    case O_JSON: o->json = 1; return 0;
+    case O_DRY: cfg->dry_run = 1; return 0;
+    case O_REPLAY: return temper_parse_i64_option("--replay", arg, 1, INT64_MAX, &cfg->replay_of, msg, msg_size);
+    case O_INTERACTIVE: cfg->review = review; return 0;
+    default: return NOT_MINE;
+    }
+}
+
+/* Reads the options into o, the defaults first. Returns CLI_CONTINUE, or the exit status for
+ * --help, an unknown option or a bad value (said on stderr). */
+static int parse_agent_options(int argc, char **argv, struct agent_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->cfg.chat.temperature = 0.7;
+    o->cfg.chat.retries = -1;
+    o->cfg.debug_rounds = -1;
     char msg[4096] = "";
     int c, bad = 0;
-    int64_t i64;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1 && !bad) {
-        switch (c) {
-        case O_ENDPOINT: cfg.chat.endpoint = optarg; break;
-        case O_MODEL: cfg.chat.model = optarg; break;
-        case O_API: {
-            int api = temper_chat_api_parse(optarg);
-            if (api < 0)
-                bad = temper_fail(msg, sizeof(msg), TEMPER_EINVALID, "--api %s: not openai or anthropic", optarg);
-            else
-                cfg.chat.api = (enum temper_chat_api)api;
-            break;
-        }
-        case O_KEYENV: cfg.chat.key_env = optarg; break;
-        case O_TEMP: bad = temper_parse_double_option("--temperature", optarg, 0, 2, &cfg.chat.temperature, msg, sizeof(msg)); break;
-        case O_MAXTOK: bad = temper_parse_int_option("--max-tokens", optarg, 1, 1 << 24, &cfg.chat.max_tokens, msg, sizeof(msg)); break;
-        case O_TOKPARAM:
-            if (!strcmp(optarg, "auto"))
-                cfg.chat.token_param = TEMPER_CHAT_TOKENS_AUTO;
-            else if (!strcmp(optarg, "max_tokens"))
-                cfg.chat.token_param = TEMPER_CHAT_TOKENS_MAX;
-            else if (!strcmp(optarg, "max_completion_tokens"))
-                cfg.chat.token_param = TEMPER_CHAT_TOKENS_COMPLETION;
-            else
-                bad = temper_fail(msg, sizeof(msg), TEMPER_EINVALID,
-                                  "--token-param %s: not auto, max_tokens or max_completion_tokens", optarg);
-            break;
-        case O_TIMEOUT: bad = temper_parse_double_option("--timeout", optarg, 0.001, 86400, &cfg.chat.timeout_s, msg, sizeof(msg)); break;
-        case O_RETRIES: bad = temper_parse_int_option("--retries", optarg, 0, 100, &cfg.chat.retries, msg, sizeof(msg)); break;
-        case O_BACKOFF: bad = temper_parse_double_option("--backoff", optarg, 0.001, 3600, &cfg.chat.backoff_s, msg, sizeof(msg)); break;
-        case O_FROM: cfg.from = optarg; break;
-        case O_LANG: cfg.lang = optarg; break;
-        case O_BUDGET: bad = temper_parse_int_option("--budget", optarg, 1, 100000, &cfg.budget, msg, sizeof(msg)); break;
-        case O_SAMPLES: bad = temper_parse_int_option("--samples", optarg, 1, 64, &cfg.samples, msg, sizeof(msg)); break;
-        case O_ISLANDS: bad = temper_parse_int_option("--islands", optarg, 1, 64, &cfg.islands, msg, sizeof(msg)); break;
-        case O_ISLANDSIZE: bad = temper_parse_int_option("--island-size", optarg, 1, 64, &cfg.island_size, msg, sizeof(msg)); break;
-        case O_HISTORY: bad = temper_parse_int_option("--history", optarg, 1, 100, &cfg.history, msg, sizeof(msg)); break;
-        case O_ERRCHARS: bad = temper_parse_int_option("--error-chars", optarg, 100, 100000, &cfg.error_chars, msg, sizeof(msg)); break;
-        case O_DEBUG: bad = temper_parse_int_option("--debug-rounds", optarg, 0, 16, &cfg.debug_rounds, msg, sizeof(msg)); break;
-        case O_TUNE:
-            bad = temper_parse_int_option("--tune-budget", optarg, 0, 100000, &cfg.tune_budget, msg, sizeof(msg));
-            tune_given = 1;
-            break;
-        case O_TARGET: bad = temper_parse_double_option("--target-share", optarg, 0.001, 1, &cfg.target_share, msg, sizeof(msg)); break;
-        case O_PLATEAU: bad = temper_parse_int_option("--plateau", optarg, 1, 100000, &cfg.plateau, msg, sizeof(msg)); break;
-        case O_MAXTOTAL:
-            bad = temper_parse_i64_option("--max-total-tokens", optarg, 1, INT64_MAX, &i64, msg, sizeof(msg));
-            cfg.max_tokens_total = i64;
-            break;
-        case O_MAXCOST: bad = temper_parse_double_option("--max-cost", optarg, 0, 1e12, &cfg.max_cost, msg, sizeof(msg)); break;
-        case O_PRICEIN: bad = temper_parse_double_option("--price-in", optarg, 0, 1e9, &cfg.price_in, msg, sizeof(msg)); break;
-        case O_PRICEOUT: bad = temper_parse_double_option("--price-out", optarg, 0, 1e9, &cfg.price_out, msg, sizeof(msg)); break;
-        case O_NOTIMING: cfg.no_timing = 1; break;
-        case O_PROFILE: cfg.profile = 1; break;
-        case O_TIMEBUDGET: bad = temper_parse_double_option("--time-budget", optarg, 0.001, 3600, &cfg.time_budget_s, msg, sizeof(msg)); break;
-        case O_CONSTRAINT:
-            if (nconstraints >= 64)
-                bad = temper_fail(msg, sizeof(msg), TEMPER_ERANGE, "--constraint: at most 64");
-            else
-                constraints[nconstraints++] = optarg;
-            break;
-        case O_KNOWLEDGE: cfg.knowledge_dir = optarg; break;
-        case O_SEED:
-            bad = temper_parse_i64_option("--seed", optarg, 1, INT64_MAX, &i64, msg, sizeof(msg));
-            cfg.seed = (uint64_t)i64;
-            break;
-        case O_DEVICE: cfg.device = optarg; break;
-        case O_TASKS: cfg.tasks_dir = optarg; break;
-        case O_OUT: out = optarg; break;
-        case O_JSON: json = 1; break;
-        case O_DRY: cfg.dry_run = 1; break;
-        case O_REPLAY:
-            bad = temper_parse_i64_option("--replay", optarg, 1, INT64_MAX, &cfg.replay_of, msg, sizeof(msg));
-            break;
-        case O_INTERACTIVE: cfg.review = review; break;
-        case O_HELP:
-        default: return cli_help_exit(help, c == O_HELP);
-        }
+    /* getopt still reads the option after a bad one, as it always has, before the loop stops */
+    while ((c = getopt_long(argc, argv, "h", agent_opts, NULL)) != -1 && !bad) {
+        bad = parse_chat_option(&o->cfg.chat, c, optarg, msg, sizeof(msg));
+        if (bad == NOT_MINE)
+            bad = parse_search_option(&o->cfg, c, optarg, msg, sizeof(msg));
+        if (bad == NOT_MINE)
+            bad = parse_run_option(o, c, optarg, msg, sizeof(msg));
+        if (bad == NOT_MINE)
+            return cli_help_exit(help, c == O_HELP);
     }
     if (bad)
         return cli_error(TEMPER_EINVALID, msg);
-    if (tune_given && cfg.tune_budget == 0)
-        cfg.tune_budget = -1;
-    if (cfg.replay_of ? optind != argc : optind + 1 != argc) {
+    return CLI_CONTINUE;
+}
+
+/* Checks the options against each other and the arguments, and finds the guides. Returns
+ * CLI_CONTINUE, or the exit status of what is wrong (said on stderr). */
+static int check_agent_options(int argc, char **argv, struct agent_options *o)
+{
+    struct temper_agent_config *cfg = &o->cfg;
+    if (o->tune_given && cfg->tune_budget == 0)
+        cfg->tune_budget = -1;
+    if (cfg->replay_of ? optind != argc : optind + 1 != argc) {
         help(stderr);
         return CLI_USAGE;
     }
-    if (!cfg.replay_of)
-        cfg.task = argv[optind];
-    if (!cfg.replay_of && !cfg.dry_run && (!cfg.chat.endpoint || !cfg.chat.model))
+    if (!cfg->replay_of)
+        cfg->task = argv[optind];
+    if (!cfg->replay_of && !cfg->dry_run && (!cfg->chat.endpoint || !cfg->chat.model))
         return cli_error(TEMPER_EINVALID, "give the model's --endpoint URL and --model M (or --dry-run, or --replay RUN)");
-    if (cfg.replay_of && cfg.dry_run)
+    if (cfg->replay_of && cfg->dry_run)
         return cli_error(TEMPER_EINVALID, "--dry-run and --replay do not go together");
-    {
-        /* The guides are not a must (the store's kernels still are examples), but a folder that is
-         * not there is said, not passed over in silence; one named by --knowledge must exist. */
-        struct temper_knowledge_config kc = {0};
-        kc.dir = cfg.knowledge_dir;
-        char where[4096];
-        if (!temper_knowledge_dir(&kc, where, sizeof(where))) {
-            if (cfg.knowledge_dir)
-                return cli_error(TEMPER_ENOTFOUND, "--knowledge: no guides folder at that path");
-            fprintf(stderr, "temper: warning: no guides folder at %s: the prompts get no guides (set "
-                            "TEMPER_KNOWLEDGE or --knowledge DIR; in a checkout, TEMPER_KNOWLEDGE=$PWD/knowledge)\n",
-                    where);
-        }
+    /* The guides are not a must (the store's kernels still are examples), but a folder that is
+     * not there is said, not passed over in silence; one named by --knowledge must exist. */
+    struct temper_knowledge_config kc = {0};
+    kc.dir = cfg->knowledge_dir;
+    char where[4096];
+    if (!temper_knowledge_dir(&kc, where, sizeof(where))) {
+        if (cfg->knowledge_dir)
+            return cli_error(TEMPER_ENOTFOUND, "--knowledge: no guides folder at that path");
+        fprintf(stderr, "temper: warning: no guides folder at %s: the prompts get no guides (set "
+                        "TEMPER_KNOWLEDGE or --knowledge DIR; in a checkout, TEMPER_KNOWLEDGE=$PWD/knowledge)\n",
+                where);
     }
-    cfg.constraints = constraints;
-    cfg.on_line = print_line;
+    return CLI_CONTINUE;
+}
+
+/* Runs the agent with a thread watching for Ctrl-C; as temper_agent_run. */
+static int run_agent(struct temper_agent_config *cfg, json_t **summary, char **prompts, char *msg, size_t msg_size)
+{
     /* SIGINT is blocked before any thread starts, so that every thread inherits the mask and only
      * the watcher takes it (workers are started with their own). */
     sigset_t set;
@@ -396,11 +451,9 @@ int cmd_agent(int argc, char **argv)
     struct interrupt in = {PTHREAD_MUTEX_INITIALIZER, 0, 0};
     pthread_t watcher;
     int watching = !pthread_create(&watcher, NULL, interrupt_main, &in);
-    cfg.interrupted = interrupted;
-    cfg.interrupt_user = &in;
-    json_t *summary = NULL;
-    char *prompts = NULL;
-    int err = temper_agent_run(&cfg, &summary, &prompts, msg, sizeof(msg));
+    cfg->interrupted = interrupted;
+    cfg->interrupt_user = &in;
+    int err = temper_agent_run(cfg, summary, prompts, msg, msg_size);
     pthread_mutex_lock(&in.lock);
     in.done = 1;
     pthread_mutex_unlock(&in.lock);
@@ -408,23 +461,24 @@ int cmd_agent(int argc, char **argv)
         pthread_kill(watcher, SIGINT);
         pthread_join(watcher, NULL);
     }
-    if (err)
-        return cli_error(err, msg);
-    if (cfg.dry_run) {
-        fputs(prompts, stdout);
-        free(prompts);
-        return CLI_OK;
-    }
-    if (out) {
-        err = temper_agent_write_best(summary, out, msg, sizeof(msg));
+    return err;
+}
+
+/* Writes the best kernel (--out), prints the summary and returns the exit status; takes
+ * summary's reference. */
+static int finish_agent(const struct agent_options *o, json_t *summary)
+{
+    char msg[4096] = "";
+    if (o->out) {
+        int err = temper_agent_write_best(summary, o->out, msg, sizeof(msg));
         if (err) {
             json_decref(summary);
             return cli_error(err, msg);
         }
-        json_object_set_new(summary, "written", json_string(out));
+        json_object_set_new(summary, "written", json_string(o->out));
     }
     int found = json_is_true(json_object_get(summary, "found_better"));
-    if (json) {
+    if (o->json) {
         json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
         printf("\n");
     } else {
@@ -437,7 +491,31 @@ int cmd_agent(int argc, char **argv)
                 (long long)json_integer_value(json_object_get(summary, "session_id")),
                 json_string_value(json_object_get(summary, "stop_reason")),
                 (long long)json_integer_value(json_object_get(json_object_get(summary, "best"), "eval_id")),
-                out ? "; written to " : "", out ? out : "");
+                o->out ? "; written to " : "", o->out ? o->out : "");
     json_decref(summary);
     return stopped ? CLI_INTERRUPTED : found ? CLI_OK : CLI_NOT_OK;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+    struct agent_options o;
+    int status = parse_agent_options(argc, argv, &o);
+    if (status == CLI_CONTINUE)
+        status = check_agent_options(argc, argv, &o);
+    if (status != CLI_CONTINUE)
+        return status;
+    o.cfg.constraints = o.constraints;
+    o.cfg.on_line = print_line;
+    json_t *summary = NULL;
+    char *prompts = NULL;
+    char msg[4096] = "";
+    int err = run_agent(&o.cfg, &summary, &prompts, msg, sizeof(msg));
+    if (err)
+        return cli_error(err, msg);
+    if (o.cfg.dry_run) {
+        fputs(prompts, stdout);
+        free(prompts);
+        return CLI_OK;
+    }
+    return finish_agent(&o, summary);
 }

@@ -455,25 +455,21 @@ static int collect(struct bench_plan *p, struct temper_session **sessions, json_
     return store_failed;
 }
 
-static int run_from(const struct bench_args *a)
+/* Opens a session on each device of --device (or the default one), one per language. Returns 0
+ * with sessions[0..nsessions) open and langs[] their languages, or the exit status (said on
+ * stderr) with none open. */
+static int open_bench_sessions(const struct bench_args *a, struct temper_session **sessions, const char **langs,
+                               int nsessions)
 {
-    struct temper_session *sessions[BENCH_MAX_DEVICES] = {0};
-    const char *langs[BENCH_MAX_DEVICES];
     struct temper_limits limits;
     temper_limits_default(&limits);
-    int nsessions = a->ndevices ? a->ndevices : 1, err = 0;
     char msg[4096];
-    /* The folder first: bad input is said before a device is started. */
-    struct bench_plan plan = {NULL, 0, 0, json_object(), json_array()};
-    json_t *missing = json_array();
-    int status = plan_from(&plan, a, missing);
-    for (int i = 0; i < nsessions && !err && !status; i++) {
-        err = cli_session_open(&sessions[i], a->ndevices ? a->devices[i] : NULL, &limits, a->tasks_dir, 0, a->jobs,
-                               msg, sizeof(msg));
+    for (int i = 0; i < nsessions; i++) {
+        int err = cli_session_open(&sessions[i], a->ndevices ? a->devices[i] : NULL, &limits, a->tasks_dir, 0,
+                                   a->jobs, msg, sizeof(msg));
         if (err) {
             close_sessions(sessions, i);
-            status = cli_error(err, msg);
-            break;
+            return cli_error(err, msg);
         }
         langs[i] = json_string_value(json_object_get(temper_session_device_info(sessions[i]), "language")) ?: "";
         for (int j = 0; j < i; j++)
@@ -481,16 +477,73 @@ static int run_from(const struct bench_args *a)
                 fprintf(stderr, "temper: bench: --device %s and --device %s both take %s candidates: give one "
                                 "device per backend\n", a->devices[j], a->devices[i], langs[i]);
                 close_sessions(sessions, i + 1);
-                status = CLI_USAGE;
-                err = TEMPER_EINVALID;
-                break;
+                return CLI_USAGE;
             }
     }
+    return 0;
+}
+
+/* Frees what a plan holds and the list of missing tasks. */
+static void plan_free(struct bench_plan *p, json_t *missing)
+{
+    json_decref(missing);
+    json_decref(p->levels);
+    json_decref(p->left_out);
+    free(p->files);
+}
+
+/* Queues every planned file on its session, all before the first wait, so that compiles overlap
+ * device runs across all of them; one secret seed for the bench, drawn now. Returns 0, or the
+ * exit status of the submission that failed (said on stderr). */
+static int submit_plan(struct bench_plan *p, struct temper_session **sessions, const struct bench_args *a)
+{
+    uint64_t secret = temper_secret_seed() & 0x7fffffffffffffffull;
+    char msg[4096];
+    int status = 0, err;
+    for (int i = 0; i < p->n && !status; i++) {
+        struct temper_session_request req = {0};
+        req.path = p->files[i].path;
+        req.no_timing = a->no_timing;
+        req.time_budget_s = a->time_budget_s;
+        req.seed = 1;
+        req.secret_seed = secret ? secret : 1;
+        if ((err = temper_session_submit(sessions[p->files[i].session], &req, &p->files[i].id, msg, sizeof(msg))))
+            status = cli_error(err, msg);
+    }
+    return status;
+}
+
+/* Adds to bench what it was run on and with: the folder, the level, the devices, the settings,
+ * and the tasks and files it did not cover. */
+static void describe_bench(json_t *bench, const struct bench_args *a, json_t *devices, json_t *missing,
+                           const struct bench_plan *p)
+{
+    char real[PATH_MAX];
+    json_object_set_new(bench, "source", json_pack("{s:s}", "from", realpath(a->from, real) ? real : a->from));
+    json_object_set_new(bench, "level", json_string(a->level));
+    json_object_set_new(bench, "devices", json_incref(devices));
+    json_object_set_new(bench, "settings",
+                        json_pack("{s:o, s:b, s:o}", "samples", a->samples ? json_integer(a->samples) : json_null(),
+                                  "no_timing", a->no_timing, "time_budget_s",
+                                  a->time_budget_s > 0 ? json_real(a->time_budget_s) : json_null()));
+    json_object_set_new(bench, "missing_tasks", json_incref(missing));
+    json_object_set_new(bench, "left_out", json_incref(p->left_out));
+}
+
+static int run_from(const struct bench_args *a)
+{
+    struct temper_session *sessions[BENCH_MAX_DEVICES] = {0};
+    const char *langs[BENCH_MAX_DEVICES];
+    int nsessions = a->ndevices ? a->ndevices : 1;
+    char msg[4096];
+    /* The folder first: bad input is said before a device is started. */
+    struct bench_plan plan = {NULL, 0, 0, json_object(), json_array()};
+    json_t *missing = json_array();
+    int status = plan_from(&plan, a, missing);
+    if (!status)
+        status = open_bench_sessions(a, sessions, langs, nsessions);
     if (status) {
-        json_decref(missing);
-        json_decref(plan.levels);
-        json_decref(plan.left_out);
-        free(plan.files);
+        plan_free(&plan, missing);
         return status;
     }
     plan_assign(&plan, a, langs, nsessions);
@@ -505,30 +558,15 @@ static int run_from(const struct bench_args *a)
         fprintf(stderr, "temper: no sample in %s can be evaluated here (%zu left out)\n", a->from,
                 json_array_size(plan.left_out));
         close_sessions(sessions, nsessions);
-        json_decref(missing);
-        json_decref(plan.levels);
-        json_decref(plan.left_out);
-        free(plan.files);
+        plan_free(&plan, missing);
         return CLI_NOT_OK;
     }
     json_t *by_task = json_object();
     const char *name;
     json_t *v;
     json_object_foreach(plan.levels, name, v) json_object_set_new(by_task, name, json_array());
-    /* One secret seed for the bench, drawn now; every request is queued before the first wait,
-     * so compiles overlap device runs across all of them. */
-    uint64_t secret = temper_secret_seed() & 0x7fffffffffffffffull;
     cli_progress_start();
-    for (int i = 0; i < plan.n && !status; i++) {
-        struct temper_session_request req = {0};
-        req.path = plan.files[i].path;
-        req.no_timing = a->no_timing;
-        req.time_budget_s = a->time_budget_s;
-        req.seed = 1;
-        req.secret_seed = secret ? secret : 1;
-        if ((err = temper_session_submit(sessions[plan.files[i].session], &req, &plan.files[i].id, msg, sizeof(msg))))
-            status = cli_error(err, msg);
-    }
+    status = submit_plan(&plan, sessions, a);
     int store_failed = status ? 0 : collect(&plan, sessions, by_task, msg, sizeof(msg));
     cli_progress_done();
     if (store_failed < 0)
@@ -541,25 +579,13 @@ static int run_from(const struct bench_args *a)
     if (!status && !bench)
         status = cli_error(TEMPER_ENOMEM, NULL);
     if (!status) {
-        char real[PATH_MAX];
-        json_object_set_new(bench, "source", json_pack("{s:s}", "from", realpath(a->from, real) ? real : a->from));
-        json_object_set_new(bench, "level", json_string(a->level));
-        json_object_set_new(bench, "devices", json_incref(devices));
-        json_object_set_new(bench, "settings",
-                            json_pack("{s:o, s:b, s:o}", "samples", a->samples ? json_integer(a->samples) : json_null(),
-                                      "no_timing", a->no_timing, "time_budget_s",
-                                      a->time_budget_s > 0 ? json_real(a->time_budget_s) : json_null()));
-        json_object_set_new(bench, "missing_tasks", json_incref(missing));
-        json_object_set_new(bench, "left_out", json_incref(plan.left_out));
+        describe_bench(bench, a, devices, missing, &plan);
         status = store_and_print(bench, a, store_failed);
     }
     json_decref(bench);
     json_decref(devices);
     json_decref(by_task);
-    json_decref(missing);
-    json_decref(plan.levels);
-    json_decref(plan.left_out);
-    free(plan.files);
+    plan_free(&plan, missing);
     return status;
 }
 

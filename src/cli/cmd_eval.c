@@ -106,100 +106,91 @@ static void print_result(struct eval_output *o, json_t *result)
     json_decref(result);
 }
 
-int cmd_eval(int argc, char **argv)
+/* The command line of one eval run, as given. The request points into sets: the struct is not
+ * copied once parsed. */
+struct eval_options {
+    struct temper_session_request req; /* what every candidate is evaluated with */
+    struct temper_limits limits;       /* the session's limits */
+    const char *device;                /* --device, or NULL: the default */
+    const char *tasks_dir;             /* --tasks, or NULL */
+    const char *sets[65];              /* the --set NAME=VALUE texts, NULL after the last */
+    int nsets;                         /* how many */
+    int json;                          /* --json */
+    int jobs;                          /* --jobs (0: one per core) */
+};
+
+static const struct option eval_opts[] = {
+    {"device", required_argument, 0, 'd'},   {"set", required_argument, 0, 's'},
+    {"no-timing", no_argument, 0, 'n'},      {"json", no_argument, 0, 'j'},
+    {"tasks", required_argument, 0, 't'},    {"seed", required_argument, 0, 'S'},
+    {"launch-timeout", required_argument, 0, 'L'}, {"time-budget", required_argument, 0, 'B'},
+    {"no-store", no_argument, 0, 'N'},       {"jobs", required_argument, 0, 'J'},
+    {"sanitize", optional_argument, 0, 'Z'},       {"profile", no_argument, 0, 'P'},
+    {"checks-only", no_argument, 0, 'C'},    {"profile-run", no_argument, 0, 'R'},
+    {"reuse-same-code", no_argument, 0, 'U'}, {"help", no_argument, 0, 'h'},
+    {"lang", required_argument, 0, 'l'},     {"keep-going", no_argument, 0, 'K'},
+    {0, 0, 0, 0}};
+
+/* Reads the options into o, the defaults first, and checks that files are named. Returns
+ * CLI_CONTINUE, or the exit status for --help, an unknown option or a bad value (said on stderr). */
+static int parse_eval_options(int argc, char **argv, struct eval_options *o)
 {
-    static const struct option opts[] = {
-        {"device", required_argument, 0, 'd'},   {"set", required_argument, 0, 's'},
-        {"no-timing", no_argument, 0, 'n'},      {"json", no_argument, 0, 'j'},
-        {"tasks", required_argument, 0, 't'},    {"seed", required_argument, 0, 'S'},
-        {"launch-timeout", required_argument, 0, 'L'}, {"time-budget", required_argument, 0, 'B'},
-        {"no-store", no_argument, 0, 'N'},       {"jobs", required_argument, 0, 'J'},
-        {"sanitize", optional_argument, 0, 'Z'},       {"profile", no_argument, 0, 'P'},
-        {"checks-only", no_argument, 0, 'C'},    {"profile-run", no_argument, 0, 'R'},
-        {"reuse-same-code", no_argument, 0, 'U'}, {"help", no_argument, 0, 'h'},
-        {"lang", required_argument, 0, 'l'},     {"keep-going", no_argument, 0, 'K'},
-        {0, 0, 0, 0}};
-    struct temper_session_request req = {0};
-    struct temper_limits limits;
-    temper_limits_default(&limits);
-    const char *device = NULL, *tasks_dir = NULL;
-    const char *sets[65] = {0};
-    int nsets = 0, json = 0, jobs = 0, c;
-    req.seed = 1;
+    memset(o, 0, sizeof(*o));
+    temper_limits_default(&o->limits);
+    o->req.seed = 1;
+    struct temper_session_request *req = &o->req;
     char optmsg[256];
     int64_t seed = 1;
-    while ((c = getopt_long(argc, argv, "d:s:h", opts, NULL)) != -1) {
+    int c;
+    while ((c = getopt_long(argc, argv, "d:s:h", eval_opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
-        case 'd':
-            device = optarg;
-            break;
+        case 'd': o->device = optarg; break;
         case 's':
-            if (nsets == 64) {
+            if (o->nsets == 64) {
                 fprintf(stderr, "temper: too many --set options\n");
                 return CLI_USAGE;
             }
-            sets[nsets++] = optarg;
+            o->sets[o->nsets++] = optarg;
             break;
-        case 'n':
-            req.no_timing = 1;
-            break;
-        case 'j':
-            json = 1;
-            break;
-        case 't':
-            tasks_dir = optarg;
-            break;
+        case 'n': req->no_timing = 1; break;
+        case 'j': o->json = 1; break;
+        case 't': o->tasks_dir = optarg; break;
         case 'S':
             bad = temper_parse_i64_option("--seed", optarg, 0, INT64_MAX, &seed, optmsg, sizeof(optmsg));
-            req.seed = (uint64_t)seed;
+            req->seed = (uint64_t)seed;
             break;
         case 'L':
-            bad = temper_parse_double_option("--launch-timeout", optarg, 0.01, 3600, &limits.launch_timeout_s, optmsg,
-                                             sizeof(optmsg));
+            bad = temper_parse_double_option("--launch-timeout", optarg, 0.01, 3600, &o->limits.launch_timeout_s,
+                                             optmsg, sizeof(optmsg));
             break;
         case 'B':
-            bad = temper_parse_double_option("--time-budget", optarg, 0.01, 3600, &req.time_budget_s, optmsg,
+            bad = temper_parse_double_option("--time-budget", optarg, 0.01, 3600, &req->time_budget_s, optmsg,
                                              sizeof(optmsg));
             break;
-        case 'N':
-            req.no_store = 1;
-            break;
-        case 'J':
-            bad = temper_parse_int_option("--jobs", optarg, 1, 1024, &jobs, optmsg, sizeof(optmsg));
-            break;
+        case 'N': req->no_store = 1; break;
+        case 'J': bad = temper_parse_int_option("--jobs", optarg, 1, 1024, &o->jobs, optmsg, sizeof(optmsg)); break;
         case 'Z':
-            req.sanitize = !optarg ? TEMPER_SANITIZE_REPORT : !strcmp(optarg, "strict") ? TEMPER_SANITIZE_STRICT : 0;
-            if (!req.sanitize) {
+            req->sanitize = !optarg ? TEMPER_SANITIZE_REPORT : !strcmp(optarg, "strict") ? TEMPER_SANITIZE_STRICT : 0;
+            if (!req->sanitize) {
                 snprintf(optmsg, sizeof(optmsg), "--sanitize takes no value or =strict, not '%s'", optarg);
                 bad = 1;
             }
             break;
-        case 'P':
-            req.profile = 1;
-            break;
-        case 'C':
-            req.checks_only = 1;
-            break;
-        case 'R':
-            req.profile_run = 1;
-            break;
-        case 'U':
-            req.reuse_same_code = 1;
-            break;
+        case 'P': req->profile = 1; break;
+        case 'C': req->checks_only = 1; break;
+        case 'R': req->profile_run = 1; break;
+        case 'U': req->reuse_same_code = 1; break;
         case 'l':
             if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl")) {
                 fprintf(stderr, "temper: --lang: '%s' is not a language (cuda or opencl)\n", optarg);
                 return CLI_USAGE;
             }
-            req.lang = optarg;
+            req->lang = optarg;
             break;
-        case 'K':
-            req.keep_going = 1;
-            break;
+        case 'K': req->keep_going = 1; break;
         case 'h':
-        default:
-            return cli_help_exit(help, c == 'h');
+        default: return cli_help_exit(help, c == 'h');
         }
         if (bad)
             return cli_usage_error(optmsg);
@@ -208,79 +199,128 @@ int cmd_eval(int argc, char **argv)
         help(stderr);
         return CLI_USAGE;
     }
-    int n = argc - optind, stdin_at = -1;
+    return CLI_CONTINUE;
+}
+
+/* Finds standard input ('-') among the n files: *at is its index, or -1. Returns CLI_CONTINUE, or
+ * CLI_USAGE when it is given twice. */
+static int find_stdin(char **files, int n, int *at)
+{
+    *at = -1;
     for (int i = 0; i < n; i++)
-        if (!strcmp(argv[optind + i], "-")) {
-            if (stdin_at >= 0) {
+        if (!strcmp(files[i], "-")) {
+            if (*at >= 0) {
                 fprintf(stderr, "temper: standard input ('-') can be given once\n");
                 return CLI_USAGE;
             }
-            stdin_at = i;
+            *at = i;
         }
-    char *stdin_source = NULL;
-    size_t stdin_len = 0;
+    return CLI_CONTINUE;
+}
+
+/* Reads the candidate on standard input, whose language is lang (--lang). Returns CLI_CONTINUE
+ * with *source (caller frees) and *len set, or the exit status (said on stderr). */
+static int read_stdin_candidate(const char *lang, char **source, size_t *len)
+{
+    /* A file's extension gives its language where --lang does not; standard input has none. */
+    if (!lang) {
+        fprintf(stderr, "temper: eval -: the language of the candidate on standard input is not known: "
+                        "give --lang cuda or --lang opencl\n");
+        return CLI_USAGE;
+    }
     char msg[4096];
-    if (stdin_at >= 0) {
-        /* A file's extension gives its language where --lang does not; standard input has none. */
-        if (!req.lang) {
-            fprintf(stderr, "temper: eval -: the language of the candidate on standard input is not known: "
-                            "give --lang cuda or --lang opencl\n");
-            return CLI_USAGE;
-        }
-        int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_READ_MAX, &stdin_source, &stdin_len, msg, sizeof(msg));
-        if (err)
-            return cli_error(err, msg);
-    }
-    req.sets = sets;
-    /* One secret seed for the whole run, drawn now: inputs and references are made once. */
-    req.secret_seed = temper_secret_seed() & 0x7fffffffffffffffull;
-    req.secret_seed = req.secret_seed ? req.secret_seed : 1;
-    struct temper_session *session = NULL;
-    /* --no-store is per request: the store still gives the device's ceilings */
-    int err = cli_session_open(&session, device, &limits, tasks_dir, 0, jobs, msg, sizeof(msg));
-    if (err) {
-        free(stdin_source);
-        return cli_error(err, msg);
-    }
+    int err = temper_read_file("/dev/stdin", TEMPER_SOURCE_READ_MAX, source, len, msg, sizeof(msg));
+    return err ? cli_error(err, msg) : CLI_CONTINUE;
+}
+
+/* The candidate on standard input, if any. */
+struct stdin_candidate {
+    int at;       /* its index among the files, or -1 */
+    char *source; /* its bytes, NULs too: they are judged (owned) */
+    size_t len;   /* how many */
+};
+
+/* Submits every file, all before the first wait, then prints each result in order. Returns 0, or
+ * the error that stopped it (msg filled). */
+static int evaluate_files(struct temper_session *session, const struct temper_session_request *req, char **files,
+                          int n, const struct stdin_candidate *in, struct eval_output *out, char *msg,
+                          size_t msg_size)
+{
     int64_t *ids = calloc((size_t)n, sizeof(*ids));
     if (!ids) {
-        free(stdin_source);
-        temper_session_close(session);
-        return cli_error(TEMPER_ENOMEM, NULL);
+        *msg = 0;
+        return TEMPER_ENOMEM;
     }
-    struct eval_output out = {json, n, 0, 0, 0, 0, 0};
-    double start_s = temper_now_s();
+    int err = 0;
     cli_progress_start();
     cli_progress("evaluating %d candidate%s...", n, n == 1 ? "" : "s");
     for (int i = 0; i < n && !err; i++) {
-        struct temper_session_request r = req;
-        r.path = i == stdin_at ? "<stdin>" : argv[optind + i];
-        r.source = i == stdin_at ? stdin_source : NULL;
-        r.source_len = i == stdin_at ? stdin_len : 0; /* every byte read, NULs too: they are judged */
-        err = temper_session_submit(session, &r, &ids[i], msg, sizeof(msg));
+        struct temper_session_request r = *req;
+        r.path = i == in->at ? "<stdin>" : files[i];
+        r.source = i == in->at ? in->source : NULL;
+        r.source_len = i == in->at ? in->len : 0;
+        err = temper_session_submit(session, &r, &ids[i], msg, msg_size);
     }
     for (int i = 0; i < n && !err; i++) {
         json_t *result = NULL;
-        err = temper_session_wait(session, ids[i], &result, msg, sizeof(msg));
+        err = temper_session_wait(session, ids[i], &result, msg, msg_size);
         if (!err) {
             cli_progress_done();
-            print_result(&out, result);
+            print_result(out, result);
         }
     }
     cli_progress_done();
-    temper_session_close(session);
     free(ids);
-    free(stdin_source);
-    if (err)
-        return cli_error(err, msg);
-    if (n > 1 && !json)
-        printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", n, out.correct,
-               out.not_correct, out.failed, temper_now_s() - start_s);
-    if (out.store_failed) { /* the results are printed, but not all kept: said last, with its own status */
-        fprintf(stderr, "temper: %d of %d results not stored (the store's message is above)\n", out.store_failed, n);
+    return err;
+}
+
+/* Prints the totals of several files and returns the run's exit status. */
+static int eval_exit_status(const struct eval_output *out, double start_s)
+{
+    if (out->n > 1 && !out->json)
+        printf("%d candidates: %d correct, %d not correct, %d not evaluated; %.1f s\n", out->n, out->correct,
+               out->not_correct, out->failed, temper_now_s() - start_s);
+    if (out->store_failed) { /* the results are printed, but not all kept: said last, with its own status */
+        fprintf(stderr, "temper: %d of %d results not stored (the store's message is above)\n", out->store_failed,
+                out->n);
         return CLI_STORE;
     }
-    if (out.failed)
-        return cli_exit_for(out.failed_err);
-    return out.not_correct ? CLI_NOT_OK : CLI_OK;
+    if (out->failed)
+        return cli_exit_for(out->failed_err);
+    return out->not_correct ? CLI_NOT_OK : CLI_OK;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    struct eval_options o;
+    int status = parse_eval_options(argc, argv, &o);
+    char **files = argv + optind;
+    int n = argc - optind;
+    struct stdin_candidate in = {-1, NULL, 0};
+    if (status == CLI_CONTINUE)
+        status = find_stdin(files, n, &in.at);
+    if (status == CLI_CONTINUE && in.at >= 0)
+        status = read_stdin_candidate(o.req.lang, &in.source, &in.len);
+    if (status != CLI_CONTINUE)
+        return status;
+    o.req.sets = o.sets;
+    /* One secret seed for the whole run, drawn now: inputs and references are made once. */
+    o.req.secret_seed = temper_secret_seed() & 0x7fffffffffffffffull;
+    o.req.secret_seed = o.req.secret_seed ? o.req.secret_seed : 1;
+    struct temper_session *session = NULL;
+    char msg[4096];
+    /* --no-store is per request: the store still gives the device's ceilings */
+    int err = cli_session_open(&session, o.device, &o.limits, o.tasks_dir, 0, o.jobs, msg, sizeof(msg));
+    if (err) {
+        free(in.source);
+        return cli_error(err, msg);
+    }
+    struct eval_output out = {o.json, n, 0, 0, 0, 0, 0};
+    double start_s = temper_now_s();
+    err = evaluate_files(session, &o.req, files, n, &in, &out, msg, sizeof(msg));
+    temper_session_close(session);
+    free(in.source);
+    if (err)
+        return cli_error(err, msg);
+    return eval_exit_status(&out, start_s);
 }

@@ -39,26 +39,36 @@ static void help(FILE *out)
             "stored has the name), or an unwritable file, 4 the store failed\n");
 }
 
-int cmd_report(int argc, char **argv)
+/* The command line of one report, as given. */
+struct report_options {
+    struct temper_report_request req; /* the run or task to report (req.run_id, req.task) */
+    const char *out_path;             /* -o FILE */
+    const char *tasks_dir;            /* --tasks DIR, or NULL */
+    const char *bench_path;           /* --bench-json FILE, or NULL */
+    int64_t bench_id;                 /* --bench ID, or 0 */
+};
+
+static const struct option report_opts[] = {
+    {"run", required_argument, 0, 'r'},       {"task", required_argument, 0, 't'},
+    {"bench-json", required_argument, 0, 'b'}, {"out", required_argument, 0, 'o'},
+    {"bench", required_argument, 0, 'B'},
+    {"device-key", required_argument, 0, 'd'}, {"title", required_argument, 0, 'T'},
+    {"tasks", required_argument, 0, 'k'},      {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
+
+/* Reads the options into o and checks that exactly one thing is reported, to a file. Returns
+ * CLI_CONTINUE, or the exit status for --help or bad usage (said on stderr). */
+static int parse_report_options(int argc, char **argv, struct report_options *o)
 {
-    static const struct option opts[] = {
-        {"run", required_argument, 0, 'r'},       {"task", required_argument, 0, 't'},
-        {"bench-json", required_argument, 0, 'b'}, {"out", required_argument, 0, 'o'},
-        {"bench", required_argument, 0, 'B'},
-        {"device-key", required_argument, 0, 'd'}, {"title", required_argument, 0, 'T'},
-        {"tasks", required_argument, 0, 'k'},      {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    struct temper_report_request req = {0};
-    const char *out_path = NULL, *tasks_dir = NULL, *bench_path = NULL;
+    memset(o, 0, sizeof(*o));
     int selectors = 0, c;
-    int64_t bench_id = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:h", report_opts, NULL)) != -1) {
         switch (c) {
         case 'r': {
             int64_t run;
             if (cli_parse_id("--run", "run id", optarg, &run))
                 return CLI_USAGE;
-            req.run_id = run;
+            o->req.run_id = run;
             selectors++;
             break;
         }
@@ -67,30 +77,22 @@ int cmd_report(int argc, char **argv)
                 fprintf(stderr, "temper: --task: '%s' is not a task name ([a-z0-9_]+)\n", optarg);
                 return CLI_USAGE;
             }
-            req.task = optarg;
+            o->req.task = optarg;
             selectors++;
             break;
         case 'b':
-            bench_path = optarg;
+            o->bench_path = optarg;
             selectors++;
             break;
         case 'B':
-            if (cli_parse_id("--bench", "bench id", optarg, &bench_id))
+            if (cli_parse_id("--bench", "bench id", optarg, &o->bench_id))
                 return CLI_USAGE;
             selectors++;
             break;
-        case 'o':
-            out_path = optarg;
-            break;
-        case 'd':
-            req.device_key = optarg;
-            break;
-        case 'T':
-            req.title = optarg;
-            break;
-        case 'k':
-            tasks_dir = optarg;
-            break;
+        case 'o': o->out_path = optarg; break;
+        case 'd': o->req.device_key = optarg; break;
+        case 'T': o->req.title = optarg; break;
+        case 'k': o->tasks_dir = optarg; break;
         case 'h':
             help(stdout);
             return CLI_OK;
@@ -99,7 +101,7 @@ int cmd_report(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    if (optind != argc || selectors != 1 || !out_path) {
+    if (optind != argc || selectors != 1 || !o->out_path) {
         if (optind != argc)
             fprintf(stderr, "temper: report takes no file argument ('%s'); use -o FILE\n", argv[optind]);
         else if (selectors != 1)
@@ -109,69 +111,99 @@ int cmd_report(int argc, char **argv)
         fputs(usage_line, stderr);
         return CLI_USAGE;
     }
-    req.tasks_root = temper_tasks_root(tasks_dir);
+    o->req.tasks_root = temper_tasks_root(o->tasks_dir);
+    return CLI_CONTINUE;
+}
+
+/* Reads what `temper bench --json` printed from path. Returns CLI_CONTINUE with *bench (caller
+ * frees), or CLI_USAGE (said on stderr). */
+static int load_bench_json(const char *path, json_t **bench)
+{
+    json_error_t jerr;
+    *bench = json_load_file(path, 0, &jerr);
+    if (!*bench && jerr.line < 0) { /* not read at all: say why, not where its JSON breaks */
+        fprintf(stderr, "temper: --bench-json: cannot read %s: %s\n", path, strerror(errno));
+        return CLI_USAGE;
+    }
+    if (*bench && json_is_object(*bench) &&
+        (!json_is_array(json_object_get(*bench, "tasks")) || !json_is_object(json_object_get(*bench, "suite")))) {
+        fprintf(stderr, "temper: %s: not a bench's JSON (temper bench --json): it needs \"tasks\" (a list) and "
+                        "\"suite\" (an object)\n", path);
+        json_decref(*bench);
+        return CLI_USAGE;
+    }
+    if (!*bench || !json_is_object(*bench)) {
+        fprintf(stderr, "temper: %s:%d: not a bench's JSON (temper bench --json): %s\n", path, jerr.line,
+                *bench ? "not an object" : jerr.text);
+        json_decref(*bench);
+        return CLI_USAGE;
+    }
+    return CLI_CONTINUE;
+}
+
+/* Opens what the report is made from: the bench's JSON file, or the store, where the bench, run
+ * or task named must be. Returns CLI_CONTINUE with *store or *bench (caller frees), or the exit
+ * status (said on stderr). */
+static int open_report_source(const struct report_options *o, struct temper_store **store, json_t **bench)
+{
     char msg[2048];
-    json_t *bench = NULL;
-    struct temper_store *store = NULL;
-    int err = 0;
-    if (bench_path) {
-        json_error_t jerr;
-        bench = json_load_file(bench_path, 0, &jerr);
-        if (!bench && jerr.line < 0) { /* not read at all: say why, not where its JSON breaks */
-            fprintf(stderr, "temper: --bench-json: cannot read %s: %s\n", bench_path, strerror(errno));
-            return CLI_USAGE;
-        }
-        if (bench && json_is_object(bench) &&
-            (!json_is_array(json_object_get(bench, "tasks")) || !json_is_object(json_object_get(bench, "suite")))) {
-            fprintf(stderr, "temper: %s: not a bench's JSON (temper bench --json): it needs \"tasks\" (a list) and "
-                            "\"suite\" (an object)\n", bench_path);
-            json_decref(bench);
-            return CLI_USAGE;
-        }
-        if (!bench || !json_is_object(bench)) {
-            fprintf(stderr, "temper: %s:%d: not a bench's JSON (temper bench --json): %s\n", bench_path, jerr.line,
-                    bench ? "not an object" : jerr.text);
-            json_decref(bench);
-            return CLI_USAGE;
-        }
-    } else if ((err = cli_store_open_existing(&store, msg, sizeof(msg)))) {
-        if (err == TEMPER_ENOTFOUND && req.task) { /* no store yet: no evaluation of the task (none made) */
+    int err;
+    if (o->bench_path)
+        return load_bench_json(o->bench_path, bench);
+    if ((err = cli_store_open_existing(store, msg, sizeof(msg)))) {
+        if (err == TEMPER_ENOTFOUND && o->req.task) { /* no store yet: no evaluation of the task (none made) */
             char nothing[2200];
-            snprintf(nothing, sizeof(nothing), "no evaluation of task '%s': %s", req.task, msg);
-            return cli_nothing_for_task(req.tasks_root, req.task, nothing);
+            snprintf(nothing, sizeof(nothing), "no evaluation of task '%s': %s", o->req.task, msg);
+            return cli_nothing_for_task(o->req.tasks_root, o->req.task, nothing);
         }
         return cli_error(err, msg); /* a run or bench id names nothing: bad input (2) */
-    } else if (bench_id && (err = temper_store_bench_get(store, bench_id, &bench, msg, sizeof(msg)))) {
-        temper_store_close(store);
+    }
+    if (o->bench_id && (err = temper_store_bench_get(*store, o->bench_id, bench, msg, sizeof(msg)))) {
+        temper_store_close(*store);
         return cli_error(err, msg); /* an id that names no bench is bad input (2) */
-    } else if (req.run_id && (err = cli_store_run_exists(store, req.run_id, msg, sizeof(msg)))) {
-        temper_store_close(store);
+    }
+    if (o->req.run_id && (err = cli_store_run_exists(*store, o->req.run_id, msg, sizeof(msg)))) {
+        temper_store_close(*store);
         return cli_error(err, msg); /* an id that names no run is bad input (2) */
     }
+    return CLI_CONTINUE;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct report_options o;
+    json_t *bench = NULL;
+    struct temper_store *store = NULL;
+    int status = parse_report_options(argc, argv, &o);
+    if (status == CLI_CONTINUE)
+        status = open_report_source(&o, &store, &bench);
+    if (status != CLI_CONTINUE)
+        return status;
     /* Written beside its final name and renamed into place once whole. */
-    char tmp[4096];
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", out_path, (long)getpid());
+    char tmp[4096], msg[2048];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", o.out_path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
-        fprintf(stderr, "temper: cannot write %s: %s\n", out_path, strerror(errno));
+        fprintf(stderr, "temper: cannot write %s: %s\n", o.out_path, strerror(errno));
         temper_store_close(store);
         json_decref(bench);
         return CLI_USAGE;
     }
-    err = bench ? temper_report_bench_write(bench, f, msg, sizeof(msg)) :
-                  temper_report_write(store, &req, f, msg, sizeof(msg));
+    int err = bench ? temper_report_bench_write(bench, f, msg, sizeof(msg)) :
+                      temper_report_write(store, &o.req, f, msg, sizeof(msg));
     temper_store_close(store);
     json_decref(bench);
     if (fclose(f) && !err)
-        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", out_path, strerror(errno));
-    if (!err && rename(tmp, out_path))
-        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "cannot rename %s to %s: %s", tmp, out_path, strerror(errno));
+        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "writing %s failed: %s", o.out_path, strerror(errno));
+    if (!err && rename(tmp, o.out_path))
+        err = temper_fail(msg, sizeof(msg), TEMPER_EIO, "cannot rename %s to %s: %s", tmp, o.out_path,
+                          strerror(errno));
     if (err) {
         unlink(tmp);
         if (err == TEMPER_ENOTFOUND) /* nothing to report; an unknown task is bad input (2) */
-            return cli_nothing_for_task(req.tasks_root, req.task, msg);
+            return cli_nothing_for_task(o.req.tasks_root, o.req.task, msg);
         return cli_error(err, msg);
     }
-    fprintf(stderr, "temper: wrote %s\n", out_path);
+    fprintf(stderr, "temper: wrote %s\n", o.out_path);
     return CLI_OK;
 }

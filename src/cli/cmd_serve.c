@@ -140,83 +140,212 @@ static int local_devices(char devices[][64], int *n, char *msg, size_t msg_size)
     return *n ? 0 : temper_fail(msg, msg_size, TEMPER_ENODEVICE, "no usable device on this machine");
 }
 
-int cmd_serve(int argc, char **argv)
+/* The command line of the gym, as given. */
+struct serve_options {
+    const char *listen;                     /* --listen HOST:PORT */
+    const char *token_file;                 /* --token-file, or NULL */
+    const char *redis;                      /* --redis URL, or NULL: the store's queue */
+    const char *store;                      /* --store PATH, or NULL: the default */
+    const char *tasks_dir;                  /* --tasks DIR, or NULL */
+    char devices[SERVE_MAX_DEVICES][64];    /* the --device list, or the local devices found */
+    int ndevices;                           /* how many */
+    int in_flight;                          /* --in-flight */
+    int64_t body, source;                   /* --max-body-bytes, --max-source-bytes (0: the default) */
+    int64_t items, depth, wait;             /* --max-items, --max-depth, --max-wait (0: the default) */
+    int64_t conns, client_conns;            /* --max-connections, --max-client-connections (0: the default) */
+    int64_t req_s;                          /* --request-timeout (0: the default) */
+    int64_t mem_mb;                         /* --mem-limit-mb (0: the default) */
+    struct temper_limits limits;            /* the sessions' limits */
+};
+
+static const struct option serve_opts[] = {
+    {"listen", required_argument, 0, 'l'},         {"token-file", required_argument, 0, 'T'},
+    {"redis", required_argument, 0, 'r'},          {"device", required_argument, 0, 'd'},
+    {"store", required_argument, 0, 's'},          {"tasks", required_argument, 0, 't'},
+    {"in-flight", required_argument, 0, 'i'},      {"max-body-bytes", required_argument, 0, 'B'},
+    {"max-source-bytes", required_argument, 0, 'S'}, {"max-items", required_argument, 0, 'I'},
+    {"max-depth", required_argument, 0, 'D'},      {"max-wait", required_argument, 0, 'W'},
+    {"launch-timeout", required_argument, 0, 'L'}, {"job-timeout", required_argument, 0, 'J'},
+    {"mem-limit-mb", required_argument, 0, 'M'},   {"max-connections", required_argument, 0, 'C'},
+    {"max-client-connections", required_argument, 0, 'P'}, {"request-timeout", required_argument, 0, 'R'},
+    {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
+
+/* Reads one numeric option c into o: 0, an error (msg filled), or 1 when c is no numeric option. */
+static int parse_serve_number(struct serve_options *o, int c, const char *arg, char *msg, size_t msg_size)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, 0, 'l'},         {"token-file", required_argument, 0, 'T'},
-        {"redis", required_argument, 0, 'r'},          {"device", required_argument, 0, 'd'},
-        {"store", required_argument, 0, 's'},          {"tasks", required_argument, 0, 't'},
-        {"in-flight", required_argument, 0, 'i'},      {"max-body-bytes", required_argument, 0, 'B'},
-        {"max-source-bytes", required_argument, 0, 'S'}, {"max-items", required_argument, 0, 'I'},
-        {"max-depth", required_argument, 0, 'D'},      {"max-wait", required_argument, 0, 'W'},
-        {"launch-timeout", required_argument, 0, 'L'}, {"job-timeout", required_argument, 0, 'J'},
-        {"mem-limit-mb", required_argument, 0, 'M'},   {"max-connections", required_argument, 0, 'C'},
-        {"max-client-connections", required_argument, 0, 'P'}, {"request-timeout", required_argument, 0, 'R'},
-        {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
-    const char *listen = "127.0.0.1:8787", *token_file = NULL, *redis = NULL, *store = NULL, *tasks_dir = NULL;
-    char devices[SERVE_MAX_DEVICES][64];
-    int ndevices = 0, in_flight = 32, c;
-    int64_t body = 0, source = 0, items = 0, depth = 0, wait = 0, mem_mb = 0, conns = 0, client_conns = 0, req_s = 0;
-    struct temper_limits limits;
-    temper_limits_default(&limits);
-    char optmsg[256], msg[2048];
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
+    switch (c) {
+    case 'i': return temper_parse_int_option("--in-flight", arg, 1, 256, &o->in_flight, msg, msg_size);
+    case 'B': return temper_parse_i64_option("--max-body-bytes", arg, 1024, 1 << 30, &o->body, msg, msg_size);
+    case 'S': return temper_parse_i64_option("--max-source-bytes", arg, 1, 1 << 20, &o->source, msg, msg_size);
+    case 'I': return temper_parse_i64_option("--max-items", arg, 1, 100000, &o->items, msg, msg_size);
+    case 'D': return temper_parse_i64_option("--max-depth", arg, 1, INT64_MAX / 2, &o->depth, msg, msg_size);
+    case 'W': return temper_parse_i64_option("--max-wait", arg, 1, SERVER_MAX_WAIT_S, &o->wait, msg, msg_size);
+    case 'L':
+        return temper_parse_double_option("--launch-timeout", arg, 0.01, 3600, &o->limits.launch_timeout_s, msg,
+                                          msg_size);
+    case 'J':
+        return temper_parse_double_option("--job-timeout", arg, 1, 86400, &o->limits.job_timeout_s, msg, msg_size);
+    case 'M': return temper_parse_i64_option("--mem-limit-mb", arg, 64, 1 << 30, &o->mem_mb, msg, msg_size);
+    case 'C': return temper_parse_i64_option("--max-connections", arg, 1, 4096, &o->conns, msg, msg_size);
+    case 'P':
+        return temper_parse_i64_option("--max-client-connections", arg, 1, 4096, &o->client_conns, msg, msg_size);
+    case 'R': return temper_parse_i64_option("--request-timeout", arg, 1, 3600, &o->req_s, msg, msg_size);
+    default: return 1;
+    }
+}
+
+/* Reads the options into o, the defaults first, and checks them against each other and the task
+ * path. Returns CLI_CONTINUE, or the exit status for --help, an unknown option, a bad value or a
+ * bad combination (said on stderr). */
+static int parse_serve_options(int argc, char **argv, struct serve_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->listen = "127.0.0.1:8787";
+    o->in_flight = 32;
+    temper_limits_default(&o->limits);
+    char optmsg[256];
+    int c;
+    while ((c = getopt_long(argc, argv, "h", serve_opts, NULL)) != -1) {
         switch (c) {
-        case 'l': listen = optarg; break;
-        case 'T': token_file = optarg; break;
-        case 'r': redis = optarg; break;
-        case 's': store = optarg; break;
-        case 't': tasks_dir = optarg; break;
+        case 'l': o->listen = optarg; break;
+        case 'T': o->token_file = optarg; break;
+        case 'r': o->redis = optarg; break;
+        case 's': o->store = optarg; break;
+        case 't': o->tasks_dir = optarg; break;
         case 'd':
-            if (ndevices == SERVE_MAX_DEVICES || strlen(optarg) >= 64) {
+            if (o->ndevices == SERVE_MAX_DEVICES || strlen(optarg) >= 64) {
                 fprintf(stderr, "temper: serve: at most %d --device options, each a device such as cuda:0\n",
                         SERVE_MAX_DEVICES);
                 return CLI_USAGE;
             }
-            snprintf(devices[ndevices++], 64, "%s", optarg);
+            snprintf(o->devices[o->ndevices++], 64, "%s", optarg);
             break;
-        case 'i': bad = temper_parse_int_option("--in-flight", optarg, 1, 256, &in_flight, optmsg, sizeof(optmsg)); break;
-        case 'B': bad = temper_parse_i64_option("--max-body-bytes", optarg, 1024, 1 << 30, &body, optmsg, sizeof(optmsg)); break;
-        case 'S': bad = temper_parse_i64_option("--max-source-bytes", optarg, 1, 1 << 20, &source, optmsg, sizeof(optmsg)); break;
-        case 'I': bad = temper_parse_i64_option("--max-items", optarg, 1, 100000, &items, optmsg, sizeof(optmsg)); break;
-        case 'D': bad = temper_parse_i64_option("--max-depth", optarg, 1, INT64_MAX / 2, &depth, optmsg, sizeof(optmsg)); break;
-        case 'W': bad = temper_parse_i64_option("--max-wait", optarg, 1, SERVER_MAX_WAIT_S, &wait, optmsg, sizeof(optmsg)); break;
-        case 'L':
-            bad = temper_parse_double_option("--launch-timeout", optarg, 0.01, 3600, &limits.launch_timeout_s, optmsg,
-                                             sizeof(optmsg));
-            break;
-        case 'J':
-            bad = temper_parse_double_option("--job-timeout", optarg, 1, 86400, &limits.job_timeout_s, optmsg,
-                                             sizeof(optmsg));
-            break;
-        case 'M': bad = temper_parse_i64_option("--mem-limit-mb", optarg, 64, 1 << 30, &mem_mb, optmsg, sizeof(optmsg)); break;
-        case 'C': bad = temper_parse_i64_option("--max-connections", optarg, 1, 4096, &conns, optmsg, sizeof(optmsg)); break;
-        case 'P':
-            bad = temper_parse_i64_option("--max-client-connections", optarg, 1, 4096, &client_conns, optmsg,
-                                          sizeof(optmsg));
-            break;
-        case 'R': bad = temper_parse_i64_option("--request-timeout", optarg, 1, 3600, &req_s, optmsg, sizeof(optmsg)); break;
-        case 'h':
-        default: return cli_help_exit(help, c == 'h');
+        default: {
+            int bad = parse_serve_number(o, c, optarg, optmsg, sizeof(optmsg));
+            if (bad == 1)
+                return cli_help_exit(help, c == 'h');
+            if (bad)
+                return cli_usage_error(optmsg);
         }
-        if (bad)
-            return cli_usage_error(optmsg);
+        }
     }
     if (optind < argc) {
         fprintf(stderr, "temper: serve: unexpected argument '%s'\n", argv[optind]);
         return CLI_USAGE;
     }
-    if (redis && ndevices) {
+    if (o->redis && o->ndevices) {
         fprintf(stderr, "temper: serve: --device runs local workers; with --redis, start `temper worker --redis URL "
                         "--device D` on each machine instead\n");
         return CLI_USAGE;
     }
-    if (cli_tasks_present(tasks_dir) != CLI_OK)
+    if (cli_tasks_present(o->tasks_dir) != CLI_OK)
         return CLI_USAGE;
-    limits.mem_limit_bytes = (uint64_t)mem_mb << 20;
+    o->limits.mem_limit_bytes = (uint64_t)o->mem_mb << 20;
+    return CLI_CONTINUE;
+}
+
+/* What a running gym holds; stop_gym releases it. */
+struct gym {
+    struct temper_queue *queue;                               /* the jobs' queue */
+    struct consumer_thread *threads;                          /* one per local device */
+    struct temper_session **sessions;                         /* their sessions */
+    struct temper_consumer_counts *counts[SERVE_MAX_DEVICES]; /* each started thread's counts */
+    const char *device_names[SERVE_MAX_DEVICES];              /* and its device */
+    atomic_int stop;                                          /* 1: the consumers stop */
+    int started;                                              /* threads started */
+    struct temper_server *server;                             /* the HTTP server, once started */
+};
+
+/* Opens a session on each local device and starts its consumer thread; stops at the first that
+ * fails (msg filled). */
+static int start_consumers(const struct serve_options *o, struct gym *g, char *msg, size_t msg_size)
+{
+    g->threads = calloc((size_t)(o->ndevices ? o->ndevices : 1), sizeof(*g->threads));
+    g->sessions = calloc((size_t)(o->ndevices ? o->ndevices : 1), sizeof(*g->sessions));
+    char host[128] = "localhost", self[4096];
+    gethostname(host, sizeof(host) - 1);
+    ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[self_len > 0 ? self_len : 0] = 0;
+    int err = g->threads && g->sessions ? 0 : temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
+    for (int i = 0; i < o->ndevices && !err; i++) {
+        struct consumer_thread *t = &g->threads[i];
+        snprintf(t->device, sizeof(t->device), "%s", o->devices[i]);
+        struct temper_session_config sc = {0};
+        sc.device = t->device;
+        sc.store_path = o->store;
+        sc.tasks_dir = o->tasks_dir;
+        sc.limits = &o->limits;
+        sc.max_batch = o->in_flight;
+        sc.deep_exe = self[0] ? self : NULL;
+        sc.on_event = print_event;
+        sc.event_user = t->device;
+        err = temper_session_open(&sc, &g->sessions[i], msg, msg_size);
+        if (err)
+            break;
+        if (snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device) >= (int)sizeof(t->name))
+            t->name[sizeof(t->name) - 1] = 0; /* cut: a consumer's name has at most 128 characters */
+        t->config = (struct temper_consumer_config){g->queue,     g->sessions[i], t->name,     t->device,
+                                                    o->in_flight, 2000,           &g->stop, o->tasks_dir};
+        g->counts[i] = &t->counts;
+        g->device_names[i] = t->device;
+        if (pthread_create(&t->thread, NULL, consumer_main, t)) {
+            err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "cannot start a thread");
+            break;
+        }
+        g->started++;
+    }
+    return err;
+}
+
+/* Starts the HTTP server on the queue and the started consumers' counts. */
+static int start_server(const struct serve_options *o, const char *token, struct gym *g, char *msg, size_t msg_size)
+{
+    struct temper_server_config cfg = {0};
+    cfg.listen = o->listen;
+    cfg.token = token;
+    cfg.queue = g->queue;
+    cfg.tasks_dir = o->tasks_dir;
+    cfg.limits.max_body_bytes = (size_t)o->body;
+    cfg.limits.max_source_bytes = (size_t)o->source;
+    cfg.limits.max_items = (int)o->items;
+    cfg.limits.max_wait_s = (int)o->wait;
+    cfg.limits.max_connections = (int)o->conns;
+    cfg.limits.max_client_connections = (int)o->client_conns;
+    cfg.limits.request_timeout_s = (int)o->req_s;
+    cfg.ndevices = g->started;
+    cfg.devices = g->device_names;
+    cfg.counts = g->counts;
+    return temper_server_start(&cfg, &g->server, msg, msg_size);
+}
+
+/* Stops the server, lets the consumers finish their jobs in flight, and closes everything;
+ * returns status, or CLI_STORE when a consumer had stopped on an error. */
+static int stop_gym(struct gym *g, int ndevices, int status)
+{
+    temper_server_stop(g->server);
+    atomic_store(&g->stop, 1);
+    for (int i = 0; i < g->started; i++) {
+        pthread_join(g->threads[i].thread, NULL);
+        if (g->threads[i].err && status == CLI_OK)
+            status = CLI_STORE;
+    }
+    for (int i = 0; i < ndevices && g->sessions; i++)
+        temper_session_close(g->sessions[i]);
+    g->queue->ops->close(g->queue);
+    free(g->threads);
+    free(g->sessions);
+    return status;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve_options o;
+    int status = parse_serve_options(argc, argv, &o);
+    if (status != CLI_CONTINUE)
+        return status;
+    char msg[2048];
     char *token = NULL;
-    int err = token_file ? read_token(token_file, &token, msg, sizeof(msg)) : 0;
+    int err = o.token_file ? read_token(o.token_file, &token, msg, sizeof(msg)) : 0;
     if (err) {
         free(token);
         return cli_error(err == TEMPER_ENOTFOUND || err == TEMPER_EIO ? TEMPER_EINVALID : err, msg);
@@ -229,99 +358,35 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 
     struct temper_queue_config qc = {0};
-    qc.max_depth = depth;
-    qc.claim_idle_ms = (int)((limits.job_timeout_s + 300) * 1000);
-    struct temper_queue *queue = NULL;
-    err = temper_queue_open(redis ? redis : store, &qc, &queue, msg, sizeof(msg));
+    qc.max_depth = o.depth;
+    qc.claim_idle_ms = (int)((o.limits.job_timeout_s + 300) * 1000);
+    struct gym g = {0};
+    err = temper_queue_open(o.redis ? o.redis : o.store, &qc, &g.queue, msg, sizeof(msg));
     if (err) {
         free(token);
         return cli_error(err == TEMPER_EUNSUPPORTED ? TEMPER_EINVALID : err == TEMPER_ESTORE ? err : TEMPER_ESTORE, msg);
     }
-    if (!redis && !ndevices && (err = local_devices(devices, &ndevices, msg, sizeof(msg)))) {
-        queue->ops->close(queue);
+    if (!o.redis && !o.ndevices && (err = local_devices(o.devices, &o.ndevices, msg, sizeof(msg)))) {
+        g.queue->ops->close(g.queue);
         free(token);
         return cli_error(err == TEMPER_ENODEVICE ? err : TEMPER_ENODEVICE, msg);
     }
-    struct consumer_thread *threads = calloc((size_t)(ndevices ? ndevices : 1), sizeof(*threads));
-    struct temper_session **sessions = calloc((size_t)(ndevices ? ndevices : 1), sizeof(*sessions));
-    struct temper_consumer_counts *counts[SERVE_MAX_DEVICES];
-    const char *device_names[SERVE_MAX_DEVICES];
-    atomic_int stop = 0;
-    int started = 0;
-    char host[128] = "localhost", self[4096];
-    gethostname(host, sizeof(host) - 1);
-    ssize_t self_len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    self[self_len > 0 ? self_len : 0] = 0;
-    err = threads && sessions ? 0 : temper_fail(msg, sizeof(msg), TEMPER_ENOMEM, "out of memory");
-    for (int i = 0; i < ndevices && !err; i++) {
-        struct consumer_thread *t = &threads[i];
-        snprintf(t->device, sizeof(t->device), "%s", devices[i]);
-        struct temper_session_config sc = {0};
-        sc.device = t->device;
-        sc.store_path = store;
-        sc.tasks_dir = tasks_dir;
-        sc.limits = &limits;
-        sc.max_batch = in_flight;
-        sc.deep_exe = self[0] ? self : NULL;
-        sc.on_event = print_event;
-        sc.event_user = t->device;
-        err = temper_session_open(&sc, &sessions[i], msg, sizeof(msg));
-        if (err)
-            break;
-        if (snprintf(t->name, sizeof(t->name), "%s:%d:%s", host, (int)getpid(), t->device) >= (int)sizeof(t->name))
-            t->name[sizeof(t->name) - 1] = 0; /* cut: a consumer's name has at most 128 characters */
-        t->config = (struct temper_consumer_config){queue, sessions[i], t->name, t->device, in_flight, 2000, &stop, tasks_dir};
-        counts[i] = &t->counts;
-        device_names[i] = t->device;
-        if (pthread_create(&t->thread, NULL, consumer_main, t)) {
-            err = temper_fail(msg, sizeof(msg), TEMPER_ENOMEM, "cannot start a thread");
-            break;
-        }
-        started++;
-    }
-    struct temper_server *server = NULL;
-    if (!err) {
-        struct temper_server_config cfg = {0};
-        cfg.listen = listen;
-        cfg.token = token;
-        cfg.queue = queue;
-        cfg.tasks_dir = tasks_dir;
-        cfg.limits.max_body_bytes = (size_t)body;
-        cfg.limits.max_source_bytes = (size_t)source;
-        cfg.limits.max_items = (int)items;
-        cfg.limits.max_wait_s = (int)wait;
-        cfg.limits.max_connections = (int)conns;
-        cfg.limits.max_client_connections = (int)client_conns;
-        cfg.limits.request_timeout_s = (int)req_s;
-        cfg.ndevices = started;
-        cfg.devices = device_names;
-        cfg.counts = counts;
-        err = temper_server_start(&cfg, &server, msg, sizeof(msg));
-    }
-    int status = CLI_OK;
+    err = start_consumers(&o, &g, msg, sizeof(msg));
+    if (!err)
+        err = start_server(&o, token, &g, msg, sizeof(msg));
+    status = CLI_OK;
     if (err) {
         status = cli_error(err, msg);
     } else {
         fprintf(stderr, "temper: serve: listening on http://%.*s:%d (queue: %s; %d local worker%s)\n",
-                (int)(strrchr(listen, ':') - listen), listen, temper_server_port(server), queue->ops->engine, started,
-                started == 1 ? "" : "s");
+                (int)(strrchr(o.listen, ':') - o.listen), o.listen, temper_server_port(g.server),
+                g.queue->ops->engine, g.started, g.started == 1 ? "" : "s");
         fflush(stderr);
         int sig = 0;
         sigwait(&stop_set, &sig);
         fprintf(stderr, "temper: serve: stopping (%s): finishing the jobs in flight\n", strsignal(sig));
     }
-    temper_server_stop(server);
-    atomic_store(&stop, 1);
-    for (int i = 0; i < started; i++) {
-        pthread_join(threads[i].thread, NULL);
-        if (threads[i].err && status == CLI_OK)
-            status = CLI_STORE;
-    }
-    for (int i = 0; i < ndevices && sessions; i++)
-        temper_session_close(sessions[i]);
-    queue->ops->close(queue);
-    free(threads);
-    free(sessions);
+    status = stop_gym(&g, o.ndevices, status);
     free(token);
     return status;
 }

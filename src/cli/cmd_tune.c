@@ -212,84 +212,76 @@ static void print_interrupted(json_t *summary, int argc, char **argv)
     fprintf(stderr, " --resume\n");
 }
 
-int cmd_tune(int argc, char **argv)
+/* The command line of one tune, as given. */
+struct tune_options {
+    struct temper_tune_request req; /* the tune's request (path: the candidate) */
+    const char *device;             /* --device, or NULL: the default */
+    const char *out;                /* --out FILE, or NULL */
+    int json;                       /* --json */
+};
+
+static const struct option tune_opts[] = {
+    {"strategy", required_argument, 0, 's'},   {"budget", required_argument, 0, 'b'},
+    {"time", required_argument, 0, 'T'},       {"device", required_argument, 0, 'd'},
+    {"out", required_argument, 0, 'o'},        {"seed", required_argument, 0, 'S'},
+    {"resume", no_argument, 0, 'r'},           {"no-compiler-knobs", no_argument, 0, 'K'},
+    {"compiler-knobs", no_argument, 0, 'k'},   {"retime", required_argument, 0, 'R'},
+    {"screen-budget", required_argument, 0, 'c'}, {"full-budget", required_argument, 0, 'f'},
+    {"batch", required_argument, 0, 'B'},      {"tasks", required_argument, 0, 't'},
+    {"json", no_argument, 0, 'j'},             {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
+
+/* Reads the options and the candidate into o, the defaults first. Returns CLI_CONTINUE, or the
+ * exit status for --help, an unknown option, a bad value or a missing candidate (said on stderr). */
+static int parse_tune_options(int argc, char **argv, struct tune_options *o)
 {
-    static const struct option opts[] = {
-        {"strategy", required_argument, 0, 's'},   {"budget", required_argument, 0, 'b'},
-        {"time", required_argument, 0, 'T'},       {"device", required_argument, 0, 'd'},
-        {"out", required_argument, 0, 'o'},        {"seed", required_argument, 0, 'S'},
-        {"resume", no_argument, 0, 'r'},           {"no-compiler-knobs", no_argument, 0, 'K'},
-        {"compiler-knobs", no_argument, 0, 'k'},   {"retime", required_argument, 0, 'R'},
-        {"screen-budget", required_argument, 0, 'c'}, {"full-budget", required_argument, 0, 'f'},
-        {"batch", required_argument, 0, 'B'},      {"tasks", required_argument, 0, 't'},
-        {"json", no_argument, 0, 'j'},             {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    struct temper_tune_request req = {0};
-    req.compiler_knobs = 1;
-    req.seed = 1;
-    const char *device = NULL, *out = NULL;
-    int json = 0, c, budget_given = 0;
+    memset(o, 0, sizeof(*o));
+    struct temper_tune_request *req = &o->req;
+    req->compiler_knobs = 1;
+    req->seed = 1;
+    int c, budget_given = 0;
     char optmsg[256];
     int64_t seed = 1;
-    while ((c = getopt_long(argc, argv, "s:b:d:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "s:b:d:o:h", tune_opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
         case 's':
-            req.strategy = optarg;
+            req->strategy = optarg;
             if (!temper_strategy(optarg)) {
                 fprintf(stderr, "temper: unknown strategy '%s' (see temper tune --help)\n", optarg);
                 return CLI_USAGE;
             }
             break;
         case 'b':
-            bad = temper_parse_int_option("--budget", optarg, 1, 1000000, &req.budget, optmsg, sizeof(optmsg));
+            bad = temper_parse_int_option("--budget", optarg, 1, 1000000, &req->budget, optmsg, sizeof(optmsg));
             budget_given = 1;
             break;
         case 'T':
-            bad = temper_parse_double_option("--time", optarg, 0.1, 1e7, &req.time_s, optmsg, sizeof(optmsg));
+            bad = temper_parse_double_option("--time", optarg, 0.1, 1e7, &req->time_s, optmsg, sizeof(optmsg));
             break;
-        case 'd':
-            device = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
+        case 'd': o->device = optarg; break;
+        case 'o': o->out = optarg; break;
         case 'S':
             bad = temper_parse_i64_option("--seed", optarg, 0, INT64_MAX, &seed, optmsg, sizeof(optmsg));
-            req.seed = (uint64_t)seed;
+            req->seed = (uint64_t)seed;
             break;
-        case 'r':
-            req.resume = 1;
-            break;
-        case 'K':
-            req.compiler_knobs = 0;
-            break;
-        case 'k':
-            req.compiler_knobs = 1;
-            break;
-        case 'R':
-            bad = temper_parse_int_option("--retime", optarg, 1, 32, &req.retime, optmsg, sizeof(optmsg));
-            break;
+        case 'r': req->resume = 1; break;
+        case 'K': req->compiler_knobs = 0; break;
+        case 'k': req->compiler_knobs = 1; break;
+        case 'R': bad = temper_parse_int_option("--retime", optarg, 1, 32, &req->retime, optmsg, sizeof(optmsg)); break;
         case 'c':
-            bad = temper_parse_double_option("--screen-budget", optarg, 0.01, 3600, &req.screen_budget_s, optmsg,
+            bad = temper_parse_double_option("--screen-budget", optarg, 0.01, 3600, &req->screen_budget_s, optmsg,
                                              sizeof(optmsg));
             break;
         case 'f':
-            bad = temper_parse_double_option("--full-budget", optarg, 0.01, 3600, &req.full_budget_s, optmsg,
+            bad = temper_parse_double_option("--full-budget", optarg, 0.01, 3600, &req->full_budget_s, optmsg,
                                              sizeof(optmsg));
             break;
-        case 'B':
-            bad = temper_parse_int_option("--batch", optarg, 2, 32, &req.batch, optmsg, sizeof(optmsg));
-            break;
-        case 't':
-            req.tasks_dir = optarg;
-            break;
-        case 'j':
-            json = 1;
-            break;
+        case 'B': bad = temper_parse_int_option("--batch", optarg, 2, 32, &req->batch, optmsg, sizeof(optmsg)); break;
+        case 't': req->tasks_dir = optarg; break;
+        case 'j': o->json = 1; break;
         case 'h':
-        default:
-            return cli_help_exit(help, c == 'h');
+        default: return cli_help_exit(help, c == 'h');
         }
         if (bad)
             return cli_usage_error(optmsg);
@@ -298,9 +290,16 @@ int cmd_tune(int argc, char **argv)
         help(stderr);
         return CLI_USAGE;
     }
-    if (!budget_given && req.time_s <= 0)
-        req.budget = 40;
-    req.path = argv[optind];
+    if (!budget_given && req->time_s <= 0)
+        req->budget = 40;
+    req->path = argv[optind];
+    return CLI_CONTINUE;
+}
+
+/* Runs the tune step by step with a thread watching for Ctrl-C, which stops it after its step.
+ * Returns 0 with *summary (caller frees) and *interrupted set, or the error (msg filled). */
+static int run_tune(const struct tune_options *o, json_t **summary, int *interrupted, char *msg, size_t msg_size)
+{
     /* SIGINT is blocked before any thread starts, so every thread (and worker) inherits the mask and
      * only the watcher takes it. */
     sigset_t set;
@@ -310,13 +309,11 @@ int cmd_tune(int argc, char **argv)
     struct interrupt in = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
     pthread_t watcher;
     int watching = !pthread_create(&watcher, NULL, interrupt_main, &in);
-    char msg[4096];
     struct temper_session *session = NULL;
     struct temper_session_tune *tune = NULL;
-    json_t *summary = NULL;
-    int err = cli_session_open(&session, device, NULL, req.tasks_dir, 0, 0, msg, sizeof(msg));
+    int err = cli_session_open(&session, o->device, NULL, o->req.tasks_dir, 0, 0, msg, msg_size);
     if (!err)
-        err = temper_session_tune_begin(session, &req, tune_progress, NULL, &tune, msg, sizeof(msg));
+        err = temper_session_tune_begin(session, &o->req, tune_progress, NULL, &tune, msg, msg_size);
     if (!err) {
         pthread_mutex_lock(&in.lock);
         in.t = tune;
@@ -324,17 +321,17 @@ int cmd_tune(int argc, char **argv)
             temper_session_tune_stop(tune);
         pthread_mutex_unlock(&in.lock);
         int more;
-        while ((more = temper_session_tune_step(tune, msg, sizeof(msg))) > 0)
+        while ((more = temper_session_tune_step(tune, msg, msg_size)) > 0)
             ;
         pthread_mutex_lock(&in.lock);
         in.t = NULL;
         pthread_mutex_unlock(&in.lock);
-        err = temper_session_tune_finish(tune, &summary, msg, sizeof(msg));
+        err = temper_session_tune_finish(tune, summary, msg, msg_size);
         if (more < 0 && !err)
             err = more;
     }
     pthread_mutex_lock(&in.lock);
-    int interrupted = in.interrupted;
+    *interrupted = in.interrupted;
     in.done = 1;
     pthread_mutex_unlock(&in.lock);
     if (watching) {
@@ -342,46 +339,144 @@ int cmd_tune(int argc, char **argv)
         pthread_join(watcher, NULL);
     }
     temper_session_close(session);
+    return err;
+}
+
+/* Writes the candidate at path to out with best's knobs and flags fixed. */
+static int write_tuned(const char *path, json_t *best, const char *out, char *msg, size_t msg_size)
+{
+    struct temper_candidate cand;
+    int err = temper_candidate_load(path, &cand, msg, msg_size);
+    if (!err)
+        err = temper_tune_write_fixed(&cand, json_object_get(best, "knobs"),
+                                      json_string_value(json_object_get(best, "flags")), out, msg, msg_size);
+    if (!err)
+        temper_candidate_free(&cand);
+    return err;
+}
+
+/* Prints the summary, as JSON with --json. */
+static void print_tune(const struct tune_options *o, json_t *summary)
+{
+    if (o->json) {
+        json_dumpf(summary, stdout, JSON_INDENT(2));
+        printf("\n");
+    } else {
+        print_summary(summary);
+    }
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    struct tune_options o;
+    int status = parse_tune_options(argc, argv, &o);
+    if (status != CLI_CONTINUE)
+        return status;
+    char msg[4096];
+    json_t *summary = NULL;
+    int interrupted = 0;
+    int err = run_tune(&o, &summary, &interrupted, msg, sizeof(msg));
     if (err) {
         json_decref(summary);
         return cli_error(err, msg);
     }
     if (interrupted) {
-        if (json) {
-            json_dumpf(summary, stdout, JSON_INDENT(2));
-            printf("\n");
-        } else {
-            print_summary(summary);
-        }
+        print_tune(&o, summary);
         print_interrupted(summary, argc, argv);
         json_decref(summary);
         return CLI_INTERRUPTED;
     }
     json_t *best = json_object_get(summary, "best");
-    if (out && best) {
-        struct temper_candidate cand;
-        err = temper_candidate_load(req.path, &cand, msg, sizeof(msg));
-        if (!err)
-            err = temper_tune_write_fixed(&cand, json_object_get(best, "knobs"),
-                                          json_string_value(json_object_get(best, "flags")), out, msg, sizeof(msg));
-        if (!err)
-            temper_candidate_free(&cand);
+    if (o.out && best) {
+        err = write_tuned(o.req.path, best, o.out, msg, sizeof(msg));
         if (err) {
             json_decref(summary);
             return cli_error(err, msg);
         }
-        json_object_set_new(summary, "written", json_string(out));
+        json_object_set_new(summary, "written", json_string(o.out));
     }
-    if (json) {
-        json_dumpf(summary, stdout, JSON_INDENT(2));
-        printf("\n");
-    } else {
-        print_summary(summary);
-        if (out && best)
-            printf("written    %s (temper eval %s checks it again)\n", out, out);
-    }
+    print_tune(&o, summary);
+    if (!o.json && o.out && best)
+        printf("written    %s (temper eval %s checks it again)\n", o.out, o.out);
     json_decref(summary);
     return best ? CLI_OK : CLI_NOT_OK;
+}
+
+static void best_help(FILE *out)
+{
+    fprintf(out, "usage: temper best TASK [--device D] [--out FILE] [--json]\n\n"
+                 "Prints the fastest correct kernel known for a task on a device (cuda:0, opencl:0; default:\n"
+                 "any), from the store, with its knobs, time and speedups; --out writes its source with the\n"
+                 "knobs fixed.\n\n"
+                 "The best is the fastest configuration (source, compiler options, device) whose latest\n"
+                 "timed evaluation is correct: each configuration counts with its latest evaluation of any\n"
+                 "verdict, so a kernel found wrong (or timing out) in a later run is not served, however\n"
+                 "fast it was before; a later correct run without a time (--no-timing) keeps its timing.\n"
+                 "Only results judged against the task's current content (task.json, reference and\n"
+                 "baselines) count.\n\n"
+                 "exit status: 0 found, 1 no correct timed kernel for the task in the store, 2 bad usage or\n"
+                 "an unknown task, 3 no such device, 4 the store is damaged\n");
+}
+
+/* The store's key of device ("cuda:0"), asked of the device itself. */
+static int best_device_key(const char *device, char *key, size_t key_size, char *msg, size_t msg_size)
+{
+    struct temper_session *session = NULL;
+    int err = cli_session_open(&session, device, NULL, NULL, 1, 0, msg, msg_size);
+    if (!err)
+        temper_store_device_key(temper_session_device_info(session), key, key_size);
+    temper_session_close(session);
+    return err;
+}
+
+/* Writes the best kernel's source (r, source: temper_store_best's) to out with its knobs and
+ * its compiler flags fixed. */
+static int write_best(json_t *r, const char *source, const char *out, char *msg, size_t msg_size)
+{
+    struct temper_candidate cand;
+    const char *path = json_string_value(json_object_get(r, "candidate"));
+    int err = temper_candidate_parse(path ? path : out, source, strlen(source), &cand, msg, msg_size);
+    if (err)
+        return err;
+    const char *options = json_string_value(json_object_get(r, "options"));
+    /* flags beyond the -D knob definitions and the candidate's own flags */
+    const char *extra = "";
+    if (options && cand.flags[0] && strstr(options, cand.flags))
+        extra = strstr(options, cand.flags) + strlen(cand.flags);
+    else if (options) {
+        const char *p = options;
+        while (!strncmp(p, "-D", 2) && (p = strchr(p, ' ')))
+            p++;
+        extra = p ? p : "";
+    }
+    while (*extra == ' ')
+        extra++;
+    err = temper_tune_write_fixed(&cand, json_object_get(r, "knobs"), extra, out, msg, msg_size);
+    temper_candidate_free(&cand);
+    return err;
+}
+
+/* Prints the best kernel of task as text. */
+static void print_best(json_t *r, const char *task, const char *out)
+{
+    json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+    printf("task       %s\n", task);
+    printf("kernel     %s (source %s)\n", json_string_value(json_object_get(r, "candidate")),
+           json_string_value(json_object_get(r, "source_hash")));
+    printf("device     %s\n", json_string_value(json_object_get(r, "device")));
+    printf("options    %s\n", json_string_value(json_object_get(r, "options")));
+    printf("time       %.4g ms at %s (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx",
+           json_number_value(json_object_get(t, "median_ms")), json_string_value(json_object_get(t, "shape")),
+           100 * json_number_value(json_object_get(t, "spread")),
+           (long long)json_integer_value(json_object_get(t, "samples")),
+           json_number_value(json_object_get(t, "baseline_median_ms")), json_number_value(json_object_get(t, "speedup")));
+    if (json_is_number(json_object_get(t, "roofline_share")))
+        printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
+    printf("\n");
+    if (json_is_string(json_object_get(t, "warning")))
+        printf("warning    the timing: %s\n", json_string_value(json_object_get(t, "warning")));
+    if (out)
+        printf("written    %s\n", out);
 }
 
 int cmd_best(int argc, char **argv)
@@ -398,22 +493,8 @@ int cmd_best(int argc, char **argv)
             out = optarg;
         else if (c == 'j')
             json = 1;
-        else {
-            FILE *f = c == 'h' ? stdout : stderr;
-            fprintf(f, "usage: temper best TASK [--device D] [--out FILE] [--json]\n\n"
-                       "Prints the fastest correct kernel known for a task on a device (cuda:0, opencl:0; default:\n"
-                       "any), from the store, with its knobs, time and speedups; --out writes its source with the\n"
-                       "knobs fixed.\n\n"
-                       "The best is the fastest configuration (source, compiler options, device) whose latest\n"
-                       "timed evaluation is correct: each configuration counts with its latest evaluation of any\n"
-                       "verdict, so a kernel found wrong (or timing out) in a later run is not served, however\n"
-                       "fast it was before; a later correct run without a time (--no-timing) keeps its timing.\n"
-                       "Only results judged against the task's current content (task.json, reference and\n"
-                       "baselines) count.\n\n"
-                       "exit status: 0 found, 1 no correct timed kernel for the task in the store, 2 bad usage or\n"
-                       "an unknown task, 3 no such device, 4 the store is damaged\n");
-            return c == 'h' ? CLI_OK : CLI_USAGE;
-        }
+        else
+            return cli_help_exit(best_help, c == 'h');
     }
     if (optind + 1 != argc) {
         fprintf(stderr, "usage: temper best TASK [--device D] [--out FILE] [--json]\n");
@@ -422,17 +503,10 @@ int cmd_best(int argc, char **argv)
     char msg[2048], task_hash[17], device_key[1024];
     /* Results count under the task's current content and the device's identity. */
     int err = temper_task_content_hash_named(temper_tasks_root(NULL), argv[optind], task_hash, msg, sizeof(msg));
+    if (!err && device) /* "cuda:0" names a device here; its identity is asked of it */
+        err = best_device_key(device, device_key, sizeof(device_key), msg, sizeof(msg));
     if (err)
         return cli_error(err, msg);
-    if (device) { /* "cuda:0" names a device here; its identity is asked of it */
-        struct temper_session *session = NULL;
-        err = cli_session_open(&session, device, NULL, NULL, 1, 0, msg, sizeof(msg));
-        if (!err)
-            temper_store_device_key(temper_session_device_info(session), device_key, sizeof(device_key));
-        temper_session_close(session);
-        if (err)
-            return cli_error(err, msg);
-    }
     struct temper_store *store = NULL;
     char *source = NULL;
     json_t *r = NULL;
@@ -445,57 +519,18 @@ int cmd_best(int argc, char **argv)
         fprintf(stderr, "temper: %s\n", msg);
         return CLI_NOT_OK;
     }
-    if (err)
+    if (!err && out && source)
+        err = write_best(r, source, out, msg, sizeof(msg));
+    if (err) {
+        free(source);
+        json_decref(r);
         return cli_error(err, msg);
-    if (out && source) {
-        struct temper_candidate cand;
-        const char *path = json_string_value(json_object_get(r, "candidate"));
-        err = temper_candidate_parse(path ? path : out, source, strlen(source), &cand, msg, sizeof(msg));
-        if (!err) {
-            const char *options = json_string_value(json_object_get(r, "options"));
-            /* flags beyond the -D knob definitions and the candidate's own flags */
-            const char *extra = "";
-            if (options && cand.flags[0] && strstr(options, cand.flags))
-                extra = strstr(options, cand.flags) + strlen(cand.flags);
-            else if (options) {
-                const char *p = options;
-                while (!strncmp(p, "-D", 2) && (p = strchr(p, ' ')))
-                    p++;
-                extra = p ? p : "";
-            }
-            while (*extra == ' ')
-                extra++;
-            err = temper_tune_write_fixed(&cand, json_object_get(r, "knobs"), extra, out, msg, sizeof(msg));
-            temper_candidate_free(&cand);
-        }
-        if (err) {
-            free(source);
-            json_decref(r);
-            return cli_error(err, msg);
-        }
     }
     if (json) {
         json_dumpf(r, stdout, JSON_INDENT(2));
         printf("\n");
     } else {
-        json_t *t = json_array_get(json_object_get(r, "timings"), 0);
-        printf("task       %s\n", argv[optind]);
-        printf("kernel     %s (source %s)\n", json_string_value(json_object_get(r, "candidate")),
-               json_string_value(json_object_get(r, "source_hash")));
-        printf("device     %s\n", json_string_value(json_object_get(r, "device")));
-        printf("options    %s\n", json_string_value(json_object_get(r, "options")));
-        printf("time       %.4g ms at %s (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx",
-               json_number_value(json_object_get(t, "median_ms")), json_string_value(json_object_get(t, "shape")),
-               100 * json_number_value(json_object_get(t, "spread")),
-               (long long)json_integer_value(json_object_get(t, "samples")),
-               json_number_value(json_object_get(t, "baseline_median_ms")), json_number_value(json_object_get(t, "speedup")));
-        if (json_is_number(json_object_get(t, "roofline_share")))
-            printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
-        printf("\n");
-        if (json_is_string(json_object_get(t, "warning")))
-            printf("warning    the timing: %s\n", json_string_value(json_object_get(t, "warning")));
-        if (out)
-            printf("written    %s\n", out);
+        print_best(r, argv[optind], out);
     }
     free(source);
     json_decref(r);

@@ -57,32 +57,40 @@ static void on_signal(int sig)
     atomic_store(&stop_flag, 1);
 }
 
-int cmd_worker(int argc, char **argv)
+/* The command line of one worker, as given. */
+struct worker_options {
+    const char *url;             /* --redis URL */
+    const char *device;          /* --device, or NULL: the default */
+    const char *name;            /* --name, or NULL: host:pid:device */
+    const char *tasks;           /* --tasks DIR, or NULL */
+    long in_flight;              /* --in-flight */
+    long jobs;                   /* --jobs (0: one per core) */
+    int no_store;                /* --no-store */
+    struct temper_limits limits; /* the session's limits */
+};
+
+static const struct option worker_opts[] = {
+    {"redis", required_argument, 0, 'r'},     {"device", required_argument, 0, 'd'},
+    {"name", required_argument, 0, 'n'},      {"in-flight", required_argument, 0, 'k'},
+    {"tasks", required_argument, 0, 't'},     {"jobs", required_argument, 0, 'j'},
+    {"launch-timeout", required_argument, 0, 'L'}, {"no-store", no_argument, 0, 'S'},
+    {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+
+/* Reads the options into o, the defaults first. Returns CLI_CONTINUE, or the exit status for
+ * --help, an unknown option or a bad value (said on stderr). */
+static int parse_worker_options(int argc, char **argv, struct worker_options *o)
 {
-    static const struct option opts[] = {
-        {"redis", required_argument, 0, 'r'},     {"device", required_argument, 0, 'd'},
-        {"name", required_argument, 0, 'n'},      {"in-flight", required_argument, 0, 'k'},
-        {"tasks", required_argument, 0, 't'},     {"jobs", required_argument, 0, 'j'},
-        {"launch-timeout", required_argument, 0, 'L'}, {"no-store", no_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
-    const char *url = NULL, *device = NULL, *name = NULL, *tasks = NULL;
-    long in_flight = 32, jobs = 0;
-    int no_store = 0, c;
-    struct temper_limits limits;
-    temper_limits_default(&limits);
+    memset(o, 0, sizeof(*o));
+    o->in_flight = 32;
+    temper_limits_default(&o->limits);
     char optmsg[256];
-    while ((c = getopt_long(argc, argv, "r:d:n:k:t:j:h", opts, NULL)) != -1) {
+    int c;
+    while ((c = getopt_long(argc, argv, "r:d:n:k:t:j:h", worker_opts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
-        case 'r':
-            url = optarg;
-            break;
-        case 'd':
-            device = optarg;
-            break;
-        case 'n':
-            name = optarg;
-            break;
+        case 'r': o->url = optarg; break;
+        case 'd': o->device = optarg; break;
+        case 'n': o->name = optarg; break;
         case 'k':
         case 'j': {
             errno = 0;
@@ -92,77 +100,106 @@ int cmd_worker(int argc, char **argv)
                         c == 'k' ? "in-flight" : "jobs", c == 'k' ? 1 : 0, optarg);
                 return CLI_USAGE;
             }
-            *(c == 'k' ? &in_flight : &jobs) = v;
+            *(c == 'k' ? &o->in_flight : &o->jobs) = v;
             break;
         }
-        case 't':
-            tasks = optarg;
-            break;
+        case 't': o->tasks = optarg; break;
         case 'L':
-            if (temper_parse_double_option("--launch-timeout", optarg, 0.01, 3600, &limits.launch_timeout_s, optmsg,
-                                           sizeof(optmsg))) {
+            if (temper_parse_double_option("--launch-timeout", optarg, 0.01, 3600, &o->limits.launch_timeout_s,
+                                           optmsg, sizeof(optmsg))) {
                 fprintf(stderr, "temper worker: %s\n", optmsg);
                 return CLI_USAGE;
             }
             break;
-        case 'S':
-            no_store = 1;
-            break;
+        case 'S': o->no_store = 1; break;
         case 'h':
-        default:
-            return cli_help_exit(help, c == 'h');
+        default: return cli_help_exit(help, c == 'h');
         }
     }
-    if (optind < argc || !url) {
+    return CLI_CONTINUE;
+}
+
+/* Checks the arguments, the URL, the name and the task path. Returns CLI_CONTINUE, or CLI_USAGE
+ * (said on stderr). */
+static int check_worker_options(int argc, char **argv, const struct worker_options *o)
+{
+    if (optind < argc || !o->url) {
         fprintf(stderr, optind < argc ? "temper worker: unexpected argument '%s'\n" : "temper worker: --redis URL is needed\n",
                 optind < argc ? argv[optind] : "");
         help(stderr);
         return CLI_USAGE;
     }
-    if (strncmp(url, "redis://", 8)) {
+    if (strncmp(o->url, "redis://", 8)) {
         /* not echoed: it may hold a password */
         fprintf(stderr, "temper worker: --redis takes a redis:// URL (redis://[[user]:password@]host[:port][/db]), "
-                        "not a '%.*s' one\n", (int)strcspn(url, ":"), url);
+                        "not a '%.*s' one\n", (int)strcspn(o->url, ":"), o->url);
         return CLI_USAGE;
     }
-    if (name && (!*name || strlen(name) > 128)) {
+    if (o->name && (!*o->name || strlen(o->name) > 128)) {
         fprintf(stderr, "temper worker: --name must have 1 to 128 characters\n");
         return CLI_USAGE;
     }
-
-    if (cli_tasks_present(tasks) != CLI_OK)
+    if (cli_tasks_present(o->tasks) != CLI_OK)
         return CLI_USAGE;
+    return CLI_CONTINUE;
+}
 
+/* Opens the queue and the device's session, refusing a default device whose kernels run inside
+ * the worker. Returns CLI_CONTINUE with *q and *s open (caller closes both), or the exit status
+ * (said on stderr) with neither. */
+static int open_worker(const struct worker_options *o, struct temper_queue **q, struct temper_session **s)
+{
     char msg[1024] = "";
-    struct temper_queue *q = NULL;
-    int err = temper_queue_open_redis(url, NULL, &q, msg, sizeof(msg));
+    int err = temper_queue_open_redis(o->url, NULL, q, msg, sizeof(msg));
     if (err)
         return cli_error(err, msg);
-    struct temper_session *s = NULL;
-    err = cli_session_open(&s, device, &limits, tasks, no_store, (int)jobs, msg, sizeof(msg));
+    err = cli_session_open(s, o->device, &o->limits, o->tasks, o->no_store, (int)o->jobs, msg, sizeof(msg));
     if (err) {
-        q->ops->close(q);
+        (*q)->ops->close(*q);
         return cli_error(err, msg);
     }
-    const char *dev_id = json_string_value(json_object_get(temper_session_device_info(s), "id"));
-    if (!device && cli_device_in_process(temper_session_device_info(s))) {
+    const char *dev_id = json_string_value(json_object_get(temper_session_device_info(*s), "id"));
+    if (!o->device && cli_device_in_process(temper_session_device_info(*s))) {
         /* The default device runs kernels inside the worker (PoCL on the CPU): served only when named. */
         snprintf(msg, sizeof(msg),
                  "the default device here, %s, runs kernels inside temper's own process, where a hostile kernel "
                  "can skew its own times, so the gym serves it only when named: --device %s",
                  dev_id ? dev_id : "opencl:0", dev_id ? dev_id : "opencl:0");
-        temper_session_close(s);
-        q->ops->close(q);
+        temper_session_close(*s);
+        (*q)->ops->close(*q);
         return cli_error(TEMPER_ENODEVICE, msg);
     }
-    char consumer[129], host[64] = "host";
+    return CLI_CONTINUE;
+}
+
+/* The worker's name in the queue: --name, else host:pid:device. */
+static void consumer_name(const char *name, const char *dev_id, char *consumer, size_t size)
+{
+    char host[64] = "host";
     if (name) {
-        snprintf(consumer, sizeof(consumer), "%s", name);
+        snprintf(consumer, size, "%s", name);
     } else {
         gethostname(host, sizeof(host) - 1);
         host[sizeof(host) - 1] = 0;
-        snprintf(consumer, sizeof(consumer), "%s:%ld:%s", host, (long)getpid(), dev_id ? dev_id : "device");
+        snprintf(consumer, size, "%s:%ld:%s", host, (long)getpid(), dev_id ? dev_id : "device");
     }
+}
+
+int cmd_worker(int argc, char **argv)
+{
+    struct worker_options o;
+    int status = parse_worker_options(argc, argv, &o);
+    if (status == CLI_CONTINUE)
+        status = check_worker_options(argc, argv, &o);
+    struct temper_queue *q = NULL;
+    struct temper_session *s = NULL;
+    if (status == CLI_CONTINUE)
+        status = open_worker(&o, &q, &s);
+    if (status != CLI_CONTINUE)
+        return status;
+    const char *dev_id = json_string_value(json_object_get(temper_session_device_info(s), "id"));
+    char consumer[129];
+    consumer_name(o.name, dev_id, consumer, sizeof(consumer));
 
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
@@ -174,18 +211,19 @@ int cmd_worker(int argc, char **argv)
     cc.queue = q;
     cc.session = s;
     cc.consumer = consumer;
-    cc.device = dev_id ? dev_id : (device ? device : "");
-    cc.in_flight = (int)in_flight;
+    cc.device = dev_id ? dev_id : (o.device ? o.device : "");
+    cc.in_flight = (int)o.in_flight;
     cc.stop = &stop_flag;
-    cc.tasks_dir = tasks;
+    cc.tasks_dir = o.tasks;
     struct temper_consumer_counts *counts = calloc(1, sizeof(*counts));
     if (!counts) {
         temper_session_close(s);
         q->ops->close(q);
         return cli_error(TEMPER_ENOMEM, "out of memory");
     }
+    char msg[1024] = "";
     fprintf(stderr, "temper worker: %s@%s takes jobs on %s\n", consumer, temper_consumer_instance(), cc.device);
-    err = temper_consumer_run(&cc, counts, msg, sizeof(msg));
+    int err = temper_consumer_run(&cc, counts, msg, sizeof(msg));
     fprintf(stderr, "temper worker: %s stopped after %lld jobs (%lld from the cache, %lld failed)\n", consumer,
             (long long)atomic_load(&counts->completed), (long long)atomic_load(&counts->cache_hits),
             (long long)atomic_load(&counts->failed));
