@@ -120,17 +120,6 @@ for rel, used in calls.items():
         if other and other != rel:
             edges.setdefault(rel, {}).setdefault(other, []).append(sym)
 
-# A program's entry (a file defining main, as src/cli/main.c) calls every command and is called
-# back for the helpers it keeps: calls into it are not counted, so that every other loop of the
-# binaries still shows.
-def defines_main(path):
-    out = subprocess.run(["nm", "-P", "--defined-only", path], capture_output=True, text=True, check=True).stdout
-    return any(line.split()[:2] == ["main", "T"] for line in out.splitlines())
-entries = {rel for rel, path in objects.items() if defines_main(path)}
-for rel in edges:
-    for entry in entries:
-        edges[rel].pop(entry, None)
-
 # Strongly connected components (Tarjan, iterative); every one of more than one file is a loop.
 index, low, on_stack, stack, sccs, counter = {}, {}, set(), [], [], [0]
 def strongconnect(v):
