@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "temper/eval.h"
+#include "util/util.h"
 
 /* The pid of a live process named name (its comm), 0 if none (a zombie is dead, waiting only to
  * be reaped by whoever adopted it). */

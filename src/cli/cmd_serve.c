@@ -14,8 +14,8 @@
 #include "serve/consumer.h"
 #include "serve/queue.h"
 #include "serve/server.h"
-#include "temper/option.h"
-#include "temper/util.h"
+#include "util/option.h"
+#include "util/util.h"
 
 #define SERVE_MAX_DEVICES 16
 

@@ -7,9 +7,9 @@
 
 #include "cli.h"
 #include "temper/error.h"
-#include "temper/store_export.h"
+#include "store/store_export.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* A command: its name, entry point and one line for the overview. */
 static const struct {
