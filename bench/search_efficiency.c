@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "temper/search.h"
+#include "util/util.h"
 
 /* The measured landscape: options text to time. */
 struct landscape {

@@ -10,6 +10,7 @@
 #include "temper/eval.h"
 
 #include "candidate_files.h"
+#include "util/util.h"
 
 /* What the walk over tasks needs. */
 struct walk {

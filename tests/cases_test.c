@@ -20,6 +20,7 @@
 #include "temper/store.h"
 
 #include "candidate_files.h"
+#include "util/util.h"
 
 #define SKIP 77
 

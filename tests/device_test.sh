@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # device_test.sh: the device layer through the temper binary on PoCL: `temper devices` reports
-# the language and capabilities, and faults injected with TEMPER_FAULT (see include/temper/device.h)
+# the language and capabilities, and faults injected with TEMPER_FAULT (see src/device/device.h)
 # at compile, allocation, launch, a hanging launch and sync give the right verdict with a message
 # naming the injected fault, keep every result stored before, and leave the next evaluation of the
 # same batch judged normally.

@@ -4,7 +4,10 @@
 # object files of every target the build makes from src/ (libtemper's objects, the gym's library,
 # the binaries with the CLI and the MCP server, the worker), "A calls a function defined in B"
 # makes an edge A -> B, and any directed cycle between different files fails the test, naming the
-# files and the functions that close it.
+# files and the functions that close it. The core, libtemper (temper_objects), calls nothing
+# defined only in the front ends' libraries (the gym's temper_serve, temper_agent, temper_mcp,
+# temper_report); include/temper holds exactly the headers CMake installs (TEMPER_PUBLIC_HEADERS),
+# and those include only each other and system or dependency headers (<...>).
 # usage: layout_test.sh BUILD_DIR SOURCE_DIR
 set -u
 build=$1
@@ -79,6 +82,16 @@ print(f"layout: {long_count} function{'' if long_count == 1 else 's'} over {MAX_
 # objects under CMakeFiles/<target>.dir/<source path>.o, so every such folder is read, whatever the
 # targets are called (temper_objects, the gym's library, the binaries). A source compiled into two
 # targets is one file here. At least 10 of libtemper's objects must be there, or nothing was built.
+# Where CMake lists a target's objects (its DependInfo.cmake), an object it does not list is left
+# from a build before its file moved to another target, and is not read.
+import re
+def listed_objects(target_dir):
+    info = os.path.join(target_dir + ".dir", "DependInfo.cmake")
+    if not os.path.exists(info):
+        return None
+    with open(info) as f:
+        return {os.path.basename(target_dir) + ".dir/" + o for o in re.findall(r'"CMakeFiles/[^"]*?\.dir/([^"]+\.o)"', f.read())}
+listed = {}
 objects = {}
 targets = {}  # target -> its object files from src/
 for root, dirs, files in os.walk(build):
@@ -91,6 +104,10 @@ for root, dirs, files in os.walk(build):
         rel = rel[: -len(".o")]
         if not rel.startswith("src" + os.sep) or not os.path.exists(os.path.join(src, rel)):
             continue  # a test's or a benchmark's, or one left from a file since removed
+        if target_dir not in listed:
+            listed[target_dir] = listed_objects(target_dir)
+        if listed[target_dir] is not None and os.path.basename(target_dir) + ".dir/" + rel + ".o" not in listed[target_dir]:
+            continue  # left from a file since moved to another target
         targets.setdefault(os.path.basename(target_dir), []).append(rel)
         objects.setdefault(rel, path)
 if len(set(targets.get("temper_objects", []))) < 10:
@@ -98,6 +115,7 @@ if len(set(targets.get("temper_objects", []))) < 10:
     sys.exit(1)
 
 defined = {}  # symbol -> the file defining it
+defines = {}  # file -> the symbols it defines
 calls = {}    # file -> symbols it uses but does not define
 for rel, path in sorted(objects.items()):
     out = subprocess.run(["nm", "-P", path], capture_output=True, text=True, check=True).stdout
@@ -111,7 +129,56 @@ for rel, path in sorted(objects.items()):
             used.add(sym)
         elif kind.isupper():
             defined.setdefault(sym, rel)
+            defines.setdefault(rel, set()).add(sym)
     calls[rel] = used
+
+# ---- the core calls no front end ----
+# A symbol defined by an object of a front end's library and by none of libtemper's, used by one
+# of libtemper's objects, would make libtemper need that library.
+FRONT_ENDS = ("temper_serve", "temper_agent", "temper_mcp", "temper_report")
+core_files = set(targets["temper_objects"])
+core_syms = set().union(*(defines.get(rel, set()) for rel in core_files))
+found_fronts = [t for t in FRONT_ENDS if targets.get(t)]
+if not found_fronts:
+    print(f"layout_test: none of the front ends' libraries ({', '.join(FRONT_ENDS)}) under {build}; build them first")
+    sys.exit(1)
+front_only = {}  # symbol -> (library, file) of a front end's that defines it
+for t in found_fronts:
+    for rel in targets[t]:
+        if rel in core_files:
+            continue
+        for sym in defines.get(rel, set()) - core_syms:
+            front_only.setdefault(sym, (t, rel))
+for rel in sorted(core_files):
+    for sym in sorted(calls.get(rel, set()) & set(front_only)):
+        lib, where = front_only[sym]
+        print(f"{rel} (libtemper) uses {sym} of {where} ({lib}): the core must not call a front end")
+        failures += 1
+
+# ---- the installed headers ----
+# CMake installs TEMPER_PUBLIC_HEADERS one by one; include/temper holds those and no other, and
+# each includes only installed headers ("temper/x.h" of that list) and <...> ones.
+with open(os.path.join(src, "CMakeLists.txt")) as f:
+    cmake = f.read()
+m = re.search(r"set\(TEMPER_PUBLIC_HEADERS([^)]*)\)", cmake)
+installed = sorted(os.path.basename(h) for h in m.group(1).split()) if m else []
+present = sorted(n for n in os.listdir(os.path.join(src, "include", "temper")) if n.endswith(".h"))
+if not installed:
+    print("CMakeLists.txt: no set(TEMPER_PUBLIC_HEADERS ...) list of the installed headers")
+    failures += 1
+for name in sorted(set(present) - set(installed)):
+    print(f"include/temper/{name}: not installed (not in TEMPER_PUBLIC_HEADERS): move it beside its module in src/")
+    failures += 1
+for name in sorted(set(installed) - set(present)):
+    print(f"TEMPER_PUBLIC_HEADERS names temper/{name}, which include/temper lacks")
+    failures += 1
+for name in present:
+    with open(os.path.join(src, "include", "temper", name)) as f:
+        for number, line in enumerate(f, 1):
+            inc = re.match(r'\s*#\s*include\s*"([^"]*)"', line)
+            if inc and not (inc.group(1).startswith("temper/") and inc.group(1)[len("temper/"):] in installed):
+                print(f"include/temper/{name}:{number}: includes \"{inc.group(1)}\", which is not an installed header")
+                failures += 1
 
 edges = {}  # file -> {file it calls: [symbols]}
 for rel, used in calls.items():
@@ -189,5 +256,6 @@ for comp in sccs:
 if failures:
     sys.exit(1)
 print(f"layout: {len(objects)} object files of {len(targets)} targets ({', '.join(sorted(targets))}), "
-      f"no file over {MAX_LINES} lines, no call loop")
+      f"no file over {MAX_LINES} lines, no call loop; libtemper calls none of {', '.join(found_fronts)}; "
+      f"{len(installed)} installed headers, including only each other")
 EOF

@@ -16,10 +16,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "temper/error.h"
 #include "temper/kernel.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 #include "candidate_files.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "temper/session.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 static int failures;
 

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "temper/session.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 #define THREADS 4
 #define PER_THREAD 50

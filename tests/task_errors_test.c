@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
+#include "util/util.h"
 
 #define SKIP 77
 

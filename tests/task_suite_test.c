@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/device.h"
+#include "device/device.h"
+#include "temper/error.h"
 #include "temper/kernel.h"
 #include "temper/task.h"
 

@@ -200,7 +200,7 @@ hit=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cache_hit
 [ "$hit" = True ] && ok "a candidate built ahead by a compile process is a cache hit in its worker" ||
     fail "first evaluation's cache_hit: '${hit:-none}' (want True) $(tail -2 "$work/ahead.err")"
 
-# 5. A comparison patched from inside the worker: TEMPER_FAULT=forge:1 (include/temper/device.h)
+# 5. A comparison patched from inside the worker: TEMPER_FAULT=forge:1 (src/device/device.h)
 # makes the worker's comparisons with the reference pass from the candidate's first launch on, as
 # a kernel that patched them would. The calling program compares the outputs the worker handed
 # over with the reference's outputs it sent before the kernel ran: the wrong kernel is incorrect,

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
-#include "temper/util.h"
+#include "util/util.h"
 #include "pipeline_impl.h"
 #include "worker_impl.h"
 

@@ -13,6 +13,9 @@
 #include "temper/kernel.h"
 #include "temper/store.h"
 
+struct temper_buf; /* a growable buffer (internal) */
+struct temper_rng; /* a random number generator's state (internal) */
+
 #define TEMPER_MAX_DIMS_SPACE (TEMPER_MAX_PARAMS + 4)
 
 /* One dimension of a space: a knob of the candidate, or a compiler control. */

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "temper/error.h"
 #include "temper/eval.h"
 #include "temper/search.h"
 

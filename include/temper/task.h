@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "temper/util.h"
+#include "temper/error.h"
 
 #define TEMPER_MAX_ARGS 16
 #define TEMPER_MAX_DIMS 6
@@ -16,6 +16,18 @@
 #define TEMPER_EXPR_MAX 256
 #define TEMPER_PATH_MAX 4096
 #define TEMPER_MAX_INIT 4
+
+/* The element type of an argument, named in task.json "f32", "f16", "bf16", "i8", "u8", "i32", "i64". */
+enum temper_dtype {
+    TEMPER_DTYPE_F32,
+    TEMPER_DTYPE_F16,
+    TEMPER_DTYPE_BF16,
+    TEMPER_DTYPE_I8,
+    TEMPER_DTYPE_U8,
+    TEMPER_DTYPE_I32,
+    TEMPER_DTYPE_I64,
+    TEMPER_DTYPE_COUNT
+};
 
 enum temper_arg_role {
     TEMPER_ROLE_OUTPUT,

@@ -10,9 +10,10 @@
 #include "loop_impl.h"
 #include "temper/error.h"
 #include "temper/kernel.h"
-#include "temper/knowledge.h"
+#include "agent/knowledge.h"
 #include "temper/search.h"
 #include "temper/session.h"
+#include "util/util.h"
 
 /* The retrieved examples for the task: what `temper knowledge search` gives for its name and
  * language. Caller frees; NULL when nothing is found. */

@@ -8,10 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "temper/agent.h"
+#include "agent/agent.h"
 #include "temper/store.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* ---- the store's agent tables (docs/store.md) ---- */
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "temper/agent.h"
+#include "agent/agent.h"
 #include "temper/error.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* The most an answer's body may hold. */
 #define CHAT_BODY_MAX (16u << 20)

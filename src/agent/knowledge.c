@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "temper/error.h"
-#include "temper/knowledge.h"
+#include "agent/knowledge.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* The most a guide may hold. */
 #define GUIDE_MAX (64u << 10)

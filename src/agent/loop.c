@@ -17,6 +17,7 @@
 #include "temper/error.h"
 #include "temper/kernel.h"
 #include "temper/session.h"
+#include "util/util.h"
 
 void loop_line(struct loop *L, const char *fmt, ...)
 {

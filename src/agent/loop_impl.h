@@ -10,6 +10,7 @@
 #include "temper/session.h"
 #include "temper/store.h"
 #include "temper/task.h"
+#include "util/util.h"
 
 /* The model behind the loop: a live endpoint or a replay (the chat client's call's shape). */
 typedef int (*loop_complete_fn)(void *model, const struct temper_chat_message *m, int n, temper_chat_exchange_cb cb,

@@ -11,6 +11,7 @@
 #include "temper/error.h"
 #include "temper/result.h"
 #include "temper/task.h"
+#include "util/util.h"
 
 /* A section's name and the most characters it may hold in a prompt. */
 static const struct {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/agent.h"
+#include "agent/agent.h"
 #include "temper/error.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 int temper_agent_split_think(const char *text, char **answer, char **reasoning)
 {

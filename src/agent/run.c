@@ -13,6 +13,7 @@
 #include "temper/kernel.h"
 #include "temper/search.h"
 #include "temper/session.h"
+#include "util/util.h"
 
 /* The settings a replay takes from the recorded session: every one that changes what the loop
  * asks or how it judges. */

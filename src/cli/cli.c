@@ -8,9 +8,9 @@
 
 #include "cli.h"
 #include "temper/error.h"
-#include "temper/store_export.h"
+#include "store/store_export.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 int cli_exit_for(int err)
 {

@@ -1,5 +1,5 @@
 /* cmd_agent.c: `temper agent TASK`: a language model writes kernels for a task, judged, tuned
- * and recorded by temper (include/temper/agent.h, docs/agent.md); `--dry-run` prints the prompts,
+ * and recorded by temper (src/agent/agent.h, docs/agent.md); `--dry-run` prints the prompts,
  * `--replay RUN` re-evaluates a recorded session's replies, `--interactive` lets a person review
  * each proposal. */
 #include <getopt.h>
@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "temper/knowledge.h"
-#include "temper/agent.h"
+#include "agent/knowledge.h"
+#include "agent/agent.h"
 #include "temper/error.h"
-#include "temper/option.h"
-#include "temper/util.h"
+#include "util/option.h"
+#include "util/util.h"
 
 extern char **environ;
 

@@ -12,9 +12,9 @@
 
 #include "cli.h"
 #include "temper/bench.h"
-#include "temper/option.h"
+#include "util/option.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 #define BENCH_MAX_DEVICES 4
 

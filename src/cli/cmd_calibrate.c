@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util/util.h"
 
 static void help(FILE *out)
 {

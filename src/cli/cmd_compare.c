@@ -11,8 +11,8 @@
 #include "cli.h"
 #include "temper/bench.h"
 #include "temper/kernel.h"
-#include "temper/option.h"
-#include "temper/util.h"
+#include "util/option.h"
+#include "util/util.h"
 
 #define COMPARE_MAX_ROUNDS 100
 

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "session/session_devices.h"
 #include "temper/eval.h"
+#include "util/util.h"
 
 /* The pid of a live process named name (its comm), 0 if none (a zombie is dead, waiting only to
  * be reaped by whoever adopted it). */
@@ -204,14 +206,9 @@ int cmd_devices(int argc, char **argv)
     }
     if (self)
         return selftest(json);
-    struct temper_worker *w;
     char msg[2048];
-    int err = temper_worker_start(NULL, NULL, &w, msg, sizeof(msg));
-    if (err)
-        return cli_error(err, msg);
     json_t *r;
-    err = temper_list_devices(w, &r, msg, sizeof(msg));
-    temper_worker_stop(w);
+    int err = temper_session_list_devices(&r, msg, sizeof(msg));
     if (err)
         return cli_error(err, msg);
     json_t *list = json_object_get(r, "devices");

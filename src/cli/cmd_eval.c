@@ -6,7 +6,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "temper/option.h"
+#include "util/option.h"
+#include "util/util.h"
 
 static void help(FILE *out)
 {

@@ -10,8 +10,8 @@
 
 #include "cli.h"
 #include "temper/error.h"
-#include "temper/report.h"
-#include "temper/store_export.h"
+#include "report/report.h"
+#include "store/store_export.h"
 #include "temper/task.h"
 
 static const char usage_line[] = "usage: temper export --format jsonl|sft|rl (--run ID | --task T | --all) [-o FILE]\n";

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "temper/option.h"
+#include "util/option.h"
 
 static void help(FILE *out)
 {

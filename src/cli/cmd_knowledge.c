@@ -7,8 +7,8 @@
 
 #include "cli.h"
 #include "temper/error.h"
-#include "temper/knowledge.h"
-#include "temper/option.h"
+#include "agent/knowledge.h"
+#include "util/option.h"
 #include "temper/task.h"
 
 static void help(FILE *out)

@@ -13,7 +13,7 @@
 
 #include "../mcp/mcp.h"
 #include "cli.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 static void help(FILE *out)
 {

@@ -9,11 +9,11 @@
 
 #include "cli.h"
 #include "temper/error.h"
-#include "temper/report.h"
+#include "report/report.h"
 #include "temper/store.h"
-#include "temper/store_export.h"
+#include "store/store_export.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 static const char usage_line[] =
     "usage: temper report (--run ID | --task T | --bench ID | --bench-json FILE) -o report.html [--device-key K]\n";

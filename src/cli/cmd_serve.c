@@ -14,8 +14,9 @@
 #include "serve/consumer.h"
 #include "serve/queue.h"
 #include "serve/server.h"
-#include "temper/option.h"
-#include "temper/util.h"
+#include "session/session_devices.h"
+#include "util/option.h"
+#include "util/util.h"
 
 #define SERVE_MAX_DEVICES 16
 
@@ -105,13 +106,9 @@ static int read_token(const char *path, char **token, char *msg, size_t msg_size
  * verdict holds but its times do not against a hostile kernel (docs/serve.md). */
 static int local_devices(char devices[][64], int *n, char *msg, size_t msg_size)
 {
-    struct temper_worker *w;
     *n = 0;
-    int err = temper_worker_start(NULL, NULL, &w, msg, msg_size);
     json_t *r = NULL;
-    if (!err)
-        err = temper_list_devices(w, &r, msg, msg_size);
-    temper_worker_stop(w);
+    int err = temper_session_list_devices(&r, msg, msg_size);
     if (err)
         return err;
     char passed_over[256] = "";

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "temper/task.h"
+#include "util/util.h"
 
 /* State for listing tasks. */
 struct list_state {

@@ -11,8 +11,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "temper/option.h"
+#include "util/option.h"
 #include "temper/search.h"
+#include "util/util.h"
 
 static void help(FILE *out)
 {

@@ -17,7 +17,7 @@
 #include "serve/consumer.h"
 #include "serve/queue.h"
 #include "temper/error.h"
-#include "temper/option.h"
+#include "util/option.h"
 
 static void help(FILE *out)
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* A command: its name, entry point and one line for the overview. */
 static const struct {

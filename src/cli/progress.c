@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 #include "cli.h"
 
 static double progress_started_s;

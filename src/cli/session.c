@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "temper/device.h"
+#include "device/device.h"
 
 static void print_event(void *user, const struct temper_session_event *ev)
 {

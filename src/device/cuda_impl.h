@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 
 /* ---- the slice of cuda.h and nvrtc.h used here (values as in CUDA 13.0) ---- */
 

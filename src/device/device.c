@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 
 #ifdef TEMPER_HAVE_CUDA
 extern const struct temper_device_ops temper_cuda_ops;

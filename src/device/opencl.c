@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 
 #define MAX_CL_DEVICES 64
 

@@ -3,7 +3,7 @@
  * breaks and the shape, on any backend that takes tensor maps. */
 #include <stdint.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "temper/error.h"
 
 int temper_tensormap_check(const struct temper_tensormap *m, char *msg, size_t msg_size)

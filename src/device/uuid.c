@@ -3,7 +3,7 @@
  * from device.c, which calls them. */
 #include <stdio.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 
 void temper_device_format_uuid(const unsigned char bytes[16], char *out, size_t out_size)
 {

@@ -20,9 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "temper/kernel.h"
 #include "temper/task.h"
+#include "util/util.h"
 #include "worker_impl.h"
 
 #define SERVICE_FRAME_MAX (64u << 20) /* a worker's request: a report of sources, at most this */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "temper/eval.h"
+#include "util/util.h"
 
 static const char *const verdict_names[] = {"correct", "incorrect", "compile_error", "runtime_error", "timeout",
                                             "invalid"};

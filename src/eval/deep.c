@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "temper/eval.h"
+#include "util/util.h"
 
 #define TOOL_OUTPUT_MAX (4u << 20)
 #define MAX_TOOL_ARGS 96

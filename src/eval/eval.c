@@ -12,10 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 
 #include "temper/eval.h"
 #include "temper/result.h"
+#include "util/util.h"
 #include "worker_impl.h"
 
 static json_t *simple_result(enum temper_verdict v, const char *message)

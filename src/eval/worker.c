@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
+#include "util/util.h"
 #include "worker_impl.h"
 
 #define MEM_CHECK_NS 100000000ull /* resident memory is sampled this often while a job runs */

@@ -12,6 +12,7 @@
 
 #include "temper/kernel.h"
 #include "temper/task.h"
+#include "util/util.h"
 #include "worker_cache.h"
 #include "worker_impl.h"
 

@@ -3,6 +3,7 @@
  * devices it can open. */
 #include <string.h>
 
+#include "temper/error.h"
 #include "temper/eval.h"
 #include "temper/result.h"
 #include "worker_impl.h"

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "temper/sandbox.h"
+#include "util/sandbox.h"
 
 /* Phases the worker reports. */
 enum worker_phase {
@@ -207,8 +207,9 @@ json_t *worker_sandbox_json(const struct worker_shared *s);
 
 /* ---- inside the worker ---- */
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "temper/eval.h"
+#include "util/util.h"
 
 #define MAX_VARIANTS 2 /* input sets of the checks, alternated between warm-up launches */
 /* The input set of timed launches: drawn anew on the device before every timed launch, so that

@@ -30,11 +30,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "temper/eval.h"
 #include "temper/kernel.h"
-#include "temper/sandbox.h"
-#include "temper/util.h"
+#include "util/sandbox.h"
+#include "util/util.h"
 #include "worker_cache.h"
 #include "worker_impl.h"
 #include "worker_selftest.h"

@@ -22,8 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "temper/device.h"
-#include "temper/util.h"
+#include "device/device.h"
+#include "util/util.h"
 #include "worker_impl.h"
 
 /* Whether beats are sent, alone in a page (of up to 64 KiB) made read-only by worker_beats_start. */

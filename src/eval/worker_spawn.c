@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
-#include "temper/sandbox.h"
+#include "util/sandbox.h"
+#include "util/util.h"
 #include "worker_impl.h"
 
 extern char **environ;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
+#include "util/util.h"
 #include "worker_impl.h"
 
 void worker_truth_fds(int *truth_fd, int *outputs_fd)

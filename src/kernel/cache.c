@@ -10,7 +10,8 @@
 #include <unistd.h>
 
 #include "temper/kernel.h"
-#include "temper/seal.h"
+#include "util/seal.h"
+#include "util/util.h"
 
 #define BUILD_BINARY_MAX (256u << 20)
 #define BUILD_SPECS_MAX 4096

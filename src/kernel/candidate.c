@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "temper/kernel.h"
+#include "util/util.h"
 
 static const char *skip_ws(const char *p)
 {

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "temper/kernel.h"
-#include "temper/util.h"
+#include "util/util.h"
 #include "word_rule.h"
 
 /* Headers a CUDA candidate may include: what NVRTC and the toolkit's include folder provide for

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "temper/kernel.h"
+#include "util/util.h"
 
 void temper_knobs_default(const struct temper_candidate *c, struct temper_knobs *k)
 {

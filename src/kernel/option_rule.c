@@ -6,6 +6,7 @@
  * sees. */
 #include <string.h>
 
+#include "temper/error.h"
 #include "temper/kernel.h"
 
 /* Options a CUDA candidate may give as one word. */

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "temper/kernel.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 void temper_dev_attrs_fill(const struct temper_device_info *info, struct temper_dev_attrs *attrs)
 {

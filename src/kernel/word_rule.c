@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 #include "word_rule.h"
 
 /* Words a pragma may not hold: those that read or name files (GCC dependency, include_alias,

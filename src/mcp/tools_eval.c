@@ -13,6 +13,7 @@
 #include "temper/error.h"
 #include "temper/kernel.h"
 #include "temper/search.h"
+#include "util/util.h"
 
 /* A growable text for messages to the model. */
 struct text {

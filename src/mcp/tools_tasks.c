@@ -7,9 +7,10 @@
 
 #include "mcp.h"
 #include "temper/error.h"
-#include "temper/knowledge.h"
+#include "agent/knowledge.h"
 #include "temper/store.h"
 #include "temper/task.h"
+#include "util/util.h"
 
 /* The candidate files (.cu, .cl) of a task folder, sorted. */
 static json_t *candidate_files(const char *dir)

@@ -8,7 +8,7 @@
 
 #include "report_impl.h"
 #include "temper/error.h"
-#include "temper/report.h"
+#include "report/report.h"
 
 /* Columns of the tasks' table at most. */
 #define BENCH_COLUMNS_MAX 14

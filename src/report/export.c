@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "temper/error.h"
-#include "temper/report.h"
+#include "report/report.h"
 #include "temper/result.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* Files of a task folder are read up to this size. */
 #define EXPORT_FILE_MAX (1 << 20)

@@ -10,10 +10,10 @@
 #include "report_impl.h"
 #include "report_plots.h"
 #include "temper/error.h"
-#include "temper/report.h"
+#include "report/report.h"
 #include "temper/result.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* Rows in the table at most (the plots show every evaluation). */
 #define REPORT_TABLE_MAX 2000

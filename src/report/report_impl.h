@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "temper/report.h"
+#include "report/report.h"
 
 /* ---- svg.c: plots ---- */
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "temper/search.h"
+#include "util/util.h"
 
 /* Compiler controls searched with --compiler-knobs: value "none" (or "off") adds no option. */
 static const struct {

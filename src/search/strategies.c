@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "temper/search.h"
+#include "util/util.h"
 
 #define MAX_POINTS 100000 /* points a strategy remembers */
 

@@ -11,6 +11,7 @@
 
 #include "temper/result.h"
 #include "temper/search.h"
+#include "util/util.h"
 
 /* Where a tune stands. */
 enum tune_phase {

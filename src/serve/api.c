@@ -12,7 +12,7 @@
 #include "temper/error.h"
 #include "temper/kernel.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 static int64_t now_us(void)
 {

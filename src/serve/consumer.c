@@ -20,7 +20,7 @@
 #include "temper/store.h"
 #include "temper/kernel.h"
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 static const double bounds_s[TEMPER_HISTOGRAM_BUCKETS] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                                          1,     2.5,  5,     10,   30,  60,   300};

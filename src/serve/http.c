@@ -22,7 +22,7 @@
 #include "serve/http_guard.h"
 #include "serve/server.h"
 #include "temper/error.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 struct temper_server {
     struct MHD_Daemon *daemon;  /* the running daemon */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "serve/server.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 int server_error(struct server_reply *r, unsigned status, const char *kind, const char *fmt, ...)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "serve/server.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* Appends a label value with Prometheus' escapes (backslash, quote, newline). */
 static void label(struct temper_buf *b, const char *v)

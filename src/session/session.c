@@ -11,6 +11,7 @@
 
 #include "session_impl.h"
 #include "temper/result.h"
+#include "util/util.h"
 
 #define DEFAULT_MAX_BATCH 32
 /* Requests a stream takes ahead of their results, at most, whatever max_batch says. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "session_impl.h"
+#include "util/util.h"
 
 /* A tune in progress in a session. */
 struct temper_session_tune {

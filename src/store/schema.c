@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "store_impl.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 /* How long a store waits for another process's lock, in milliseconds. */
 #define STORE_BUSY_MS 10000

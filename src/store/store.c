@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "store_impl.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 void temper_store_device_key(json_t *info, char *out, size_t size)
 {

@@ -8,7 +8,7 @@
 
 #include "store_impl.h"
 #include "temper/error.h"
-#include "temper/store_export.h"
+#include "store/store_export.h"
 
 /* Columns holding JSON text, handed on parsed. */
 static const char *const json_columns[] = {"result", "knobs", "base_result", "base_knobs", "settings",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "temper/task.h"
+#include "util/util.h"
 
 /* Largest file of a task that is hashed; a bigger one is an error, not a partial hash. */
 #define CONTENT_FILE_MAX (64u << 20)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "temper/task.h"
+#include "util/util.h"
 
 const char *temper_tasks_root(const char *tasks_dir)
 {

@@ -10,8 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "temper/seal.h"
+#include "util/seal.h"
 #include "temper/task.h"
+#include "util/util.h"
 
 #define REFERENCE_SOURCE_MAX (1u << 20)
 #define REFERENCE_SO_MAX (64u << 20)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "temper/task.h"
+#include "util/util.h"
 
 #define TASK_JSON_MAX (1u << 20)
 

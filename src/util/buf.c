@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 void temper_buf_init(struct temper_buf *b, size_t max_bytes)
 {

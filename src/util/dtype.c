@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 /* Name and size of each dtype, in enum order. */
 static const struct {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 /* Parser state over one expression string. */
 struct expr_parser {

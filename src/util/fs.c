@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 int temper_read_file(const char *path, size_t max_bytes, char **out, size_t *len, char *msg, size_t msg_size)
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 uint64_t temper_hash64(const void *data, size_t n, uint64_t seed)
 {

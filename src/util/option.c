@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "temper/error.h"
-#include "temper/option.h"
-#include "temper/util.h"
+#include "util/option.h"
+#include "util/util.h"
 
 /* Copies at most 40 bytes of text into out for a message (temper_show_bytes). */
 static void quote_text(const char *text, char *out, size_t out_size)

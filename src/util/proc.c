@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 void temper_spawnattr_init(posix_spawnattr_t *attr)
 {

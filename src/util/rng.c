@@ -4,7 +4,7 @@
 #include <pthread.h>
 #include <sys/random.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 uint64_t temper_mix64(uint64_t z)
 {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "temper/error.h"
-#include "temper/sandbox.h"
+#include "util/sandbox.h"
 
 #if defined(__x86_64__)
 #define SANDBOX_AUDIT_ARCH AUDIT_ARCH_X86_64

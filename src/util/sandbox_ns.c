@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "temper/error.h"
-#include "temper/sandbox.h"
+#include "util/sandbox.h"
 
 #ifndef SECBIT_NOROOT
 #define SECBIT_NOROOT (1 << 0)

@@ -13,8 +13,8 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "temper/seal.h"
-#include "temper/util.h"
+#include "util/seal.h"
+#include "util/util.h"
 
 /* ---- HMAC-SHA-256, from OpenSSL's libcrypto ---- */
 

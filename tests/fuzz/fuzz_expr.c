@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 static int lookup(void *user, const char *name, size_t len, int64_t *value)
 {

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "temper/task.h"
-#include "temper/util.h"
+#include "util/util.h"
 
 static char root[64]; /* the temporary folder, made once; written only before the first input */
 

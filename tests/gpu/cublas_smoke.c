@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 
 extern const struct temper_device_ops temper_cuda_ops;
 

@@ -12,10 +12,10 @@
 
 #include <cmocka.h>
 
-#include "temper/agent.h"
+#include "agent/agent.h"
 #include "temper/error.h"
-#include "temper/knowledge.h"
-#include "temper/util.h"
+#include "agent/knowledge.h"
+#include "util/util.h"
 
 #include "unit.h"
 

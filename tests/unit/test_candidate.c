@@ -16,10 +16,11 @@
 
 #include <cmocka.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "temper/kernel.h"
 
 #include "unit.h"
+#include "util/util.h"
 
 /* The candidate most tests use; line numbers matter. */
 static const char good_source[] =

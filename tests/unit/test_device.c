@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "temper/device.h"
+#include "device/device.h"
 #include "unit.h"
 
 /* Opens the first OpenCL device, or skips the test where there is none. */

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 #include "unit.h"
 
 #define assert_dbl_equal(got, want)                                                              \

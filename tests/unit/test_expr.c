@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 #include "unit.h"
 

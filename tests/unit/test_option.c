@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "temper/error.h"
-#include "temper/option.h"
+#include "util/option.h"
 
 #include "unit.h"
 

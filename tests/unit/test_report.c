@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "temper/error.h"
-#include "temper/report.h"
+#include "report/report.h"
 #include "temper/store.h"
 
 #include "unit.h"

@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "temper/sandbox.h"
+#include "util/sandbox.h"
 
 /* What the child could do after applying the sandbox: 1 yes, 0 refused. */
 struct outcome {

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "temper/search.h"
+#include "util/util.h"
 
 static const char candidate_src[] =
     "// @temper task softmax\n"

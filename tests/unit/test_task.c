@@ -22,6 +22,7 @@
 #include "temper/task.h"
 
 #include "unit.h"
+#include "util/util.h"
 
 static void put_file(const char *dir, const char *name, const char *text)
 {

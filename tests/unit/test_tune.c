@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "temper/error.h"
 #include "temper/search.h"
 
 static const char candidate_src[] =

@@ -22,8 +22,8 @@
 #include <cmocka.h>
 
 #include "temper/error.h"
-#include "temper/seal.h"
-#include "temper/util.h"
+#include "util/seal.h"
+#include "util/util.h"
 
 #include "unit.h"
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "temper/util.h"
+#include "util/util.h"
 
 #define TEMPER_DEVICE_OPS_VERSION 1
 

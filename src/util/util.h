@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "temper/error.h"
+#include "temper/task.h" /* enum temper_dtype: the element type of a task's arguments */
 
 /* ---- growable buffer with a hard maximum ---- */
 
@@ -74,17 +75,6 @@ int temper_expr_eval(const char *expr, temper_expr_lookup lookup, void *user, in
                      size_t msg_size);
 
 /* ---- dtypes ---- */
-
-enum temper_dtype {
-    TEMPER_DTYPE_F32,
-    TEMPER_DTYPE_F16,
-    TEMPER_DTYPE_BF16,
-    TEMPER_DTYPE_I8,
-    TEMPER_DTYPE_U8,
-    TEMPER_DTYPE_I32,
-    TEMPER_DTYPE_I64,
-    TEMPER_DTYPE_COUNT
-};
 
 /* Parses "f32", "bf16", ...; returns -1 if unknown. */
 int temper_dtype_parse(const char *name);

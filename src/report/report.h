@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "temper/store.h"
-#include "temper/store_export.h"
+#include "store/store_export.h"
 
 /* The export formats (docs/export.md has one table each). */
 enum temper_export_format {
