@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "temper/kernel.h"
+#include "temper/request.h"
 #include "temper/task.h"
 
 /* Verdicts, in the order docs/result.md lists them. */
@@ -135,32 +136,22 @@ enum temper_eval_cancel {
     TEMPER_EVAL_DONE,        /* its result is decided: too late to cancel */
 };
 
-/* What to evaluate and how. */
+/* What to evaluate and how: a request (request.h), held whole as .request and member by member
+ * (.path, .seed, ...), plus what only the evaluation needs. The session's options (sanitize,
+ * profile, no_store) and the lineage are not looked at here. */
 struct temper_eval_request {
-    const char *path;         /* the candidate file */
-    const char *source;       /* its text, or NULL to read path */
-    size_t source_len;        /* source's length in bytes, all of them judged (a NUL byte among them makes
-                               * the candidate invalid); 0: strlen(source) */
-    const char *lang;         /* "cuda" or "opencl": the candidate's language, over path's extension;
-                               * NULL: from the extension */
-    const char *tasks_dir;    /* where tasks are looked up, NULL for the default */
-    const char *const *sets;  /* "NAME=VALUE" knob settings, NULL-terminated, or NULL */
-    int no_timing;            /* 1: correctness only */
-    uint64_t seed;            /* the public seed (the secret one is drawn per run) */
-    double time_budget_s;     /* timing budget per bench shape; 0 for the default */
-    const char *extra_flags;  /* compiler options added after the candidate's own, or NULL */
-    uint64_t secret_seed;     /* the run's secret seed; 0: drawn for this batch */
-    int checks_only;          /* 1: check shapes only, no bench shapes (for slow deep checks) */
-    int profile_run;          /* 1: no checks; run the candidate once at the first bench shape */
-    int reuse_same_code;      /* 1: if this worker evaluated the same source with the same knobs, asked
-                               * the same way, and its compiled code is the same (other compiler options
-                               * made no difference), take that result ("same_code_as" names it) */
-    int keep_going;           /* 1: check every shape after a failure and report each */
-    int *cancel;              /* optional (NULL: none), borrowed: an enum temper_eval_cancel word,
-                               * TEMPER_EVAL_WAITING before the batch, through which another thread
-                               * cancels the request. A skipped request gets a result with
-                               * "cancelled": true and verdict invalid without running; a killed one,
-                               * "cancelled": true and no verdict */
+    union {
+        struct temper_request request; /* the request, whole */
+        struct {
+            TEMPER_REQUEST_MEMBERS
+        }; /* the same members, by name */
+    };
+    const char *tasks_dir; /* where tasks are looked up, NULL for the default */
+    int *cancel;           /* optional (NULL: none), borrowed: an enum temper_eval_cancel word,
+                            * TEMPER_EVAL_WAITING before the batch, through which another thread
+                            * cancels the request. A skipped request gets a result with
+                            * "cancelled": true and verdict invalid without running; a killed one,
+                            * "cancelled": true and no verdict */
 };
 
 /* How the message of a task's own error begins (its reference crashed or ran past its limit, or

@@ -80,34 +80,18 @@ int temper_session_ceilings(struct temper_session *s, int measure_again, json_t 
  * a request cancelled while queued gets its result on the thread that cancelled it. */
 typedef void (*temper_session_result_cb)(void *user, int64_t id, json_t *result);
 
-/* One evaluation. Strings and arrays are copied at submission. */
+/* One evaluation: a request (request.h), held whole as .request and member by member (.path,
+ * .seed, ...), and where its result goes. Strings and arrays are copied at submission. A request
+ * with source text is named path (NULL: "<source>") with its language's extension. */
 struct temper_session_request {
-    const char *path;          /* the candidate file, or the name source text goes by (NULL: "<source>") */
-    const char *source;        /* the candidate's text; NULL: read path */
-    size_t source_len;         /* source's length in bytes, every one judged and hashed (a NUL byte among
-                                * them makes the candidate invalid); 0: strlen(source) */
-    const char *lang;          /* "cuda" or "opencl": the candidate's language (text or file), over path's
-                                * extension; NULL: from path's extension */
-    const char *const *sets;   /* "NAME=VALUE" knob settings, NULL-terminated, or NULL */
-    int no_timing;             /* 1: correctness only */
-    uint64_t seed;             /* the public seed; 0: 1 */
-    uint64_t secret_seed;      /* the secret seed; 0: drawn for the batch it runs in */
-    double time_budget_s;      /* timing budget per bench shape; 0: the default */
-    const char *extra_flags;   /* compiler options after the candidate's own, or NULL */
-    int checks_only;           /* 1: check shapes only */
-    int profile_run;           /* 1: no checks; one run at the first bench shape (for profilers) */
-    int reuse_same_code;       /* 1: a repeat of an earlier request's source, knobs and compiled code in
-                                * this session's worker takes that result ("same_code_as") */
-    int keep_going;            /* 1: check every shape after a failure and report each */
-    int sanitize;              /* (CUDA) compute-sanitizer on a correct kernel: 0 no, 1 (TEMPER_SANITIZE_REPORT)
-                                * errors make it incorrect, 2 (TEMPER_SANITIZE_STRICT) any hazard does */
-    int profile;               /* 1 (CUDA): run Nsight Compute on a correct kernel's launches */
-    int no_store;              /* 1: do not record this result */
-    int64_t parent_id;         /* lineage: the store row id of the result this candidate came from; 0: none */
-    const char *made_by;       /* lineage: the operator or client that made the candidate, or NULL */
-    const char *batch_id;      /* lineage: the batch it belongs to, or NULL */
+    union {
+        struct temper_request request; /* the request, whole */
+        struct {
+            TEMPER_REQUEST_MEMBERS
+        }; /* the same members, by name */
+    };
     temper_session_result_cb on_result; /* receives the result; NULL: wait for it with temper_session_wait */
-    void *user;                /* passed to on_result */
+    void *user;                         /* passed to on_result */
 };
 
 /* Queues a request; *id (from 1, never reused in a session) names it. Returns nonzero only for a

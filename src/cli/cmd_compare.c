@@ -45,8 +45,8 @@ struct side {
     char *source;            /* its stored source (caller frees), or NULL */
     char path[4096];         /* the file, or the stored candidate's path */
     const char *lang;        /* the stored candidate's language */
-    char sets_text[64][128]; /* its knobs as NAME=VALUE */
-    const char *sets[65];    /* pointers into sets_text, NULL-terminated */
+    struct temper_knob_value knobs[64]; /* its stored knob values (strings borrowed from stored) */
+    int nknobs;                         /* how many */
     char extra[1024];        /* compiler options beyond its knobs and flags */
     json_t *results;         /* the results of this run's evaluations, in round order */
 };
@@ -58,17 +58,14 @@ static int stored_request(struct side *s, char *msg, size_t msg_size)
     snprintf(s->path, sizeof(s->path), "%s", cand_path);
     size_t n = strlen(cand_path);
     s->lang = n > 3 && !strcmp(cand_path + n - 3, ".cu") ? "cuda" : "opencl";
-    int k = 0;
     const char *name;
     json_t *v;
+    s->nknobs = 0;
     json_object_foreach(json_object_get(s->stored, "knobs"), name, v) {
-        if (k == 64)
+        if (s->nknobs == 64)
             break;
-        snprintf(s->sets_text[k], sizeof(s->sets_text[k]), "%s=%s", name, json_string_value(v) ?: "");
-        s->sets[k] = s->sets_text[k];
-        k++;
+        s->knobs[s->nknobs++] = (struct temper_knob_value){name, TEMPER_KNOB_TEXT, 0, 0, json_string_value(v)};
     }
-    s->sets[k] = NULL;
     struct temper_candidate cand;
     int err = temper_candidate_parse_lang(s->path, s->lang, s->source, strlen(s->source), &cand, msg, msg_size);
     if (err)
@@ -226,7 +223,8 @@ static int submit_side(struct temper_session *session, struct side *s, const str
     if (s->stored) {
         req.source = s->source;
         req.lang = s->lang;
-        req.sets = s->sets;
+        req.knobs = s->knobs;
+        req.nknobs = s->nknobs;
         req.extra_flags = s->extra[0] ? s->extra : NULL;
         req.parent_id = s->stored_id; /* lineage: a re-timing of that evaluation */
     }

@@ -176,6 +176,23 @@ struct job {
     uint64_t secret;                       /* the secret seed it runs with */
 };
 
+/* The candidate's knob values: its defaults, then the request's typed values (as text through the
+ * one formatter), then its NAME=VALUE texts; nonzero (j->err) for a knob it does not have or a
+ * value it does not take. */
+static int job_knobs(struct job *j, struct temper_knobs *knobs)
+{
+    const struct temper_eval_request *req = j->req;
+    temper_knobs_default(&j->cand, knobs);
+    for (int i = 0; i < req->nknobs && !j->err; i++) {
+        char set[320];
+        temper_knob_value_assignment(&req->knobs[i], set, sizeof(set));
+        j->err = temper_knobs_set(&j->cand, knobs, set, j->msg, sizeof(j->msg));
+    }
+    for (int i = 0; req->sets && req->sets[i] && !j->err; i++)
+        j->err = temper_knobs_set(&j->cand, knobs, req->sets[i], j->msg, sizeof(j->msg));
+    return j->err;
+}
+
 /* Parses, finds the task, applies knobs and checks constraints: everything that needs no
  * device. Sets job->early for an invalid candidate and job->err for bad usage. */
 static void job_prepare(struct job *j, const char *device_id, enum temper_lang device_lang)
@@ -231,10 +248,8 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
         return;
     }
     struct temper_knobs knobs;
-    temper_knobs_default(&j->cand, &knobs);
-    for (int i = 0; req->sets && req->sets[i]; i++)
-        if ((j->err = temper_knobs_set(&j->cand, &knobs, req->sets[i], j->msg, sizeof(j->msg))))
-            return;
+    if (job_knobs(j, &knobs))
+        return;
     if (temper_candidate_check(&j->cand, &knobs, why, sizeof(why)) ||
         check_launch_names(&j->cand, &task, &knobs, why, sizeof(why)) ||
         temper_candidate_options(&j->cand, &knobs, j->options, sizeof(j->options), why, sizeof(why))) {

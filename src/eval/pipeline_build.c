@@ -115,6 +115,29 @@ static void log_name_candidate(struct temper_buf *log, const char *path)
     }
 }
 
+/* The knob values of the job: the candidate's defaults, each replaced by the value the parent
+ * resolved (the job's "knobs": every knob's text, as the parent checked it and formatted it once),
+ * taken as it is, with no NAME=VALUE text made and checked again. Nonzero for a frame whose knobs
+ * are not the candidate's. */
+static int plan_knobs(struct plan *p, json_t *knobs, char *msg, size_t msg_size)
+{
+    temper_knobs_default(&p->cand, &p->knobs);
+    const char *name;
+    json_t *value;
+    json_object_foreach(knobs, name, value)
+    {
+        const char *text = json_string_value(value);
+        int i = 0;
+        while (i < p->knobs.n && strcmp(p->knobs.names[i], name))
+            i++;
+        if (i == p->knobs.n || !text || strlen(text) >= TEMPER_NAME_MAX)
+            return temper_fail(msg, msg_size, TEMPER_EINVALID, "the job's knob '%.64s' is not one of the candidate's "
+                               "or its value is not text under %d bytes", name, TEMPER_NAME_MAX);
+        snprintf(p->knobs.values[i], TEMPER_NAME_MAX, "%s", text);
+    }
+    return 0;
+}
+
 /* Parses and builds a candidate with the given knob values (an object, or NULL for defaults), in
  * language lang (NULL: from path's extension). A build failure gives verdict compile_error (or
  * invalid for a launch naming no kernel). */
@@ -127,16 +150,8 @@ int plan_build(struct worker_state *ws, const char *path, const char *lang, cons
                      : temper_candidate_load(path, &p->cand, msg, sizeof(msg));
     if (err)
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
-    temper_knobs_default(&p->cand, &p->knobs);
-    const char *name;
-    json_t *value;
-    json_object_foreach(knobs, name, value)
-    {
-        char set[256];
-        snprintf(set, sizeof(set), "%s=%s", name, json_string_value(value) ? json_string_value(value) : "");
-        if (temper_knobs_set(&p->cand, &p->knobs, set, msg, sizeof(msg)))
-            return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
-    }
+    if (plan_knobs(p, knobs, msg, sizeof(msg)))
+        return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
     if (temper_candidate_options(&p->cand, &p->knobs, p->options, sizeof(p->options), msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
     p->knob_len = strlen(p->options);

@@ -127,25 +127,29 @@ char *mcp_result_text(const struct temper_result *r)
     return t.s;
 }
 
-/* Knob settings "NAME=VALUE" from the knobs object; NULL-terminated, in storage. */
-static int knob_sets(json_t *knobs, char storage[][192], const char **sets, int max, char *msg, size_t msg_size)
+/* Typed knob values from the knobs object (strings borrowed from it): text, an integer, or any
+ * other value as the number JSON reads it as; *n of them. */
+static int knob_values(json_t *knobs, struct temper_knob_value *values, int max, int *n, char *msg, size_t msg_size)
 {
-    int n = 0;
     const char *k;
     json_t *v;
+    *n = 0;
     json_object_foreach(knobs, k, v) {
-        if (n == max)
+        if (*n == max)
             return temper_fail(msg, msg_size, TEMPER_EINVALID, "more than %d knobs", max);
-        if (json_is_string(v))
-            snprintf(storage[n], 192, "%s=%s", k, json_string_value(v));
-        else if (json_is_integer(v))
-            snprintf(storage[n], 192, "%s=%lld", k, (long long)json_integer_value(v));
-        else
-            snprintf(storage[n], 192, "%s=%.17g", k, json_number_value(v));
-        sets[n] = storage[n];
-        n++;
+        struct temper_knob_value *kv = &values[(*n)++];
+        kv->name = k;
+        if (json_is_string(v)) {
+            kv->kind = TEMPER_KNOB_TEXT;
+            kv->text = json_string_value(v);
+        } else if (json_is_integer(v)) {
+            kv->kind = TEMPER_KNOB_INT;
+            kv->i = json_integer_value(v);
+        } else {
+            kv->kind = TEMPER_KNOB_REAL;
+            kv->r = json_number_value(v);
+        }
     }
-    sets[n] = NULL;
     return 0;
 }
 
@@ -188,9 +192,10 @@ static json_t *session_error(int err, const char *msg)
 
 json_t *mcp_tool_evaluate(struct mcp_call *call, json_t *args)
 {
-    char storage[64][192], msg[4096];
-    const char *sets[65];
-    if (knob_sets(json_object_get(args, "knobs"), storage, sets, 64, msg, sizeof(msg)))
+    char msg[4096];
+    struct temper_knob_value knobs[64] = {{0}};
+    int nknobs = 0;
+    if (knob_values(json_object_get(args, "knobs"), knobs, 64, &nknobs, msg, sizeof(msg)))
         return mcp_tool_result(NULL, msg, 1);
     struct temper_session *s = NULL;
     int err = mcp_session(call, json_string_value(json_object_get(args, "device")), &s, msg, sizeof(msg));
@@ -199,7 +204,8 @@ json_t *mcp_tool_evaluate(struct mcp_call *call, json_t *args)
     struct temper_session_request req = {0};
     req.source = json_string_value(json_object_get(args, "source"));
     req.lang = json_string_value(json_object_get(args, "lang"));
-    req.sets = sets;
+    req.knobs = knobs;
+    req.nknobs = nknobs;
     req.no_timing = json_is_false(json_object_get(args, "timing"));
     req.seed = 1;
     json_t *result = run_eval(call, s, &req, msg, sizeof(msg), &err);

@@ -11,6 +11,7 @@
 #include "serve/server.h"
 #include "temper/error.h"
 #include "temper/kernel.h"
+#include "temper/request.h"
 #include "temper/task.h"
 #include "util/util.h"
 
@@ -107,145 +108,21 @@ static void normalize_int(json_t *obj, const char *key)
         json_object_set_new(obj, key, json_integer(n));
 }
 
-/* Characters (code points) of UTF-8 text. */
-static size_t utf8_chars(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += ((unsigned char)*s & 0xc0) != 0x80;
-    return n;
-}
-
-/* 1 when UTF-8 text holds no control character (C0, DEL or C1): a string a terminal shows as
- * text when an operator prints it (temper history). */
-static int printable_utf8(const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
-            return 0;
-    return 1;
-}
-
-/* 1 to 63 printable ASCII characters, no space, quote or backslash. */
-static int knob_value_ok(const char *v)
-{
-    size_t n = 0;
-    for (; *v; v++, n++)
-        if (*v <= ' ' || *v > '~' || *v == '"' || *v == '\'' || *v == '\\')
-            return 0;
-    return n >= 1 && n < TEMPER_NAME_MAX;
-}
-
-static int knob_name_ok(const char *n)
-{
-    size_t len = strlen(n);
-    if (!len || len >= TEMPER_NAME_MAX || !((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z') || n[0] == '_'))
-        return 0;
-    for (; *n; n++)
-        if (!((*n >= 'A' && *n <= 'Z') || (*n >= 'a' && *n <= 'z') || (*n >= '0' && *n <= '9') || *n == '_'))
-            return 0;
-    return 1;
-}
-
-/* Validates the options object of item i; 0 or a 400 in r. */
-static int options_ok(json_t *o, int i, struct server_reply *r)
-{
-    static const char *const known[] = {"timing", "seed", "keep_going", "checks_only", "time_budget_s", NULL};
-    char where[64];
-    snprintf(where, sizeof(where), "items[%d].options", i);
-    if (!json_is_object(o))
-        return server_error(r, 400, "invalid_request", "%s must be an object", where), 1;
-    if (!keys_known(o, known, where, r))
-        return 1;
-    const char *bools[] = {"timing", "keep_going", "checks_only"};
-    for (size_t b = 0; b < 3; b++) {
-        json_t *v = json_object_get(o, bools[b]);
-        if (v && !json_is_boolean(v))
-            return server_error(r, 400, "invalid_request", "%s.%s must be true or false", where, bools[b]), 1;
-    }
-    json_t *seed = json_object_get(o, "seed");
-    int64_t n;
-    if (seed && (!int_like(seed, &n) || n < 1))
-        return server_error(r, 400, "invalid_request", "%s.seed must be an integer from 1", where), 1;
-    json_t *tb = json_object_get(o, "time_budget_s");
-    if (tb && (!json_is_number(tb) || !(json_number_value(tb) >= 0.01) || json_number_value(tb) > 3600))
-        return server_error(r, 400, "invalid_request", "%s.time_budget_s must be a number from 0.01 to 3600", where), 1;
-    return 0;
-}
-
-/* Item i's own fields, named in messages as where: each one known, of its type and within its
- * limits (phase one of item_ok); 0 or a 4xx in r. */
-static int item_fields_ok(struct server_state *st, json_t *item, int i, const char *where, struct server_reply *r)
-{
-    static const char *const known[] = {"id", "source", "lang", "knobs", "options", "parent", "origin", "task", NULL};
-    if (!json_is_object(item))
-        return server_error(r, 400, "invalid_request", "%s must be an object", where), 1;
-    if (!keys_known(item, known, where, r))
-        return 1;
-    json_t *id = json_object_get(item, "id"), *src = json_object_get(item, "source"), *lang = json_object_get(item, "lang");
-    if (id && (!json_is_string(id) || !server_id_ok(json_string_value(id))))
-        return server_error(r, 400, "invalid_id", "%s.id must be 1 to 128 of [A-Za-z0-9._:-] (not only dots)", where), 1;
-    if (!json_is_string(src) || json_string_length(src) == 0)
-        return server_error(r, 400, "invalid_request", "%s.source must be a non-empty string", where), 1;
-    if (json_string_length(src) > st->config.limits.max_source_bytes)
-        return server_error(r, 413, "source_too_large", "%s.source has %zu bytes, over this server's limit of %zu",
-                            where, json_string_length(src), st->config.limits.max_source_bytes), 1;
-    if (!json_is_string(lang) || temper_lang_parse(json_string_value(lang)) < 0)
-        return server_error(r, 400, "invalid_request", "%s.lang must be \"cuda\" or \"opencl\"", where), 1;
-    json_t *knobs = json_object_get(item, "knobs"), *opts = json_object_get(item, "options");
-    if (knobs) {
-        if (!json_is_object(knobs))
-            return server_error(r, 400, "invalid_request", "%s.knobs must be an object of NAME: value", where), 1;
-        const char *k;
-        json_t *v;
-        json_object_foreach(knobs, k, v) {
-            int64_t n;
-            if (!knob_name_ok(k))
-                return server_error(r, 400, "invalid_request",
-                                    "%s.knobs: '%.64s' is not a knob name ([A-Za-z_][A-Za-z0-9_]*, under 64 bytes)",
-                                    where, k), 1;
-            if (!int_like(v, &n) && !(json_is_string(v) && knob_value_ok(json_string_value(v))))
-                return server_error(r, 400, "invalid_request",
-                                    "%s.knobs.%s must be an integer or 1 to 63 printable ASCII characters without "
-                                    "spaces, quotes or backslashes", where, k), 1;
-        }
-    }
-    if (opts && options_ok(opts, i, r))
-        return 1;
-    json_t *parent = json_object_get(item, "parent"), *origin = json_object_get(item, "origin");
-    int64_t n;
-    if (parent && (!int_like(parent, &n) || n < 1))
-        return server_error(r, 400, "invalid_request", "%s.parent must be a store row id (an integer from 1)", where), 1;
-    if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128 ||
-                   !printable_utf8(json_string_value(origin))))
-        return server_error(r, 400, "invalid_request",
-                            "%s.origin must be a string of at most 128 characters, none of them a control character",
-                            where), 1;
-    json_t *task = json_object_get(item, "task");
-    if (task && (!json_is_string(task) || !temper_task_name_ok(json_string_value(task))))
-        return server_error(r, 400, "invalid_request", "%s.task must be a task name ([a-z0-9_])", where), 1;
-    return 0;
-}
-
-/* Sets each of knobs on the parsed candidate's defaults: 0, or a 400 naming the knob (a 503 when
- * out of memory) in r. */
-static int item_knobs_ok(struct temper_candidate *cand, json_t *knobs, const char *where, struct server_reply *r)
+/* Sets each of the request's knobs on the parsed candidate's defaults: 0, or a 400 naming the knob
+ * (a 503 when out of memory) in r. */
+static int item_knobs_ok(struct temper_candidate *cand, const struct temper_request *req, const char *where,
+                         struct server_reply *r)
 {
     char msg[1024];
     struct temper_knobs *kv = calloc(1, sizeof(*kv));
-    const char *k;
-    json_t *v;
-    int bad = !kv;
-    if (kv)
-        temper_knobs_default(cand, kv);
-    json_object_foreach(knobs, k, v) {
+    if (!kv)
+        return server_error(r, 503, "unavailable", "out of memory"), 1;
+    temper_knobs_default(cand, kv);
+    int bad = 0;
+    for (int i = 0; i < req->nknobs && !bad; i++) {
         char set[160];
-        int64_t n;
-        if (int_like(v, &n))
-            snprintf(set, sizeof(set), "%s=%lld", k, (long long)n);
-        else
-            snprintf(set, sizeof(set), "%s=%s", k, json_string_value(v));
-        if (!bad && temper_knobs_set(cand, kv, set, msg, sizeof(msg))) {
+        temper_knob_value_assignment(&req->knobs[i], set, sizeof(set));
+        if (temper_knobs_set(cand, kv, set, msg, sizeof(msg))) {
             /* the library's message is the command line's ("--set NAME=VALUE: ..."): here a knob */
             const char *said = strncmp(msg, "--set ", 6) ? msg : msg + 6;
             server_error(r, 400, "unknown_knob", "%s.knobs: %s", where, said);
@@ -253,8 +130,6 @@ static int item_knobs_ok(struct temper_candidate *cand, json_t *knobs, const cha
         }
     }
     free(kv);
-    if (bad && !r->json)
-        server_error(r, 503, "unavailable", "out of memory");
     return bad;
 }
 
@@ -262,24 +137,21 @@ static int item_knobs_ok(struct temper_candidate *cand, json_t *knobs, const cha
  * names and task_hash that task's content hash, both empty where the source does not parse; a
  * malformed candidate is queued all the same and gets its `invalid` verdict from the worker (its
  * task and knobs are not looked at). 0, or a 4xx (a 503 when out of memory) in r. */
-static int item_candidate_ok(struct server_state *st, json_t *item, const char *where, char task_name[TEMPER_NAME_MAX],
-                             char task_hash[17], struct server_reply *r)
+static int item_candidate_ok(struct server_state *st, const struct temper_request *req, const char *where,
+                             char task_name[TEMPER_NAME_MAX], char task_hash[17], struct server_reply *r)
 {
-    json_t *src = json_object_get(item, "source"), *lang = json_object_get(item, "lang");
-    json_t *task = json_object_get(item, "task"), *knobs = json_object_get(item, "knobs");
     task_name[0] = task_hash[0] = 0;
     struct temper_candidate *cand = calloc(1, sizeof(*cand));
     if (!cand)
         return server_error(r, 503, "unavailable", "out of memory"), 1;
     char msg[1024];
     int bad = 0;
-    int parsed = !temper_candidate_parse_lang(NULL, json_string_value(lang), json_string_value(src),
-                                              json_string_length(src), cand, msg, sizeof(msg));
+    int parsed = !temper_candidate_parse_lang(NULL, req->lang, req->source, req->source_len, cand, msg, sizeof(msg));
     if (parsed)
         snprintf(task_name, TEMPER_NAME_MAX, "%s", cand->task);
-    if (task && parsed && strcmp(task_name, json_string_value(task))) {
+    if (req->task && parsed && strcmp(task_name, req->task)) {
         server_error(r, 400, "invalid_request", "%s.task is '%s' but the candidate says '@temper task %s'", where,
-                     json_string_value(task), task_name);
+                     req->task, task_name);
         bad = 1;
     }
     if (!bad && task_name[0]) {
@@ -294,8 +166,8 @@ static int item_candidate_ok(struct server_state *st, json_t *item, const char *
             bad = 1;
         }
     }
-    if (!bad && parsed && knobs)
-        bad = item_knobs_ok(cand, knobs, where, r);
+    if (!bad && parsed && req->nknobs)
+        bad = item_knobs_ok(cand, req, where, r);
     temper_candidate_free(cand);
     free(cand);
     return bad;
@@ -307,10 +179,18 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
 {
     char where[32];
     snprintf(where, sizeof(where), "items[%d]", i);
-    if (item_fields_ok(st, item, i, where, r))
-        return 1;
+    struct temper_request req;
+    const char *kind = "invalid_request";
+    char msg[1024];
+    int err = temper_request_from_json(item, where, st->config.limits.max_source_bytes, &req, &kind, msg, sizeof(msg));
     char task_name[TEMPER_NAME_MAX], task_hash[17];
-    if (item_candidate_ok(st, item, where, task_name, task_hash, r))
+    if (err)
+        server_error(r, err == TEMPER_ENOMEM ? 503 : err == TEMPER_ERANGE ? 413 : 400,
+                     err == TEMPER_ENOMEM ? "unavailable" : kind, "%s", msg);
+    else
+        err = item_candidate_ok(st, &req, where, task_name, task_hash, r);
+    temper_request_free(&req);
+    if (err)
         return 1;
     json_t *task = json_object_get(item, "task"), *knobs = json_object_get(item, "knobs");
     json_t *opts = json_object_get(item, "options");
@@ -324,7 +204,6 @@ static int item_ok(struct server_state *st, json_t *item, int i, char key[65], s
     json_t *v;
     void *tmp;
     json_object_foreach_safe(knobs, tmp, k, v) normalize_int(knobs, k);
-    char msg[1024];
     return temper_job_content_key(item, task_hash, key, msg, sizeof(msg))
                ? (server_error(r, 503, "unavailable", "%s", msg), 1)
                : 0;

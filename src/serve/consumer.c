@@ -170,50 +170,22 @@ static int outcome_of(json_t *result, json_t **outcome)
     return TEMPER_JOB_FAILED;
 }
 
-/* Submits a job's item to the session; nonzero when the session refused it. */
+/* Submits a job's item to the session, read through the request codec (the API queued it valid);
+ * nonzero when it does not read or the session refused it. */
 static int submit(const struct temper_consumer_config *c, struct slot *sl, char *msg, size_t msg_size)
 {
-    json_t *item = sl->job->item, *opts = json_object_get(item, "options"), *knobs = json_object_get(item, "knobs");
-    struct temper_session_request req = {0};
-    req.path = sl->job->id;
-    req.source = json_string_value(json_object_get(item, "source"));
-    req.lang = json_string_value(json_object_get(item, "lang"));
-    req.no_timing = json_is_false(json_object_get(opts, "timing"));
-    req.seed = json_is_integer(json_object_get(opts, "seed")) ? (uint64_t)json_integer_value(json_object_get(opts, "seed")) : 1;
-    req.keep_going = json_is_true(json_object_get(opts, "keep_going"));
-    req.checks_only = json_is_true(json_object_get(opts, "checks_only"));
-    req.time_budget_s = json_number_value(json_object_get(opts, "time_budget_s"));
-    req.parent_id = json_integer_value(json_object_get(item, "parent"));
-    req.made_by = json_string_value(json_object_get(item, "origin"));
-    req.batch_id = sl->job->batch[0] ? sl->job->batch : NULL;
-    req.on_result = on_result;
-    req.user = sl;
-    size_t nk = json_object_size(knobs), i = 0;
-    char **sets = calloc(nk + 1, sizeof(*sets));
-    if (!sets)
-        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
-    const char *name;
-    json_t *v;
-    int err = 0;
-    json_object_foreach(knobs, name, v) {
-        char value[64];
-        if (json_is_integer(v))
-            snprintf(value, sizeof(value), "%lld", (long long)json_integer_value(v));
-        else
-            snprintf(value, sizeof(value), "%s", json_is_string(v) ? json_string_value(v) : "");
-        if (asprintf(&sets[i++], "%s=%s", name, value) < 0) {
-            sets[--i] = NULL;
-            err = temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
-            break;
-        }
-    }
-    req.sets = (const char *const *)sets;
-    sl->start_ns = temper_now_ns();
-    if (!err)
+    struct temper_session_request req = {.on_result = on_result, .user = sl};
+    int err = temper_request_from_json(sl->job->item, "the queued item", 0, &req.request, NULL, msg, msg_size);
+    if (!err) {
+        free((char *)req.path);
+        req.path = sl->job->id;
+        req.batch_id = sl->job->batch[0] ? sl->job->batch : NULL;
+        sl->start_ns = temper_now_ns();
         err = temper_session_submit(c->session, &req, &sl->sid, msg, msg_size);
-    for (i = 0; sets[i]; i++)
-        free(sets[i]);
-    free(sets);
+        req.path = NULL;
+        req.batch_id = NULL;
+    }
+    temper_request_free(&req.request);
     return err;
 }
 

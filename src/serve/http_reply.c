@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "serve/server.h"
+#include "temper/request.h"
 #include "util/util.h"
 
 int server_error(struct server_reply *r, unsigned status, const char *kind, const char *fmt, ...)
@@ -27,16 +28,7 @@ int server_error(struct server_reply *r, unsigned status, const char *kind, cons
 
 int server_id_ok(const char *id)
 {
-    size_t n = 0;
-    int only_dots = 1;
-    for (const char *p = id; *p; p++, n++) {
-        char c = *p;
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-              c == ':' || c == '-'))
-            return 0;
-        only_dots &= c == '.';
-    }
-    return n >= 1 && n <= 128 && !only_dots;
+    return temper_request_id_ok(id);
 }
 
 /* Checks a wait against the hard bound and cuts it to the server's own. */

@@ -91,8 +91,8 @@ const char *temper_session_result_store_error(json_t *result)
 static void result_set_lineage(json_t *r, const struct pending *p)
 {
     json_object_set_new(r, "parent_id", p->req.parent_id ? json_integer(p->req.parent_id) : json_null());
-    json_object_set_new(r, "made_by", p->made_by ? json_string(p->made_by) : json_null());
-    json_object_set_new(r, "batch_id", p->batch_id ? json_string(p->batch_id) : json_null());
+    json_object_set_new(r, "made_by", p->req.made_by ? json_string(p->req.made_by) : json_null());
+    json_object_set_new(r, "batch_id", p->req.batch_id ? json_string(p->req.batch_id) : json_null());
 }
 
 /* Records an evaluated result with its lineage (and run), and puts the row id in it; a failure
@@ -108,7 +108,7 @@ static void result_record(struct temper_session *s, struct pending *p, json_t *r
     char msg[1024];
     int64_t row = 0;
     pthread_mutex_lock(&s->store_lock);
-    struct temper_lineage lineage = {p->req.parent_id, p->made_by, NULL, p->batch_id};
+    struct temper_lineage lineage = {p->req.parent_id, p->req.made_by, NULL, p->req.batch_id};
     int err = temper_store_record_source(s->store, r, p->source, p->source_len, p->run_id, &lineage, &row, msg,
                                          sizeof(msg));
     pthread_mutex_unlock(&s->store_lock);
@@ -128,12 +128,7 @@ static void pending_free(struct pending *p)
         return;
     free(p->path);
     free(p->source);
-    for (int i = 0; p->sets && p->sets[i]; i++)
-        free(p->sets[i]);
-    free(p->sets);
-    free(p->extra_flags);
-    free(p->made_by);
-    free(p->batch_id);
+    temper_request_free(&p->own);
     free(p->early_msg);
     json_decref(p->result);
     free(p);
@@ -236,20 +231,13 @@ int session_submit(struct temper_session *s, const struct temper_session_request
     p->run_id = run_id;
     p->tune_phase = tune_phase;
     char why[2048] = "";
-    int nsets = 0;
-    while (req->sets && req->sets[nsets])
-        nsets++;
-    p->sets = calloc((size_t)nsets + 1, sizeof(char *));
-    int oom = !p->sets;
-    for (int i = 0; !oom && i < nsets; i++)
-        oom = !(p->sets[i] = strdup(req->sets[i]));
+    /* the client's request, copied whole but for its name, text and language, made below */
+    struct temper_request view = req->request;
+    view.path = view.source = view.lang = NULL;
+    int oom = temper_request_copy(&p->own, &view) != 0;
     const char *lang = NULL;
     p->path = candidate_name(req->path, req->lang, req->source != NULL, &lang, &p->early_err, why, sizeof(why));
-    p->extra_flags = dup_or_null(req->extra_flags);
-    p->made_by = dup_or_null(req->made_by);
-    p->batch_id = dup_or_null(req->batch_id);
-    oom |= !p->path || (req->extra_flags && !p->extra_flags) || (req->made_by && !p->made_by) ||
-           (req->batch_id && !p->batch_id);
+    oom |= !p->path;
     if (req->source) {
         /* Every byte the client gave, NUL bytes too: the candidate's rules judge them (a NUL is
          * invalid), and its hash covers them all. */
@@ -273,14 +261,11 @@ int session_submit(struct temper_session *s, const struct temper_session_request
         pending_free(p);
         return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory");
     }
+    p->req.request = p->own;
     p->req.path = p->path;
     p->req.source = p->source;
     p->req.source_len = p->source_len;
     p->req.lang = lang;
-    p->req.sets = (const char *const *)p->sets;
-    p->req.extra_flags = p->extra_flags;
-    p->req.made_by = p->made_by;
-    p->req.batch_id = p->batch_id;
     pthread_mutex_lock(&s->lock);
     if (s->closing) {
         pthread_mutex_unlock(&s->lock);
@@ -603,22 +588,10 @@ static const struct temper_eval_request *stream_next(void *user, int index)
         }
         struct temper_eval_request *r = &p->eval;
         memset(r, 0, sizeof(*r));
+        r->request = p->req.request;
         r->cancel = &p->cancel_word;
-        r->path = p->path;
-        r->source = p->source;
-        r->source_len = p->source_len;
-        r->lang = p->req.lang;
         r->tasks_dir = s->tasks_dir;
-        r->sets = p->req.sets;
-        r->no_timing = p->req.no_timing;
         r->seed = p->req.seed ? p->req.seed : 1;
-        r->time_budget_s = p->req.time_budget_s;
-        r->extra_flags = p->extra_flags;
-        r->secret_seed = p->req.secret_seed;
-        r->checks_only = p->req.checks_only;
-        r->profile_run = p->req.profile_run;
-        r->reuse_same_code = p->req.reuse_same_code;
-        r->keep_going = p->req.keep_going;
         st->ps[st->n] = p;
         st->delivered[st->n++] = 0;
         return r;

@@ -20,17 +20,15 @@ enum pending_state {
 struct pending {
     int64_t id;                        /* the request's id */
     enum pending_state state;          /* where it stands */
-    struct temper_session_request req; /* the request, its strings pointing at the copies below (lang at
-                                        * a literal "cuda" or "opencl", or NULL) */
+    struct temper_session_request req; /* the request: own, with path, source and lang from the fields
+                                        * below (lang a literal "cuda" or "opencl", or NULL) */
     char *path;                        /* the candidate's file, or the name of its text (with its
                                         * language's extension) */
     char *source;                      /* its text (read at submission), NULL if it could not be read;
                                         * NUL-terminated, and it may hold NUL bytes before source_len */
     size_t source_len;                 /* its length in bytes */
-    char **sets;                       /* knob settings, NULL-terminated */
-    char *extra_flags;                 /* compiler options, or NULL */
-    char *made_by;                     /* lineage, or NULL */
-    char *batch_id;                    /* lineage, or NULL */
+    struct temper_request own;         /* the client's request, copied (its path, source and lang
+                                        * NULL: those are the fields above) */
     int from_text;                     /* 1: the source came as text, not from a file */
     int early_err;                     /* nonzero: it cannot be evaluated (unreadable file, bad language) */
     char *early_msg;                   /* why, with early_err */

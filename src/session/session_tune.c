@@ -226,15 +226,7 @@ int temper_session_tune_step(struct temper_session_tune *t, char *msg, size_t ms
         if (taken[i])
             continue;
         const struct temper_eval_request *e = &t->points[i].req;
-        struct temper_session_request r = {0};
-        r.path = e->path;
-        r.source = e->source;
-        r.sets = e->sets;
-        r.seed = e->seed;
-        r.secret_seed = e->secret_seed;
-        r.time_budget_s = e->time_budget_s;
-        r.extra_flags = e->extra_flags;
-        r.reuse_same_code = e->reuse_same_code;
+        struct temper_session_request r = {.request = e->request};
         r.made_by = "tune";
         r.on_result = tune_result;
         r.user = t;
