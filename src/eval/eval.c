@@ -155,9 +155,9 @@ static int check_launch_names(const struct temper_candidate *c, const struct tem
     return 0;
 }
 
-/* One candidate of a batch on its way through: parsed and checked in the parent, compiled in a
- * compile process where the backend allows, then run in the worker. */
-struct job {
+/* A stream entry: one request of a stream on its way through, parsed and checked in the parent,
+ * compiled in a compile process where the backend allows, then run in the worker. */
+struct stream_entry {
     const struct temper_eval_request *req; /* what was asked */
     double start_s;                        /* when its turn in the batch began */
     int err;                               /* nonzero: it cannot be evaluated (usage error) */
@@ -179,7 +179,7 @@ struct job {
 /* The candidate's knob values: its defaults, then the request's typed values (as text through the
  * one formatter), then its NAME=VALUE texts; nonzero (j->err) for a knob it does not have or a
  * value it does not take. */
-static int job_knobs(struct job *j, struct temper_knobs *knobs)
+static int entry_knobs(struct stream_entry *j, struct temper_knobs *knobs)
 {
     const struct temper_eval_request *req = j->req;
     temper_knobs_default(&j->cand, knobs);
@@ -195,7 +195,7 @@ static int job_knobs(struct job *j, struct temper_knobs *knobs)
 
 /* Parses, finds the task, applies knobs and checks constraints: everything that needs no
  * device. Sets job->early for an invalid candidate and job->err for bad usage. */
-static void job_prepare(struct job *j, const char *device_id, enum temper_lang device_lang)
+static void entry_prepare(struct stream_entry *j, const char *device_id, enum temper_lang device_lang)
 {
     const struct temper_eval_request *req = j->req;
     char *text = NULL, why[2048];
@@ -248,7 +248,7 @@ static void job_prepare(struct job *j, const char *device_id, enum temper_lang d
         return;
     }
     struct temper_knobs knobs;
-    if (job_knobs(j, &knobs))
+    if (entry_knobs(j, &knobs))
         return;
     if (temper_candidate_check(&j->cand, &knobs, why, sizeof(why)) ||
         check_launch_names(&j->cand, &task, &knobs, why, sizeof(why)) ||
@@ -295,7 +295,7 @@ struct compile_target {
  * candidate and writes no cache; the binary it hands back is stored here, sealed, so that the
  * worker finds it (through its cache service). Anything that goes wrong leaves the job to the
  * worker, which then compiles it itself. */
-static void compile_start(struct job *j, const struct compile_target *t)
+static void compile_start(struct stream_entry *j, const struct compile_target *t)
 {
     char options[sizeof(j->options) + 256], msg[256];
     j->compiled = 1;
@@ -318,7 +318,7 @@ static void compile_start(struct job *j, const struct compile_target *t)
 
 /* Collects a finished (or overdue) compile process without waiting; returns 1 if the job is now
  * compiled or has its verdict, 0 if still running. */
-static int compile_reap(struct job *j, const struct compile_target *t)
+static int compile_reap(struct stream_entry *j, const struct compile_target *t)
 {
     if (!j->proc.pid)
         return 1;
@@ -371,7 +371,7 @@ static int compile_reap(struct job *j, const struct compile_target *t)
 }
 
 /* Keeps up to jobs compile processes running for the jobs js[from..n). */
-static void compile_fill(struct job **js, int n, int from, int jobs, const struct compile_target *t)
+static void compile_fill(struct stream_entry **js, int n, int from, int jobs, const struct compile_target *t)
 {
     int running = 0;
     for (int i = from; i < n; i++)
@@ -424,7 +424,7 @@ static void timing_warnings(json_t *result)
 
 /* Completes a result with what the parent knows and writes it in the one form (result.h); NULL,
  * with msg saying why, if a key is not a field of the record. Takes result's reference. */
-static json_t *job_finish(struct job *j, json_t *result, char *msg, size_t msg_size)
+static json_t *entry_finish(struct stream_entry *j, json_t *result, char *msg, size_t msg_size)
 {
     if (!json_object_get(result, "task"))
         json_object_set_new(result, "task", json_string(j->have_cand ? j->cand.task : ""));
@@ -439,10 +439,10 @@ static json_t *job_finish(struct job *j, json_t *result, char *msg, size_t msg_s
 }
 
 /* Hands a finished result to the callback, or the error that kept it from the one form. */
-static void job_deliver(struct job *j, int index, json_t *result, temper_eval_cb cb, void *user)
+static void entry_deliver(struct stream_entry *j, int index, json_t *result, temper_eval_cb cb, void *user)
 {
     char msg[1024];
-    json_t *one = job_finish(j, result, msg, sizeof(msg));
+    json_t *one = entry_finish(j, result, msg, sizeof(msg));
     if (one)
         cb(user, index, one, 0, NULL);
     else
@@ -450,7 +450,7 @@ static void job_deliver(struct job *j, int index, json_t *result, temper_eval_cb
 }
 
 /* Runs a prepared, compiled job on the worker and delivers its result. */
-static void run_job(struct temper_worker *w, struct job *j, json_t *info, const char *device_id, json_t *calibration,
+static void run_job(struct temper_worker *w, struct stream_entry *j, json_t *info, const char *device_id, json_t *calibration,
                     temper_eval_cb cb, void *user)
 {
     const struct temper_eval_request *req = j->req;
@@ -513,12 +513,12 @@ static void run_job(struct temper_worker *w, struct job *j, json_t *info, const 
     json_object_set_new(result, "secret_seed", json_integer((json_int_t)j->secret));
     json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
     timing_warnings(result);
-    job_deliver(j, j->index, result, cb, user);
+    entry_deliver(j, j->index, result, cb, user);
 }
 
 /* The jobs a stream has taken and not yet delivered, in the order taken: js[head..n). */
 struct window {
-    struct job **js;       /* the jobs (each owned), js[0..head) already freed */
+    struct stream_entry **js;       /* the jobs (each owned), js[0..head) already freed */
     int head, n, cap;      /* the first live job, the end, the array's size */
     int taken;             /* requests taken so far: the next one's index */
     int more;              /* 0 once next gave nothing while the window was empty */
@@ -550,7 +550,7 @@ static uint64_t secret_for(struct secret_draw *d, const struct temper_eval_reque
     return d->seed;
 }
 
-static void job_free(struct job *j)
+static void entry_free(struct stream_entry *j)
 {
     if (j->proc.pid) {
         kill(j->proc.pid, SIGKILL);
@@ -582,19 +582,19 @@ static int window_fill(struct window *wd, int ahead, temper_eval_next next, void
         }
         if (wd->n == wd->cap) {
             int cap = wd->cap ? 2 * wd->cap : 64;
-            struct job **js = realloc(wd->js, (size_t)cap * sizeof(*js));
+            struct stream_entry **js = realloc(wd->js, (size_t)cap * sizeof(*js));
             if (!js)
                 return TEMPER_ENOMEM;
             wd->js = js;
             wd->cap = cap;
         }
-        struct job *j = calloc(1, sizeof(*j));
+        struct stream_entry *j = calloc(1, sizeof(*j));
         if (!j)
             return TEMPER_ENOMEM;
         j->req = req;
         j->index = index;
         j->secret = secret_for(draw, req);
-        job_prepare(j, device_id, (enum temper_lang)device_lang);
+        entry_prepare(j, device_id, (enum temper_lang)device_lang);
         j->compiled = !offline;
         wd->js[wd->n++] = j;
         wd->taken++;
@@ -663,7 +663,7 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
             break;
         if (wd.head == wd.n)
             break;
-        struct job *j = wd.js[wd.head];
+        struct stream_entry *j = wd.js[wd.head];
         int i = j->index;
         if (target.ops) {
             compile_fill(wd.js, wd.n, wd.head, jobs, &target);
@@ -685,20 +685,20 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
         /* A result's elapsed time counts from its turn: waiting for earlier ones is not its own. */
         j->start_s = temper_now_s();
         if ((j->err || j->early) && !cancel_claim(j->req, TEMPER_EVAL_WAITING, TEMPER_EVAL_DONE)) {
-            job_deliver(j, i, cancelled_result(), cb, user);
+            entry_deliver(j, i, cancelled_result(), cb, user);
         } else if (j->err) {
             cb(user, i, NULL, j->err, j->msg);
         } else if (j->early) {
-            job_deliver(j, i, j->early, cb, user);
+            entry_deliver(j, i, j->early, cb, user);
             j->early = NULL;
         } else {
             run_job(w, j, info, device_id, calibration, cb, user);
         }
-        job_free(j);
+        entry_free(j);
     }
     for (int i = wd.head; i < wd.n; i++) { /* only after an error: what was taken and not run */
         cb(user, wd.js[i]->index, NULL, err, "out of memory");
-        job_free(wd.js[i]);
+        entry_free(wd.js[i]);
     }
     free(wd.js);
     json_decref(info);

@@ -3,7 +3,7 @@
  * (pipeline_timing.c) on plans built by pipeline_build.c in arenas of pipeline_arena.c, and writes
  * the reply. Runs only inside the worker process; the parent sees JSON results. Inputs,
  * reference outputs and the baseline's outputs are kept between evaluations of the same task and
- * seeds (struct session), so a stream of candidates pays for them once. */
+ * seeds (struct task_state), so a stream of candidates pays for them once. */
 #include <math.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -84,8 +84,8 @@ static int shape_past_grid_limit(const struct temper_shape *shape)
     return 0;
 }
 
-/* The evaluation this session made of the same code, asked the same way, or NULL. */
-static const struct same_code *same_code_find(const struct session *s, const struct plan *p, int timing,
+/* The evaluation this task state holds of the same code, asked the same way, or NULL. */
+static const struct same_code *same_code_find(const struct task_state *s, const struct plan *p, int timing,
                                               int checks_only, double budget)
 {
     if (!p->code || !s->same)
@@ -144,7 +144,7 @@ static json_t *same_code_key(const char *path, const struct plan *p, int timing,
 /* Keeps a finished evaluation for later configurations with the same code. Only verdicts that
  * the code decides (correct, incorrect) are kept: a crash or a hang may not repeat. Returns 1 if
  * it was kept. */
-static int same_code_add(struct session *s, const char *path, const struct plan *p, int timing, int checks_only,
+static int same_code_add(struct task_state *s, const char *path, const struct plan *p, int timing, int checks_only,
                          double budget, json_t *result)
 {
     const char *v = json_string_value(json_object_get(result, "verdict"));
@@ -222,11 +222,11 @@ static int send_truth(struct worker_state *ws, struct phases *ph, json_t *checks
     return 0;
 }
 
-/* Builds the session's baseline, once: on failure, the task's error in msg and -1. */
+/* Builds the task state's baseline, once: on failure, the task's error in msg and -1. */
 static int baseline_build(struct worker_state *ws, const char *base_path, char *msg, size_t msg_size,
                           struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     struct temper_buf base_log;
     temper_buf_init(&base_log, COMPILE_LOG_MAX);
     if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, &base_log, &s->base, f)) {
@@ -241,7 +241,7 @@ static int baseline_build(struct worker_state *ws, const char *base_path, char *
     return 0;
 }
 
-/* The reply for code evaluated before in this session (or given with the request), asked the
+/* The reply for code evaluated before in this task state (or given with the request), asked the
  * same way: that result, updated with this build's fields (result, which it takes). */
 static json_t *same_code_reply(const struct same_code *same, json_t *result, double build_ms, double start)
 {
@@ -311,7 +311,7 @@ static void check_shapes(struct worker_state *ws, struct plan *cand, int in_proc
     }
 }
 
-/* The bench shapes, after the baseline is checked against the reference (once per session: a
+/* The bench shapes, after the baseline is checked against the reference (once per task state: a
  * wrong or broken one is the task's error); each shape's timing joins timings. */
 static void bench_shapes(struct worker_state *ws, struct plan *cand, struct plan *expert, int nbench, int timing,
                          double budget, json_t *calib, json_t *bench_checks, json_t *timings, struct phases *ph,
@@ -404,9 +404,9 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     json_t *calib = json_object_get(req, "calibration");
     struct phases ph = {0};
     double t0 = temper_now_s();
-    if (session_prepare(ws, task_dir ? task_dir : "", seed, secret, msg, sizeof(msg)))
+    if (task_state_prepare(ws, task_dir ? task_dir : "", seed, secret, msg, sizeof(msg)))
         return worker_error_reply(msg, TEMPER_EPARSE);
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     struct temper_task *task = &s->task;
     int cuda = !strcmp(ws->dev.info.language, "cuda");
     const char *base_path = cuda ? task->baseline_cuda : task->baseline_opencl;
@@ -445,7 +445,7 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
         same_code_given(json_object_get(req, "same_code"), &cand, timing, checks_only, budget, &given))
         same = &given;
     if (same) {
-        /* The same code was evaluated in this session, asked the same way: it gets that result. */
+        /* The same code was evaluated in this task state, asked the same way: it gets that result. */
         json_t *copy = same_code_reply(same, result, ph.build_ms, start);
         job_parts_free(ws, checks, bench_checks, timings, &log, &cand);
         return copy;

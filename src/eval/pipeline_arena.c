@@ -1,6 +1,6 @@
 /* pipeline_arena.c: device buffers of the worker's pipeline: guarded slots, the arenas of a shape,
  * scratch buffers, poison, launching a plan, the integrity checks after a run (guard zones,
- * checksums), and the session that keeps arenas between evaluations. */
+ * checksums), and the task state that keeps arenas between evaluations. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -732,9 +732,9 @@ int check_memory(struct worker_state *ws, struct arena *a, int variant, int set,
     return 0;
 }
 
-static void session_clear(struct worker_state *ws)
+static void task_state_clear(struct worker_state *ws)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     for (int i = 0; i < TEMPER_MAX_SHAPES; i++) {
         arena_free(ws, s->check[i][0]);
         arena_free(ws, s->check[i][1]);
@@ -749,19 +749,19 @@ static void session_clear(struct worker_state *ws)
     memset(s, 0, sizeof(*s));
 }
 
-/* Makes the session belong to this task and these seeds, dropping what belonged to others. */
-int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
+/* Makes the task state belong to this task and these seeds, dropping what belonged to others. */
+int task_state_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
                            size_t n)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     if (s->ref && !strcmp(s->task_dir, task_dir) && s->seed == seed && s->secret == secret)
         return 0;
-    session_clear(ws);
+    task_state_clear(ws);
     int err = temper_task_load(task_dir, &s->task, msg, n);
     if (!err)
         err = temper_task_reference(&s->task, &s->ref, msg, n);
     if (err) {
-        session_clear(ws);
+        task_state_clear(ws);
         return err;
     }
     snprintf(s->task_dir, sizeof(s->task_dir), "%s", task_dir);
@@ -771,7 +771,7 @@ int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed
 }
 
 /* Drops an arena a kernel may have corrupted, so the next evaluation builds it afresh. */
-void session_drop(struct worker_state *ws, struct arena **slot)
+void task_state_drop(struct worker_state *ws, struct arena **slot)
 {
     arena_free(ws, *slot);
     *slot = NULL;

@@ -1,7 +1,7 @@
 /* pipeline_baseline.c: trust in the task's own kernels. At the bench shapes every candidate is
  * judged against the baseline's output (and the expert is timed beside it), so before either is
  * used there it is checked against the C reference at every check shape of the task, once per
- * worker session (the task and seeds: its content and the device do not change within one). A
+ * task state (the task and seeds: its content and the device do not change within one). A
  * baseline that is wrong there, fails, crashes or hangs is the task's error, never a verdict of
  * the candidate in flight: the job ends with an error naming the task, the baseline file and what
  * it did. While the baseline runs, the worker's page says so (WORKER_BASELINE), so that the parent
@@ -19,7 +19,7 @@
 
 int baseline_fault(struct worker_state *ws, const char *what, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     char inner[sizeof(f->message)];
     snprintf(inner, sizeof(inner), "%s", f->message);
     f->task_error = 1;
@@ -32,7 +32,7 @@ int baseline_fault(struct worker_state *ws, const char *what, struct failure *f)
 int baseline_run(struct worker_state *ws, struct arena *a, int variant, int set, int which, const char *where,
                  struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     char doing[sizeof(ws->shared->doing)];
     snprintf(doing, sizeof(doing), "%s", ws->shared ? ws->shared->doing : "");
     worker_doing(ws->shared, WORKER_BASELINE, "running the baseline %s of task %s at %s", s->base.cand.path,
@@ -50,7 +50,7 @@ int baseline_run(struct worker_state *ws, struct arena *a, int variant, int set,
 static int run_against_reference(struct worker_state *ws, struct plan *expert, int i, struct phases *ph,
                                  struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     struct arena *a = check_arena(ws, i, VERIFY_SEED, ph, f);
     if (!a)
         return -1;
@@ -62,7 +62,7 @@ static int run_against_reference(struct worker_state *ws, struct plan *expert, i
         rc = check_memory(ws, a, 0, OUT_CAND, f);
     if (rc) {
         /* Whatever failed may have left the arena changed: the candidates' next checks make it anew. */
-        session_drop(ws, &s->check[i][VERIFY_SEED]);
+        task_state_drop(ws, &s->check[i][VERIFY_SEED]);
         return -1;
     }
     void *got[TEMPER_MAX_ARGS] = {0};
@@ -81,7 +81,7 @@ static int run_against_reference(struct worker_state *ws, struct plan *expert, i
 
 int baseline_verify(struct worker_state *ws, struct phases *ph, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     for (int i = 0; !s->base_verified && i < s->task.ncheck; i++) {
         if (run_against_reference(ws, NULL, i, ph, f))
             /* A run that failed is the task's error already (baseline_run); a wrong output is too. */
@@ -93,7 +93,7 @@ int baseline_verify(struct worker_state *ws, struct phases *ph, struct failure *
 
 int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *ph, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     for (int i = 0; !s->expert_verified && i < s->task.ncheck; i++) {
         struct failure ef = {TEMPER_VERDICT_CORRECT, "", 0};
         if (!run_against_reference(ws, expert, i, ph, &ef))

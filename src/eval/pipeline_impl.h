@@ -13,7 +13,7 @@
 /* Timings of the pipeline's stages, in milliseconds. */
 struct phases {
     double build_ms;     /* building candidate and baseline */
-    double inputs_ms;    /* drawing inputs, allocating and uploading them (once per session) */
+    double inputs_ms;    /* drawing inputs, allocating and uploading them (once per task state) */
     double reference_ms; /* running the C reference and the baseline for expected outputs */
     double device_ms;    /* device runs, reads and integrity checks */
     double compare_ms;   /* comparisons */
@@ -85,11 +85,11 @@ int check_scratch(struct worker_state *ws, struct arena *a, struct plan *p, stru
 /* After runs: guards of every buffer used intact, inputs and expected outputs unchanged (variant:
  * one input set, FRESH_SET included, or -1 for all). */
 int check_memory(struct worker_state *ws, struct arena *a, int variant, int set, struct failure *f);
-/* Makes the session belong to this task and these seeds, dropping what belonged to others. */
-int session_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
+/* Makes the task state belong to this task and these seeds, dropping what belonged to others. */
+int task_state_prepare(struct worker_state *ws, const char *task_dir, uint64_t seed, uint64_t secret, char *msg,
                     size_t n);
 /* Drops an arena a kernel may have corrupted, so the next evaluation builds it afresh. */
-void session_drop(struct worker_state *ws, struct arena **slot);
+void task_state_drop(struct worker_state *ws, struct arena **slot);
 
 /* ---- pipeline_fresh.c ---- */
 
@@ -106,7 +106,7 @@ int check_fresh_inputs(struct worker_state *ws, struct arena *a, struct failure 
 
 /* The arena of a check shape and seed (0 public, 1 secret) with the C reference's outputs: made on
  * first use (inputs drawn, the reference run, whose crash or hang is the task's error), then kept
- * for the session. NULL, with f saying why, on a failure. */
+ * for the task state. NULL, with f saying why, on a failure. */
 struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_index, struct phases *ph,
                           struct failure *f);
 /* Compares every output (host arrays, as read_outputs gives them) with the C reference's outputs
@@ -142,10 +142,10 @@ int baseline_fault(struct worker_state *ws, const char *what, struct failure *f)
  * where. */
 int baseline_run(struct worker_state *ws, struct arena *a, int variant, int set, int which, const char *where,
                  struct failure *f);
-/* Checks the baseline against the C reference at every check shape, once per session; a wrong
+/* Checks the baseline against the C reference at every check shape, once per task state; a wrong
  * output or a failed run is the task's error. Call before the baseline is used at a bench shape. */
 int baseline_verify(struct worker_state *ws, struct phases *ph, struct failure *f);
-/* Checks the expert against the C reference at every check shape where it runs, once per session:
+/* Checks the expert against the C reference at every check shape where it runs, once per task state:
  * -1 with f (incorrect, the mismatch named) when it is wrong somewhere, so that it is left out of
  * timing; -1 with f->task_error for the reference's own fault. */
 int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *ph, struct failure *f);

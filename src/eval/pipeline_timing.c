@@ -74,7 +74,7 @@ static int timed_run(struct worker_state *ws, struct plan *p, struct arena *a, i
  * task's error (worker.c), and so is any other failure (baseline_fault), never the candidate's. */
 static int timed_baseline(struct worker_state *ws, struct arena *a, int variant, int set, double *ms, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     char doing[sizeof(ws->shared->doing)];
     snprintf(doing, sizeof(doing), "%s", ws->shared->doing);
     worker_doing(ws->shared, WORKER_BASELINE, "timing the baseline %s of task %s at %s", s->base.cand.path,
@@ -85,11 +85,11 @@ static int timed_baseline(struct worker_state *ws, struct arena *a, int variant,
 }
 
 /* The bench arena of a shape: inputs for both variants and the baseline's outputs for each,
- * made once per session. The expert's correctness is checked here too, once. */
+ * made once per task state. The expert's correctness is checked here too, once. */
 static struct arena *bench_arena(struct worker_state *ws, int b, const struct temper_shape *shape, struct plan *expert,
                                  struct phases *ph, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     if (s->bench[b])
         return s->bench[b];
     uint64_t seeds[MAX_VARIANTS] = {s->secret ^ 0xbe9c4a11ull ^ (uint64_t)b, s->secret ^ 0x5eed2222ull ^ (uint64_t)b};
@@ -228,7 +228,7 @@ static double step_end(double *steps, int k, double at)
 static int check_sets(struct worker_state *ws, struct plan *cand, struct arena *a, int b, int timing, const char *where,
                       json_t *check, struct timed_check *tc, struct phases *ph, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     for (int v = 0; v < (timing ? MAX_VARIANTS : 1); v++) {
         double t0 = temper_now_s();
         char set_where[600];
@@ -237,7 +237,7 @@ static int check_sets(struct worker_state *ws, struct plan *cand, struct arena *
                      set_where);
         int rc = plan_run(ws, cand, a, v, OUT_CAND, v, f);
         if (!rc && (rc = check_memory(ws, a, v, OUT_CAND, f)))
-            session_drop(ws, &s->bench[b]);
+            task_state_drop(ws, &s->bench[b]);
         double t1 = temper_now_s();
         ph->device_ms += (t1 - t0) * 1e3;
         if (!rc && v == 0)
@@ -315,7 +315,7 @@ static int take_samples(struct worker_state *ws, struct plan *cand, struct plan 
                         double budget_s, const char *where, struct timed_check *tc, struct shape_timing *st,
                         struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     double *samples = st->samples, *steps = st->steps, ms, at;
     double end = st->loop_start_s + budget_s;
     int answer = st->expert_ok ? OUT_EXPERT : OUT_BASE;
@@ -442,7 +442,7 @@ static int judge_timing(struct worker_state *ws, const struct temper_shape *shap
 int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert, int b, int timing, double budget_s,
                 json_t *calib, json_t *bench_checks, json_t **timing_out, struct phases *ph, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     const struct temper_task *t = &s->task;
     const struct temper_shape *shape = ws->dev.info.is_gpu ? &t->bench_gpu[b] : &t->bench_cpu[b];
     char where[512], shape_text[256];
@@ -493,7 +493,7 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
     if (!rc)
         rc = check_scratch(ws, a, cand, f);
     if (rc)
-        session_drop(ws, &s->bench[b]);
+        task_state_drop(ws, &s->bench[b]);
     json_object_set_new(check, "timed_output_verified", json_boolean(!rc));
     json_object_set_new(check, "timed_launches_verified", json_integer(tc.launches));
     json_object_set_new(check, "timed_launches_by_tolerance", json_integer(tc.by_tolerance));

@@ -267,7 +267,7 @@ static int run_reference(struct worker_shared *shared, struct arena *a, temper_r
 struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_index, struct phases *ph,
                           struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     struct arena **slot = &s->check[shape_index][seed_index];
     if (*slot)
         return *slot;
@@ -277,7 +277,7 @@ struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_ind
     double t1 = temper_now_s();
     ph->inputs_ms += (t1 - t0) * 1e3;
     if (!*slot || run_reference(ws->shared, *slot, s->ref, f)) {
-        session_drop(ws, slot);
+        task_state_drop(ws, slot);
         return NULL;
     }
     ph->reference_ms += (temper_now_s() - t1) * 1e3;
@@ -346,7 +346,7 @@ int truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_
 int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
                        struct phases *ph, struct failure *f)
 {
-    struct session *s = &ws->s;
+    struct task_state *s = &ws->s;
     const struct temper_task *t = &s->task;
     char where[512], shape_text[256];
     temper_shape_format(&t->check[shape_index], shape_text, sizeof(shape_text));
@@ -362,7 +362,7 @@ int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int se
     void *got[TEMPER_MAX_ARGS] = {0}, *again[TEMPER_MAX_ARGS] = {0};
     int rc = plan_run(ws, p, a, 0, OUT_CAND, 0, f);
     if (!rc && (rc = check_memory(ws, a, 0, OUT_CAND, f)))
-        session_drop(ws, slot);
+        task_state_drop(ws, slot);
     if (!rc)
         rc = read_outputs(ws, a, OUT_CAND, got, f);
     double t1 = temper_now_s();

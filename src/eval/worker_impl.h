@@ -301,8 +301,6 @@ struct devcheck {
     size_t threads;                 /* threads they run with */
 };
 
-/* Arenas kept between evaluations of one task with the same seeds: inputs drawn, references run,
- * baselines run once per worker, not once per candidate. */
 /* A finished evaluation that a configuration with the same code may take instead of running: same
  * source, same knobs (so the same launches), the same binary code, asked the same way. */
 struct same_code {
@@ -319,7 +317,9 @@ struct same_code {
 
 #define SAME_CODE_MAX 128
 
-struct session {
+/* A task's state in the worker, kept between evaluations of the task with the same seeds: inputs
+ * drawn, references run, baselines run once per worker, not once per candidate. */
+struct task_state {
     char task_dir[4096];                                /* the task they belong to */
     uint64_t seed;                                      /* the public seed */
     uint64_t secret;                                    /* the secret seed */
@@ -345,7 +345,7 @@ struct worker_state {
     int open;                     /* 1 once dev is open */
     struct temper_device dev;     /* the device */
     struct devcheck dc;           /* utility kernels, built on first use */
-    struct session s;             /* cached arenas */
+    struct task_state s;          /* the task's arenas, kept between evaluations */
 };
 
 /* A failure found by a check: the verdict and a sentence. */
