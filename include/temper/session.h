@@ -71,6 +71,12 @@ void temper_session_close(struct temper_session *s);
 
 /* The device's description (borrowed; lives as long as the session). */
 json_t *temper_session_device_info(struct temper_session *s);
+/* Lists every device of every backend without opening a session (`temper devices`, `temper serve`
+ * choosing what to serve): starts a worker on the default device with the default limits, asks it
+ * for its list ({"devices": [...], "unavailable": {...}, "sandbox": {...}}) and stops it before
+ * returning. The caller decrefs *devices. On failure (no worker, or no answer) returns the error
+ * and fills msg; *devices is left NULL. */
+int temper_session_list_devices(json_t **devices, char *msg, size_t msg_size);
 /* The device's measured ceilings, from the store, or measured now (and stored) when there are
  * none or with measure_again; *ceilings is the caller's to decref. */
 int temper_session_ceilings(struct temper_session *s, int measure_again, json_t **ceilings, char *msg,

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "session/session_devices.h"
+#include "temper/session.h"
 #include "temper/eval.h"
 #include "util/util.h"
 

@@ -14,7 +14,7 @@
 #include "serve/consumer.h"
 #include "serve/queue.h"
 #include "serve/server.h"
-#include "session/session_devices.h"
+#include "temper/session.h"
 #include "util/option.h"
 #include "util/util.h"
 

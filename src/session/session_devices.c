@@ -1,6 +1,6 @@
 /* session_devices.c: the devices this machine offers, from a worker started for the question. The
  * front ends ask here instead of starting a worker themselves. */
-#include "session/session_devices.h"
+#include "temper/session.h"
 
 #include "temper/eval.h"
 
