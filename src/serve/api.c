@@ -84,27 +84,13 @@ static int keys_known(json_t *obj, const char *const *known, const char *where, 
     return 1;
 }
 
-/* 1 if v is an integer in JSON's sense (1 and 1.0 alike) that fits int64; its value in *out. */
-static int int_like(json_t *v, int64_t *out)
-{
-    if (json_is_integer(v)) {
-        *out = json_integer_value(v);
-        return 1;
-    }
-    double d = json_real_value(v);
-    if (!json_is_real(v) || d != (double)(int64_t)d || d < -9.2e18 || d > 9.2e18)
-        return 0;
-    *out = (int64_t)d;
-    return 1;
-}
-
 /* Writes an integral real (5.0) at obj's key as the integer it is, so that the queue, the content
  * key and the worker see one form. */
 static void normalize_int(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);
     int64_t n;
-    if (json_is_real(v) && int_like(v, &n))
+    if (json_is_real(v) && temper_json_int64(v, &n))
         json_object_set_new(obj, key, json_integer(n));
 }
 

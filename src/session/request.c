@@ -194,20 +194,6 @@ static int refuse_unknown(const char **kind, const char *where, const char *key,
     return INVALID("%s: unknown field '%s'", where, shown);
 }
 
-/* 1 if v is an integer in JSON's sense (1 and 1.0 alike) that fits int64; its value in *out. */
-static int int_like(json_t *v, int64_t *out)
-{
-    if (json_is_integer(v)) {
-        *out = json_integer_value(v);
-        return 1;
-    }
-    double d = json_real_value(v);
-    if (!json_is_real(v) || d != (double)(int64_t)d || d < -9.2e18 || d > 9.2e18)
-        return 0;
-    *out = (int64_t)d;
-    return 1;
-}
-
 /* Characters (code points) of UTF-8 text. */
 static size_t utf8_chars(const char *s)
 {
@@ -269,7 +255,7 @@ static int read_knobs(json_t *knobs, const char *where, struct temper_request *v
                            "([A-Za-z_][A-Za-z0-9_]*, under 64 bytes)",
                            where, name);
         kv->name = name;
-        if (int_like(v, &kv->i))
+        if (temper_json_int64(v, &kv->i))
             kv->kind = TEMPER_KNOB_INT;
         else if (json_is_string(v) && knob_text_ok(json_string_value(v))) {
             kv->kind = TEMPER_KNOB_TEXT;
@@ -304,7 +290,7 @@ static int read_options(json_t *o, const char *item_where, struct temper_request
     }
     json_t *seed = json_object_get(o, "seed");
     int64_t n = 0;
-    if (seed && (!int_like(seed, &n) || n < 1))
+    if (seed && (!temper_json_int64(seed, &n) || n < 1))
         return INVALID("%s.seed must be an integer from 1", where);
     json_t *tb = json_object_get(o, "time_budget_s");
     if (tb && (!json_is_number(tb) || !(json_number_value(tb) >= 0.01) || json_number_value(tb) > 3600))
@@ -361,7 +347,7 @@ static int read_item(json_t *item, const char *where, size_t max_source_bytes, s
         return err;
     json_t *parent = json_object_get(item, "parent"), *origin = json_object_get(item, "origin");
     int64_t n = 0;
-    if (parent && (!int_like(parent, &n) || n < 1))
+    if (parent && (!temper_json_int64(parent, &n) || n < 1))
         return INVALID("%s.parent must be a store row id (an integer from 1)", where);
     if (origin && (!json_is_string(origin) || utf8_chars(json_string_value(origin)) > 128 ||
                    !printable_utf8(json_string_value(origin))))

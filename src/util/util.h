@@ -3,6 +3,7 @@
 #ifndef TEMPER_UTIL_H
 #define TEMPER_UTIL_H
 
+#include <jansson.h>
 #include <spawn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,12 @@ const char *temper_home_dir(char *out, size_t out_size);
 const char *temper_cache_dir(char *out, size_t out_size);
 /* Copies the folder part of path (without the trailing slash) into out; "." if none. */
 void temper_dirname(const char *path, char *out, size_t out_size);
+
+/* ---- JSON ---- */
+
+/* 1 if v is an integer in JSON's sense (1 and 1.0 alike) that fits int64, with its value in *out;
+ * 0 for anything else (a fraction, a string, NULL). */
+int temper_json_int64(const json_t *v, int64_t *out);
 
 /* ---- clocks ---- */
 
