@@ -46,6 +46,8 @@ converted = {
                               "s->info": "the session's device description"},
     "src/session/session_tune.c": {"settings": "a tune run's stored settings"},
     "src/report/bench.c": {"bench": "a bench suite record"},
+    "src/eval/eval_print.c": {"t": "a sanitizer's findings (the result's sanitize object, kept as JSON)",
+                              "ceil": "the device's measured ceilings (temper calibrate --json)"},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which
