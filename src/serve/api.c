@@ -68,20 +68,13 @@ static json_t *parse_body(const char *body, size_t len, struct server_reply *r)
 /* 1 if every key of obj is in the NULL-terminated list; else a 400 naming the key (where). */
 static int keys_known(json_t *obj, const char *const *known, const char *where, struct server_reply *r)
 {
-    const char *k;
-    json_t *v;
-    json_object_foreach(obj, k, v) {
-        int ok = 0;
-        for (const char *const *p = known; *p && !ok; p++)
-            ok = !strcmp(*p, k);
-        if (!ok) {
-            char shown[80];
-            temper_show_bytes(k, strlen(k), 60, shown, sizeof(shown));
-            server_error(r, 400, "invalid_request", "%s: unknown field '%s'", where, shown);
-            return 0;
-        }
-    }
-    return 1;
+    const char *bad;
+    if (temper_json_keys_known(obj, known, &bad))
+        return 1;
+    char shown[80];
+    temper_show_bytes(bad, strlen(bad), 60, shown, sizeof(shown));
+    server_error(r, 400, "invalid_request", "%s: unknown field '%s'", where, shown);
+    return 0;
 }
 
 /* Writes an integral real (5.0) at obj's key as the integer it is, so that the queue, the content

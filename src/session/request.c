@@ -168,24 +168,6 @@ static int refuse(const char **kind, const char *what, int err, char *msg, size_
 
 #define INVALID(...) refuse(kind, "invalid_request", TEMPER_EINVALID, msg, msg_size, __VA_ARGS__)
 
-/* 1 if every key of obj is in the NULL-terminated list; else 0 with *bad the first that is not. */
-static int keys_known(json_t *obj, const char *const *known, const char **bad)
-{
-    const char *k;
-    json_t *v;
-    json_object_foreach(obj, k, v)
-    {
-        int ok = 0;
-        for (const char *const *p = known; *p && !ok; p++)
-            ok = !strcmp(*p, k);
-        if (!ok) {
-            *bad = k;
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* A refusal naming an unknown key of the object at where. */
 static int refuse_unknown(const char **kind, const char *where, const char *key, char *msg, size_t msg_size)
 {
@@ -280,7 +262,7 @@ static int read_options(json_t *o, const char *item_where, struct temper_request
     if (!json_is_object(o))
         return INVALID("%s must be an object", where);
     const char *bad;
-    if (!keys_known(o, known, &bad))
+    if (!temper_json_keys_known(o, known, &bad))
         return refuse_unknown(kind, where, bad, msg, msg_size);
     const char *bools[] = {"timing", "keep_going", "checks_only"};
     for (size_t b = 0; b < 3; b++) {
@@ -335,7 +317,7 @@ static int read_item(json_t *item, const char *where, size_t max_source_bytes, s
     if (!json_is_object(item))
         return INVALID("%s must be an object", where);
     const char *bad;
-    if (!keys_known(item, known, &bad))
+    if (!temper_json_keys_known(item, known, &bad))
         return refuse_unknown(kind, where, bad, msg, msg_size);
     int err = read_candidate(item, where, max_source_bytes, view, kind, msg, msg_size);
     json_t *knobs = json_object_get(item, "knobs"), *opts = json_object_get(item, "options");

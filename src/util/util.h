@@ -53,6 +53,9 @@ void temper_dirname(const char *path, char *out, size_t out_size);
 /* 1 if v is an integer in JSON's sense (1 and 1.0 alike) that fits int64, with its value in *out;
  * 0 for anything else (a fraction, a string, NULL). */
 int temper_json_int64(const json_t *v, int64_t *out);
+/* 1 if every key of obj is in the NULL-terminated list known; else 0, with *bad the first key that
+ * is not (borrowed from obj). */
+int temper_json_keys_known(json_t *obj, const char *const *known, const char **bad);
 
 /* ---- clocks ---- */
 
