@@ -215,6 +215,18 @@ static const char *const run_colors[] = {"#2563eb", "#d97706", "#059669", "#7c3a
                                          "#65a30d", "#dc2626"};
 
 /* A run's step line of the best time so far. live: room for every evaluation's index. */
+/* A dashed horizontal line across the plot at time ms, labelled "NAME MS ms" at its right end
+ * (the baseline's and the expert's times on the convergence plot). */
+static void time_line(FILE *f, const struct svg_plot *plot, double ms, const char *name, const char *color,
+                      const char *dash)
+{
+    fprintf(f, "<line class=\"%s\" data-y=\"%.9g\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+               "stroke=\"%s\" stroke-dasharray=\"%s\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" "
+               "fill=\"%s\" text-anchor=\"end\">%s %.4g ms</text>\n",
+            name, ms, plot->left, svg_py(plot, ms), plot->left + plot->inner_w, svg_py(plot, ms), color, dash,
+            plot->left + plot->inner_w - 4, svg_py(plot, ms) - 5, color, name, ms);
+}
+
 static void convergence_line(FILE *f, const struct gather *g, const struct svg_plot *plot, const struct run_info *run,
                              const char *color, size_t *live)
 {
@@ -334,17 +346,9 @@ void report_convergence(FILE *f, const struct gather *g, const struct run_info *
         return (void)fprintf(f, "<p class=\"muted\">Out of memory drawing the convergence.</p></section>\n");
     svg_begin(f, &plot, "convergence", "Best time so far against evaluations, one line per tune run");
     if (base > 0)
-        fprintf(f, "<line class=\"baseline\" data-y=\"%.9g\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
-                   "stroke=\"" COLOR_BASELINE "\" stroke-dasharray=\"6 4\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" "
-                   "fill=\"" COLOR_BASELINE "\" text-anchor=\"end\">baseline %.4g ms</text>\n",
-                base, plot.left, svg_py(&plot, base), plot.left + plot.inner_w, svg_py(&plot, base),
-                plot.left + plot.inner_w - 4, svg_py(&plot, base) - 5, base);
+        time_line(f, &plot, base, "baseline", COLOR_BASELINE, "6 4");
     if (expert > 0)
-        fprintf(f, "<line class=\"expert\" data-y=\"%.9g\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
-                   "stroke=\"" COLOR_EXPERT "\" stroke-dasharray=\"2 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" "
-                   "fill=\"" COLOR_EXPERT "\" text-anchor=\"end\">expert %.4g ms</text>\n",
-                expert, plot.left, svg_py(&plot, expert), plot.left + plot.inner_w, svg_py(&plot, expert),
-                plot.left + plot.inner_w - 4, svg_py(&plot, expert) - 5, expert);
+        time_line(f, &plot, expert, "expert", COLOR_EXPERT, "2 3");
     for (int r = 0; r < nruns; r++) {
         const char *color = run_colors[r % (int)(sizeof(run_colors) / sizeof(run_colors[0]))];
         convergence_line(f, g, &plot, &runs[r], color, live);
