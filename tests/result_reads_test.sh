@@ -48,6 +48,8 @@ converted = {
     "src/report/bench.c": {"bench": "a bench suite record"},
     "src/eval/eval_print.c": {"t": "a sanitizer's findings (the result's sanitize object, kept as JSON)",
                               "ceil": "the device's measured ceilings (temper calibrate --json)"},
+    "src/cli/cmd_tune.c": {"s": "the tune summary",
+                           "best": "the tune summary's best point (config, knobs, flags, timing, result)"},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which

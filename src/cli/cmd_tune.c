@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "temper/result.h"
 #include "util/option.h"
 #include "temper/search.h"
 #include "util/util.h"
@@ -69,10 +70,24 @@ static void print_failures(json_t *failures)
     temper_buf_free(&b);
 }
 
+/* The best point's timing, read from its result (the point's "timing" is a copy of that result's
+ * first timing) into *r, which the caller frees. The result is read as stored: a tune's points mix
+ * results it produced with ones the store held. No best, or an untimed one, reads as all nulls,
+ * which print as 0 as they always did. */
+static const struct temper_result_timing *best_timing(json_t *best, struct temper_result *r)
+{
+    static const struct temper_result_timing untimed;
+    const struct temper_result_timing *t = NULL;
+    if (!temper_result_from_stored(json_object_get(best, "result"), r))
+        t = temper_result_first_timing(r);
+    return t ? t : &untimed;
+}
+
 static void print_summary(json_t *s)
 {
     json_t *best = json_object_get(s, "best");
-    json_t *t = json_object_get(best, "timing");
+    struct temper_result r;
+    const struct temper_result_timing *t = best_timing(best, &r);
     printf("tune       %s on %s (strategy %s; %lld valid configurations of %.0f)\n",
            json_string_value(json_object_get(s, "candidate")), json_string_value(json_object_get(s, "device")),
            json_string_value(json_object_get(s, "strategy")),
@@ -83,19 +98,15 @@ static void print_summary(json_t *s)
         print_failures(json_object_get(s, "failures"));
     } else {
         printf("best       %s\n", json_string_value(json_object_get(best, "config")));
-        printf("time       %.4g ms (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx",
-               json_number_value(json_object_get(t, "median_ms")), 100 * json_number_value(json_object_get(t, "spread")),
-               (long long)json_integer_value(json_object_get(t, "samples")),
-               json_number_value(json_object_get(t, "baseline_median_ms")),
-               json_number_value(json_object_get(t, "speedup")));
-        if (json_is_number(json_object_get(t, "expert_median_ms")))
-            printf("; expert %.4g ms: %.2fx", json_number_value(json_object_get(t, "expert_median_ms")),
-                   json_number_value(json_object_get(t, "speedup_vs_expert")));
-        if (json_is_number(json_object_get(t, "roofline_share")))
-            printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
+        printf("time       %.4g ms (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx", t->median_ms.v,
+               100 * t->spread.v, (long long)t->samples.v, t->baseline_median_ms.v, t->speedup.v);
+        if (t->expert_median_ms.set)
+            printf("; expert %.4g ms: %.2fx", t->expert_median_ms.v, t->speedup_vs_expert.v);
+        if (t->roofline_share.set)
+            printf("; %.1f%% of the roofline", 100 * t->roofline_share.v);
         printf("\n");
-        if (json_is_string(json_object_get(t, "warning")))
-            printf("warning    the timing: %s\n", json_string_value(json_object_get(t, "warning")));
+        if (t->warning)
+            printf("warning    the timing: %s\n", t->warning);
     }
     long long evaluations = (long long)json_integer_value(json_object_get(s, "evaluations"));
     printf("search     %lld evaluation%s (%lld from the store", evaluations, evaluations == 1 ? "" : "s",
@@ -125,8 +136,9 @@ static void print_summary(json_t *s)
         printf(json_is_number(x) ? " %.3g" : " -", json_number_value(x));
     }
     if (best && found_at > evaluations)
-        printf("; re-timed: %.3g", json_number_value(json_object_get(t, "median_ms")));
+        printf("; re-timed: %.3g", t->median_ms.v);
     printf("\n");
+    temper_result_free(&r);
 }
 
 /* One progress line per evaluation, on stderr, whether or not it is a terminal. */
@@ -195,11 +207,14 @@ static void print_interrupted(json_t *summary, int argc, char **argv)
     json_t *best = json_object_get(summary, "best");
     long long evaluations = (long long)json_integer_value(json_object_get(summary, "evaluations"));
     fprintf(stderr, "temper: tune interrupted after %lld evaluation%s\n", evaluations, evaluations == 1 ? "" : "s");
-    if (best)
+    if (best) {
+        struct temper_result r;
         fprintf(stderr, "temper: best so far: %s, %.4g ms\n", json_string_value(json_object_get(best, "config")),
-                json_number_value(json_object_get(json_object_get(best, "timing"), "median_ms")));
-    else
+                best_timing(best, &r)->median_ms.v);
+        temper_result_free(&r);
+    } else {
         fprintf(stderr, "temper: no configuration has passed every check yet\n");
+    }
     char self[4096];
     ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
     self[len > 0 ? len : 0] = 0;
@@ -432,14 +447,14 @@ static int best_device_key(const char *device, char *key, size_t key_size, char 
 
 /* Writes the best kernel's source (r, source: temper_store_best's) to out with its knobs and
  * its compiler flags fixed. */
-static int write_best(json_t *r, const char *source, const char *out, char *msg, size_t msg_size)
+static int write_best(const struct temper_result *r, const char *source, const char *out, char *msg, size_t msg_size)
 {
     struct temper_candidate cand;
-    const char *path = json_string_value(json_object_get(r, "candidate"));
+    const char *path = r->candidate;
     int err = temper_candidate_parse(path ? path : out, source, strlen(source), &cand, msg, msg_size);
     if (err)
         return err;
-    const char *options = json_string_value(json_object_get(r, "options"));
+    const char *options = r->options;
     /* flags beyond the -D knob definitions and the candidate's own flags */
     const char *extra = "";
     if (options && cand.flags[0] && strstr(options, cand.flags))
@@ -452,30 +467,27 @@ static int write_best(json_t *r, const char *source, const char *out, char *msg,
     }
     while (*extra == ' ')
         extra++;
-    err = temper_tune_write_fixed(&cand, json_object_get(r, "knobs"), extra, out, msg, msg_size);
+    err = temper_tune_write_fixed(&cand, r->knobs, extra, out, msg, msg_size);
     temper_candidate_free(&cand);
     return err;
 }
 
-/* Prints the best kernel of task as text. */
-static void print_best(json_t *r, const char *task, const char *out)
+/* Prints the best kernel of task as text; a null prints as 0 (or "(null)"), as it always did. */
+static void print_best(const struct temper_result *r, const char *task, const char *out)
 {
-    json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+    static const struct temper_result_timing untimed;
+    const struct temper_result_timing *t = temper_result_first_timing(r) ?: &untimed;
     printf("task       %s\n", task);
-    printf("kernel     %s (source %s)\n", json_string_value(json_object_get(r, "candidate")),
-           json_string_value(json_object_get(r, "source_hash")));
-    printf("device     %s\n", json_string_value(json_object_get(r, "device")));
-    printf("options    %s\n", json_string_value(json_object_get(r, "options")));
-    printf("time       %.4g ms at %s (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx",
-           json_number_value(json_object_get(t, "median_ms")), json_string_value(json_object_get(t, "shape")),
-           100 * json_number_value(json_object_get(t, "spread")),
-           (long long)json_integer_value(json_object_get(t, "samples")),
-           json_number_value(json_object_get(t, "baseline_median_ms")), json_number_value(json_object_get(t, "speedup")));
-    if (json_is_number(json_object_get(t, "roofline_share")))
-        printf("; %.1f%% of the roofline", 100 * json_number_value(json_object_get(t, "roofline_share")));
+    printf("kernel     %s (source %s)\n", r->candidate, r->source_hash);
+    printf("device     %s\n", r->device);
+    printf("options    %s\n", r->options);
+    printf("time       %.4g ms at %s (spread %.1f%%, %lld samples); baseline %.4g ms: %.2fx", t->median_ms.v, t->shape,
+           100 * t->spread.v, (long long)t->samples.v, t->baseline_median_ms.v, t->speedup.v);
+    if (t->roofline_share.set)
+        printf("; %.1f%% of the roofline", 100 * t->roofline_share.v);
     printf("\n");
-    if (json_is_string(json_object_get(t, "warning")))
-        printf("warning    the timing: %s\n", json_string_value(json_object_get(t, "warning")));
+    if (t->warning)
+        printf("warning    the timing: %s\n", t->warning);
     if (out)
         printf("written    %s\n", out);
 }
@@ -520,20 +532,20 @@ int cmd_best(int argc, char **argv)
         fprintf(stderr, "temper: %s\n", msg);
         return CLI_NOT_OK;
     }
+    /* The best comes from the store: it is read as stored, once. */
+    struct temper_result best = {0};
+    if (!err && temper_result_from_stored(r, &best))
+        err = temper_fail(msg, sizeof(msg), TEMPER_ENOMEM, "out of memory reading the best result");
     if (!err && out && source)
-        err = write_best(r, source, out, msg, sizeof(msg));
-    if (err) {
-        free(source);
-        json_decref(r);
-        return cli_error(err, msg);
-    }
-    if (json) {
+        err = write_best(&best, source, out, msg, sizeof(msg));
+    if (!err && json) {
         json_dumpf(r, stdout, JSON_INDENT(2));
         printf("\n");
-    } else {
-        print_best(r, argv[optind], out);
+    } else if (!err) {
+        print_best(&best, argv[optind], out);
     }
+    temper_result_free(&best);
     free(source);
     json_decref(r);
-    return CLI_OK;
+    return err ? cli_error(err, msg) : CLI_OK;
 }
