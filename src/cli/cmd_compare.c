@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "temper/bench.h"
 #include "temper/kernel.h"
+#include "temper/result.h"
 #include "util/option.h"
 #include "util/util.h"
 
@@ -51,27 +52,35 @@ struct side {
     json_t *results;         /* the results of this run's evaluations, in round order */
 };
 
-/* Reads a stored side's request back: language, knobs and extra compiler options. */
+/* Reads a stored side's request back: language, knobs and extra compiler options. The stored
+ * result is read as stored; its knobs object is stored's own (the reader holds a reference), so
+ * the knob names and values stay borrowed from stored. */
 static int stored_request(struct side *s, char *msg, size_t msg_size)
 {
-    const char *cand_path = json_string_value(json_object_get(s->stored, "candidate")) ?: "<stored>.cl";
+    struct temper_result r;
+    if (temper_result_from_stored(s->stored, &r))
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of memory reading evaluation %lld",
+                           (long long)s->stored_id);
+    const char *cand_path = r.candidate ?: "<stored>.cl";
     snprintf(s->path, sizeof(s->path), "%s", cand_path);
     size_t n = strlen(cand_path);
     s->lang = n > 3 && !strcmp(cand_path + n - 3, ".cu") ? "cuda" : "opencl";
     const char *name;
     json_t *v;
     s->nknobs = 0;
-    json_object_foreach(json_object_get(s->stored, "knobs"), name, v) {
+    json_object_foreach(r.knobs, name, v) {
         if (s->nknobs == 64)
             break;
         s->knobs[s->nknobs++] = (struct temper_knob_value){name, TEMPER_KNOB_TEXT, 0, 0, json_string_value(v)};
     }
     struct temper_candidate cand;
     int err = temper_candidate_parse_lang(s->path, s->lang, s->source, strlen(s->source), &cand, msg, msg_size);
-    if (err)
+    if (err) {
+        temper_result_free(&r);
         return err;
+    }
     /* The options are the knobs' -D definitions, the candidate's flags, then the extra ones. */
-    const char *options = json_string_value(json_object_get(s->stored, "options")) ?: "";
+    const char *options = r.options ?: "";
     const char *extra = options;
     if (cand.flags[0] && strstr(options, cand.flags)) {
         extra = strstr(options, cand.flags) + strlen(cand.flags);
@@ -84,6 +93,7 @@ static int stored_request(struct side *s, char *msg, size_t msg_size)
         extra++;
     snprintf(s->extra, sizeof(s->extra), "%s", extra);
     temper_candidate_free(&cand);
+    temper_result_free(&r);
     return 0;
 }
 
@@ -112,25 +122,53 @@ static int resolve(struct side *s, struct temper_store **store, char *msg, size_
     return 0;
 }
 
-/* The first bench shape's median time of a result, 0 when not timed. */
-static double median_ms(json_t *r)
+/* A side's results, each read once into struct temper_result, as stored: a side evaluated now has
+ * the session's results (in the one form), one that was not has its stored result. */
+struct side_results {
+    size_t n;                 /* results */
+    struct temper_result *v; /* the results, in round order */
+};
+
+/* Reads a side's results (s->results); 0, or TEMPER_ENOMEM with nothing to free. */
+static int side_results_read(const struct side *s, struct side_results *out)
 {
-    return json_number_value(json_object_get(json_array_get(json_object_get(r, "timings"), 0), "median_ms"));
+    out->n = json_array_size(s->results);
+    out->v = calloc(out->n ? out->n : 1, sizeof(*out->v));
+    for (size_t i = 0; out->v && i < out->n; i++)
+        if (temper_result_from_stored(json_array_get(s->results, i), &out->v[i])) {
+            while (i--)
+                temper_result_free(&out->v[i]);
+            free(out->v);
+            out->v = NULL;
+        }
+    return out->v ? 0 : TEMPER_ENOMEM;
 }
 
-/* The result shown for a side: the first that is not correct, else the round of median time. */
-static json_t *representative(json_t *results)
+static void side_results_free(struct side_results *rs)
 {
-    size_t n = json_array_size(results), i;
-    json_t *r;
-    json_array_foreach(results, i, r) {
-        const char *v = temper_session_result_verdict(r);
-        if (!v || strcmp(v, "correct"))
-            return r;
-    }
+    for (size_t i = 0; rs->v && i < rs->n; i++)
+        temper_result_free(&rs->v[i]);
+    free(rs->v);
+}
+
+/* The first bench shape's median time of a result, 0 when not timed. */
+static double median_ms(const struct temper_result *r)
+{
+    const struct temper_result_timing *t = temper_result_first_timing(r);
+    return t ? t->median_ms.v : 0;
+}
+
+/* The index of the result shown for a side: the first that is not correct, else the round of
+ * median time. */
+static size_t representative(const struct side_results *rs)
+{
+    size_t n = rs->n, i;
+    for (i = 0; i < n; i++)
+        if (!rs->v[i].verdict || strcmp(rs->v[i].verdict, "correct"))
+            return i;
     double t[COMPARE_MAX_ROUNDS];
     for (i = 0; i < n; i++)
-        t[i] = median_ms(json_array_get(results, i));
+        t[i] = median_ms(&rs->v[i]);
     for (i = 0; i < n; i++) {
         int below = 0, above = 0;
         for (size_t j = 0; j < n; j++) {
@@ -138,15 +176,32 @@ static json_t *representative(json_t *results)
             above += t[j] > t[i];
         }
         if (2 * below <= (int)n && 2 * above <= (int)n)
-            return json_array_get(results, i);
+            return i;
     }
-    return json_array_get(results, 0);
+    return 0;
 }
 
-/* What a side shows; a new reference. */
-static json_t *side_json(const struct side *s, json_t *r)
+/* A string, number or integer of a result as JSON (new references), null where it is null. */
+static json_t *str_json(const char *v)
 {
-    json_t *t = json_array_get(json_object_get(r, "timings"), 0);
+    return v ? json_string(v) : json_null();
+}
+
+static json_t *real_json(struct temper_opt_f64 v)
+{
+    return v.set ? json_real(v.v) : json_null();
+}
+
+static json_t *int_json(struct temper_opt_i64 v)
+{
+    return v.set ? json_integer((json_int_t)v.v) : json_null();
+}
+
+/* What a side shows (r: the result shown); a new reference. */
+static json_t *side_json(const struct side *s, const struct temper_result *r)
+{
+    static const struct temper_result_timing untimed;
+    const struct temper_result_timing *t = temper_result_first_timing(r) ?: &untimed;
     json_t *ids = json_array();
     size_t i;
     json_t *e;
@@ -154,15 +209,13 @@ static json_t *side_json(const struct side *s, json_t *r)
         int64_t id = temper_session_result_store_id(e);
         json_array_append_new(ids, id ? json_integer(id) : json_null());
     }
-    return json_pack("{s:s, s:o, s:o, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?, s:O?}",
-                     "arg", s->arg, "stored_id", s->stored_id ? json_integer(s->stored_id) : json_null(),
-                     "evaluations", ids, "task", json_object_get(r, "task"), "candidate",
-                     json_object_get(r, "candidate"), "options", json_object_get(r, "options"), "device",
-                     json_object_get(r, "device"), "verdict", json_object_get(r, "verdict"), "message",
-                     json_object_get(r, "message"), "median_ms", json_object_get(t, "median_ms"), "spread",
-                     json_object_get(t, "spread"), "speedup", json_object_get(t, "speedup"), "roofline_share",
-                     json_object_get(t, "roofline_share"), "parent_id", json_object_get(r, "parent_id"), "made_by",
-                     json_object_get(r, "made_by"));
+    return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "arg", s->arg,
+                     "stored_id", s->stored_id ? json_integer(s->stored_id) : json_null(), "evaluations", ids,
+                     "task", str_json(r->task), "candidate", str_json(r->candidate), "options", str_json(r->options),
+                     "device", str_json(r->device), "verdict", str_json(r->verdict), "message", str_json(r->message),
+                     "median_ms", real_json(t->median_ms), "spread", real_json(t->spread), "speedup",
+                     real_json(t->speedup), "roofline_share", real_json(t->roofline_share), "parent_id",
+                     int_json(r->parent_id), "made_by", str_json(r->made_by));
 }
 
 /* Prints one line of the side-by-side table. */
@@ -231,6 +284,19 @@ static int submit_side(struct temper_session *session, struct side *s, const str
     return temper_session_submit(session, &req, id, msg, msg_size);
 }
 
+/* The error of a result not evaluated at all (temper_session_result_error), its message in msg. The
+ * session's result is in the one form: it is read strictly. */
+static int unevaluated_error(json_t *result, char *msg, size_t msg_size)
+{
+    struct temper_result r;
+    int err = temper_result_from_json(result, &r, msg, msg_size);
+    if (err)
+        return err;
+    err = temper_fail(msg, msg_size, temper_session_result_error(result), "%s", r.message ?: "not evaluated");
+    temper_result_free(&r);
+    return err;
+}
+
 /* Evaluates what needs it (files, and with retime stored ones) for rounds rounds, X and Y
  * alternating, all queued before the first wait so that they run in one batch. */
 static int evaluate(struct side *sides, int retime, int rounds, const char *device, const char *tasks_dir,
@@ -259,8 +325,7 @@ static int evaluate(struct side *sides, int retime, int rounds, const char *devi
             if ((err = temper_session_wait(session, ids[r][i], &result, msg, msg_size)))
                 break;
             if (temper_session_result_error(result)) {
-                err = temper_fail(msg, msg_size, temper_session_result_error(result), "%s",
-                                  json_string_value(json_object_get(result, "message")) ?: "not evaluated");
+                err = unevaluated_error(result, msg, msg_size);
                 json_decref(result);
                 break;
             }
@@ -272,6 +337,39 @@ static int evaluate(struct side *sides, int retime, int rounds, const char *devi
         }
     temper_session_close(session);
     return err;
+}
+
+/* The comparison (*out, a new reference) of two sides whose results are in, and the exit status
+ * their verdicts give (*status). Returns 0, or TEMPER_ENOMEM. */
+static int compare_output(const struct side *sides, int retime, json_t **out, int *status)
+{
+    struct side_results rs[2] = {{0}};
+    if (side_results_read(&sides[0], &rs[0]) || side_results_read(&sides[1], &rs[1])) {
+        side_results_free(&rs[0]);
+        return TEMPER_ENOMEM;
+    }
+    const struct temper_result *rx = &rs[0].v[representative(&rs[0])], *ry = &rs[1].v[representative(&rs[1])];
+    size_t nx = rs[0].n, ny = rs[1].n;
+    size_t n = nx > ny ? nx : ny;
+    double xs[COMPARE_MAX_ROUNDS], ys[COMPARE_MAX_ROUNDS];
+    for (size_t r = 0; r < n; r++) {
+        xs[r] = median_ms(&rs[0].v[r < nx ? r : nx - 1]);
+        ys[r] = median_ms(&rs[1].v[r < ny ? r : ny - 1]);
+    }
+    struct temper_metric_ratio ratio;
+    int same_task = !strcmp(rx->task ?: "", ry->task ?: "");
+    temper_metric_ratio(xs, ys, same_task ? (int)n : 0, &ratio);
+    json_t *rj = ratio.rounds ? json_pack("{s:i, s:f, s:f, s:f, s:f}", "rounds", ratio.rounds, "median", ratio.median,
+                                          "min", ratio.min, "max", ratio.max, "spread", ratio.spread) :
+                                json_pack("{s:i, s:n, s:s}", "rounds", 0, "median", "why",
+                                          same_task ? "not both timed" : "different tasks");
+    *out = json_pack("{s:o, s:o, s:o, s:b}", "x", side_json(&sides[0], rx), "y", side_json(&sides[1], ry), "ratio",
+                     rj, "retimed", retime);
+    const char *vx = rx->verdict, *vy = ry->verdict;
+    *status = vx && vy && !strcmp(vx, "correct") && !strcmp(vy, "correct") ? CLI_OK : CLI_NOT_OK;
+    side_results_free(&rs[0]);
+    side_results_free(&rs[1]);
+    return 0;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -331,27 +429,7 @@ int cmd_compare(int argc, char **argv)
         for (int i = 0; i < 2; i++)
             if (!json_array_size(sides[i].results))
                 json_array_append(sides[i].results, sides[i].stored);
-        json_t *rx = representative(sides[0].results), *ry = representative(sides[1].results);
-        size_t nx = json_array_size(sides[0].results), ny = json_array_size(sides[1].results);
-        size_t n = nx > ny ? nx : ny;
-        double xs[COMPARE_MAX_ROUNDS], ys[COMPARE_MAX_ROUNDS];
-        for (size_t r = 0; r < n; r++) {
-            xs[r] = median_ms(json_array_get(sides[0].results, r < nx ? r : nx - 1));
-            ys[r] = median_ms(json_array_get(sides[1].results, r < ny ? r : ny - 1));
-        }
-        struct temper_metric_ratio ratio;
-        const char *tx = json_string_value(json_object_get(rx, "task")) ?: "";
-        const char *ty = json_string_value(json_object_get(ry, "task")) ?: "";
-        int same_task = !strcmp(tx, ty);
-        temper_metric_ratio(xs, ys, same_task ? (int)n : 0, &ratio);
-        json_t *rj = ratio.rounds ? json_pack("{s:i, s:f, s:f, s:f, s:f}", "rounds", ratio.rounds, "median",
-                                              ratio.median, "min", ratio.min, "max", ratio.max, "spread", ratio.spread) :
-                                    json_pack("{s:i, s:n, s:s}", "rounds", 0, "median", "why",
-                                              same_task ? "not both timed" : "different tasks");
-        out = json_pack("{s:o, s:o, s:o, s:b}", "x", side_json(&sides[0], rx), "y", side_json(&sides[1], ry),
-                        "ratio", rj, "retimed", retime);
-        const char *vx = temper_session_result_verdict(rx), *vy = temper_session_result_verdict(ry);
-        status = vx && vy && !strcmp(vx, "correct") && !strcmp(vy, "correct") ? CLI_OK : CLI_NOT_OK;
+        err = compare_output(sides, retime, &out, &status);
     }
     for (int i = 0; i < 2; i++) {
         json_decref(sides[i].stored);
