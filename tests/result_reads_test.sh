@@ -51,6 +51,7 @@ converted = {
     "src/cli/cmd_tune.c": {"s": "the tune summary",
                            "best": "the tune summary's best point (config, knobs, flags, timing, result)"},
     "src/cli/cmd_compare.c": {"ratio": "the ratio of the sides' times (temper_metric_ratio's rounds, median, spread)"},
+    "src/cli/cmd_eval.c": {},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "temper/result.h"
 #include "util/option.h"
 #include "util/util.h"
 
@@ -65,13 +66,39 @@ struct eval_output {
     int store_failed; /* results that could not be recorded */
 };
 
-/* Prints one result as it comes, in the order the files were given; takes result's reference. */
+/* One line of a result among several: the candidate, verdict, time and message. */
+static void print_line(const struct temper_result *r)
+{
+    const struct temper_result_timing *t = temper_result_first_timing(r);
+    printf("%-44s %-13s", r->candidate, r->verdict);
+    if (t)
+        printf(" %9.4g ms %6.2fx", t->median_ms.v, t->speedup.v);
+    printf("  %s", r->message);
+    json_t *san = r->sanitize;
+    if (json_is_object(san) && !(r->verdict && strcmp(r->verdict, "correct") && json_object_get(san, "memcheck"))) {
+        char summary[1024]; /* a failing verdict's message already holds it */
+        temper_sanitize_summary(san, summary, sizeof(summary));
+        printf(" [sanitize: %s]", summary);
+    }
+    /* A timed line says its timing's warning. Every timing of the one form has the key, null when
+     * there is none, and the line has always printed that null as "(null)": kept as it was. */
+    if (t)
+        printf(" (timing: %s)", t->warning ? t->warning : "(null)");
+    printf("\n");
+}
+
+/* Prints one result as it comes, in the order the files were given; takes result's reference. The
+ * session's result is in the one form: it is read strictly, once. */
 static void print_result(struct eval_output *o, json_t *result)
 {
-    const char *verdict = temper_session_result_verdict(result);
+    char msg[1024];
+    struct temper_result r;
+    if (temper_result_from_json(result, &r, msg, sizeof(msg)))
+        fprintf(stderr, "temper: %s\n", msg); /* a bug of the session's: r reads as all nulls */
+    const char *verdict = r.verdict;
     int err = temper_session_result_error(result);
     if (err) {
-        fprintf(stderr, "temper: %s\n", json_string_value(json_object_get(result, "message")));
+        fprintf(stderr, "temper: %s\n", r.message);
         o->failed++;
         o->failed_err = err;
     } else {
@@ -87,23 +114,10 @@ static void print_result(struct eval_output *o, json_t *result)
         if (!err)
             temper_eval_print(stdout, result);
     } else {
-        json_t *t = json_array_get(json_object_get(result, "timings"), 0);
-        printf("%-44s %-13s", json_string_value(json_object_get(result, "candidate")), verdict);
-        if (t)
-            printf(" %9.4g ms %6.2fx", json_number_value(json_object_get(t, "median_ms")),
-                   json_number_value(json_object_get(t, "speedup")));
-        printf("  %s", json_string_value(json_object_get(result, "message")));
-        json_t *san = json_object_get(result, "sanitize");
-        if (json_is_object(san) && !(verdict && strcmp(verdict, "correct") && json_object_get(san, "memcheck"))) {
-            char summary[1024]; /* a failing verdict's message already holds it */
-            temper_sanitize_summary(san, summary, sizeof(summary));
-            printf(" [sanitize: %s]", summary);
-        }
-        if (t && json_object_get(t, "warning"))
-            printf(" (timing: %s)", json_string_value(json_object_get(t, "warning")));
-        printf("\n");
+        print_line(&r);
     }
     fflush(stdout);
+    temper_result_free(&r);
     json_decref(result);
 }
 
