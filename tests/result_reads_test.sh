@@ -52,6 +52,8 @@ converted = {
                            "best": "the tune summary's best point (config, knobs, flags, timing, result)"},
     "src/cli/cmd_compare.c": {"ratio": "the ratio of the sides' times (temper_metric_ratio's rounds, median, spread)"},
     "src/cli/cmd_eval.c": {},
+    "src/cli/cmd_agent.c": {"s": "the agent run's summary",
+                            "best": "the agent summary's best kernel (eval_id, made_by, times)"},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which

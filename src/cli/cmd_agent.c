@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "temper/result.h"
 #include "agent/knowledge.h"
 #include "agent/agent.h"
 #include "temper/error.h"
@@ -143,15 +144,25 @@ static int run_editor(const char *path)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* Shows the proposal and its verdict. The result is the session's, in the one form: it is read
+ * strictly (were it not, a bug of the session's, the reader's message stands for its own). */
+static void show_proposal(const char *source, json_t *result)
+{
+    char msg[1024];
+    struct temper_result r;
+    const char *message = temper_result_from_json(result, &r, msg, sizeof(msg)) ? msg : r.message;
+    const char *verdict = r.verdict;
+    fprintf(stderr, "---- proposal ----\n%s%s---- verdict: %s%s%s ----\n", source,
+            *source && source[strlen(source) - 1] == '\n' ? "" : "\n", verdict ? verdict : "?", message ? ": " : "",
+            message ? message : "");
+    temper_result_free(&r);
+}
+
 /* The person's review, on standard input: one answer per line. */
 static void review(void *user, const char *source, json_t *result, struct temper_agent_review *rv)
 {
     (void)user;
-    const char *verdict = json_string_value(json_object_get(result, "verdict"));
-    const char *message = json_string_value(json_object_get(result, "message"));
-    fprintf(stderr, "---- proposal ----\n%s%s---- verdict: %s%s%s ----\n", source,
-            *source && source[strlen(source) - 1] == '\n' ? "" : "\n", verdict ? verdict : "?", message ? ": " : "",
-            message ? message : "");
+    show_proposal(source, result);
     for (;;) {
         fprintf(stderr, "[a]ccept, [r]eject, [e]dit, [c]onstraint TEXT, [s]top? ");
         char line[2048];
