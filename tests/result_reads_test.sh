@@ -54,6 +54,8 @@ converted = {
     "src/cli/cmd_eval.c": {},
     "src/cli/cmd_agent.c": {"s": "the agent run's summary",
                             "best": "the agent summary's best kernel (eval_id, made_by, times)"},
+    "src/cli/cmd_bench.c": {"bench": "a bench suite record",
+                            "temper_session_device_info(sessions[i])": "the session's device description"},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which

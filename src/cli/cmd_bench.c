@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "temper/bench.h"
+#include "temper/result.h"
 #include "util/option.h"
 #include "temper/task.h"
 #include "util/util.h"
@@ -179,6 +180,38 @@ static int task_level(const char *root, const char *name, char *msg, size_t msg_
     return level;
 }
 
+/* Groups a stored result r under its task in by_task (its task's level in levels, its device in
+ * devices), unless the task has a->samples results already. The result is read as stored. Returns 0,
+ * or TEMPER_ENOMEM. */
+static int add_stored(const struct bench_args *a, const char *root, json_t *r, json_t *by_task, json_t *levels,
+                      json_t *devices)
+{
+    struct temper_result one;
+    if (temper_result_from_stored(r, &one))
+        return TEMPER_ENOMEM;
+    const char *task = one.task ?: "";
+    const char *device = one.device;
+    char msg[2048];
+    json_t *list = json_object_get(by_task, task);
+    if (!list) {
+        json_object_set_new(by_task, task, list = json_array());
+        int level = task_level(root, task, msg, sizeof(msg));
+        if (level)
+            json_object_set_new(levels, task, json_integer(level));
+    }
+    if (!a->samples || json_array_size(list) < (size_t)a->samples) {
+        json_array_append(list, r);
+        int seen = 0;
+        size_t j;
+        json_t *d;
+        json_array_foreach(devices, j, d) seen |= device && !strcmp(json_string_value(d), device);
+        if (device && !seen)
+            json_array_append_new(devices, json_string(device));
+    }
+    temper_result_free(&one);
+    return 0;
+}
+
 static int run_stored(const struct bench_args *a)
 {
     struct temper_store *store = NULL;
@@ -195,27 +228,11 @@ static int run_stored(const struct bench_args *a)
     size_t i;
     json_t *r;
     json_array_foreach(results, i, r) {
-        const char *task = json_string_value(json_object_get(r, "task")) ?: "";
-        const char *device = json_string_value(json_object_get(r, "device"));
-        json_t *list = json_object_get(by_task, task);
-        if (!list) {
-            json_object_set_new(by_task, task, list = json_array());
-            int level = task_level(root, task, msg, sizeof(msg));
-            if (level)
-                json_object_set_new(levels, task, json_integer(level));
-        }
-        if (a->samples && json_array_size(list) >= (size_t)a->samples)
-            continue;
-        json_array_append(list, r);
-        int seen = 0;
-        size_t j;
-        json_t *d;
-        json_array_foreach(devices, j, d) seen |= device && !strcmp(json_string_value(d), device);
-        if (device && !seen)
-            json_array_append_new(devices, json_string(device));
+        if ((err = add_stored(a, root, r, by_task, levels, devices)))
+            break;
     }
     json_decref(results);
-    json_t *bench = temper_bench_compute(by_task, levels);
+    json_t *bench = err ? NULL : temper_bench_compute(by_task, levels);
     json_decref(by_task);
     json_decref(levels);
     if (!bench) {
@@ -426,6 +443,17 @@ static void close_sessions(struct temper_session **sessions, int n)
         temper_session_close(sessions[i]);
 }
 
+/* Says why a result was not evaluated at all (temper_session_result_error). The session's result is
+ * in the one form: it is read strictly (were it not, a bug of the session's, the reader says why). */
+static void print_unevaluated(json_t *result)
+{
+    char msg[1024];
+    struct temper_result r;
+    const char *message = temper_result_from_json(result, &r, msg, sizeof(msg)) ? msg : r.message;
+    fprintf(stderr, "temper: %s (counted as a sample that is not correct)\n", message);
+    temper_result_free(&r);
+}
+
 /* Waits for every planned file's result and groups them by task in by_task; returns how many
  * could not be stored, or -1 (msg filled) when waiting failed. */
 static int collect(struct bench_plan *p, struct temper_session **sessions, json_t *by_task, char *msg,
@@ -443,8 +471,7 @@ static int collect(struct bench_plan *p, struct temper_session **sessions, json_
         if (task_error)
             fprintf(stderr, "temper: warning: %s: %s\n", f->path, task_error);
         else if (temper_session_result_error(result))
-            fprintf(stderr, "temper: %s (counted as a sample that is not correct)\n",
-                    json_string_value(json_object_get(result, "message")));
+            print_unevaluated(result);
         const char *store_error = temper_session_result_store_error(result);
         if (store_error) {
             fprintf(stderr, "temper: %s\n", store_error);
