@@ -56,6 +56,15 @@ converted = {
                             "best": "the agent summary's best kernel (eval_id, made_by, times)"},
     "src/cli/cmd_bench.c": {"bench": "a bench suite record",
                             "temper_session_device_info(sessions[i])": "the session's device description"},
+    "src/cli/cmd_devices.c": {"d": "a device description of temper_session_list_devices",
+                              "r": "the device list (devices, unavailable, sandbox)",
+                              "report": "the sandbox self-test's report"},
+    "src/cli/cmd_history.c": {"row": "a history row of the store: its columns"},
+    "src/cli/cmd_calibrate.c": {"dev": "the session's device description", "info": "the session's device description"},
+    "src/cli/cmd_worker.c": {"temper_session_device_info(*s)": "the session's device description",
+                             "temper_session_device_info(s)": "the session's device description"},
+    "src/cli/session.c": {"device": "a device description (its caps)"},
+    "src/cli/cmd_serve.c": {"d": "a device description of temper_session_list_devices"},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which
