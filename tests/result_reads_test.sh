@@ -48,6 +48,9 @@ converted = {
     "src/report/bench.c": {"bench": "a bench suite record"},
     "src/eval/eval_print.c": {"t": "a sanitizer's findings (the result's sanitize object, kept as JSON)",
                               "ceil": "the device's measured ceilings (temper calibrate --json)"},
+    "src/store/store.c": {"info": "a device description as its callers give it (temper_store_device_key's, "
+                                  "the calibration's: the session's, or one naming a backend)",
+                          "settings": "a run's settings (tune's)"},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which
