@@ -51,6 +51,7 @@ converted = {
     "src/store/store.c": {"info": "a device description as its callers give it (temper_store_device_key's, "
                                   "the calibration's: the session's, or one naming a backend)",
                           "settings": "a run's settings (tune's)"},
+    "src/bench/bench.c": {},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which
