@@ -65,6 +65,16 @@ converted = {
                              "temper_session_device_info(s)": "the session's device description"},
     "src/cli/session.c": {"device": "a device description (its caps)"},
     "src/cli/cmd_serve.c": {"d": "a device description of temper_session_list_devices"},
+    "src/store/store.c": {"info": "a device description as its callers give it (temper_store_device_key's, "
+                                  "the calibration's: the session's, or one naming a backend)",
+                          "settings": "a run's settings (tune's)"},
+    "src/bench/bench.c": {},
+    "src/bench/bench_compare.c": {"bench": "a bench (docs/bench.md)", "a": "a bench, or a task's entry in bench a",
+                                  "b": "a bench, or a task's entry in bench b",
+                                  "t": "a task's entry in a bench or a comparison", "s": "a bench's suite metrics"},
+    "src/store/store_bench.c": {"t": "a task's entry in a bench", "eval": "an evaluation's entry in a bench"},
+    "src/store/store_history.c": {"a": "a history row", "b": "a history row"},
+    "src/task/task.c": {"v": "an argument's entry in task.json", "root": "task.json"},
 }
 # Per file, the documented accessors (include/temper/session.h) whose bodies read one field of a
 # result in the one form: they return what they read borrowed from the client's result, which

@@ -7,20 +7,27 @@
 #include <string.h>
 
 #include "store_impl.h"
+#include "temper/result.h"
 #include "util/util.h"
+
+/* The key of a device from the parts of its description (NULL where absent): the backend, else
+ * the id's prefix ("cuda" of "cuda:0"); the name and driver; and the UUID, else the PCI bus id,
+ * where known. */
+static void device_key_of(const char *id, const char *backend, const char *name, const char *driver,
+                          const char *uuid, const char *pci_bus_id, char *out, size_t size)
+{
+    int backend_len = backend ? (int)strlen(backend) : id ? (int)strcspn(id, ":") : 0;
+    const char *unique = uuid && *uuid ? uuid : pci_bus_id;
+    snprintf(out, size, "%.*s|%s|%s%s%s", backend_len, backend ? backend : id ? id : "", name ? name : "",
+             driver ? driver : "", unique && *unique ? "|" : "", unique && *unique ? unique : "");
+}
 
 void temper_store_device_key(json_t *info, char *out, size_t size)
 {
-    const char *id = json_string_value(json_object_get(info, "id"));
-    const char *backend = json_string_value(json_object_get(info, "backend"));
-    int backend_len = backend ? (int)strlen(backend) : id ? (int)strcspn(id, ":") : 0;
-    const char *unique = json_string_value(json_object_get(info, "uuid"));
-    if (!unique || !*unique)
-        unique = json_string_value(json_object_get(info, "pci_bus_id"));
-    snprintf(out, size, "%.*s|%s|%s%s%s", backend_len, backend ? backend : id ? id : "",
-             json_string_value(json_object_get(info, "name")) ?: "",
-             json_string_value(json_object_get(info, "driver")) ?: "", unique && *unique ? "|" : "",
-             unique && *unique ? unique : "");
+    device_key_of(json_string_value(json_object_get(info, "id")), json_string_value(json_object_get(info, "backend")),
+                  json_string_value(json_object_get(info, "name")), json_string_value(json_object_get(info, "driver")),
+                  json_string_value(json_object_get(info, "uuid")),
+                  json_string_value(json_object_get(info, "pci_bus_id")), out, size);
 }
 
 static json_t *locked_calibration(struct temper_store *s, json_t *info)
@@ -96,6 +103,104 @@ static void bind_text(sqlite3_stmt *st, int at, const char *text)
         sqlite3_bind_null(st, at);
 }
 
+/* The JSON text of the array `key` of the result as given, or of empty where it is missing or not
+ * an array. The checks and timings columns keep those arrays byte for byte as the result held them
+ * (history reads the first timing's spread there with json_extract): they are copies of the
+ * result's JSON, not values the store reads, so they come from the JSON as given rather than from
+ * the typed record, whose writer would add every field to every entry. Caller frees. */
+static char *array_text(json_t *given, const char *key, json_t *empty)
+{
+    json_t *part = json_object_get(given, key);
+    return json_dumps(json_is_array(part) ? part : empty, JSON_COMPACT);
+}
+
+/* Records the candidate's source under its hash, once (the same bytes evaluated again find it
+ * there). Returns 1 when done, 0 on a SQLite failure. */
+static int insert_candidate(struct temper_store *s, const struct temper_result *rec, const char *source,
+                            size_t source_len, const struct temper_lineage *ln, const char *when)
+{
+    sqlite3_stmt *st = NULL;
+    int ok = sqlite3_prepare_v2(s->db,
+                                "INSERT OR IGNORE INTO candidates(hash, task, path, source, parent, operator, "
+                                "created_at) VALUES(?,?,?,?,(SELECT candidate FROM evaluations WHERE id = ?),?,?)",
+                                -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        sqlite3_bind_text(st, 1, rec->source_hash, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, rec->task, -1, SQLITE_TRANSIENT);
+        bind_text(st, 3, rec->candidate);
+        /* Every byte, as the hash covers them (an invalid candidate may hold a NUL). */
+        sqlite3_bind_text64(st, 4, source, source_len, SQLITE_TRANSIENT, SQLITE_UTF8);
+        sqlite3_bind_int64(st, 5, ln->parent_id);
+        bind_text(st, 6, ln->op);
+        sqlite3_bind_text(st, 7, when, -1, SQLITE_TRANSIENT);
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* Records the evaluation's row: its columns read from rec, the result itself (and its checks and
+ * timings) as given. Returns 1 when done, 0 on a SQLite failure. */
+static int insert_evaluation(struct temper_store *s, const struct temper_result *rec, json_t *given,
+                             int64_t run_id, const struct temper_lineage *ln, const char *device_key,
+                             const char *when)
+{
+    /* A result in the one form has every key, null where it does not apply. */
+    json_t *empty_obj = json_object(), *empty_arr = json_array();
+    char *knobs = json_dumps(json_is_object(rec->knobs) ? rec->knobs : empty_obj, JSON_COMPACT);
+    char *checks = array_text(given, "checks", empty_arr), *timings = array_text(given, "timings", empty_arr);
+    json_decref(empty_obj);
+    json_decref(empty_arr);
+    char *all = json_dumps(given, JSON_COMPACT);
+    sqlite3_stmt *st = NULL;
+    int ok = sqlite3_prepare_v2(s->db,
+                                "INSERT INTO evaluations(candidate, task, device, knobs, options, verdict, message, "
+                                "median_ms, speedup, roofline_share, checks, timings, seed, secret_seed, result, "
+                                "created_at, run_id, task_hash, device_key, parent_id, operator, client, batch_id, "
+                                "path) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                                -1, &st, NULL) == SQLITE_OK;
+    if (ok) {
+        const struct temper_result_timing *t0 = temper_result_first_timing(rec);
+        sqlite3_bind_text(st, 1, rec->source_hash, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, rec->task, -1, SQLITE_TRANSIENT);
+        bind_text(st, 3, rec->device);
+        sqlite3_bind_text(st, 4, knobs, -1, SQLITE_TRANSIENT);
+        bind_text(st, 5, rec->options);
+        bind_text(st, 6, rec->verdict);
+        bind_text(st, 7, rec->message);
+        /* A first timing without a number stores 0 (the queries' "not timed"); no timing, NULL. */
+        if (t0) {
+            sqlite3_bind_double(st, 8, t0->median_ms.set ? t0->median_ms.v : 0);
+            sqlite3_bind_double(st, 9, t0->speedup.set ? t0->speedup.v : 0);
+            if (t0->roofline_share.set)
+                sqlite3_bind_double(st, 10, t0->roofline_share.v);
+        }
+        sqlite3_bind_text(st, 11, checks, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 12, timings, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 13, rec->seed.set ? rec->seed.v : 0);
+        sqlite3_bind_int64(st, 14, rec->secret_seed.set ? rec->secret_seed.v : 0);
+        sqlite3_bind_text(st, 15, all, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 16, when, -1, SQLITE_TRANSIENT);
+        if (run_id)
+            sqlite3_bind_int64(st, 17, run_id);
+        bind_text(st, 18, rec->task_hash);
+        bind_text(st, 19, device_key[0] ? device_key : NULL);
+        if (ln->parent_id)
+            sqlite3_bind_int64(st, 20, ln->parent_id);
+        bind_text(st, 21, ln->op);
+        bind_text(st, 22, ln->client);
+        bind_text(st, 23, ln->batch_id);
+        bind_text(st, 24, rec->candidate); /* its own file */
+        ok = sqlite3_step(st) == SQLITE_DONE;
+    }
+    sqlite3_finalize(st);
+    free(knobs);
+    free(checks);
+    free(timings);
+    free(all);
+    return ok;
+}
+
 static int locked_record_lineage(struct temper_store *s, json_t *r, const char *source, size_t source_len,
                                  int64_t run_id, const struct temper_lineage *lineage, int64_t *id, char *msg,
                                  size_t msg_size)
@@ -105,91 +210,27 @@ static int locked_record_lineage(struct temper_store *s, json_t *r, const char *
     const struct temper_lineage *ln = lineage ? lineage : &none;
     char when[32], device_key[1024];
     store_now_text(when, sizeof(when));
-    const char *hash = json_string_value(json_object_get(r, "source_hash"));
-    const char *task = json_string_value(json_object_get(r, "task"));
-    if (!hash || !task || !source)
+    /* Read leniently: the store takes whatever JSON it always took, and keeps it as given. */
+    struct temper_result rec;
+    if (temper_result_from_stored(r, &rec))
+        return temper_fail(msg, msg_size, TEMPER_ENOMEM, "%s: %s: out of memory", s->path, what);
+    if (!rec.source_hash || !rec.task || !source) {
+        temper_result_free(&rec);
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "a result needs source_hash, task and source");
-    json_t *info = json_object_get(r, "device_info");
-    const char *device = json_string_value(json_object_get(r, "device"));
-    if (json_is_object(info))
-        temper_store_device_key(info, device_key, sizeof(device_key));
+    }
+    const struct temper_result_device *d = rec.device_info;
+    if (d) /* a result's device record names no backend: the id's prefix is it */
+        device_key_of(d->id, NULL, d->name, d->driver, d->uuid, d->pci_bus_id, device_key, sizeof(device_key));
     else
-        snprintf(device_key, sizeof(device_key), "%s", device ? device : "");
+        snprintf(device_key, sizeof(device_key), "%s", rec.device ? rec.device : "");
     int err = store_write_begin(s, what, msg, msg_size);
-    if (err)
+    if (err) {
+        temper_result_free(&rec);
         return err;
-    sqlite3_stmt *st = NULL;
-    int ok = sqlite3_prepare_v2(s->db,
-                                "INSERT OR IGNORE INTO candidates(hash, task, path, source, parent, operator, "
-                                "created_at) VALUES(?,?,?,?,(SELECT candidate FROM evaluations WHERE id = ?),?,?)",
-                                -1, &st, NULL) == SQLITE_OK;
-    if (ok) {
-        sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 2, task, -1, SQLITE_TRANSIENT);
-        bind_text(st, 3, json_string_value(json_object_get(r, "candidate")));
-        /* Every byte, as the hash covers them (an invalid candidate may hold a NUL). */
-        sqlite3_bind_text64(st, 4, source, source_len, SQLITE_TRANSIENT, SQLITE_UTF8);
-        sqlite3_bind_int64(st, 5, ln->parent_id);
-        bind_text(st, 6, ln->op);
-        sqlite3_bind_text(st, 7, when, -1, SQLITE_TRANSIENT);
-        ok = sqlite3_step(st) == SQLITE_DONE;
     }
-    sqlite3_finalize(st);
-    st = NULL;
-    json_t *empty_obj = json_object(), *empty_arr = json_array();
-    /* A result in the one form has every key, null where it does not apply. */
-    json_t *rk = json_object_get(r, "knobs"), *rc = json_object_get(r, "checks"), *rt = json_object_get(r, "timings");
-    char *knobs = json_dumps(json_is_object(rk) ? rk : empty_obj, JSON_COMPACT);
-    char *checks = json_dumps(json_is_array(rc) ? rc : empty_arr, JSON_COMPACT);
-    char *timings = json_dumps(json_is_array(rt) ? rt : empty_arr, JSON_COMPACT);
-    json_decref(empty_obj);
-    json_decref(empty_arr);
-    char *all = json_dumps(r, JSON_COMPACT);
-    if (ok)
-        ok = sqlite3_prepare_v2(s->db,
-                                "INSERT INTO evaluations(candidate, task, device, knobs, options, verdict, message, "
-                                "median_ms, speedup, roofline_share, checks, timings, seed, secret_seed, result, "
-                                "created_at, run_id, task_hash, device_key, parent_id, operator, client, batch_id, "
-                                "path) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                                -1, &st, NULL) == SQLITE_OK;
-    if (ok) {
-        json_t *t0 = json_array_get(json_object_get(r, "timings"), 0);
-        sqlite3_bind_text(st, 1, hash, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 2, task, -1, SQLITE_TRANSIENT);
-        bind_text(st, 3, device);
-        sqlite3_bind_text(st, 4, knobs, -1, SQLITE_TRANSIENT);
-        bind_text(st, 5, json_string_value(json_object_get(r, "options")));
-        bind_text(st, 6, json_string_value(json_object_get(r, "verdict")));
-        bind_text(st, 7, json_string_value(json_object_get(r, "message")));
-        if (t0) {
-            sqlite3_bind_double(st, 8, json_number_value(json_object_get(t0, "median_ms")));
-            sqlite3_bind_double(st, 9, json_number_value(json_object_get(t0, "speedup")));
-            if (json_is_number(json_object_get(t0, "roofline_share")))
-                sqlite3_bind_double(st, 10, json_number_value(json_object_get(t0, "roofline_share")));
-        }
-        sqlite3_bind_text(st, 11, checks, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 12, timings, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(st, 13, json_integer_value(json_object_get(r, "seed")));
-        sqlite3_bind_int64(st, 14, json_integer_value(json_object_get(r, "secret_seed")));
-        sqlite3_bind_text(st, 15, all, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 16, when, -1, SQLITE_TRANSIENT);
-        if (run_id)
-            sqlite3_bind_int64(st, 17, run_id);
-        bind_text(st, 18, json_string_value(json_object_get(r, "task_hash")));
-        bind_text(st, 19, device_key[0] ? device_key : NULL);
-        if (ln->parent_id)
-            sqlite3_bind_int64(st, 20, ln->parent_id);
-        bind_text(st, 21, ln->op);
-        bind_text(st, 22, ln->client);
-        bind_text(st, 23, ln->batch_id);
-        bind_text(st, 24, json_string_value(json_object_get(r, "candidate"))); /* its own file */
-        ok = sqlite3_step(st) == SQLITE_DONE;
-    }
-    sqlite3_finalize(st);
-    free(knobs);
-    free(checks);
-    free(timings);
-    free(all);
+    int ok = insert_candidate(s, &rec, source, source_len, ln, when) &&
+             insert_evaluation(s, &rec, r, run_id, ln, device_key, when);
+    temper_result_free(&rec);
     if (!ok)
         return store_write_abort(s, what, msg, msg_size);
     int64_t row = sqlite3_last_insert_rowid(s->db);
