@@ -80,10 +80,9 @@ static void print_line(const struct temper_result *r)
         temper_sanitize_summary(san, summary, sizeof(summary));
         printf(" [sanitize: %s]", summary);
     }
-    /* A timed line says its timing's warning. Every timing of the one form has the key, null when
-     * there is none, and the line has always printed that null as "(null)": kept as it was. */
-    if (t)
-        printf(" (timing: %s)", t->warning ? t->warning : "(null)");
+    /* A timed line says its timing's warning, where it has one. */
+    if (t && t->warning)
+        printf(" (timing: %s)", t->warning);
     printf("\n");
 }
 
