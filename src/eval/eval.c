@@ -49,7 +49,7 @@ static int reply_cancelled(json_t *reply)
 {
     struct temper_result r;
     if (temper_result_from_stored(reply, &r))
-        return 0; /* out of memory: the cancelled reply that replaces it says so as well */
+        return 0; /* out of memory: taken as not cancelled, and replaced by a reply that is */
     int cancelled = r.cancelled.set && r.cancelled.v;
     temper_result_free(&r);
     return cancelled;

@@ -6,7 +6,8 @@
  * it, and writes the outputs the candidate's kernel left at each check into another; here, in a
  * process no kernel runs in, those outputs are compared with the reference's again. A correct
  * verdict stands only if that comparison passes at every check (worker_impl.h describes the frame
- * and the descriptors). */
+ * and the descriptors). The reply is read as the result it must be (struct temper_result, strictly):
+ * one that does not read is a runtime error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
