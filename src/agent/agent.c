@@ -10,6 +10,7 @@
 #include "loop_impl.h"
 #include "temper/error.h"
 #include "temper/kernel.h"
+#include "temper/result.h"
 #include "agent/knowledge.h"
 #include "temper/search.h"
 #include "temper/session.h"
@@ -19,12 +20,12 @@
  * language. Caller frees; NULL when nothing is found. */
 static char *examples_for(struct loop *L)
 {
+    json_t *info = temper_session_device_info(L->session);
     char query[256];
     snprintf(query, sizeof(query), "%s %s %s", L->task.name, L->lang,
-             json_string_value(json_object_get(temper_session_device_info(L->session), "class")) ?: "");
+             json_string_value(json_object_get(info, "class")) ?: "");
     struct temper_knowledge_config kc = {L->cfg.knowledge_dir, temper_store_path(L->store), L->task.name,
-                                         json_string_value(json_object_get(temper_session_device_info(L->session), "id")),
-                                         L->lang};
+                                         json_string_value(json_object_get(info, "id")), L->lang};
     char *text = NULL;
     char msg[512];
     if (temper_knowledge_prompt(&kc, query, 3, 4500, &text, msg, sizeof(msg))) {
@@ -96,11 +97,16 @@ static json_t *summary_of(struct loop *L)
     double ms, share, speedup;
     const char *bound;
     agent_result_numbers(L->best, &ms, &share, &speedup, &bound);
+    /* The best result came from the session or a tune's best, which a store may have held: read as
+     * the agent reads every result (prompt.c), leniently; out of memory, it reads as empty. */
+    struct temper_result r;
+    temper_result_from_stored(L->best, &r);
     int by_model = strcmp(L->best_by, "start") != 0;
     int found = by_model && (L->cfg.no_timing || (isfinite(L->best_ms) && L->best_ms < L->start_ms));
     json_t *best = json_pack("{s:I, s:s, s:s, s:O, s:s}", "eval_id", (json_int_t)L->best_eval_id, "made_by", L->best_by,
-                             "source_hash", json_string_value(json_object_get(L->best, "source_hash")) ?: "", "knobs",
-                             json_object_get(L->best, "knobs") ?: json_null(), "source", L->best_source);
+                             "source_hash", r.source_hash ?: "", "knobs", r.knobs ?: json_null(), "source",
+                             L->best_source);
+    temper_result_free(&r);
     json_object_set_new(best, "median_ms", isfinite(L->best_ms) ? json_real(L->best_ms) : json_null());
     json_object_set_new(best, "speedup", isnan(speedup) ? json_null() : json_real(speedup));
     json_object_set_new(best, "roofline_share", isnan(share) ? json_null() : json_real(share));
@@ -112,9 +118,10 @@ static json_t *summary_of(struct loop *L)
     temper_kernel_features_format(&f, feat, sizeof(feat));
     json_object_set_new(best, "features", json_string(feat));
     double cost = (double)L->tokens_in * L->cfg.price_in / 1e6 + (double)L->tokens_out * L->cfg.price_out / 1e6;
+    json_t *info = temper_session_device_info(L->session);
     json_t *s = json_pack("{s:I, s:s, s:s, s:b, s:s, s:i, s:i, s:O, s:I, s:I, s:f, s:o}", "session_id",
                           (json_int_t)L->session_id, "task", L->task.name, "device",
-                          json_string_value(json_object_get(temper_session_device_info(L->session), "id")) ?: "",
+                          json_string_value(json_object_get(info, "id")) ?: "",
                           "found_better", found, "stop_reason", L->stop_reason, "kernels", L->made, "model_calls",
                           L->calls, "outcomes", L->outcomes, "tokens_in", (json_int_t)L->tokens_in, "tokens_out",
                           (json_int_t)L->tokens_out, "cost", cost, "best", best);
@@ -228,13 +235,14 @@ static int open_task(struct loop *L, const char *task_name)
         err = temper_session_open(&sc, &L->session, L->msg, sizeof(L->msg));
     }
     if (!err) {
-        const char *dev_lang = json_string_value(json_object_get(temper_session_device_info(L->session), "language"));
+        json_t *info = temper_session_device_info(L->session);
+        const char *dev_lang = json_string_value(json_object_get(info, "language"));
         snprintf(L->lang, sizeof(L->lang), "%s", L->cfg.lang ? L->cfg.lang : dev_lang ? dev_lang : "opencl");
         if (strcmp(L->lang, "cuda") && strcmp(L->lang, "opencl"))
             err = temper_fail(L->msg, sizeof(L->msg), TEMPER_EINVALID, "--lang %s: not cuda or opencl", L->lang);
         else if (dev_lang && strcmp(dev_lang, L->lang))
             err = temper_fail(L->msg, sizeof(L->msg), TEMPER_EINVALID, "--lang %s, but the device %s runs %s", L->lang,
-                              json_string_value(json_object_get(temper_session_device_info(L->session), "id")) ?: "?",
+                              json_string_value(json_object_get(info, "id")) ?: "?",
                               dev_lang);
     }
     return err;
@@ -265,8 +273,8 @@ static int run_session(struct loop *L, const struct temper_agent_config *config,
                        const char *start_source, json_t **summary)
 {
     json_t *settings = agent_run_settings(L, start_source);
-    int err = agent_store_session_begin(L->store, L->task.name,
-                                        json_string_value(json_object_get(temper_session_device_info(L->session), "id")),
+    json_t *info = temper_session_device_info(L->session);
+    int err = agent_store_session_begin(L->store, L->task.name, json_string_value(json_object_get(info, "id")),
                                         config->replay_of ? "replay" : temper_chat_api_name(config->chat.api),
                                         config->replay_of ? NULL : config->chat.endpoint,
                                         config->replay_of ? json_string_value(json_object_get(recorded, "model"))

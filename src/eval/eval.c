@@ -42,6 +42,19 @@ static json_t *cancelled_result(void)
     return r;
 }
 
+/* Whether a reply says it was cancelled. The reply is the worker's as it came (a result with the
+ * worker's same_code_key, an error reply, or NULL), not yet a result in the one form, so it is read
+ * as a stored result is: keys that are not fields skipped, only the flag looked at. */
+static int reply_cancelled(json_t *reply)
+{
+    struct temper_result r;
+    if (temper_result_from_stored(reply, &r))
+        return 0; /* out of memory: taken as not cancelled, and replaced by a reply that is */
+    int cancelled = r.cancelled.set && r.cancelled.v;
+    temper_result_free(&r);
+    return cancelled;
+}
+
 /* Runs a job of req on the worker, as temper_worker_call does, unless req is cancelled (its cancel
  * word, enum temper_eval_cancel): *reply is cancelled_result() and nothing is sent when it was
  * cancelled before the send; a cancel after the send kills the job, and the reply says
@@ -64,7 +77,7 @@ static int call_unless_cancelled(struct temper_worker *w, const struct temper_ev
         struct pollfd pfd = {temper_worker_fd(w), temper_worker_events(w), 0};
         poll(&pfd, 1, temper_worker_timeout_ms(w));
     }
-    if (!cancel_claim(req, TEMPER_EVAL_SENT, TEMPER_EVAL_DONE) && !json_is_true(json_object_get(*reply, "cancelled"))) {
+    if (!cancel_claim(req, TEMPER_EVAL_SENT, TEMPER_EVAL_DONE) && !reply_cancelled(*reply)) {
         /* Cancelled as the reply came in (or as the send failed): cancelled all the same. */
         json_decref(*reply);
         *reply = json_pack("{s:b, s:s}", "cancelled", 1, "message", "the job was cancelled");
@@ -386,23 +399,30 @@ static void compile_fill(struct stream_entry **js, int n, int from, int jobs, co
 
 /* ---- the batch ---- */
 
+/* A copy of text where it is valid UTF-8, else NULL: where a JSON write of it (json_string) would
+ * have failed and left the field as it was. */
+static char *text_copy(const char *text)
+{
+    json_t *t = json_string(text);
+    char *copy = t ? strdup(text) : NULL;
+    json_decref(t);
+    return copy;
+}
+
 /* A timing people should not trust as it is says so: a spread over 10 % (the samples disagree),
  * or a machine whose load average exceeded its cores while it was taken (the kernel shared the
  * processors). Each such timing gets "warning", and the result a "warnings" list. */
-static void timing_warnings(json_t *result)
+static void timing_warnings(struct temper_result *r)
 {
-    json_t *timings = json_object_get(result, "timings");
-    if (!json_array_size(timings))
+    if (!r->timings.n)
         return;
     double load = 0;
     int cores = 0;
     int loaded = temper_machine_load(&load, &cores) && load > (double)cores;
     json_t *warnings = json_array();
-    size_t i;
-    json_t *t;
-    json_array_foreach(timings, i, t)
-    {
-        double spread = json_number_value(json_object_get(t, "spread"));
+    for (size_t i = 0; i < r->timings.n; i++) {
+        struct temper_result_timing *t = &r->timings.v[i];
+        double spread = t->spread.set ? t->spread.v : 0;
         char text[256] = "";
         if (spread > 0.10)
             snprintf(text, sizeof(text), "spread %.1f%% is over 10%%", spread * 100);
@@ -411,30 +431,45 @@ static void timing_warnings(json_t *result)
                      text[0] ? "; " : "", load, cores);
         if (!text[0])
             continue;
-        json_object_set_new(t, "warning", json_string(text));
+        char *warning = text_copy(text);
+        if (warning) {
+            free(t->warning);
+            t->warning = warning;
+        }
         char line[400];
-        snprintf(line, sizeof(line), "timing at %s: %s", json_string_value(json_object_get(t, "shape")), text);
+        snprintf(line, sizeof(line), "timing at %s: %s", t->shape ? t->shape : "(null)", text);
         json_array_append_new(warnings, json_string(line));
     }
-    if (json_array_size(warnings))
-        json_object_set_new(result, "warnings", warnings);
-    else
+    if (json_array_size(warnings)) {
+        json_decref(r->warnings);
+        r->warnings = warnings;
+    } else {
         json_decref(warnings);
+    }
 }
 
 /* Completes a result with what the parent knows and writes it in the one form (result.h); NULL,
- * with msg saying why, if a key is not a field of the record. Takes result's reference. */
+ * with msg saying why, if it does not read as a result (a key that is not a field, a value of
+ * another type): the worker's reply is read here, once, strictly. Takes result's reference. */
 static json_t *entry_finish(struct stream_entry *j, json_t *result, char *msg, size_t msg_size)
 {
-    if (!json_object_get(result, "task"))
-        json_object_set_new(result, "task", json_string(j->have_cand ? j->cand.task : ""));
     json_object_set_new(result, "candidate", json_string(j->req->path));
     json_object_set_new(result, "source_hash", json_string(j->hex));
     if (j->task_hash[0]) /* what the store keys the result on */
         json_object_set_new(result, "task_hash", json_string(j->task_hash));
     json_object_set_new(result, "elapsed_ms", json_real((temper_now_s() - j->start_s) * 1e3));
-    json_t *one = temper_result_normalize(result, msg, msg_size);
+    struct temper_result r;
+    int err = temper_result_from_json(result, &r, msg, msg_size);
     json_decref(result);
+    if (err)
+        return NULL;
+    if (!r.task) /* a result the worker did not make (an early verdict, a crash, a cancel) names none */
+        r.task = text_copy(j->have_cand ? j->cand.task : "");
+    timing_warnings(&r);
+    r.schema_version.set = 1;
+    r.schema_version.v = TEMPER_RESULT_SCHEMA_VERSION;
+    json_t *one = temper_result_to_json(&r);
+    temper_result_free(&r);
     return one;
 }
 
@@ -512,7 +547,6 @@ static void run_job(struct temper_worker *w, struct stream_entry *j, json_t *inf
     json_object_set(result, "device_info", info);
     json_object_set_new(result, "secret_seed", json_integer((json_int_t)j->secret));
     json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
-    timing_warnings(result);
     entry_deliver(j, j->index, result, cb, user);
 }
 

@@ -6,7 +6,8 @@
  * it, and writes the outputs the candidate's kernel left at each check into another; here, in a
  * process no kernel runs in, those outputs are compared with the reference's again. A correct
  * verdict stands only if that comparison passes at every check (worker_impl.h describes the frame
- * and the descriptors). */
+ * and the descriptors). The reply is read as the result it must be (struct temper_result, strictly):
+ * one that does not read is a runtime error. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
+#include "temper/result.h"
 #include "util/util.h"
 #include "worker_impl.h"
 
@@ -52,30 +54,40 @@ int worker_truth_wanted(json_t *request)
     return op && !strcmp(op, "eval") && !json_is_true(json_object_get(request, "profile_run"));
 }
 
-/* Turns the reply's verdict into v with message why (the worker's own message kept after it),
- * and drops its timings: they belong to a verdict that does not stand. */
-static void overrule(json_t *reply, enum temper_verdict v, const char *why)
+/* Turns the reply's verdict into v with message text, and drops its timings: they belong to a
+ * verdict that does not stand. */
+static void overrule(json_t *reply, enum temper_verdict v, const char *text)
 {
-    const char *said = json_string_value(json_object_get(reply, "message"));
-    char msg[2048];
-    snprintf(msg, sizeof(msg), "%s (the worker had said: %s)", why, said ? said : "nothing");
     json_object_set_new(reply, "verdict", json_string(temper_verdict_name(v)));
-    json_object_set_new(reply, "message", json_string(msg));
+    json_object_set_new(reply, "message", json_string(text));
     json_object_set_new(reply, "timings", json_array());
 }
 
-/* The reply's check at shape and seed, NULL if none. */
-static json_t *find_check(json_t *reply, const char *shape, const char *seed)
+/* The index of the result's check at shape and seed, -1 if none. */
+static long find_check(const struct temper_result *r, const char *shape, const char *seed)
 {
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(reply, "checks"), i, c) {
-        const char *cs = json_string_value(json_object_get(c, "shape"));
-        const char *cd = json_string_value(json_object_get(c, "seed"));
-        if (cs && cd && !strcmp(cs, shape) && !strcmp(cd, seed))
-            return c;
+    for (size_t i = 0; i < r->checks.n; i++) {
+        const struct temper_result_check *c = &r->checks.v[i];
+        if (c->shape && c->seed && !strcmp(c->shape, shape) && !strcmp(c->seed, seed))
+            return (long)i;
     }
-    return NULL;
+    return -1;
+}
+
+/* Takes "outputs_at" out of every check of the reply as the worker framed it: those offsets (where
+ * the check's outputs lie in outputs_fd) are this protocol's, not a result's, so the reply reads as
+ * a result only without them. Returns them in the checks' order, null where a check had none
+ * (caller decrefs). */
+static json_t *take_outputs_at(json_t *frame)
+{
+    json_t *all = json_array(), *c;
+    size_t i;
+    json_array_foreach(json_object_get(frame, "checks"), i, c) {
+        json_t *at = json_object_get(c, "outputs_at");
+        json_array_append(all, at ? at : json_null());
+        json_object_del(c, "outputs_at");
+    }
+    return all;
 }
 
 /* Reads n bytes at offset at of fd into a new buffer (*out, caller frees); 0, or -1 when they are
@@ -146,48 +158,81 @@ static int judge_output(json_t *want_o, json_t *outputs, double atol, double rto
     return rc;
 }
 
+/* Why the result's correct verdict does not stand, in why (and *v, the verdict it becomes), or
+ * why[0] == 0 when temper's own comparison passes at every check of truth; outputs_at holds each
+ * check's offsets in outputs_fd (take_outputs_at). */
+static void judge_checks(json_t *truth, int truth_fd, int outputs_fd, const struct temper_result *r,
+                         json_t *outputs_at, enum temper_verdict *v, char *why, size_t why_size)
+{
+    *v = TEMPER_VERDICT_INCORRECT;
+    json_t *checks = json_object_get(truth, "checks");
+    if (!json_is_array(checks) || !json_array_size(checks)) {
+        *v = TEMPER_VERDICT_RUNTIME_ERROR;
+        snprintf(why, why_size, "the worker did not hand over the reference's outputs before the candidate's "
+                                "kernel ran, so its verdict cannot be checked");
+        return;
+    }
+    double atol = json_number_value(json_object_get(truth, "atol"));
+    double rtol = json_number_value(json_object_get(truth, "rtol"));
+    size_t i;
+    json_t *tc;
+    json_array_foreach(checks, i, tc) {
+        const char *shape = json_string_value(json_object_get(tc, "shape"));
+        const char *seed = json_string_value(json_object_get(tc, "seed"));
+        char where[512];
+        snprintf(where, sizeof(where), "shape %s, %s seed", shape ? shape : "?", seed ? seed : "?");
+        long k = shape && seed ? find_check(r, shape, seed) : -1;
+        if (k < 0 || !(r->checks.v[k].passed.set && r->checks.v[k].passed.v)) {
+            snprintf(why, why_size, "the worker's correct verdict lacks a passed check at %s", where);
+            return;
+        }
+        size_t j;
+        json_t *o;
+        json_array_foreach(json_object_get(tc, "outputs"), j, o) {
+            if (judge_output(o, json_array_get(outputs_at, (size_t)k), atol, rtol, truth_fd, outputs_fd, where, why,
+                             why_size))
+                return;
+        }
+    }
+}
+
+/* Judges the reply of a worker a candidate's kernel ran in. The reply is read once as the result it
+ * must be (the worker's same_code_key, which eval.c takes, set aside), and a correct verdict stands
+ * only if judge_checks finds nothing. A reply that does not read as a result stands for nothing:
+ * a runtime error, as a malformed reply is (worker.c), whatever verdict it claimed, since the
+ * calling program completing it (eval.c) could overwrite the very key that was wrong; and its
+ * same_code_key is dropped, so that no later build of the same code takes it. */
+static void judge_reply(json_t *truth, int truth_fd, int outputs_fd, json_t *reply, json_t *outputs_at)
+{
+    json_t *key = json_incref(json_object_get(reply, "same_code_key"));
+    json_object_del(reply, "same_code_key");
+    struct temper_result r;
+    char why[1536] = "", text[2048];
+    if (temper_result_from_json(reply, &r, why, sizeof(why))) {
+        json_decref(key);
+        snprintf(text, sizeof(text), "the device worker sent a malformed reply: %s", why);
+        overrule(reply, TEMPER_VERDICT_RUNTIME_ERROR, text);
+        return;
+    }
+    if (key)
+        json_object_set_new(reply, "same_code_key", key);
+    enum temper_verdict v = TEMPER_VERDICT_INCORRECT;
+    if (r.verdict && !strcmp(r.verdict, "correct"))
+        judge_checks(truth, truth_fd, outputs_fd, &r, outputs_at, &v, why, sizeof(why));
+    if (why[0]) {
+        snprintf(text, sizeof(text), "%s (the worker had said: %s)", why, r.message ? r.message : "nothing");
+        overrule(reply, v, text);
+    }
+    temper_result_free(&r);
+}
+
 void worker_truth_judge(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, json_t *reply)
 {
     if (!json_is_object(reply))
         return;
-    const char *verdict = json_string_value(json_object_get(reply, "verdict"));
-    if (judge && tainted && verdict && !strcmp(verdict, "correct")) {
-        char why[1536] = "";
-        enum temper_verdict v = TEMPER_VERDICT_INCORRECT;
-        json_t *checks = json_object_get(truth, "checks");
-        if (!json_is_array(checks) || !json_array_size(checks)) {
-            v = TEMPER_VERDICT_RUNTIME_ERROR;
-            snprintf(why, sizeof(why), "the worker did not hand over the reference's outputs before the candidate's "
-                                       "kernel ran, so its verdict cannot be checked");
-        }
-        double atol = json_number_value(json_object_get(truth, "atol"));
-        double rtol = json_number_value(json_object_get(truth, "rtol"));
-        size_t i;
-        json_t *tc;
-        json_array_foreach(checks, i, tc) {
-            if (why[0])
-                break;
-            const char *shape = json_string_value(json_object_get(tc, "shape"));
-            const char *seed = json_string_value(json_object_get(tc, "seed"));
-            char where[512];
-            snprintf(where, sizeof(where), "shape %s, %s seed", shape ? shape : "?", seed ? seed : "?");
-            json_t *c = shape && seed ? find_check(reply, shape, seed) : NULL;
-            if (!c || !json_is_true(json_object_get(c, "passed"))) {
-                snprintf(why, sizeof(why), "the worker's correct verdict lacks a passed check at %s", where);
-                break;
-            }
-            size_t k;
-            json_t *o;
-            json_array_foreach(json_object_get(tc, "outputs"), k, o) {
-                if (judge_output(o, json_object_get(c, "outputs_at"), atol, rtol, truth_fd, outputs_fd, where, why,
-                                 sizeof(why)))
-                    break;
-            }
-        }
-        if (why[0])
-            overrule(reply, v, why);
-    }
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(reply, "checks"), i, c) json_object_del(c, "outputs_at");
+    json_t *outputs_at = take_outputs_at(reply);
+    /* An error reply (a request the worker refused) has no verdict to judge: eval.c fails it. */
+    if (judge && tainted && !json_object_get(reply, "error"))
+        judge_reply(truth, truth_fd, outputs_fd, reply, outputs_at);
+    json_decref(outputs_at);
 }

@@ -52,6 +52,13 @@ static void log_event(void *user, const struct temper_session_event *ev)
         fprintf(stderr, "temper mcp: %s\n", ev->message);
 }
 
+/* The id of the device an open session runs on: its device description's "id". */
+static const char *session_device_id(struct temper_session *session)
+{
+    json_t *info = temper_session_device_info(session);
+    return json_string_value(json_object_get(info, "id"));
+}
+
 int mcp_session(struct mcp_call *call, const char *device, struct temper_session **s, char *msg, size_t msg_size)
 {
     struct mcp_server *srv = call->server;
@@ -75,11 +82,10 @@ int mcp_session(struct mcp_call *call, const char *device, struct temper_session
         if (err)
             srv->session = NULL;
         else
-            fprintf(stderr, "temper mcp: session open on %s\n",
-                    json_string_value(json_object_get(temper_session_device_info(srv->session), "id")));
+            fprintf(stderr, "temper mcp: session open on %s\n", session_device_id(srv->session));
     }
     if (!err && device) {
-        const char *id = json_string_value(json_object_get(temper_session_device_info(srv->session), "id"));
+        const char *id = session_device_id(srv->session);
         /* "opencl" names the first OpenCL device, as --device does */
         size_t n = strlen(device);
         int same = id && (!strcmp(id, device) || (!strchr(device, ':') && !strncmp(id, device, n) && id[n] == ':' &&

@@ -19,6 +19,7 @@
 #include "temper/error.h"
 #include "temper/store.h"
 #include "temper/kernel.h"
+#include "temper/result.h"
 #include "temper/task.h"
 #include "util/util.h"
 
@@ -139,7 +140,7 @@ static int finish(const struct temper_consumer_config *c, struct temper_consumer
         if (state == TEMPER_JOB_FAILED)
             atomic_fetch_add(&n->failed, 1);
         else
-            atomic_fetch_add(&n->verdicts[verdict_index(json_string_value(json_object_get(outcome, "verdict")))], 1);
+            atomic_fetch_add(&n->verdicts[verdict_index(temper_session_result_verdict(outcome))], 1);
         temper_histogram_observe(&n->total, (double)(now_us() - job->submitted_us) / 1e6);
     }
     json_decref(outcome);
@@ -150,7 +151,6 @@ static int finish(const struct temper_consumer_config *c, struct temper_consumer
 static int outcome_of(json_t *result, json_t **outcome)
 {
     int err = temper_session_result_error(result);
-    const char *message = json_string_value(json_object_get(result, "message"));
     if (temper_session_result_cancelled(result)) {
         *outcome = failure("cancelled", "the evaluation was stopped before it finished", 1);
         return TEMPER_JOB_FAILED;
@@ -159,6 +159,11 @@ static int outcome_of(json_t *result, json_t **outcome)
         *outcome = json_incref(result);
         return TEMPER_JOB_DONE;
     }
+    /* The failure says the result's message. The session just made the result, in the one form: it
+     * is read strictly, and one that does not read says why instead. */
+    struct temper_result r;
+    char why[512];
+    const char *message = temper_result_from_json(result, &r, why, sizeof(why)) ? why : r.message;
     if (temper_session_result_task_error(result))
         *outcome = failure("task_error", message, 0);
     else if (err == TEMPER_ENODEVICE || err == TEMPER_EUNSUPPORTED)
@@ -167,6 +172,7 @@ static int outcome_of(json_t *result, json_t **outcome)
         *outcome = failure("invalid_request", message, 0);
     else
         *outcome = failure("temper_error", message, 1);
+    temper_result_free(&r);
     return TEMPER_JOB_FAILED;
 }
 
