@@ -423,7 +423,7 @@ static void test_deep_check_verdicts(void **state)
         json_t *result = json_pack("{s:s, s:s, s:{s:s, s:s}}", "verdict", "correct", "message", "passed",
                                    "device_info", "language", cases[i].language, "id",
                                    !strcmp(cases[i].language, "cuda") ? "cuda:0" : "opencl:0");
-        struct temper_deep_request req = {"/bin/true", "k.cu", NULL, NULL, NULL, 30, NULL};
+        struct temper_deep_request req = {"/bin/true", "k.cu", NULL, NULL, NULL, 0, 30, NULL};
         temper_deep_check(&req, result, cases[i].mode, 0);
         const char *verdict = json_string_value(json_object_get(result, "verdict"));
         const char *message = json_string_value(json_object_get(result, "message"));
