@@ -209,13 +209,14 @@ int temper_list_devices(struct temper_worker *w, json_t **devices, char *msg, si
 
 /* What the deep checks run on: the candidate as `temper eval` was given it. */
 struct temper_deep_request {
-    const char *self_exe;     /* the temper binary to run under the tool */
-    const char *path;         /* the candidate */
-    const char *device;       /* --device, or NULL */
-    const char *tasks_dir;    /* --tasks, or NULL */
-    const char *const *sets;  /* --set values, NULL-terminated, or NULL */
-    double timeout_s;         /* each tool run is killed after this */
-    const char *lang;         /* --lang: the candidate's language over its extension, or NULL */
+    const char *self_exe;                  /* the temper binary to run under the tool */
+    const char *path;                      /* the candidate */
+    const char *device;                    /* --device, or NULL */
+    const char *tasks_dir;                 /* --tasks, or NULL */
+    const struct temper_knob_value *knobs; /* the knob values it was evaluated with (--set), or NULL */
+    int nknobs;                            /* how many (0: its defaults) */
+    double timeout_s;                      /* each tool run is killed after this */
+    const char *lang;                      /* --lang: the candidate's language over its extension, or NULL */
 };
 
 /* Runs compute-sanitizer's memcheck, racecheck (warnings included), initcheck and synccheck on

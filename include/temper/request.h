@@ -38,8 +38,9 @@ int temper_knob_value_assignment(const struct temper_knob_value *v, char *out, s
  * and the evaluation's requests hold them both as .request and by name (.path, .seed, ...), so that
  * a request passes from one to the other whole. What the fields mean in detail:
  *   source_len: every byte is judged and hashed; reuse_same_code: a repeat of an earlier request's
- *   source, knobs and compiled code in the same worker takes that result ("same_code_as"); sets:
- *   the command line's --set texts and a tune point's, applied after knobs. */
+ *   source, knobs and compiled code in the same worker takes that result ("same_code_as"); knobs:
+ *   a person's `--set NAME=VALUE` and a tune's point are TEMPER_KNOB_TEXT values, as written, a
+ *   JSON client's numbers TEMPER_KNOB_INT or _REAL; a later value of a knob overrides an earlier. */
 #define TEMPER_REQUEST_MEMBERS                                                                                      \
     /* the candidate */                                                                                             \
     const char *path;                       /* the candidate's file, or the name its text goes by (an item's id) */ \
@@ -47,10 +48,9 @@ int temper_knob_value_assignment(const struct temper_knob_value *v, char *out, s
     size_t source_len;                      /* source's length in bytes; 0: strlen(source) */                       \
     const char *lang;                       /* "cuda" or "opencl", over path's extension; NULL: from it */          \
     const char *task;                       /* the task the client names (the API checks it); NULL: none */         \
-    /* knobs, set over the defaults: knobs first, then sets */                                                      \
+    /* knobs, set over the candidate's defaults in order */                                                         \
     const struct temper_knob_value *knobs;  /* typed knob values, nknobs of them, or NULL */                        \
     int nknobs;                             /* how many */                                                          \
-    const char *const *sets;                /* "NAME=VALUE" texts as a person wrote them, or NULL */                \
     /* options */                                                                                                   \
     int no_timing;                          /* 1: correctness only */                                               \
     uint64_t seed;                          /* the public seed; 0: 1 */                                             \
@@ -86,10 +86,10 @@ int temper_request_from_json(json_t *item, const char *where, size_t max_source_
                              const char **kind, char *msg, size_t msg_size);
 /* The request as a gym item (caller decrefs), which temper_request_from_json reads back: the keys
  * the item form has, each only when set (path as "id"); the other options (secret seed, flags, deep
- * checks, ...) and sets are not part of an item and are not written. NULL when out of memory. */
+ * checks, ...) are not part of an item and are not written. NULL when out of memory. */
 json_t *temper_request_to_json(const struct temper_request *req);
 
-/* Copies src into *dst, every string, the source's source_len bytes (plus a NUL), knobs and sets
+/* Copies src into *dst, every string, the source's source_len bytes (plus a NUL) and the knobs
  * included; the caller frees it with temper_request_free. */
 int temper_request_copy(struct temper_request *dst, const struct temper_request *src);
 /* Frees what a request made by temper_request_from_json or temper_request_copy owns, and zeroes it.

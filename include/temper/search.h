@@ -56,10 +56,11 @@ int temper_space_sample(const struct temper_space *s, struct temper_rng *rng, st
 /* A random valid neighbour: one dimension moved (to an adjacent value where ordered). */
 int temper_space_neighbour(const struct temper_space *s, struct temper_rng *rng, const struct temper_config *c,
                            struct temper_config *out);
-/* The knob settings ("NAME=VALUE", into sets, NULL-terminated, strings in storage) and the
- * extra compiler flags of a point. */
-void temper_space_render(const struct temper_space *s, const struct temper_config *c, char storage[][128],
-                         const char **sets, char *flags, size_t flags_size);
+/* A point's knob values into knobs (room for TEMPER_MAX_DIMS_SPACE): TEMPER_KNOB_TEXT, the values
+ * the candidate lists, as written (names and texts borrowed from the space); returns how many. And
+ * its extra compiler flags (the compiler controls' options), into flags. */
+int temper_space_render(const struct temper_space *s, const struct temper_config *c, struct temper_knob_value *knobs,
+                        char *flags, size_t flags_size);
 /* The exact compiler options a point builds with (the -D knob definitions, the candidate's flags,
  * the compiler controls), as results in the store record them. */
 int temper_space_options(const struct temper_space *s, const struct temper_config *c, char *out, size_t size);
@@ -121,8 +122,7 @@ struct temper_tune_point {
     char config[512];                               /* the point for people, "BLOCK=256 regcap=64" */
     int retime;                                     /* 1: a full re-timing of one of the best */
     struct temper_config c;                         /* the point */
-    char storage[TEMPER_MAX_DIMS_SPACE][128];       /* req.sets' strings */
-    const char *sets[TEMPER_MAX_DIMS_SPACE + 1];    /* req.sets */
+    struct temper_knob_value knobs[TEMPER_MAX_DIMS_SPACE]; /* req.knobs */
     char flags[512];                                /* req.extra_flags */
 };
 

@@ -120,15 +120,16 @@ static void print_result(struct eval_output *o, json_t *result)
     json_decref(result);
 }
 
-/* The command line of one eval run, as given. The request points into sets: the struct is not
- * copied once parsed. */
+/* The command line of one eval run, as given. The request points into knobs and names: the struct
+ * is not copied once parsed. */
 struct eval_options {
     struct temper_session_request req; /* what every candidate is evaluated with */
     struct temper_limits limits;       /* the session's limits */
     const char *device;                /* --device, or NULL: the default */
     const char *tasks_dir;             /* --tasks, or NULL */
-    const char *sets[65];              /* the --set NAME=VALUE texts, NULL after the last */
-    int nsets;                         /* how many */
+    struct temper_knob_value knobs[64]; /* the --set NAME=VALUE options: text values, as written */
+    char names[64][TEMPER_NAME_MAX];   /* their names */
+    int nknobs;                        /* how many */
     int json;                          /* --json */
     int jobs;                          /* --jobs (0: one per core) */
 };
@@ -144,6 +145,32 @@ static const struct option eval_opts[] = {
     {"reuse-same-code", no_argument, 0, 'U'}, {"help", no_argument, 0, 'h'},
     {"lang", required_argument, 0, 'l'},     {"keep-going", no_argument, 0, 'K'},
     {0, 0, 0, 0}};
+
+/* One --set NAME=VALUE into o's knobs, as text. Returns nonzero when it cannot be one (said on
+ * stderr, in the words the evaluation uses for a value the candidate does not take). */
+static int parse_set(struct eval_options *o, const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    if (o->nknobs == 64) {
+        fprintf(stderr, "temper: too many --set options\n");
+        return -1;
+    }
+    if (!eq || eq == assignment) {
+        fprintf(stderr, "temper: --set %s: expected NAME=VALUE\n", assignment);
+        return -1;
+    }
+    size_t n = (size_t)(eq - assignment);
+    if (n >= TEMPER_NAME_MAX) { /* longer than any knob's name */
+        fprintf(stderr, "temper: --set %s: the candidate has no param '%.*s'\n", assignment, (int)n, assignment);
+        return -1;
+    }
+    memcpy(o->names[o->nknobs], assignment, n);
+    o->names[o->nknobs][n] = 0;
+    o->knobs[o->nknobs] = (struct temper_knob_value){.name = o->names[o->nknobs], .kind = TEMPER_KNOB_TEXT,
+                                                     .text = eq + 1};
+    o->nknobs++;
+    return 0;
+}
 
 /* Reads the options into o, the defaults first, and checks that files are named. Returns
  * CLI_CONTINUE, or the exit status for --help, an unknown option or a bad value (said on stderr). */
@@ -161,11 +188,8 @@ static int parse_eval_options(int argc, char **argv, struct eval_options *o)
         switch (c) {
         case 'd': o->device = optarg; break;
         case 's':
-            if (o->nsets == 64) {
-                fprintf(stderr, "temper: too many --set options\n");
+            if (parse_set(o, optarg))
                 return CLI_USAGE;
-            }
-            o->sets[o->nsets++] = optarg;
             break;
         case 'n': req->no_timing = 1; break;
         case 'j': o->json = 1; break;
@@ -317,7 +341,8 @@ int cmd_eval(int argc, char **argv)
         status = read_stdin_candidate(o.req.lang, &in.source, &in.len);
     if (status != CLI_CONTINUE)
         return status;
-    o.req.sets = o.sets;
+    o.req.knobs = o.knobs;
+    o.req.nknobs = o.nknobs;
     /* One secret seed for the whole run, drawn now: inputs and references are made once. */
     o.req.secret_seed = temper_secret_seed() & 0x7fffffffffffffffull;
     o.req.secret_seed = o.req.secret_seed ? o.req.secret_seed : 1;

@@ -14,8 +14,16 @@
 #define TOOL_OUTPUT_MAX (4u << 20)
 #define MAX_TOOL_ARGS 96
 
-/* Builds "temper eval PATH --no-store --json ..." after the tool's own arguments. */
-static int eval_args(const struct temper_deep_request *r, char **argv, int argc, const char *mode)
+/* Room for the "NAME=VALUE" text of each knob value a tool's command line passes with --set: a name
+ * and a value of up to TEMPER_NAME_MAX - 1 bytes each (a longer value never passed the eval that
+ * asked for deep checks). */
+#define DEEP_SET_MAX (2 * TEMPER_NAME_MAX + 2)
+#define DEEP_MAX_SETS (MAX_TOOL_ARGS / 2)
+
+/* Builds "temper eval PATH --no-store --json ..." after the tool's own arguments; the request's
+ * knob values go as --set texts, written into sets. */
+static int eval_args(const struct temper_deep_request *r, char **argv, int argc, const char *mode,
+                     char (*sets)[DEEP_SET_MAX])
 {
     argv[argc++] = (char *)r->self_exe;
     argv[argc++] = "eval";
@@ -36,9 +44,10 @@ static int eval_args(const struct temper_deep_request *r, char **argv, int argc,
         argv[argc++] = "--lang";
         argv[argc++] = (char *)r->lang;
     }
-    for (int i = 0; r->sets && r->sets[i] && argc < MAX_TOOL_ARGS - 3; i++) {
+    for (int i = 0; i < r->nknobs && i < DEEP_MAX_SETS && argc < MAX_TOOL_ARGS - 3; i++) {
+        temper_knob_value_assignment(&r->knobs[i], sets[i], DEEP_SET_MAX);
         argv[argc++] = "--set";
-        argv[argc++] = (char *)r->sets[i];
+        argv[argc++] = sets[i];
     }
     argv[argc] = NULL;
     return argc;
@@ -228,7 +237,7 @@ int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, ch
     static const char *const tools[] = {"memcheck", "racecheck", "initcheck", "synccheck"};
     *out = json_object();
     for (size_t t = 0; t < sizeof(tools) / sizeof(tools[0]); t++) {
-        char *argv[MAX_TOOL_ARGS];
+        char *argv[MAX_TOOL_ARGS], sets[DEEP_MAX_SETS][DEEP_SET_MAX];
         int argc = 0;
         /* The tool's library in the worker may talk to the tool over TCP: keep network sockets. */
         argv[argc++] = "env";
@@ -244,7 +253,7 @@ int temper_deep_sanitize(const struct temper_deep_request *req, json_t **out, ch
             argv[argc++] = "--racecheck-detect-level";
             argv[argc++] = "warn";
         }
-        eval_args(req, argv, argc, "--checks-only");
+        eval_args(req, argv, argc, "--checks-only", sets);
         struct temper_proc_result pr;
         int err = temper_proc_run(argv, req->timeout_s, TOOL_OUTPUT_MAX, &pr, msg, msg_size);
         if (err) {
@@ -410,7 +419,7 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     int err = profile_filter(req, filter, sizeof(filter), count, sizeof(count), msg, msg_size);
     if (err)
         return err;
-    char *argv[MAX_TOOL_ARGS];
+    char *argv[MAX_TOOL_ARGS], sets[DEEP_MAX_SETS][DEEP_SET_MAX];
     int argc = 0;
     argv[argc++] = "env"; /* as for compute-sanitizer: the tool may talk to its library over TCP */
     argv[argc++] = "TEMPER_SANDBOX_NETWORK=1";
@@ -429,7 +438,7 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
                    "sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,"
                    "dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed_op_local_ld.sum,"
                    "smsp__inst_executed_op_local_st.sum";
-    eval_args(req, argv, argc, "--profile-run");
+    eval_args(req, argv, argc, "--profile-run", sets);
     struct temper_proc_result pr;
     err = temper_proc_run(argv, req->timeout_s, TOOL_OUTPUT_MAX, &pr, msg, msg_size);
     if (err)

@@ -189,9 +189,9 @@ struct stream_entry {
     uint64_t secret;                       /* the secret seed it runs with */
 };
 
-/* The candidate's knob values: its defaults, then the request's typed values (as text through the
- * one formatter), then its NAME=VALUE texts; nonzero (j->err) for a knob it does not have or a
- * value it does not take. */
+/* The candidate's knob values: its defaults, then the request's typed values in order (as text
+ * through the one formatter); nonzero (j->err) for a knob it does not have or a value it does not
+ * take. */
 static int entry_knobs(struct stream_entry *j, struct temper_knobs *knobs)
 {
     const struct temper_eval_request *req = j->req;
@@ -201,8 +201,6 @@ static int entry_knobs(struct stream_entry *j, struct temper_knobs *knobs)
         temper_knob_value_assignment(&req->knobs[i], set, sizeof(set));
         j->err = temper_knobs_set(&j->cand, knobs, set, j->msg, sizeof(j->msg));
     }
-    for (int i = 0; req->sets && req->sets[i] && !j->err; i++)
-        j->err = temper_knobs_set(&j->cand, knobs, req->sets[i], j->msg, sizeof(j->msg));
     return j->err;
 }
 

@@ -148,8 +148,8 @@ int temper_space_neighbour(const struct temper_space *s, struct temper_rng *rng,
     return -1;
 }
 
-void temper_space_render(const struct temper_space *s, const struct temper_config *c, char storage[][128],
-                         const char **sets, char *flags, size_t flags_size)
+int temper_space_render(const struct temper_space *s, const struct temper_config *c, struct temper_knob_value *knobs,
+                        char *flags, size_t flags_size)
 {
     int n = 0;
     size_t used = 0;
@@ -158,9 +158,7 @@ void temper_space_render(const struct temper_space *s, const struct temper_confi
         const struct temper_dim *dim = &s->dims[d];
         const char *value = dim->values[c->v[d]];
         if (!dim->is_flag) {
-            snprintf(storage[n], 128, "%s=%s", dim->name, value);
-            sets[n] = storage[n];
-            n++;
+            knobs[n++] = (struct temper_knob_value){.name = dim->name, .kind = TEMPER_KNOB_TEXT, .text = value};
         } else if (strcmp(value, "none") && strcmp(value, "off")) {
             char opt[128];
             snprintf(opt, sizeof(opt), dim->flag_format, value);
@@ -168,7 +166,7 @@ void temper_space_render(const struct temper_space *s, const struct temper_confi
                                      used ? " " : "", opt);
         }
     }
-    sets[n] = NULL;
+    return n;
 }
 
 void temper_space_format(const struct temper_space *s, const struct temper_config *c, char *out, size_t size)
@@ -190,14 +188,17 @@ int temper_config_equal(const struct temper_space *s, const struct temper_config
 
 int temper_space_options(const struct temper_space *s, const struct temper_config *c, char *out, size_t size)
 {
-    char storage[TEMPER_MAX_DIMS_SPACE][128], flags[512];
-    const char *sets[TEMPER_MAX_DIMS_SPACE + 1];
-    temper_space_render(s, c, storage, sets, flags, sizeof(flags));
+    struct temper_knob_value values[TEMPER_MAX_DIMS_SPACE];
+    char flags[512];
+    int n = temper_space_render(s, c, values, flags, sizeof(flags));
     struct temper_knobs k;
     temper_knobs_default(s->cand, &k);
-    for (int i = 0; sets[i]; i++)
-        if (temper_knobs_set(s->cand, &k, sets[i], NULL, 0))
+    for (int i = 0; i < n; i++) {
+        char set[2 * TEMPER_NAME_MAX + 2];
+        temper_knob_value_assignment(&values[i], set, sizeof(set));
+        if (temper_knobs_set(s->cand, &k, set, NULL, 0))
             return -1;
+    }
     if (temper_candidate_options(s->cand, &k, out, size, NULL, 0))
         return -1;
     if (flags[0]) {

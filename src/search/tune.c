@@ -231,7 +231,7 @@ static void point_init(struct temper_tune *t, struct temper_tune_point *p, const
     memset(&p->req, 0, sizeof(p->req));
     p->c = *c;
     p->retime = retime;
-    temper_space_render(&t->space, c, p->storage, p->sets, p->flags, sizeof(p->flags));
+    p->req.nknobs = temper_space_render(&t->space, c, p->knobs, p->flags, sizeof(p->flags));
     p->options_known = !temper_space_options(&t->space, c, p->options, sizeof(p->options));
     if (!p->options_known)
         p->options[0] = 0;
@@ -239,7 +239,7 @@ static void point_init(struct temper_tune *t, struct temper_tune_point *p, const
     p->req.path = t->req.path;
     p->req.source = t->cand.source;
     p->req.tasks_dir = t->req.tasks_dir;
-    p->req.sets = p->sets;
+    p->req.knobs = p->knobs;
     p->req.extra_flags = p->flags;
     p->req.seed = 1;
     p->req.secret_seed = t->secret;
@@ -446,9 +446,9 @@ static json_t *best_entry(struct temper_tune *t, const struct temper_config *c, 
     const struct temper_result_timing *tm = temper_result_first_timing(&r);
     char text[512];
     temper_space_format(&t->space, c, text, sizeof(text));
-    char storage[TEMPER_MAX_DIMS_SPACE][128], flags[512];
-    const char *sets[TEMPER_MAX_DIMS_SPACE + 1];
-    temper_space_render(&t->space, c, storage, sets, flags, sizeof(flags));
+    struct temper_knob_value knobs[TEMPER_MAX_DIMS_SPACE];
+    char flags[512];
+    temper_space_render(&t->space, c, knobs, flags, sizeof(flags));
     json_t *entry = json_pack("{s:s, s:O, s:s, s:o, s:O}", "config", text, "knobs", r.knobs ? r.knobs : json_null(),
                               "flags", flags, "timing", temper_result_timing_to_json(tm), "result", result);
     temper_result_free(&r);

@@ -76,24 +76,6 @@ static int copy_knobs(struct temper_request *dst, const struct temper_request *s
     return oom;
 }
 
-static int copy_sets(struct temper_request *dst, const struct temper_request *src)
-{
-    dst->sets = NULL;
-    if (!src->sets)
-        return 0;
-    size_t n = 0;
-    while (src->sets[n])
-        n++;
-    const char **sets = calloc(n + 1, sizeof(*sets));
-    if (!sets)
-        return 1;
-    dst->sets = sets;
-    int oom = 0;
-    for (size_t i = 0; i < n; i++)
-        oom |= dup_text(&sets[i], src->sets[i]);
-    return oom;
-}
-
 int temper_request_copy(struct temper_request *dst, const struct temper_request *src)
 {
     *dst = *src;
@@ -117,7 +99,6 @@ int temper_request_copy(struct temper_request *dst, const struct temper_request 
     oom |= dup_text(&dst->made_by, src->made_by);
     oom |= dup_text(&dst->batch_id, src->batch_id);
     oom |= copy_knobs(dst, src);
-    oom |= copy_sets(dst, src);
     if (oom) {
         temper_request_free(dst);
         return TEMPER_ENOMEM;
@@ -141,9 +122,6 @@ void temper_request_free(struct temper_request *req)
         free((char *)req->knobs[i].text);
     }
     free((void *)req->knobs);
-    for (size_t i = 0; req->sets && req->sets[i]; i++)
-        free((char *)req->sets[i]);
-    free((void *)req->sets);
     memset(req, 0, sizeof(*req));
 }
 

@@ -524,8 +524,9 @@ static void stream_result(void *user, int index, json_t *result, int err, const 
                                            : "this session has no temper binary to run deep checks with";
             json_object_set_new(result, p->req.sanitize ? "sanitize" : "profile", json_pack("{s:s}", "error", why));
         } else {
-            struct temper_deep_request deep = {s->deep_exe, p->path, s->device, s->tasks_dir,
-                                               p->req.sets, 600, p->req.lang};
+            struct temper_deep_request deep = {.self_exe = s->deep_exe, .path = p->path, .device = s->device,
+                                               .tasks_dir = s->tasks_dir, .knobs = p->req.knobs,
+                                               .nknobs = p->req.nknobs, .timeout_s = 600, .lang = p->req.lang};
             temper_deep_check(&deep, result, p->req.sanitize, p->req.profile);
         }
     }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "temper/eval.h"
+#include "util/util.h"
 
 #define N_MAX 8
 
@@ -423,7 +424,7 @@ static void test_deep_check_verdicts(void **state)
         json_t *result = json_pack("{s:s, s:s, s:{s:s, s:s}}", "verdict", "correct", "message", "passed",
                                    "device_info", "language", cases[i].language, "id",
                                    !strcmp(cases[i].language, "cuda") ? "cuda:0" : "opencl:0");
-        struct temper_deep_request req = {"/bin/true", "k.cu", NULL, NULL, NULL, 30, NULL};
+        struct temper_deep_request req = {"/bin/true", "k.cu", NULL, NULL, NULL, 0, 30, NULL};
         temper_deep_check(&req, result, cases[i].mode, 0);
         const char *verdict = json_string_value(json_object_get(result, "verdict"));
         const char *message = json_string_value(json_object_get(result, "message"));
@@ -446,6 +447,55 @@ static void test_deep_check_verdicts(void **state)
     free(saved);
 }
 
+/* The deep checks run the candidate with the knob values it was evaluated with, whatever their
+ * kind: each goes to the tool's `temper eval` as --set NAME=TEXT through the one formatter (a
+ * request from the API or MCP carries typed values and no --set texts). */
+static void test_deep_check_knobs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/temper_deep_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char tool[128], args[128], path[4096];
+    snprintf(tool, sizeof(tool), "%s/compute-sanitizer", dir);
+    snprintf(args, sizeof(args), "%s/args", dir);
+    const char *old_path = getenv("PATH");
+    snprintf(path, sizeof(path), "%s:%s", dir, old_path ? old_path : "/usr/bin:/bin");
+    char *saved = old_path ? strdup(old_path) : NULL;
+    setenv("PATH", path, 1);
+    FILE *f = fopen(tool, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho \"$*\" >>%s\necho '========= ERROR SUMMARY: 0 errors'\n", args);
+    fclose(f);
+    chmod(tool, 0755);
+    const struct temper_knob_value knobs[] = {
+        {.name = "BLOCK", .kind = TEMPER_KNOB_INT, .i = 64},
+        {.name = "SCALE", .kind = TEMPER_KNOB_REAL, .r = 0.5},
+        {.name = "MODE", .kind = TEMPER_KNOB_TEXT, .text = "fast"},
+    };
+    json_t *result = json_pack("{s:s, s:s, s:{s:s, s:s}}", "verdict", "correct", "message", "passed", "device_info",
+                               "language", "cuda", "id", "cuda:0");
+    struct temper_deep_request req = {.self_exe = "/bin/true", .path = "k.cu", .knobs = knobs, .nknobs = 3,
+                                      .timeout_s = 30};
+    temper_deep_check(&req, result, TEMPER_SANITIZE_REPORT, 0);
+    char *text = NULL;
+    assert_int_equal(temper_read_file(args, 1 << 20, &text, NULL, NULL, 0), 0);
+    /* one line per tool, each ending in the eval's arguments */
+    int lines = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), lines++)
+        if (!strstr(line, "eval k.cu --no-store --json --no-timing --checks-only --set BLOCK=64 --set SCALE=0.5 "
+                          "--set MODE=fast"))
+            fail_msg("a tool ran '%s', without the three knob values as --set", line);
+    assert_int_equal(lines, 4);
+    free(text);
+    json_decref(result);
+    unlink(args);
+    unlink(tool);
+    rmdir(dir);
+    if (saved)
+        setenv("PATH", saved, 1);
+    free(saved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_sanitizer_not_printed),
         cmocka_unit_test(test_sanitizer_real_logs),
         cmocka_unit_test(test_deep_check_verdicts),
+        cmocka_unit_test(test_deep_check_knobs),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);
 }

@@ -28,10 +28,9 @@ static const char candidate_src[] =
 /* The knob's value in a point's settings. */
 static int knob(const struct temper_tune_point *p, const char *name)
 {
-    size_t n = strlen(name);
-    for (int i = 0; p->req.sets[i]; i++)
-        if (!strncmp(p->req.sets[i], name, n) && p->req.sets[i][n] == '=')
-            return atoi(p->req.sets[i] + n + 1);
+    for (int i = 0; i < p->req.nknobs; i++)
+        if (!strcmp(p->req.knobs[i].name, name))
+            return atoi(p->req.knobs[i].text);
     fail_msg("no knob %s", name);
     return 0;
 }
