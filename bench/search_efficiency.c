@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/search.h"
+#include "search/tune.h"
+#include "temper/store.h"
 #include "util/util.h"
 
 /* The measured landscape: options text to time. */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 
 #include "candidate_files.h"
 #include "util/util.h"

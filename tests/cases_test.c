@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "temper/store.h"
 
 #include "candidate_files.h"

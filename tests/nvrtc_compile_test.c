@@ -18,7 +18,7 @@
 
 #include "device/device.h"
 #include "temper/error.h"
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "util/util.h"
 
 #include "candidate_files.h"

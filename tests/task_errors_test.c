@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "util/util.h"
 
 #define SKIP 77

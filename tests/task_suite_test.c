@@ -17,7 +17,7 @@
 
 #include "device/device.h"
 #include "temper/error.h"
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "temper/task.h"
 
 #include "candidate_files.h"

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "util/util.h"
 #include "pipeline_impl.h"
 #include "worker_impl.h"

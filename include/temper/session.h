@@ -20,6 +20,7 @@
 
 #include "temper/error.h"
 #include "temper/eval.h"
+#include "temper/request.h"
 #include "temper/search.h"
 
 struct temper_session; /* opaque: a store, a device worker and a dispatcher thread */

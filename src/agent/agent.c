@@ -12,7 +12,7 @@
 #include "temper/kernel.h"
 #include "temper/result.h"
 #include "agent/knowledge.h"
-#include "temper/search.h"
+#include "search/tune.h"
 #include "temper/session.h"
 #include "util/util.h"
 

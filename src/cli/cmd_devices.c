@@ -11,7 +11,7 @@
 
 #include "cli.h"
 #include "temper/session.h"
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "util/util.h"
 
 /* The pid of a live process named name (its comm), 0 if none (a zombie is dead, waiting only to

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "eval/eval_internal.h"
 #include "temper/result.h"
 #include "util/option.h"
 #include "util/util.h"

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "temper/result.h"
 #include "util/option.h"
-#include "temper/search.h"
+#include "search/tune.h"
 #include "util/util.h"
 
 static void help(FILE *out)

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "device/device.h"
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "temper/task.h"
 #include "util/util.h"
 #include "worker_impl.h"

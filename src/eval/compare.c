@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "util/util.h"
 
 static const char *const verdict_names[] = {"correct", "incorrect", "compile_error", "runtime_error", "timeout",

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "util/util.h"
 
 #define TOOL_OUTPUT_MAX (4u << 20)

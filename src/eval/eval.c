@@ -14,7 +14,8 @@
 
 #include "device/device.h"
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
+#include "kernel/kernel_internal.h"
 #include "temper/result.h"
 #include "util/util.h"
 #include "worker_impl.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "temper/result.h"
 
 static double real_or_0(struct temper_opt_f64 x)

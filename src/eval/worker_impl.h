@@ -208,7 +208,8 @@ json_t *worker_sandbox_json(const struct worker_shared *s);
 /* ---- inside the worker ---- */
 
 #include "device/device.h"
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
+#include "kernel/kernel_internal.h"
 #include "util/util.h"
 
 #define MAX_VARIANTS 2 /* input sets of the checks, alternated between warm-up launches */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "util/seal.h"
 #include "util/util.h"
 

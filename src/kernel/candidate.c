@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "util/util.h"
 
 static const char *skip_ws(const char *p)

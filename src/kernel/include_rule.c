@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "util/util.h"
 #include "word_rule.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "util/util.h"
 
 void temper_knobs_default(const struct temper_candidate *c, struct temper_knobs *k)

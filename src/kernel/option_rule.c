@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "temper/error.h"
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 
 /* Options a CUDA candidate may give as one word. */
 static const char *const cuda_exact[] = {

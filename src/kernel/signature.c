@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "device/device.h"
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 #include "util/util.h"
 
 void temper_dev_attrs_fill(const struct temper_device_info *info, struct temper_dev_attrs *attrs)

@@ -12,7 +12,7 @@
 #include "mcp.h"
 #include "temper/error.h"
 #include "temper/kernel.h"
-#include "temper/search.h"
+#include "search/tune.h"
 #include "util/util.h"
 
 /* A growable text for messages to the model. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/kernel_internal.h"
 #include "temper/search.h"
 #include "util/util.h"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "temper/result.h"
-#include "temper/search.h"
+#include "search/tune.h"
 #include "util/util.h"
 
 /* Where a tune stands. */

@@ -2,7 +2,7 @@
  * front ends ask here instead of starting a worker themselves. */
 #include "temper/session.h"
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 
 int temper_session_list_devices(json_t **devices, char *msg, size_t msg_size)
 {

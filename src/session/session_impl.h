@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "eval/eval_internal.h"
 #include "temper/session.h"
 #include "temper/store.h"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "session_impl.h"
+#include "search/tune.h"
 #include "util/util.h"
 
 /* A tune in progress in a session. */

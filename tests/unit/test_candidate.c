@@ -1,6 +1,7 @@
-/* test_candidate.c: unit tests of kernel.h: parsing @temper directives into every field, knobs,
- * requires, compiler options, launch expressions, malformed candidates (each error names
- * path:line), and the content-addressed build cache in a temporary TEMPER_CACHE. */
+/* test_candidate.c: unit tests of temper/kernel.h and kernel/kernel_internal.h: parsing @temper
+ * directives into every field, knobs, requires, compiler options, launch expressions, malformed
+ * candidates (each error names path:line), and the content-addressed build cache in a temporary
+ * TEMPER_CACHE. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -17,7 +18,7 @@
 #include <cmocka.h>
 
 #include "device/device.h"
-#include "temper/kernel.h"
+#include "kernel/kernel_internal.h"
 
 #include "unit.h"
 #include "util/util.h"

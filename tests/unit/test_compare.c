@@ -1,4 +1,4 @@
-/* test_compare.c: unit tests of output comparison (eval.h temper_compare_values) for every case
+/* test_compare.c: unit tests of output comparison (eval/eval_internal.h temper_compare_values) for every case
  * of the correctness protocol's rule |out - want| <= atol + rtol*|want| with NaN and inf, in f32,
  * integer and low-precision outputs; the verdict names; and the reading of compute-sanitizer's
  * output. Values are binary fractions so that every expected error is exact. */
@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "temper/eval.h"
+#include "eval/eval_internal.h"
 #include "util/util.h"
 
 #define N_MAX 8

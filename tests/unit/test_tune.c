@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "temper/error.h"
-#include "temper/search.h"
+#include "search/tune.h"
 
 static const char candidate_src[] =
     "// @temper task vector_add\n"
