@@ -255,6 +255,10 @@ json_t *temper_result_mismatch_to_json(const struct temper_result_mismatch *m);
 /* Writes a timing record (every field, null where unset); json null for NULL. Caller decrefs. */
 json_t *temper_result_timing_to_json(const struct temper_result_timing *t);
 
+/* Frees what a timing record filled apart from a result owns (as temper_result_free does for the
+ * records inside a result) and zeroes it. */
+void temper_result_timing_free(struct temper_result_timing *t);
+
 /* Writes every field of r, null where unset, in the order listed above. Caller decrefs. */
 json_t *temper_result_to_json(const struct temper_result *r);
 /* Frees what r owns and zeroes it. */

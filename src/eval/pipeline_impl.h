@@ -8,6 +8,7 @@
 #ifndef TEMPER_PIPELINE_IMPL_H
 #define TEMPER_PIPELINE_IMPL_H
 
+#include "temper/result.h"
 #include "worker_impl.h"
 
 /* Timings of the pipeline's stages, in milliseconds. */
@@ -19,6 +20,24 @@ struct phases {
     double compare_ms;   /* comparisons */
     double timing_ms;    /* the timing protocol */
 };
+
+/* Values for the optional members of the result's records (result.h), which the worker fills and
+ * the generated writers write. */
+static inline struct temper_opt_f64 opt_real(double v)
+{
+    struct temper_opt_f64 o = {1, v};
+    return o;
+}
+static inline struct temper_opt_i64 opt_int(int64_t v)
+{
+    struct temper_opt_i64 o = {1, v};
+    return o;
+}
+static inline struct temper_opt_bool opt_bool(int v)
+{
+    struct temper_opt_bool o = {1, v != 0};
+    return o;
+}
 
 /* ---- pipeline_build.c ---- */
 
@@ -158,8 +177,8 @@ int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *p
  * compute_ceiling, impossible, impossible_floor_ms, samples_under_floor and ceilings in tm, and
  * fails f (incorrect) naming where when a time is impossible. Without ceilings, sets nothing. */
 int floor_judge(const struct worker_state *ws, const struct temper_task *t, json_t *calib, int64_t flops,
-                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where, json_t *tm,
-                struct failure *f);
+                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where,
+                struct temper_result_timing *tm, struct failure *f);
 
 /* ---- pipeline_timing.c ---- */
 

@@ -372,11 +372,12 @@ static int take_samples(struct worker_state *ws, struct plan *cand, struct plan 
     return rc;
 }
 
-/* The timing record of a shape whose samples all passed (*timing_out), and the verdict on them:
- * held against the roofline floor, and a cluster of samples far faster than the median fails. */
+/* The timing record of a shape whose samples all passed, filled into tm (zeroed by the caller), and
+ * the verdict on them: held against the roofline floor, and a cluster of samples far faster than
+ * the median fails. */
 static int judge_timing(struct worker_state *ws, const struct temper_shape *shape, const char *shape_text,
                         const char *where, json_t *calib, struct plan *expert, struct arena *a,
-                        struct shape_timing *st, json_t **timing_out, struct failure *f)
+                        struct shape_timing *st, struct temper_result_timing *tm, struct failure *f)
 {
     const struct temper_task *t = &ws->s.task;
     double *samples = st->samples, *steps = st->steps;
@@ -390,38 +391,44 @@ static int judge_timing(struct worker_state *ws, const struct temper_shape *shap
     char msg[256];
     temper_shape_eval(shape, t->flops, &flops, msg, sizeof(msg));
     temper_shape_eval(shape, t->bytes, &bytes, msg, sizeof(msg));
-    json_t *tm = json_pack("{s:s, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:I, s:I, s:f, s:f}", "shape", shape_text,
-                           "median_ms", med, "min_ms", mn, "spread", spread, "samples", n, "baseline_median_ms", bmed,
-                           "baseline_spread", bspread, "speedup", bmed / med, "flops", (json_int_t)flops, "bytes",
-                           (json_int_t)bytes, "gbps", (double)bytes / (med * 1e-3) * 1e-9, "tflops",
-                           (double)flops / (med * 1e-3) * 1e-12);
+    tm->shape = strdup(shape_text);
+    tm->median_ms = opt_real(med);
+    tm->min_ms = opt_real(mn);
+    tm->spread = opt_real(spread);
+    tm->samples = opt_int(n);
+    tm->baseline_median_ms = opt_real(bmed);
+    tm->baseline_spread = opt_real(bspread);
+    tm->speedup = opt_real(bmed / med);
+    tm->flops = opt_int(flops);
+    tm->bytes = opt_int(bytes);
+    tm->gbps = opt_real((double)bytes / (med * 1e-3) * 1e-9);
+    tm->tflops = opt_real((double)flops / (med * 1e-3) * 1e-12);
     /* Wall time of the warm-up and of the samples: what the samples cost besides the kernel's
      * own time (fresh inputs, the answer, the checks) is loop_ms / samples - median_ms. */
-    json_object_set_new(tm, "warmup_ms", json_real((st->loop_start_s - st->start_s) * 1e3));
-    json_object_set_new(tm, "loop_ms", json_real((temper_now_s() - st->loop_start_s) * 1e3));
+    tm->warmup_ms = opt_real((st->loop_start_s - st->start_s) * 1e3);
+    tm->loop_ms = opt_real((temper_now_s() - st->loop_start_s) * 1e3);
     double timed = 0;
     for (int i = 0; i < n; i++)
         timed += samples[i];
-    json_object_set_new(tm, "loop_steps_ms",
-                        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "draw", steps[STEP_DRAW], "candidate",
+    tm->loop_steps_ms = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "draw", steps[STEP_DRAW], "candidate",
                                   steps[STEP_CANDIDATE], "candidate_timed", timed, "answer", steps[STEP_ANSWER],
-                                  "inputs_check", steps[STEP_INPUTS], "compare", steps[STEP_COMPARE]));
-    json_object_set_new(tm, "baseline_samples", json_integer(pooled));
-    json_object_set_new(tm, "baseline_samples_now", json_integer(st->base_now));
+                                  "inputs_check", steps[STEP_INPUTS], "compare", steps[STEP_COMPARE]);
+    tm->baseline_samples = opt_int(pooled);
+    tm->baseline_samples_now = opt_int(st->base_now);
     if (st->expert_ok) {
         double emed, espread, emn;
         summarize(st->expert_samples, n, &emed, &espread, &emn);
-        json_object_set_new(tm, "expert", json_string(expert->expert));
-        json_object_set_new(tm, "expert_median_ms", json_real(emed));
-        json_object_set_new(tm, "expert_spread", json_real(espread));
-        json_object_set_new(tm, "speedup_vs_expert", json_real(emed / med));
+        tm->expert = strdup(expert->expert);
+        tm->expert_median_ms = opt_real(emed);
+        tm->expert_spread = opt_real(espread);
+        tm->speedup_vs_expert = opt_real(emed / med);
     }
     /* samples is sorted now: the fast cluster is its head. */
     double fast_ratio = ws->dev.info.is_gpu ? FAST_RATIO_GPU : FAST_RATIO_CPU;
     int fast = 0;
     while (fast < n && samples[fast] < fast_ratio * med)
         fast++;
-    json_object_set_new(tm, "fast_samples", json_integer(fast));
+    tm->fast_samples = opt_int(fast);
     /* The roofline, and times faster than the device's peak allows (pipeline_floor.c). */
     rc = floor_judge(ws, t, calib, flops, bytes, samples, n, med, bmed, where, tm, f);
     if (!rc && fast >= 2 && fast >= (n + FAST_MIN_FRACTION - 1) / FAST_MIN_FRACTION)
@@ -430,7 +437,6 @@ static int judge_timing(struct worker_state *ws, const struct temper_shape *shap
                        "launches that did less work than the rest, such as ones that served a result kept from "
                        "an earlier launch",
                        fast, n, where, fast_ratio, med, mn);
-    *timing_out = tm;
     return rc;
 }
 
@@ -499,8 +505,14 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
     json_object_set_new(check, "timed_launches_by_tolerance", json_integer(tc.by_tolerance));
     json_object_set_new(check, "timed_inputs_fresh", json_integer(st.fresh));
     json_object_set_new(check, "timed_answer", json_string(st.expert_ok ? "expert" : "baseline"));
-    if (!rc)
-        rc = judge_timing(ws, shape, shape_text, where, calib, expert, a, &st, timing_out, f);
+    if (!rc) {
+        /* The record is written by the generated writer (result.h), whatever the verdict on it. */
+        struct temper_result_timing tm;
+        memset(&tm, 0, sizeof(tm));
+        rc = judge_timing(ws, shape, shape_text, where, calib, expert, a, &st, &tm, f);
+        *timing_out = temper_result_timing_to_json(&tm);
+        temper_result_timing_free(&tm);
+    }
     free(st.samples);
     ph->timing_ms += (temper_now_s() - st.start_s) * 1e3;
     return rc;

@@ -128,6 +128,12 @@ void temper_result_free(struct temper_result *r)
         record_free(&result_desc, r);
 }
 
+void temper_result_timing_free(struct temper_result_timing *t)
+{
+    if (t)
+        record_free(&timing_desc, t);
+}
+
 /* ---- reading ---- */
 
 /* Where a reader is, for messages: "timings[0].median_ms". */
