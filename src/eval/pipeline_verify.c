@@ -54,11 +54,16 @@ static int mismatch_failure(struct arena *a, int arg, const struct temper_compar
      * commonest failure, an element never written, reads NaN). */
     char got_text[32];
     snprintf(got_text, sizeof(got_text), "%.9g", r->first_got);
-    json_t *first = json_pack("{s:s, s:I, s:s, s:s}", "output", name, "index", (json_int_t)r->first_bad, "position",
-                              idx, "got_text", got_text);
-    json_object_set_new(first, "got", isfinite(r->first_got) ? json_real(r->first_got) : json_null());
-    json_object_set_new(first, "expected", isfinite(r->first_want) ? json_real(r->first_want) : json_null());
-    json_object_set_new(check, "first_mismatch", first);
+    struct temper_result_mismatch first = {0};
+    first.output = (char *)name; /* borrowed: written below, never freed */
+    first.index = opt_int(r->first_bad);
+    first.position = idx;
+    first.got_text = got_text;
+    first.got.set = isfinite(r->first_got);
+    first.got.v = r->first_got;
+    first.expected.set = isfinite(r->first_want);
+    first.expected.v = r->first_want;
+    json_object_set_new(check, "first_mismatch", temper_result_mismatch_to_json(&first));
     return fail_with(f, TEMPER_VERDICT_INCORRECT,
                      "wrong output at %s: %s%s = %.9g, expected %.9g (%s; atol %g, rtol %g); %lld of %lld elements "
                      "wrong%s",
