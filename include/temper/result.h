@@ -250,10 +250,21 @@ int temper_result_from_stored(json_t *obj, struct temper_result *r);
  * Borrowed from r. */
 const struct temper_result_timing *temper_result_first_timing(const struct temper_result *r);
 
-/* Writes a mismatch record (every field, null where unset); json null for NULL. Caller decrefs. */
-json_t *temper_result_mismatch_to_json(const struct temper_result_mismatch *m);
-/* Writes a timing record (every field, null where unset); json null for NULL. Caller decrefs. */
-json_t *temper_result_timing_to_json(const struct temper_result_timing *t);
+/* The records inside a result, each with three functions of its own, for code that fills one
+ * apart from a result (the worker, record by record), named temper_result_SUB_to_json, _free and
+ * _copy (temper_result_mismatch_to_json, temper_result_timing_free, ...):
+ *   json_t *temper_result_SUB_to_json(const struct temper_result_SUB *rec): writes every field, null
+ *     where unset; json null for NULL. Caller decrefs.
+ *   void temper_result_SUB_free(struct temper_result_SUB *rec): frees what rec owns, zeroes it.
+ *   int temper_result_SUB_copy(struct temper_result_SUB *dst, const struct temper_result_SUB *src):
+ *     dst becomes a copy owning its own strings, values and records (0, or TEMPER_ENOMEM with dst
+ *     zeroed). */
+#define TEMPER_RESULT_RECORDS(X) X(mismatch) X(difference) X(check) X(bench_check) X(timing) X(phases) X(device)
+#define TEMPER_RESULT_RECORD_FUNCTIONS(sub)                                                                   \
+    json_t *temper_result_##sub##_to_json(const struct temper_result_##sub *rec);                            \
+    void temper_result_##sub##_free(struct temper_result_##sub *rec);                                        \
+    int temper_result_##sub##_copy(struct temper_result_##sub *dst, const struct temper_result_##sub *src);
+TEMPER_RESULT_RECORDS(TEMPER_RESULT_RECORD_FUNCTIONS)
 
 /* Writes every field of r, null where unset, in the order listed above. Caller decrefs. */
 json_t *temper_result_to_json(const struct temper_result *r);

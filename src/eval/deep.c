@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "eval/eval_internal.h"
+#include "temper/result.h"
 #include "util/util.h"
 
 #define TOOL_OUTPUT_MAX (4u << 20)
@@ -462,15 +463,22 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     return 0;
 }
 
+/* Results reach the deep checks in the one form, or made by the session for a request it could not
+ * evaluate; read leniently, a key missing or of another type reads as null, as it always did. */
 int temper_deep_sanitize_unsupported(json_t *result)
 {
-    const char *lang = json_string_value(json_object_get(json_object_get(result, "device_info"), "language"));
-    if (!lang || !strcmp(lang, "cuda"))
+    struct temper_result r;
+    if (temper_result_from_stored(result, &r))
         return 0;
+    const char *lang = r.device_info ? r.device_info->language : NULL;
+    if (!lang || !strcmp(lang, "cuda")) {
+        temper_result_free(&r);
+        return 0;
+    }
     char msg[512];
     snprintf(msg, sizeof(msg), "--sanitize is not supported on %s device %s: compute-sanitizer checks CUDA "
-             "kernels only; nothing was checked", lang,
-             json_string_value(json_object_get(json_object_get(result, "device_info"), "id")));
+             "kernels only; nothing was checked", lang, r.device_info->id ? r.device_info->id : "(null)");
+    temper_result_free(&r);
     json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
     return 1;
 }
@@ -514,12 +522,15 @@ void temper_deep_check(struct temper_deep_request *req, json_t *result, int sani
         json_t *prof = NULL;
         if (temper_deep_profile(req, &prof, msg, sizeof(msg)))
             prof = json_pack("{s:s}", "error", msg);
-        json_t *t = json_array_get(json_object_get(result, "timings"), 0);
+        struct temper_result r;
+        const struct temper_result_timing *t = NULL;
+        if (!temper_result_from_stored(result, &r))
+            t = temper_result_first_timing(&r);
         json_t *k0 = json_array_get(json_object_get(prof, "kernels"), 0);
-        if (t && k0 && json_array_size(json_object_get(prof, "kernels")) == 1)
+        if (t && k0 && json_array_size(json_object_get(prof, "kernels")) == 1) /* a null median reads 0 */
             json_object_set_new(prof, "ncu_over_temper",
-                                json_real(json_number_value(json_object_get(k0, "duration_ms")) /
-                                          json_number_value(json_object_get(t, "median_ms"))));
+                                json_real(json_number_value(json_object_get(k0, "duration_ms")) / t->median_ms.v));
+        temper_result_free(&r);
         json_object_set_new(result, "profile", prof);
     }
 }

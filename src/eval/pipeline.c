@@ -141,14 +141,14 @@ static json_t *same_code_key(const char *path, const struct plan *p, int timing,
                      path ? path : "", "options", p->options);
 }
 
-/* Keeps a finished evaluation for later configurations with the same code. Only verdicts that
- * the code decides (correct, incorrect) are kept: a crash or a hang may not repeat. Returns 1 if
- * it was kept. */
+/* Keeps a finished evaluation (result, whose verdict is v) for later configurations with the same
+ * code. Only verdicts that the code decides (correct, incorrect) are kept: a crash or a hang may not
+ * repeat. Returns 1 if it was kept. */
 static int same_code_add(struct task_state *s, const char *path, const struct plan *p, int timing, int checks_only,
-                         double budget, json_t *result)
+                         double budget, enum temper_verdict v, json_t *result)
 {
-    const char *v = json_string_value(json_object_get(result, "verdict"));
-    if (!p->code || p->knob_len >= sizeof(s->same[0].knobs) || !v || (strcmp(v, "correct") && strcmp(v, "incorrect")))
+    if (!p->code || p->knob_len >= sizeof(s->same[0].knobs) ||
+        (v != TEMPER_VERDICT_CORRECT && v != TEMPER_VERDICT_INCORRECT))
         return 0;
     if (!s->same && !(s->same = calloc(SAME_CODE_MAX, sizeof(*s->same))))
         return 0;
@@ -167,15 +167,77 @@ static int same_code_add(struct task_state *s, const char *path, const struct pl
     return 1;
 }
 
-/* Records a failed check: its message on the check's object (the last of list), and the first
- * failure as the evaluation's. Returns whether checking stops: always, unless keep_going and the
- * failure is a wrong answer or a plan invalid at that shape, which say nothing about the device (a
- * crash or a fault may have left it unusable). */
-static int note_failure(json_t *list, const struct failure *fk, int keep_going, int *failed, struct failure *first)
+/* The records of one evaluation as the worker makes them (result.h), written at its end by the
+ * generated writer (records_write). */
+struct eval_records {
+    struct temper_result r; /* the result: its checks, bench checks and timings grow as they run */
+    json_t **outputs_at;    /* per check: where hand_over_outputs put its outputs (pipeline_verify.c), or NULL */
+    size_t outputs_cap, checks_cap, bench_cap, timings_cap; /* entries allocated in each array */
+};
+
+/* Makes room for entry n (zeroed) in an array of entries of size bytes (*cap of them allocated);
+ * 0 when out of memory. Earlier entries may move. */
+static int list_grow(void **v, size_t n, size_t *cap, size_t size)
 {
-    json_t *check = json_array_get(list, json_array_size(list) - 1);
-    if (check)
-        json_object_set_new(check, "message", json_string(fk->message));
+    if (n == *cap) {
+        size_t want = *cap ? 2 * *cap : 16;
+        void *p = realloc(*v, want * size);
+        if (!p)
+            return 0;
+        *v = p;
+        *cap = want;
+    }
+    memset((char *)*v + n * size, 0, size);
+    return 1;
+}
+
+/* Appends a zeroed entry to a generated list (result.h); the entry, or NULL when out of memory. */
+#define LIST_ADD(list, cap)                                                                                   \
+    (list_grow((void **)&(list).v, (list).n, &(cap), sizeof(*(list).v)) ? &(list).v[(list).n++] : NULL)
+/* The message of a list's last record, NULL when it has none. */
+#define LAST_MESSAGE(list) ((list).n ? &(list).v[(list).n - 1].message : NULL)
+
+/* Appends a check, with *outputs_at where its outputs' places go; NULL when out of memory. */
+static struct temper_result_check *check_add(struct eval_records *e, json_t ***outputs_at)
+{
+    if (!list_grow((void **)&e->outputs_at, e->r.checks.n, &e->outputs_cap, sizeof(*e->outputs_at)))
+        return NULL;
+    *outputs_at = &e->outputs_at[e->r.checks.n];
+    return LIST_ADD(e->r.checks, e->checks_cap);
+}
+
+static void records_free(struct eval_records *e)
+{
+    for (size_t i = 0; i < e->r.checks.n; i++)
+        json_decref(e->outputs_at[i]);
+    free(e->outputs_at);
+    temper_result_free(&e->r);
+    memset(e, 0, sizeof(*e));
+}
+
+/* Writes the result with the generated writer, then adds to its checks where their outputs were
+ * handed over: not a field of the result, the calling program reads and removes it
+ * (worker_truth.c). */
+static json_t *records_write(const struct eval_records *e)
+{
+    json_t *reply = temper_result_to_json(&e->r);
+    json_t *checks = json_object_get(reply, "checks");
+    for (size_t i = 0; i < e->r.checks.n; i++)
+        if (e->outputs_at[i])
+            json_object_set(json_array_get(checks, i), "outputs_at", e->outputs_at[i]);
+    return reply;
+}
+
+/* Records a failed check: its message on the check's record (the last of its list: message, NULL
+ * when there is none), and the first failure as the evaluation's. Returns whether checking stops:
+ * always, unless keep_going and the failure is a wrong answer or a plan invalid at that shape, which
+ * say nothing about the device (a crash or a fault may have left it unusable). */
+static int note_failure(char **message, const struct failure *fk, int keep_going, int *failed, struct failure *first)
+{
+    if (message) {
+        free(*message);
+        *message = strdup(fk->message);
+    }
     if (!(*failed)++ || fk->task_error)
         *first = *fk;
     return !keep_going || fk->task_error ||
@@ -187,7 +249,7 @@ static int note_failure(json_t *list, const struct failure *fk, int keep_going, 
  * the calling program, which judges the reply by them (worker_truth.c). An arena that cannot be
  * made fails the evaluation as the check at its shape would (appended to checks, f says why):
  * -1; else 0. */
-static int send_truth(struct worker_state *ws, struct phases *ph, json_t *checks, struct failure *f)
+static int send_truth(struct worker_state *ws, struct phases *ph, struct eval_records *e, struct failure *f)
 {
     const struct temper_task *t = &ws->s.task;
     int fd = worker_truth_out(WORKER_TRUTH_FD);
@@ -203,8 +265,12 @@ static int send_truth(struct worker_state *ws, struct phases *ph, json_t *checks
             struct arena *a = check_arena(ws, i, k, ph, f);
             if (!a) {
                 json_decref(truth);
-                json_array_append_new(checks, json_pack("{s:s, s:s}", "shape", shape_text, "seed",
-                                                        check_seed_names[k]));
+                json_t **outputs_at;
+                struct temper_result_check *check = check_add(e, &outputs_at);
+                if (check) {
+                    check->shape = strdup(shape_text);
+                    check->seed = strdup(check_seed_names[k]);
+                }
                 return -1;
             }
             wrote |= truth_add(truth, a, shape_text, k, fd, &at);
@@ -242,21 +308,39 @@ static int baseline_build(struct worker_state *ws, const char *base_path, char *
 }
 
 /* The reply for code evaluated before in this task state (or given with the request), asked the
- * same way: that result, updated with this build's fields (result, which it takes). */
-static json_t *same_code_reply(const struct same_code *same, json_t *result, double build_ms, double start)
+ * same way: that result, with this build's compile log, options and cache hit (taken from now). */
+static json_t *same_code_reply(const struct same_code *same, struct temper_result *now, double build_ms, double start)
 {
-    json_t *copy = json_deep_copy(same->result);
-    json_object_update(copy, result);
-    json_decref(result);
-    json_object_set_new(copy, "same_code_as", json_string(same->options));
-    json_object_set_new(copy, "same_code_path", json_string(same->path));
+    /* Read leniently: it is a reply of an earlier worker, kept as it was sent (by the parent, for
+     * one given with the request), not yet in the one form. */
+    struct temper_result r;
+    if (temper_result_from_stored(same->result, &r))
+        return worker_error_reply("out of host memory", TEMPER_ENOMEM);
+    free(r.compile_log);
+    r.compile_log = now->compile_log;
+    now->compile_log = NULL;
+    free(r.options);
+    r.options = now->options;
+    now->options = NULL;
+    r.cache_hit = now->cache_hit;
+    free(r.same_code_as);
+    r.same_code_as = strdup(same->options);
+    free(r.same_code_path);
+    r.same_code_path = strdup(same->path);
     char said[sizeof(((struct failure *)0)->message) + sizeof(same->path) + sizeof(same->options) + 64];
     snprintf(said, sizeof(said), "%s (not run again: the code is that of %s with options '%s')",
-             json_string_value(json_object_get(copy, "message")), same->path, same->options);
-    json_object_set_new(copy, "message", json_string(said));
-    json_object_set_new(copy, "phases_ms",
-                        json_pack("{s:f, s:f}", "build", build_ms, "worker", (temper_now_s() - start) * 1e3));
-    return copy;
+             r.message ? r.message : "", same->path, same->options);
+    free(r.message);
+    r.message = strdup(said);
+    /* Its phases are this reply's: the build, and the worker's time. */
+    temper_result_phases_free(r.phases_ms);
+    if (r.phases_ms || (r.phases_ms = calloc(1, sizeof(*r.phases_ms)))) {
+        r.phases_ms->build = opt_real(build_ms);
+        r.phases_ms->worker = opt_real((temper_now_s() - start) * 1e3);
+    }
+    json_t *reply = temper_result_to_json(&r);
+    temper_result_free(&r);
+    return reply;
 }
 
 /* For a profiler watching this process: the candidate's launches at the first bench shape, with
@@ -284,14 +368,14 @@ struct tally {
 
 /* The check shapes, each with both seeds (past 65,536 on a CPU device, the secret one only),
  * after the reference's outputs are sent where kernels run in this process. */
-static void check_shapes(struct worker_state *ws, struct plan *cand, int in_process, json_t *checks,
+static void check_shapes(struct worker_state *ws, struct plan *cand, int in_process, struct eval_records *e,
                          struct phases *ph, struct tally *n, struct failure *f)
 {
     const struct temper_task *task = &ws->s.task;
     if (in_process && !n->stop) {
         struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
-        if (send_truth(ws, ph, checks, &fk)) {
-            note_failure(checks, &fk, 0, &n->failed, f);
+        if (send_truth(ws, ph, e, &fk)) {
+            note_failure(LAST_MESSAGE(e->r.checks), &fk, 0, &n->failed, f);
             n->stop = 1;
         }
     }
@@ -305,41 +389,51 @@ static void check_shapes(struct worker_state *ws, struct plan *cand, int in_proc
         for (int k = 2 - seeds; k < 2 && !n->stop; k++) {
             struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
             n->nchecks++;
-            if (check_shape(ws, cand, i, k, checks, ph, &fk))
-                n->stop = note_failure(checks, &fk, n->keep_going, &n->failed, f);
+            json_t **outputs_at = NULL;
+            struct temper_result_check *check = check_add(e, &outputs_at);
+            int rc = check ? check_shape(ws, cand, i, k, check, outputs_at, ph, &fk)
+                           : fail_with(&fk, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
+            if (rc)
+                n->stop = note_failure(LAST_MESSAGE(e->r.checks), &fk, n->keep_going, &n->failed, f);
         }
     }
 }
 
 /* The bench shapes, after the baseline is checked against the reference (once per task state: a
- * wrong or broken one is the task's error); each shape's timing joins timings. */
+ * wrong or broken one is the task's error); each shape's timing joins the timings. */
 static void bench_shapes(struct worker_state *ws, struct plan *cand, struct plan *expert, int nbench, int timing,
-                         double budget, json_t *calib, json_t *bench_checks, json_t *timings, struct phases *ph,
-                         struct tally *n, struct failure *f)
+                         double budget, json_t *calib, struct eval_records *e, struct phases *ph, struct tally *n,
+                         struct failure *f)
 {
     if (!f->task_error && nbench && !n->stop) {
         struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
         if (baseline_verify(ws, ph, &fk))
-            n->stop = note_failure(bench_checks, &fk, n->keep_going, &n->failed, f);
+            n->stop = note_failure(LAST_MESSAGE(e->r.bench_checks), &fk, n->keep_going, &n->failed, f);
     }
     for (int b = 0; b < nbench && !n->stop && !f->task_error; b++) {
-        json_t *tm = NULL;
         struct failure fk = {TEMPER_VERDICT_CORRECT, "", 0};
         n->nchecks++;
-        if (bench_shape(ws, cand, expert, b, timing && !n->failed, budget > 0 ? budget : 2.0, calib, bench_checks,
-                        &tm, ph, &fk))
-            n->stop = note_failure(bench_checks, &fk, n->keep_going, &n->failed, f);
-        if (tm)
-            json_array_append_new(timings, tm);
+        struct temper_result_bench_check *check = LIST_ADD(e->r.bench_checks, e->bench_cap);
+        struct temper_result_timing *tm = LIST_ADD(e->r.timings, e->timings_cap);
+        int timed = 0;
+        int rc = check && tm ? bench_shape(ws, cand, expert, b, timing && !n->failed, budget > 0 ? budget : 2.0, calib,
+                                           check, tm, &timed, ph, &fk)
+                             : fail_with(&fk, TEMPER_VERDICT_RUNTIME_ERROR, "out of host memory");
+        if (tm && !timed) { /* not timed: no record */
+            temper_result_timing_free(tm);
+            e->r.timings.n--;
+        }
+        if (rc)
+            n->stop = note_failure(LAST_MESSAGE(e->r.bench_checks), &fk, n->keep_going, &n->failed, f);
     }
 }
 
 /* The evaluation's message: how many checks failed (keep_going), or what passed. */
-static void verdict_message(json_t *result, const struct temper_task *task, const struct tally *n, int nbench,
+static void verdict_message(struct temper_result *result, const struct temper_task *task, const struct tally *n, int nbench,
                             int timing, int profile_run, struct failure *f)
 {
     if (n->keep_going) {
-        json_object_set_new(result, "failed_checks", json_integer(n->failed));
+        result->failed_checks = opt_int(n->failed);
         if (n->failed > 1) {
             size_t used = strlen(f->message);
             snprintf(f->message + used, sizeof(f->message) - used, " (the first of %d failed checks of %d)",
@@ -357,35 +451,33 @@ static void verdict_message(json_t *result, const struct temper_task *task, cons
     }
 }
 
-/* The result's verdict, message, task, device and checks (which it takes), and the time of each
+/* The result's verdict, message, task, baseline, expert and device class, and the time of each
  * phase. */
-static void result_fill(struct worker_state *ws, json_t *result, const struct failure *f, const char *base_path,
-                        const char *expert, json_t *checks, json_t *bench_checks, json_t *timings,
-                        const struct phases *ph, double start)
+static void result_fill(struct worker_state *ws, struct temper_result *r, const struct failure *f,
+                        const char *base_path, const char *expert, const struct phases *ph, double start)
 {
-    json_object_set_new(result, "verdict", json_string(temper_verdict_name(f->verdict)));
-    json_object_set_new(result, "message", json_string(f->message));
-    json_object_set_new(result, "task", json_string(ws->s.task.name));
-    json_object_set_new(result, "baseline", json_string(base_path));
+    r->verdict = strdup(temper_verdict_name(f->verdict));
+    r->message = strdup(f->message);
+    r->task = strdup(ws->s.task.name);
+    r->baseline = strdup(base_path);
     if (expert)
-        json_object_set_new(result, "expert", json_string(expert));
-    json_object_set_new(result, "device_class", json_string(ws->dev.info.is_gpu ? "gpu" : "cpu"));
-    json_object_set_new(result, "checks", checks);
-    json_object_set_new(result, "bench_checks", bench_checks);
-    json_object_set_new(result, "timings", timings);
-    json_object_set_new(result, "phases_ms",
-                        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "build", ph->build_ms, "inputs",
-                                  ph->inputs_ms, "reference", ph->reference_ms, "device", ph->device_ms, "compare",
-                                  ph->compare_ms, "timing", ph->timing_ms, "worker", (temper_now_s() - start) * 1e3));
+        r->expert = strdup(expert);
+    r->device_class = strdup(ws->dev.info.is_gpu ? "gpu" : "cpu");
+    if ((r->phases_ms = calloc(1, sizeof(*r->phases_ms)))) {
+        r->phases_ms->build = opt_real(ph->build_ms);
+        r->phases_ms->inputs = opt_real(ph->inputs_ms);
+        r->phases_ms->reference = opt_real(ph->reference_ms);
+        r->phases_ms->device = opt_real(ph->device_ms);
+        r->phases_ms->compare = opt_real(ph->compare_ms);
+        r->phases_ms->timing = opt_real(ph->timing_ms);
+        r->phases_ms->worker = opt_real((temper_now_s() - start) * 1e3);
+    }
 }
 
-/* Frees what an evaluation made besides its result. */
-static void job_parts_free(struct worker_state *ws, json_t *checks, json_t *bench_checks, json_t *timings,
-                           struct temper_buf *log, struct plan *cand)
+/* Frees what an evaluation made besides its reply. */
+static void job_parts_free(struct worker_state *ws, struct eval_records *e, struct temper_buf *log, struct plan *cand)
 {
-    json_decref(checks);
-    json_decref(bench_checks);
-    json_decref(timings);
+    records_free(e);
     temper_buf_free(log);
     plan_free(ws, cand);
 }
@@ -419,8 +511,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     memset(&expert_plan, 0, sizeof(expert_plan));
     expert_plan.expert = cuda && task->expert_cuda[0] && ws->dev.ops->expert ? task->expert_cuda : NULL;
 
-    json_t *result = json_object();
-    json_t *checks = json_array(), *bench_checks = json_array(), *timings = json_array();
+    struct eval_records e;
+    memset(&e, 0, sizeof(e));
     struct plan cand;
     struct temper_buf log;
     temper_buf_init(&log, COMPILE_LOG_MAX);
@@ -432,9 +524,9 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
                         json_string_value(json_object_get(req, "extra_flags")), &log, &cand, &f);
     cand.candidate = 1;
     ph.build_ms = (temper_now_s() - t1) * 1e3;
-    json_object_set_new(result, "compile_log", json_string(log.data));
-    json_object_set_new(result, "options", json_string(cand.options));
-    json_object_set_new(result, "cache_hit", json_boolean(cand.cache_hit));
+    e.r.compile_log = log.data ? strdup(log.data) : NULL;
+    e.r.options = strdup(cand.options);
+    e.r.cache_hit = opt_bool(cand.cache_hit);
 
     int checks_only = json_is_true(json_object_get(req, "checks_only"));
     int profile_run = json_is_true(json_object_get(req, "profile_run"));
@@ -446,8 +538,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
         same = &given;
     if (same) {
         /* The same code was evaluated in this task state, asked the same way: it gets that result. */
-        json_t *copy = same_code_reply(same, result, ph.build_ms, start);
-        job_parts_free(ws, checks, bench_checks, timings, &log, &cand);
+        json_t *copy = same_code_reply(same, &e.r, ph.build_ms, start);
+        job_parts_free(ws, &e, &log, &cand);
         return copy;
     }
     int nbench = ws->dev.info.is_gpu ? task->nbench_gpu : task->nbench_cpu;
@@ -460,22 +552,21 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     struct tally n = {json_is_true(json_object_get(req, "keep_going")), 0, 0, rc, 0};
     int in_process = (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS) != 0;
     if (!profile_run)
-        check_shapes(ws, &cand, in_process, checks, &ph, &n, &f);
+        check_shapes(ws, &cand, in_process, &e, &ph, &n, &f);
     if (checks_only)
         nbench = 0;
     /* The baseline judges every candidate at the bench shapes. */
-    bench_shapes(ws, &cand, expert_plan.expert ? &expert_plan : NULL, nbench, timing, budget, calib, bench_checks,
-                 timings, &ph, &n, &f);
+    bench_shapes(ws, &cand, expert_plan.expert ? &expert_plan : NULL, nbench, timing, budget, calib, &e, &ph, &n,
+                 &f);
     if (f.task_error) {
         /* The reference or the baseline failed the task's contract: no candidate can be judged. A
          * baseline that faulted may have left the device's context unusable (CUDA errors are
          * sticky) or, in process, written anywhere: the next job gets a fresh worker. */
         *fatal = 1;
-        json_decref(result);
-        job_parts_free(ws, checks, bench_checks, timings, &log, &cand);
+        job_parts_free(ws, &e, &log, &cand);
         return worker_error_reply(f.message, TEMPER_EINVALID);
     }
-    verdict_message(result, task, &n, nbench, timing, profile_run, &f);
+    verdict_message(&e.r, task, &n, nbench, timing, profile_run, &f);
     /* After a device fault the context may be unusable (CUDA errors are sticky). Where kernels run
      * in this process (PoCL on a CPU), a candidate that failed in any way may also have written
      * anywhere in it, past every guard zone: the worker is replaced before the next candidate, so
@@ -483,11 +574,12 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     if (f.verdict == TEMPER_VERDICT_RUNTIME_ERROR ||
         (f.verdict != TEMPER_VERDICT_CORRECT && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS)))
         *fatal = 1;
-    result_fill(ws, result, &f, base_path, expert_plan.expert, checks, bench_checks, timings, &ph, start);
-    if (!profile_run && same_code_add(s, path, &cand, timing, checks_only, budget, result))
+    result_fill(ws, &e.r, &f, base_path, expert_plan.expert, &ph, start);
+    json_t *result = records_write(&e);
+    /* The key is not a field of the result: the parent takes it off and keeps it (eval.c). */
+    if (!profile_run && same_code_add(s, path, &cand, timing, checks_only, budget, f.verdict, result))
         json_object_set_new(result, "same_code_key", same_code_key(path, &cand, timing, checks_only, budget));
-    temper_buf_free(&log);
-    plan_free(ws, &cand);
+    job_parts_free(ws, &e, &log, &cand);
     return result;
 }
 

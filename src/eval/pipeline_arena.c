@@ -114,7 +114,8 @@ void arena_free(struct worker_state *ws, struct arena *a)
             slot_free(ws, &a->out[o][i]);
         want_free(a->want[i], a->elems[i]);
     }
-    json_decref(a->expert_check);
+    temper_result_bench_check_free(a->expert_check);
+    free(a->expert_check);
     free(a);
 }
 

@@ -60,7 +60,8 @@ static double compute_ceiling(const struct temper_task *t, json_t *calib)
 }
 
 int floor_judge(const struct worker_state *ws, const struct temper_task *t, json_t *calib, int64_t flops,
-                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where, json_t *tm,
+                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where,
+                struct temper_result_timing *tm,
                 struct failure *f)
 {
     double copy_gbs = json_number_value(json_object_get(calib, "copy_gbs"));
@@ -69,11 +70,11 @@ int floor_judge(const struct worker_state *ws, const struct temper_task *t, json
         return 0;
     double mem_ms = (double)bytes / (copy_gbs * 1e9) * 1e3, math_ms = (double)flops / (ceiling * 1e9) * 1e3;
     double floor_ms = fmax(mem_ms, math_ms);
-    json_object_set_new(tm, "roofline_floor_ms", json_real(floor_ms));
-    json_object_set_new(tm, "roofline_share", json_real(floor_ms / med));
-    json_object_set_new(tm, "baseline_roofline_share", json_real(floor_ms / bmed));
-    json_object_set_new(tm, "bound", json_string(mem_ms >= math_ms ? "memory" : "compute"));
-    json_object_set_new(tm, "compute_ceiling", json_string(t->compute_ceiling));
+    tm->roofline_floor_ms = opt_real(floor_ms);
+    tm->roofline_share = opt_real(floor_ms / med);
+    tm->baseline_roofline_share = opt_real(floor_ms / bmed);
+    tm->bound = strdup(mem_ms >= math_ms ? "memory" : "compute");
+    tm->compute_ceiling = strdup(t->compute_ceiling);
 
     /* The floor at the peak: bytes at the faster of copy and read-only bandwidth, flops at the
      * compute ceiling, each raised by its margin. On a GPU every sample is held against it, not
@@ -95,10 +96,10 @@ int floor_judge(const struct worker_state *ws, const struct temper_task *t, json
         under++;
     if (!gpu && med >= peak_ms)
         under = 0;
-    json_object_set_new(tm, "impossible", json_boolean(under > 0));
-    json_object_set_new(tm, "impossible_floor_ms", json_real(peak_ms));
-    json_object_set_new(tm, "samples_under_floor", json_integer(under));
-    json_object_set(tm, "ceilings", calib);
+    tm->impossible = opt_bool(under > 0);
+    tm->impossible_floor_ms = opt_real(peak_ms);
+    tm->samples_under_floor = opt_int(under);
+    tm->ceilings = json_incref(calib);
     if (!under)
         return 0;
     char peak[256];

@@ -8,6 +8,7 @@
 #ifndef TEMPER_PIPELINE_IMPL_H
 #define TEMPER_PIPELINE_IMPL_H
 
+#include "temper/result.h"
 #include "worker_impl.h"
 
 /* Timings of the pipeline's stages, in milliseconds. */
@@ -19,6 +20,58 @@ struct phases {
     double compare_ms;   /* comparisons */
     double timing_ms;    /* the timing protocol */
 };
+
+/* Values for the optional members of the result's records (result.h), which the worker fills and
+ * the generated writers write. */
+static inline struct temper_opt_f64 opt_real(double v)
+{
+    struct temper_opt_f64 o = {1, v};
+    return o;
+}
+static inline struct temper_opt_i64 opt_int(int64_t v)
+{
+    struct temper_opt_i64 o = {1, v};
+    return o;
+}
+static inline struct temper_opt_bool opt_bool(int v)
+{
+    struct temper_opt_bool o = {1, v != 0};
+    return o;
+}
+
+/* What one comparison of outputs found (compare_with_reference, compare_with_expected,
+ * compare_sets), for a check or bench check record to keep (COMPARED_INTO). */
+struct compared {
+    int recorded;            /* it ran to its end: the errors and counts below are set */
+    double max_abs_err;      /* largest absolute error over the outputs */
+    double max_rel_err;      /* largest relative error */
+    int64_t mismatches;      /* elements outside the tolerance */
+    int64_t nonfinite;       /* of those, NaN or inf where the answer is finite */
+    int64_t elements;        /* elements compared */
+    int mismatched;          /* an element was outside the tolerance: the first one is described below */
+    const char *output;      /* its output's name (the task's) */
+    int64_t index;           /* its flat index */
+    char position[128];      /* its position, as [i][j] */
+    double got, expected;    /* what the kernel wrote there, and what it should have */
+    char got_text[32];       /* got as text (NaN and infinities too) */
+};
+
+/* The counts of c into a check or bench check record rec (both name them alike). */
+#define COMPARED_COUNTS(rec, c)                                                                               \
+    ((rec)->max_abs_err = opt_real((c)->max_abs_err), (rec)->max_rel_err = opt_real((c)->max_rel_err),      \
+     (rec)->mismatches = opt_int((c)->mismatches), (rec)->nonfinite = opt_int((c)->nonfinite),              \
+     (rec)->elements = opt_int((c)->elements))
+/* What comparison c found, into a check or bench check record rec: its counts and whether it passed,
+ * once it ran to its end, and its first mismatch (replacing any recorded before), if it had one. */
+#define COMPARED_INTO(rec, c)                                                                                 \
+    do {                                                                                                      \
+        if ((c)->recorded) {                                                                                  \
+            COMPARED_COUNTS(rec, c);                                                                          \
+            (rec)->passed = opt_bool(!(c)->mismatched);                                                       \
+        }                                                                                                     \
+        if ((c)->mismatched)                                                                                  \
+            compared_mismatch(&(rec)->first_mismatch, c);                                                     \
+    } while (0)
 
 /* ---- pipeline_build.c ---- */
 
@@ -111,16 +164,19 @@ struct arena *check_arena(struct worker_state *ws, int shape_index, int seed_ind
                           struct failure *f);
 /* Compares every output (host arrays, as read_outputs gives them) with the C reference's outputs
  * in the arena, recording the errors in check; a mismatch fails f (incorrect) naming where. */
-int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f);
+int compare_with_reference(struct arena *a, void **got, const char *where, struct compared *check, struct failure *f);
 
 /* Compares the outputs of one set with the baseline's expected outputs for a variant, recording
  * the errors in check; a mismatch fails f with a message that names where. */
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
-                          json_t *check, struct failure *f);
+                          struct compared *check, struct failure *f);
 /* Compares the outputs of one set with those of another (answer, made by the trusted routine
  * named by who, such as "the baseline on this device"), as compare_with_expected does. */
 int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, const char *who, const char *where,
-                 json_t *check, struct failure *f);
+                 struct compared *check, struct failure *f);
+/* Sets *first to the first mismatch c found (a new record, or the one there refilled); left NULL
+ * when out of memory. */
+void compared_mismatch(struct temper_result_mismatch **first, const struct compared *c);
 /* The names of the two seeds of a check ("public", "secret"), as results give them. */
 extern const char *const check_seed_names[2];
 /* Writes the C reference's outputs in a check arena (shape_text, seed 0 or 1) at *at of fd and
@@ -128,9 +184,12 @@ extern const char *const check_seed_names[2];
  * a device whose kernels run in this process, a check then also hands over the candidate's
  * outputs of its first run. */
 int truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_index, int fd, off_t *at);
-/* The correctness protocol at one check shape and seed; appends its check object to checks. */
-int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
-                struct phases *ph, struct failure *f);
+/* The correctness protocol at one check shape and seed, recorded in check (zeroed by the caller);
+ * on a device whose kernels run in this process, *outputs_at says where the candidate's outputs
+ * were handed over (hand_over_outputs; not a field of the result: the calling program reads and
+ * removes it). */
+int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index,
+                struct temper_result_check *check, json_t **outputs_at, struct phases *ph, struct failure *f);
 
 /* ---- pipeline_baseline.c ---- */
 
@@ -158,14 +217,15 @@ int expert_verify(struct worker_state *ws, struct plan *expert, struct phases *p
  * compute_ceiling, impossible, impossible_floor_ms, samples_under_floor and ceilings in tm, and
  * fails f (incorrect) naming where when a time is impossible. Without ceilings, sets nothing. */
 int floor_judge(const struct worker_state *ws, const struct temper_task *t, json_t *calib, int64_t flops,
-                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where, json_t *tm,
-                struct failure *f);
+                int64_t bytes, const double *samples, int n, double med, double bmed, const char *where,
+                struct temper_result_timing *tm, struct failure *f);
 
 /* ---- pipeline_timing.c ---- */
 
-/* One bench shape: checks against the baseline and, if timing, the timing protocol; appends its
- * check object to bench_checks and sets *timing_out (caller owns it) when samples were taken. */
+/* One bench shape: checks against the baseline, recorded in check, and, if timing, the timing
+ * protocol, recorded in tm, which *timed then says (both zeroed by the caller, who frees them). */
 int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert, int b, int timing, double budget_s,
-                json_t *calib, json_t *bench_checks, json_t **timing_out, struct phases *ph, struct failure *f);
+                json_t *calib, struct temper_result_bench_check *check, struct temper_result_timing *tm, int *timed,
+                struct phases *ph, struct failure *f);
 
 #endif

@@ -120,21 +120,27 @@ static struct arena *bench_arena(struct worker_state *ws, int b, const struct te
     if (expert) {
         struct failure ef = {TEMPER_VERDICT_CORRECT, "", 0};
         struct phases eph = {0}; /* counted in ph's reference time below */
-        json_t *check = json_pack("{s:s, s:s}", "shape", a->shape_text, "routine", expert->expert);
         int rc = expert_verify(ws, expert, &eph, &ef); /* at the check shapes first, once */
         if (ef.task_error) {
-            json_decref(check);
             *f = ef;
             arena_free(ws, a);
             return NULL;
         }
+        struct compared c;
+        memset(&c, 0, sizeof(c));
         if (!rc)
             rc = plan_run(ws, expert, a, 0, OUT_EXPERT, 0, &ef);
         if (!rc)
-            rc = compare_with_expected(ws, a, OUT_EXPERT, 0, where, check, &ef);
-        if (rc) {
-            json_object_set_new(check, "passed", json_false());
-            json_object_set_new(check, "message", json_string(ef.message));
+            rc = compare_with_expected(ws, a, OUT_EXPERT, 0, where, &c, &ef);
+        struct temper_result_bench_check *check = calloc(1, sizeof(*check));
+        if (check) {
+            check->shape = strdup(a->shape_text);
+            check->routine = strdup(expert->expert);
+            COMPARED_INTO(check, &c);
+            if (rc) {
+                check->passed = opt_bool(0);
+                check->message = strdup(ef.message);
+            }
         }
         a->expert_check = check;
     }
@@ -184,9 +190,9 @@ static int verify_timed(struct worker_state *ws, struct arena *a, int variant, c
     }
     char launch_where[700];
     snprintf(launch_where, sizeof(launch_where), "%s, timed launch %d (input set %d)", where, k, variant + 1);
-    json_t *scratch = json_object();
-    int rc = compare_with_expected(ws, a, OUT_CAND, variant, launch_where, scratch, f);
-    json_decref(scratch);
+    struct compared scratch;
+    memset(&scratch, 0, sizeof(scratch));
+    int rc = compare_with_expected(ws, a, OUT_CAND, variant, launch_where, &scratch, f);
     if (!rc)
         tc->by_tolerance++;
     return rc;
@@ -226,7 +232,8 @@ static double step_end(double *steps, int k, double at)
  * timing), each compared with the baseline's output within the tolerance, on check; their outputs'
  * checksums (in tc) are what every timed output must match. */
 static int check_sets(struct worker_state *ws, struct plan *cand, struct arena *a, int b, int timing, const char *where,
-                      json_t *check, struct timed_check *tc, struct phases *ph, struct failure *f)
+                      struct temper_result_bench_check *check, struct timed_check *tc, struct phases *ph,
+                      struct failure *f)
 {
     struct task_state *s = &ws->s;
     for (int v = 0; v < (timing ? MAX_VARIANTS : 1); v++) {
@@ -240,17 +247,20 @@ static int check_sets(struct worker_state *ws, struct plan *cand, struct arena *
             task_state_drop(ws, &s->bench[b]);
         double t1 = temper_now_s();
         ph->device_ms += (t1 - t0) * 1e3;
-        if (!rc && v == 0)
-            rc = compare_with_expected(ws, a, OUT_CAND, v, set_where, check, f);
-        if (!rc && v > 0) {
-            json_t *other = json_object();
-            rc = compare_with_expected(ws, a, OUT_CAND, v, set_where, other, f);
-            json_object_set(check, "first_mismatch", json_object_get(other, "first_mismatch"));
-            static const char *const counts[] = {"max_abs_err", "max_rel_err", "mismatches", "nonfinite", "elements"};
-            for (size_t k = 0; rc && k < sizeof(counts) / sizeof(counts[0]); k++) /* the failed set's, if it failed */
-                json_object_set(check, counts[k], json_object_get(other, counts[k]));
-            json_decref(other);
-            json_object_set_new(check, "passed", json_boolean(!rc));
+        struct compared c;
+        memset(&c, 0, sizeof(c));
+        int compared = !rc;
+        if (compared)
+            rc = compare_with_expected(ws, a, OUT_CAND, v, set_where, &c, f);
+        if (v == 0) {
+            COMPARED_INTO(check, &c);
+        } else if (compared) {
+            /* The second set's mismatch, and its counts if it failed; else the first set's stand. */
+            if (c.mismatched)
+                compared_mismatch(&check->first_mismatch, &c);
+            if (rc && c.recorded)
+                COMPARED_COUNTS(check, &c);
+            check->passed = opt_bool(!rc);
         }
         if (!rc && timing)
             rc = hash_outputs(ws, a, OUT_CAND, tc->verified[v], f);
@@ -348,9 +358,9 @@ static int take_samples(struct worker_state *ws, struct plan *cand, struct plan 
         if (!rc) {
             char launch_where[700];
             snprintf(launch_where, sizeof(launch_where), "%s, timed launch %d (fresh inputs)", where, ++tc->launches);
-            json_t *scratch = json_object();
-            rc = compare_sets(ws, a, OUT_CAND, answer, who, launch_where, scratch, f);
-            json_decref(scratch);
+            struct compared scratch;
+            memset(&scratch, 0, sizeof(scratch));
+            rc = compare_sets(ws, a, OUT_CAND, answer, who, launch_where, &scratch, f);
         }
         at = step_end(steps, STEP_COMPARE, at);
         if (rc)
@@ -372,11 +382,12 @@ static int take_samples(struct worker_state *ws, struct plan *cand, struct plan 
     return rc;
 }
 
-/* The timing record of a shape whose samples all passed (*timing_out), and the verdict on them:
- * held against the roofline floor, and a cluster of samples far faster than the median fails. */
+/* The timing record of a shape whose samples all passed, filled into tm (zeroed by the caller), and
+ * the verdict on them: held against the roofline floor, and a cluster of samples far faster than
+ * the median fails. */
 static int judge_timing(struct worker_state *ws, const struct temper_shape *shape, const char *shape_text,
                         const char *where, json_t *calib, struct plan *expert, struct arena *a,
-                        struct shape_timing *st, json_t **timing_out, struct failure *f)
+                        struct shape_timing *st, struct temper_result_timing *tm, struct failure *f)
 {
     const struct temper_task *t = &ws->s.task;
     double *samples = st->samples, *steps = st->steps;
@@ -390,38 +401,44 @@ static int judge_timing(struct worker_state *ws, const struct temper_shape *shap
     char msg[256];
     temper_shape_eval(shape, t->flops, &flops, msg, sizeof(msg));
     temper_shape_eval(shape, t->bytes, &bytes, msg, sizeof(msg));
-    json_t *tm = json_pack("{s:s, s:f, s:f, s:f, s:i, s:f, s:f, s:f, s:I, s:I, s:f, s:f}", "shape", shape_text,
-                           "median_ms", med, "min_ms", mn, "spread", spread, "samples", n, "baseline_median_ms", bmed,
-                           "baseline_spread", bspread, "speedup", bmed / med, "flops", (json_int_t)flops, "bytes",
-                           (json_int_t)bytes, "gbps", (double)bytes / (med * 1e-3) * 1e-9, "tflops",
-                           (double)flops / (med * 1e-3) * 1e-12);
+    tm->shape = strdup(shape_text);
+    tm->median_ms = opt_real(med);
+    tm->min_ms = opt_real(mn);
+    tm->spread = opt_real(spread);
+    tm->samples = opt_int(n);
+    tm->baseline_median_ms = opt_real(bmed);
+    tm->baseline_spread = opt_real(bspread);
+    tm->speedup = opt_real(bmed / med);
+    tm->flops = opt_int(flops);
+    tm->bytes = opt_int(bytes);
+    tm->gbps = opt_real((double)bytes / (med * 1e-3) * 1e-9);
+    tm->tflops = opt_real((double)flops / (med * 1e-3) * 1e-12);
     /* Wall time of the warm-up and of the samples: what the samples cost besides the kernel's
      * own time (fresh inputs, the answer, the checks) is loop_ms / samples - median_ms. */
-    json_object_set_new(tm, "warmup_ms", json_real((st->loop_start_s - st->start_s) * 1e3));
-    json_object_set_new(tm, "loop_ms", json_real((temper_now_s() - st->loop_start_s) * 1e3));
+    tm->warmup_ms = opt_real((st->loop_start_s - st->start_s) * 1e3);
+    tm->loop_ms = opt_real((temper_now_s() - st->loop_start_s) * 1e3);
     double timed = 0;
     for (int i = 0; i < n; i++)
         timed += samples[i];
-    json_object_set_new(tm, "loop_steps_ms",
-                        json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "draw", steps[STEP_DRAW], "candidate",
+    tm->loop_steps_ms = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f}", "draw", steps[STEP_DRAW], "candidate",
                                   steps[STEP_CANDIDATE], "candidate_timed", timed, "answer", steps[STEP_ANSWER],
-                                  "inputs_check", steps[STEP_INPUTS], "compare", steps[STEP_COMPARE]));
-    json_object_set_new(tm, "baseline_samples", json_integer(pooled));
-    json_object_set_new(tm, "baseline_samples_now", json_integer(st->base_now));
+                                  "inputs_check", steps[STEP_INPUTS], "compare", steps[STEP_COMPARE]);
+    tm->baseline_samples = opt_int(pooled);
+    tm->baseline_samples_now = opt_int(st->base_now);
     if (st->expert_ok) {
         double emed, espread, emn;
         summarize(st->expert_samples, n, &emed, &espread, &emn);
-        json_object_set_new(tm, "expert", json_string(expert->expert));
-        json_object_set_new(tm, "expert_median_ms", json_real(emed));
-        json_object_set_new(tm, "expert_spread", json_real(espread));
-        json_object_set_new(tm, "speedup_vs_expert", json_real(emed / med));
+        tm->expert = strdup(expert->expert);
+        tm->expert_median_ms = opt_real(emed);
+        tm->expert_spread = opt_real(espread);
+        tm->speedup_vs_expert = opt_real(emed / med);
     }
     /* samples is sorted now: the fast cluster is its head. */
     double fast_ratio = ws->dev.info.is_gpu ? FAST_RATIO_GPU : FAST_RATIO_CPU;
     int fast = 0;
     while (fast < n && samples[fast] < fast_ratio * med)
         fast++;
-    json_object_set_new(tm, "fast_samples", json_integer(fast));
+    tm->fast_samples = opt_int(fast);
     /* The roofline, and times faster than the device's peak allows (pipeline_floor.c). */
     rc = floor_judge(ws, t, calib, flops, bytes, samples, n, med, bmed, where, tm, f);
     if (!rc && fast >= 2 && fast >= (n + FAST_MIN_FRACTION - 1) / FAST_MIN_FRACTION)
@@ -430,7 +447,6 @@ static int judge_timing(struct worker_state *ws, const struct temper_shape *shap
                        "launches that did less work than the rest, such as ones that served a result kept from "
                        "an earlier launch",
                        fast, n, where, fast_ratio, med, mn);
-    *timing_out = tm;
     return rc;
 }
 
@@ -440,7 +456,8 @@ static int judge_timing(struct worker_state *ws, const struct temper_shape *shap
  * sample is held against the roofline floor, and a cluster of samples far faster than the median
  * fails the verdict. */
 int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert, int b, int timing, double budget_s,
-                json_t *calib, json_t *bench_checks, json_t **timing_out, struct phases *ph, struct failure *f)
+                json_t *calib, struct temper_result_bench_check *check, struct temper_result_timing *tm, int *timed,
+                struct phases *ph, struct failure *f)
 {
     struct task_state *s = &ws->s;
     const struct temper_task *t = &s->task;
@@ -448,17 +465,20 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
     char where[512], shape_text[256];
     temper_shape_format(shape, shape_text, sizeof(shape_text));
     snprintf(where, sizeof(where), "bench shape %s", shape_text);
-    json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "against", "baseline");
-    json_array_append_new(bench_checks, check);
+    check->shape = strdup(shape_text);
+    check->against = strdup("baseline");
     struct arena *a = bench_arena(ws, b, shape, expert, ph, f);
     if (!a)
         return -1;
     /* The expert was checked once, when the arena was made; it is timed only if it passed. */
-    if (a->expert_check)
-        json_object_set(check, "expert", a->expert_check);
+    if (a->expert_check && (check->expert = calloc(1, sizeof(*check->expert))) &&
+        temper_result_bench_check_copy(check->expert, a->expert_check)) {
+        free(check->expert);
+        check->expert = NULL;
+    }
     struct shape_timing st;
     memset(&st, 0, sizeof(st));
-    st.expert_ok = expert && json_is_true(json_object_get(a->expert_check, "passed"));
+    st.expert_ok = expert && a->expert_check && a->expert_check->passed.set && a->expert_check->passed.v;
     struct timed_check tc;
     memset(&tc, 0, sizeof(tc));
     int rc = check_sets(ws, cand, a, b, timing, where, check, &tc, ph, f);
@@ -494,13 +514,15 @@ int bench_shape(struct worker_state *ws, struct plan *cand, struct plan *expert,
         rc = check_scratch(ws, a, cand, f);
     if (rc)
         task_state_drop(ws, &s->bench[b]);
-    json_object_set_new(check, "timed_output_verified", json_boolean(!rc));
-    json_object_set_new(check, "timed_launches_verified", json_integer(tc.launches));
-    json_object_set_new(check, "timed_launches_by_tolerance", json_integer(tc.by_tolerance));
-    json_object_set_new(check, "timed_inputs_fresh", json_integer(st.fresh));
-    json_object_set_new(check, "timed_answer", json_string(st.expert_ok ? "expert" : "baseline"));
-    if (!rc)
-        rc = judge_timing(ws, shape, shape_text, where, calib, expert, a, &st, timing_out, f);
+    check->timed_output_verified = opt_bool(!rc);
+    check->timed_launches_verified = opt_int(tc.launches);
+    check->timed_launches_by_tolerance = opt_int(tc.by_tolerance);
+    check->timed_inputs_fresh = opt_int(st.fresh);
+    check->timed_answer = strdup(st.expert_ok ? "expert" : "baseline");
+    if (!rc) {
+        rc = judge_timing(ws, shape, shape_text, where, calib, expert, a, &st, tm, f);
+        *timed = 1; /* the record stands, whatever the verdict on it */
+    }
     free(st.samples);
     ph->timing_ms += (temper_now_s() - st.start_s) * 1e3;
     return rc;

@@ -37,7 +37,7 @@ static void format_index(const struct arena *a, int arg, int64_t i, char *out, s
 /* Describes a failed comparison: the message names the shape, output, position, values, the
  * tolerance and how many elements are wrong. */
 static int mismatch_failure(struct arena *a, int arg, const struct temper_compare *r, double atol, double rtol,
-                            const char *where, const char *against, json_t *check, struct failure *f)
+                            const char *where, const char *against, struct compared *check, struct failure *f)
 {
     char idx[128];
     format_index(a, arg, r->first_bad, idx, sizeof(idx));
@@ -50,15 +50,13 @@ static int mismatch_failure(struct arena *a, int arg, const struct temper_compar
         snprintf(why, sizeof(why), " (%lld of them NaN or inf where the answer is finite)",
                  (long long)r->nonfinite);
     const char *name = a->task->args[arg].name;
-    /* JSON has no NaN or infinity: such a value is null, and got_text says which it was (the
-     * commonest failure, an element never written, reads NaN). */
-    char got_text[32];
-    snprintf(got_text, sizeof(got_text), "%.9g", r->first_got);
-    json_t *first = json_pack("{s:s, s:I, s:s, s:s}", "output", name, "index", (json_int_t)r->first_bad, "position",
-                              idx, "got_text", got_text);
-    json_object_set_new(first, "got", isfinite(r->first_got) ? json_real(r->first_got) : json_null());
-    json_object_set_new(first, "expected", isfinite(r->first_want) ? json_real(r->first_want) : json_null());
-    json_object_set_new(check, "first_mismatch", first);
+    check->mismatched = 1;
+    check->output = name;
+    check->index = r->first_bad;
+    snprintf(check->position, sizeof(check->position), "%s", idx);
+    check->got = r->first_got;
+    check->expected = r->first_want;
+    snprintf(check->got_text, sizeof(check->got_text), "%.9g", r->first_got);
     return fail_with(f, TEMPER_VERDICT_INCORRECT,
                      "wrong output at %s: %s%s = %.9g, expected %.9g (%s; atol %g, rtol %g); %lld of %lld elements "
                      "wrong%s",
@@ -77,18 +75,37 @@ struct tally {
     int rc;         /* -1 once a mismatch was reported */
 };
 
-static void record_errors(json_t *check, const struct tally *t)
+static void record_errors(struct compared *check, const struct tally *t)
 {
-    json_object_set_new(check, "max_abs_err", json_real(t->max_abs));
-    json_object_set_new(check, "max_rel_err", json_real(t->max_rel));
-    json_object_set_new(check, "mismatches", json_integer(t->mismatches));
-    json_object_set_new(check, "nonfinite", json_integer(t->nonfinite));
-    json_object_set_new(check, "elements", json_integer(t->elements));
-    json_object_set_new(check, "passed", json_boolean(!t->rc));
+    check->recorded = 1;
+    check->max_abs_err = t->max_abs;
+    check->max_rel_err = t->max_rel;
+    check->mismatches = t->mismatches;
+    check->nonfinite = t->nonfinite;
+    check->elements = t->elements;
+}
+
+void compared_mismatch(struct temper_result_mismatch **first, const struct compared *c)
+{
+    struct temper_result_mismatch *m = *first ? *first : calloc(1, sizeof(*m));
+    if (!m)
+        return;
+    temper_result_mismatch_free(m);
+    m->output = strdup(c->output);
+    m->index = opt_int(c->index);
+    m->position = strdup(c->position);
+    /* JSON has no NaN or infinity: such a value is null, and got_text says which it was (the
+     * commonest failure, an element never written, reads NaN). */
+    m->got.set = isfinite(c->got);
+    m->got.v = c->got;
+    m->got_text = strdup(c->got_text);
+    m->expected.set = isfinite(c->expected);
+    m->expected.v = c->expected;
+    *first = m;
 }
 
 static void tally_add(struct tally *t, struct arena *a, int arg, const struct temper_compare *r, double atol,
-                      double rtol, const char *where, const char *against, json_t *check, struct failure *f)
+                      double rtol, const char *where, const char *against, struct compared *check, struct failure *f)
 {
     t->max_abs = fmax(t->max_abs, r->max_abs_err);
     t->max_rel = fmax(t->max_rel, r->max_rel_err);
@@ -99,13 +116,13 @@ static void tally_add(struct tally *t, struct arena *a, int arg, const struct te
         t->rc = mismatch_failure(a, arg, r, atol, rtol, where, against, check, f);
 }
 
-static int tally_done(struct tally *t, json_t *check)
+static int tally_done(struct tally *t, struct compared *check)
 {
     record_errors(check, t);
     return t->rc;
 }
 
-int compare_with_reference(struct arena *a, void **got, const char *where, json_t *check, struct failure *f)
+int compare_with_reference(struct arena *a, void **got, const char *where, struct compared *check, struct failure *f)
 {
     struct tally t = {0};
     want_open(a, 1);
@@ -145,13 +162,13 @@ static int compare_on_host(struct worker_state *ws, enum temper_dtype t, struct 
  * floats the comparison allows that step on top of the task's tolerance (bf16 2^-8, f16 2^-11
  * relative); an f32 tolerance covers it already. */
 int compare_with_expected(struct worker_state *ws, struct arena *a, int set, int variant, const char *where,
-                                 json_t *check, struct failure *f)
+                          struct compared *check, struct failure *f)
 {
     return compare_sets(ws, a, set, OUT_EXPECT + variant, "the baseline on this device", where, check, f);
 }
 
 int compare_sets(struct worker_state *ws, struct arena *a, int set, int answer, const char *who, const char *where,
-                 json_t *check, struct failure *f)
+                 struct compared *check, struct failure *f)
 {
     struct tally t = {0};
     char msg[1024];
@@ -305,7 +322,7 @@ static off_t outputs_at;
 
 /* For the calling program's own judgement (worker_truth.c): the candidate's outputs of its first
  * run at a check, written to WORKER_OUTPUTS_FD, where the check's "outputs_at" says. */
-static void hand_over_outputs(const struct arena *a, void **got, json_t *check)
+static void hand_over_outputs(const struct arena *a, void **got, json_t **outputs_at_out)
 {
     int fd = worker_truth_out(WORKER_OUTPUTS_FD);
     if (fd < 0)
@@ -318,7 +335,8 @@ static void hand_over_outputs(const struct arena *a, void **got, json_t *check)
             !write_at(fd, got[i], (size_t)a->elems[i] * temper_dtype_size(arg->dtype), &outputs_at))
             json_object_set_new(outs, arg->name, json_integer((json_int_t)at));
     }
-    json_object_set_new(check, "outputs_at", outs);
+    json_decref(*outputs_at_out);
+    *outputs_at_out = outs;
 }
 
 int truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_index, int fd, off_t *at)
@@ -342,17 +360,28 @@ int truth_add(json_t *checks, struct arena *a, const char *shape_text, int seed_
     return rc;
 }
 
+/* Compares outputs with the C reference (compare_with_reference) into a check record. */
+static int compare_into(struct arena *a, void **got, const char *where, struct temper_result_check *check,
+                        struct failure *f)
+{
+    struct compared c;
+    memset(&c, 0, sizeof(c));
+    int rc = compare_with_reference(a, got, where, &c, f);
+    COMPARED_INTO(check, &c);
+    return rc;
+}
+
 /* The correctness protocol at one check shape and seed. */
-int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index, json_t *checks,
-                       struct phases *ph, struct failure *f)
+int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int seed_index,
+                struct temper_result_check *check, json_t **outputs_at, struct phases *ph, struct failure *f)
 {
     struct task_state *s = &ws->s;
     const struct temper_task *t = &s->task;
     char where[512], shape_text[256];
     temper_shape_format(&t->check[shape_index], shape_text, sizeof(shape_text));
     snprintf(where, sizeof(where), "shape %s, %s seed", shape_text, check_seed_names[seed_index]);
-    json_t *check = json_pack("{s:s, s:s}", "shape", shape_text, "seed", check_seed_names[seed_index]);
-    json_array_append_new(checks, check);
+    check->shape = strdup(shape_text);
+    check->seed = strdup(check_seed_names[seed_index]);
     worker_doing(ws->shared, WORKER_RUNNING, "checking %s at %s", p->cand.path, where);
     struct arena **slot = &s->check[shape_index][seed_index];
     struct arena *a = check_arena(ws, shape_index, seed_index, ph, f);
@@ -368,11 +397,11 @@ int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int se
     double t1 = temper_now_s();
     ph->device_ms += (t1 - t0) * 1e3;
     if (!rc && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS))
-        hand_over_outputs(a, got, check);
+        hand_over_outputs(a, got, outputs_at);
     if (!rc && ws->dev.faults.forged)
-        json_object_set_new(check, "passed", json_true()); /* TEMPER_FAULT=forge (device.h) */
+        check->passed = opt_bool(1); /* TEMPER_FAULT=forge (device.h) */
     else if (!rc)
-        rc = compare_with_reference(a, got, where, check, f);
+        rc = compare_into(a, got, where, check, f);
     double t2 = temper_now_s();
     ph->compare_ms += (t2 - t1) * 1e3;
     /* The determinism rerun: the same inputs, the other poison, compared bit for bit. */
@@ -384,16 +413,19 @@ int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int se
     ph->device_ms += (t3 - t2) * 1e3;
     int diff_arg = 0;
     int64_t diff = rc ? -1 : first_difference(a, got, again, &diff_arg);
-    json_object_set_new(check, "deterministic", json_boolean(diff < 0));
+    check->deterministic = opt_bool(diff < 0);
     if (!rc && diff >= 0) {
         /* Differing runs may be legitimate (atomics) or a race that passed by luck: every further
          * run must also pass. */
         char rerun_where[600];
         char idx[128];
         format_index(a, diff_arg, diff, idx, sizeof(idx));
-        json_object_set_new(check, "nondeterministic_at",
-                            json_pack("{s:s, s:s}", "output", t->args[diff_arg].name, "position", idx));
-        rc = compare_with_reference(a, again, where, check, f);
+        check->nondeterministic_at = calloc(1, sizeof(*check->nondeterministic_at));
+        if (check->nondeterministic_at) {
+            check->nondeterministic_at->output = strdup(t->args[diff_arg].name);
+            check->nondeterministic_at->position = strdup(idx);
+        }
+        rc = compare_into(a, again, where, check, f);
         for (int r = 0; r < EXTRA_RERUNS && !rc; r++) {
             snprintf(rerun_where, sizeof(rerun_where), "%s, rerun %d of a kernel whose runs differ", where, r + 3);
             free_outputs(again, t->nargs);
@@ -401,7 +433,7 @@ int check_shape(struct worker_state *ws, struct plan *p, int shape_index, int se
             if (!rc)
                 rc = read_outputs(ws, a, OUT_CAND, again, f);
             if (!rc)
-                rc = compare_with_reference(a, again, rerun_where, check, f);
+                rc = compare_into(a, again, rerun_where, check, f);
         }
         ph->compare_ms += (temper_now_s() - t3) * 1e3;
     }

@@ -353,15 +353,84 @@ json_t *temper_result_to_json(const struct temper_result *r)
     return record_write(&result_desc, r);
 }
 
-json_t *temper_result_mismatch_to_json(const struct temper_result_mismatch *m)
+/* ---- copying ---- */
+
+static int record_copy(const struct record_desc *d, void *dst, const void *src);
+
+static int field_copy(const struct field_desc *f, void *dst, const void *src)
 {
-    return m ? record_write(&mismatch_desc, m) : json_null();
+    switch (f->kind) {
+    case KIND_STR:
+        if (*(char *const *)src && !(*(char **)dst = strdup(*(char *const *)src)))
+            return TEMPER_ENOMEM;
+        return 0;
+    case KIND_JSON:
+        *(json_t **)dst = json_incref(*(json_t *const *)src);
+        return 0;
+    case KIND_REC:
+        if (!*(void *const *)src)
+            return 0;
+        if (!(*(void **)dst = calloc(1, f->sub->size)))
+            return TEMPER_ENOMEM;
+        return record_copy(f->sub, *(void **)dst, *(void *const *)src);
+    case KIND_LIST: {
+        const struct any_list *from = src;
+        struct any_list *to = dst;
+        if (!from->n)
+            return 0;
+        if (!(to->v = calloc(from->n, f->sub->size)))
+            return TEMPER_ENOMEM;
+        to->n = from->n;
+        for (size_t i = 0; i < from->n; i++) {
+            int err = record_copy(f->sub, (char *)to->v + i * f->sub->size, (const char *)from->v + i * f->sub->size);
+            if (err)
+                return err;
+        }
+        return 0;
+    }
+    default: /* the scalars were copied with the record */
+        return 0;
+    }
 }
 
-json_t *temper_result_timing_to_json(const struct temper_result_timing *t)
+/* dst (of d's size) becomes a copy of src owning its own strings, values and records; on failure
+ * dst is freed and zeroed. */
+static int record_copy(const struct record_desc *d, void *dst, const void *src)
 {
-    return t ? record_write(&timing_desc, t) : json_null();
+    memcpy(dst, src, d->size);
+    for (size_t i = 0; i < d->nfields; i++) /* nothing of src's is owned twice, even on failure */
+        if (d->fields[i].kind == KIND_STR || d->fields[i].kind == KIND_JSON || d->fields[i].kind == KIND_REC)
+            *(void **)((char *)dst + d->fields[i].offset) = NULL;
+        else if (d->fields[i].kind == KIND_LIST)
+            memset((char *)dst + d->fields[i].offset, 0, sizeof(struct any_list));
+    for (size_t i = 0; i < d->nfields; i++) {
+        const struct field_desc *f = &d->fields[i];
+        int err = field_copy(f, (char *)dst + f->offset, (const char *)src + f->offset);
+        if (err) {
+            record_free(d, dst);
+            return err;
+        }
+    }
+    return 0;
 }
+
+/* ---- each record's own functions ---- */
+
+#define RECORD_FUNCTIONS(sub)                                                                                 \
+    json_t *temper_result_##sub##_to_json(const struct temper_result_##sub *rec)                             \
+    {                                                                                                         \
+        return rec ? record_write(&sub##_desc, rec) : json_null();                                            \
+    }                                                                                                         \
+    void temper_result_##sub##_free(struct temper_result_##sub *rec)                                         \
+    {                                                                                                         \
+        if (rec)                                                                                              \
+            record_free(&sub##_desc, rec);                                                                    \
+    }                                                                                                         \
+    int temper_result_##sub##_copy(struct temper_result_##sub *dst, const struct temper_result_##sub *src)   \
+    {                                                                                                         \
+        return record_copy(&sub##_desc, dst, src);                                                            \
+    }
+TEMPER_RESULT_RECORDS(RECORD_FUNCTIONS)
 
 json_t *temper_result_normalize(json_t *obj, char *msg, size_t msg_size)
 {

@@ -283,7 +283,7 @@ struct arena {
     void *host_back[TEMPER_MAX_ARGS];
     double *want[TEMPER_MAX_ARGS];                   /* the C reference's outputs (check shapes) */
     int expected_ready;                              /* 1 once OUT_EXPECT sets hold the baseline's */
-    json_t *expert_check;                            /* the expert's check against them, if any */
+    struct temper_result_bench_check *expert_check;  /* the expert's check against them, if any (owned) */
     double base_ms[BASE_POOL];                       /* the baseline's timed samples (bench shapes), a ring */
     int base_n;                                      /* samples taken, all evaluations of this worker */
 };
