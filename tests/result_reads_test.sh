@@ -180,7 +180,7 @@ failures += total
 print(f"information: {in_accessors} more in the documented accessors "
       f"({', '.join(sorted(n for names in accessors.values() for n in names))})")
 if failures:
-    print(f"FAIL: {failures} result field lookups by key in the converted files")
+    print(f"FAIL: {failures} result field lookups by key")
     sys.exit(1)
 print(f"ok: no result field is read by key in the {len(converted)} converted files")
 PY
