@@ -98,18 +98,18 @@ converted = {
     "src/mcp/call.c": {"info": "the session's device description"},
     "src/eval/cache_service.c": {"out": "a compile process's output (its binary, compiler and target)",
                                  "m": "a module of the cache service's request (its source, key and options)"},
-    "src/eval/pipeline.c": {"key": "what same_code_key made: the code, source, knobs and options an earlier "
+    "src/worker/pipeline.c": {"key": "what same_code_key made: the code, source, knobs and options an earlier "
                                    "build was asked with", "req": "the eval request from the parent",
                             "reply": "the reply records_write has just written from struct temper_result: it "
                                      "adds outputs_at (not a field; worker_truth.c reads it) to its checks"},
-    "src/eval/pipeline_timing.c": {},
-    "src/eval/pipeline_floor.c": {},
-    "src/eval/pipeline_verify.c": {},
+    "src/worker/pipeline_timing.c": {},
+    "src/worker/pipeline_floor.c": {},
+    "src/worker/pipeline_verify.c": {},
     "src/eval/deep.c": {"r": "a sanitizer tool's findings (errors, warnings: the sanitize object, kept as JSON)"},
-    "src/eval/worker_main.c": {"req": "the build request (the device's name, arch and compiler, the options)"},
+    "src/worker/worker_main.c": {"req": "the build request (the device's name, arch and compiler, the options)"},
     "src/eval/worker_calls.c": {"*info": "the info reply: the device's description, or why it could not be opened",
                                 "*ceilings": "the calibrate reply: the measured ceilings, or why they were not"},
-    "src/eval/worker_cache.c": {"r": "the calling program's reply to a reference request"},
+    "src/worker/worker_cache.c": {"r": "the calling program's reply to a reference request"},
     "src/eval/worker.c": {"m": "a reply frame of any op (info, calibrate, eval, an error): worker_restarted is the "
                                "flag the worker sets on every op's reply before it exits (worker_serve.c)"},
 }

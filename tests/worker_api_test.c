@@ -22,8 +22,8 @@
 
 #include "eval/eval_internal.h"
 #include "util/util.h"
-#include "pipeline_impl.h"
-#include "worker_impl.h"
+#include "worker/pipeline_impl.h"
+#include "eval/worker_impl.h"
 
 #define SKIP 77
 

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 
 /* Decodes one frame from the bytes data[0..size) as the worker would from its pipe; NULL when
  * the frame is short, too long or not JSON. The caller decrefs the request. */

@@ -9,7 +9,7 @@
 #define TEMPER_PIPELINE_IMPL_H
 
 #include "temper/result.h"
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 
 /* Timings of the pipeline's stages, in milliseconds. */
 struct phases {

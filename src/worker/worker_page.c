@@ -24,7 +24,7 @@
 
 #include "device/device.h"
 #include "util/util.h"
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 
 /* Whether beats are sent, alone in a page (of up to 64 KiB) made read-only by worker_beats_start. */
 static union {

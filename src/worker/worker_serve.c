@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 
 void (*worker_job_done_hook)(void);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 
 static const char devcheck_cl[] =
     "#if defined(cl_khr_fp64)\n"

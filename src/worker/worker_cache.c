@@ -14,7 +14,7 @@
 #include "temper/task.h"
 #include "util/util.h"
 #include "worker_cache.h"
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 
 #define NOTES_MAX 16
 #define DIRS_MAX 256

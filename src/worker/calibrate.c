@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 
 #define COMPILE_LOG_MAX (64u << 10)
 

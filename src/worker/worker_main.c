@@ -36,7 +36,7 @@
 #include "util/sandbox.h"
 #include "util/util.h"
 #include "worker_cache.h"
-#include "worker_impl.h"
+#include "eval/worker_impl.h"
 #include "worker_selftest.h"
 
 #define COMPILE_REQUEST_MAX (64u << 20)
