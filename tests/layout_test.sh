@@ -7,7 +7,8 @@
 # files and the functions that close it. The core, libtemper (temper_objects), calls nothing
 # defined only in the front ends' libraries (the gym's temper_serve, temper_agent, temper_mcp,
 # temper_report); include/temper holds exactly the headers CMake installs (TEMPER_PUBLIC_HEADERS),
-# and those include only each other and system or dependency headers (<...>).
+# and those include only each other and system or dependency headers (<...>); no header of src/ or
+# include/temper includes itself again through others (an include circle).
 # usage: layout_test.sh BUILD_DIR SOURCE_DIR
 set -u
 build=$1
@@ -180,6 +181,51 @@ for name in present:
                 print(f"include/temper/{name}:{number}: includes \"{inc.group(1)}\", which is not an installed header")
                 failures += 1
 
+# ---- no include circle ----
+# The headers of src/ and include/temper, with an edge for each quoted #include (resolved beside
+# the header, then under src/, then under include/): a header that reaches itself again through
+# others is a circle, which include guards hide from the compiler but not from a reader.
+headers = set()
+for root, _, names in os.walk(os.path.join(src, "src")):
+    headers.update(os.path.relpath(os.path.join(root, n), src) for n in names if n.endswith(".h"))
+headers.update(os.path.join("include", "temper", n) for n in present)
+def resolve_include(frm, inc):
+    for base in (os.path.dirname(frm), "src", "include"):
+        p = os.path.normpath(os.path.join(base, inc))
+        if p in headers:
+            return p
+    return None
+includes = {}
+for h in sorted(headers):
+    with open(os.path.join(src, h), errors="replace") as f:
+        for line in f:
+            inc = re.match(r'\s*#\s*include\s*"([^"]*)"', line)
+            target = inc and resolve_include(h, inc.group(1))
+            if target and target != h:
+                includes.setdefault(h, []).append(target)
+state = {}  # header -> 1 while on the current path, 2 once done
+def include_circle(h, path):
+    state[h] = 1
+    path.append(h)
+    for t in includes.get(h, []):
+        if state.get(t) == 1:
+            return path[path.index(t):] + [t]
+        if t not in state:
+            found = include_circle(t, path)
+            if found:
+                return found
+    path.pop()
+    state[h] = 2
+    return None
+for h in sorted(headers):
+    if h not in state:
+        circle = include_circle(h, [])
+        if circle:
+            print("include circle: " + " -> ".join(circle))
+            failures += 1
+        for k in state:  # a search that stopped at a circle leaves its path finished
+            state[k] = 2
+
 edges = {}  # file -> {file it calls: [symbols]}
 for rel, used in calls.items():
     for sym in sorted(used):
@@ -257,5 +303,6 @@ if failures:
     sys.exit(1)
 print(f"layout: {len(objects)} object files of {len(targets)} targets ({', '.join(sorted(targets))}), "
       f"no file over {MAX_LINES} lines, no call loop; libtemper calls none of {', '.join(found_fronts)}; "
-      f"{len(installed)} installed headers, including only each other")
+      f"{len(installed)} installed headers, including only each other; no include circle among "
+      f"{len(headers)} headers")
 EOF
