@@ -380,20 +380,45 @@ static void test_sanitizer_real_logs(void **state)
     json_decref(san);
 }
 
+/* A folder put first on PATH for a stand-in compute-sanitizer (no CPU machine has the real one):
+ * its path in dir (a mkdtemp template), the tool's in tool; the old PATH is kept in *saved. */
+struct stand_in {
+    char dir[32];
+    char tool[128];
+    char *saved;
+};
+
+static void stand_in_begin(struct stand_in *s)
+{
+    snprintf(s->dir, sizeof(s->dir), "/tmp/temper_deep_XXXXXX");
+    assert_non_null(mkdtemp(s->dir));
+    snprintf(s->tool, sizeof(s->tool), "%s/compute-sanitizer", s->dir);
+    const char *old_path = getenv("PATH");
+    char path[4096];
+    snprintf(path, sizeof(path), "%s:%s", s->dir, old_path ? old_path : "/usr/bin:/bin");
+    s->saved = old_path ? strdup(old_path) : NULL;
+    setenv("PATH", path, 1);
+}
+
+/* Removes the stand-in's folder (after the files the test made there) and restores PATH. */
+static void stand_in_end(struct stand_in *s)
+{
+    unlink(s->tool);
+    rmdir(s->dir);
+    if (s->saved)
+        setenv("PATH", s->saved, 1);
+    free(s->saved);
+}
+
 /* What the findings do to a CUDA verdict, through temper_deep_check with a stand-in
  * compute-sanitizer on the PATH (no CPU machine has the real one): errors fail in both modes,
  * warnings only with strict, and a non-CUDA device is not checked at all. */
 static void test_deep_check_verdicts(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/temper_deep_XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char tool[128], path[4096];
-    snprintf(tool, sizeof(tool), "%s/compute-sanitizer", dir);
-    const char *old_path = getenv("PATH");
-    snprintf(path, sizeof(path), "%s:%s", dir, old_path ? old_path : "/usr/bin:/bin");
-    char *saved = old_path ? strdup(old_path) : NULL;
-    setenv("PATH", path, 1);
+    struct stand_in si;
+    stand_in_begin(&si);
+    const char *tool = si.tool;
     static const struct {
         const char *race_lines, *mem_summary; /* what the stand-in prints for racecheck, memcheck */
         int mode;                             /* TEMPER_SANITIZE_* */
@@ -440,11 +465,7 @@ static void test_deep_check_verdicts(void **state)
         }
         json_decref(result);
     }
-    unlink(tool);
-    rmdir(dir);
-    if (saved)
-        setenv("PATH", saved, 1);
-    free(saved);
+    stand_in_end(&si);
 }
 
 /* The deep checks run the candidate with the knob values it was evaluated with, whatever their
@@ -453,20 +474,15 @@ static void test_deep_check_verdicts(void **state)
 static void test_deep_check_knobs(void **state)
 {
     (void)state;
-    char dir[] = "/tmp/temper_deep_XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char tool[128], args[128], path[4096];
-    snprintf(tool, sizeof(tool), "%s/compute-sanitizer", dir);
-    snprintf(args, sizeof(args), "%s/args", dir);
-    const char *old_path = getenv("PATH");
-    snprintf(path, sizeof(path), "%s:%s", dir, old_path ? old_path : "/usr/bin:/bin");
-    char *saved = old_path ? strdup(old_path) : NULL;
-    setenv("PATH", path, 1);
-    FILE *f = fopen(tool, "w");
+    struct stand_in si;
+    stand_in_begin(&si);
+    char args[128];
+    snprintf(args, sizeof(args), "%s/args", si.dir);
+    FILE *f = fopen(si.tool, "w");
     assert_non_null(f);
     fprintf(f, "#!/bin/sh\necho \"$*\" >>%s\necho '========= ERROR SUMMARY: 0 errors'\n", args);
     fclose(f);
-    chmod(tool, 0755);
+    chmod(si.tool, 0755);
     const struct temper_knob_value knobs[] = {
         {.name = "BLOCK", .kind = TEMPER_KNOB_INT, .i = 64},
         {.name = "SCALE", .kind = TEMPER_KNOB_REAL, .r = 0.5},
@@ -489,11 +505,7 @@ static void test_deep_check_knobs(void **state)
     free(text);
     json_decref(result);
     unlink(args);
-    unlink(tool);
-    rmdir(dir);
-    if (saved)
-        setenv("PATH", saved, 1);
-    free(saved);
+    stand_in_end(&si);
 }
 
 int main(void)
