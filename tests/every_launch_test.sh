@@ -53,21 +53,22 @@ for run in 1 2 3; do
 done
 
 # A time faster than the device's measured peak is impossible: correct_vector_add_float4.cl against
-# ceilings that say this CPU is slower than it is. Its speed is the median of its runs so far
-# (gbps: its bytes over its median time; the runs above, then each try), and ceilings are written
-# (from a real ceilings file, in a fresh TEMPER_HOME) under which it runs at about 1.6x the
-# measured bandwidth, the compute ceiling out of the way: past the peak's 1.25x margin, within the
-# factor of two the test once allowed. Its evaluation must be incorrect, naming the peak, whenever
-# its run lands between 1.35x and 1.9x (the run's roofline_share). Load moves a run's speed by a
-# fifth or more from one run to the next (seen beside two busy loops: 1.93x, 1.12x, 1.93x when each
-# try was based on the one before), so up to 6 tries, each based on the median of every run.
-# Then ceilings a thousand times too low: incorrect as well.
+# ceilings that say this CPU is slower than it is, written (from a real ceilings file, in a fresh
+# TEMPER_HOME) so that its runs so far (their median speed) would run at about 1.6x the written
+# bandwidth, the compute ceiling out of the way: past the peak's 1.25x margin, within the factor
+# of two the test once allowed. Where a run lands depends on the machine's load (beside another
+# PoCL test runs moved from 1.06x to 2.9x of the written ceilings), so what is asserted of each run
+# does not: the floor it was held against (impossible_floor_ms) is the roofline floor at the
+# written ceilings over 1.25 exactly (copy and read are written alike, other_cpu_share 0), not over
+# 2; and the verdict follows it: a median under that floor is incorrect, impossible, naming the
+# peak, a median over it correct. Three runs, and whether one landed between 1.35x and 1.9x (where
+# the old rule passed what this one fails) is said. Then ceilings a thousand times too low:
+# incorrect as well, whatever the load.
 real=${TEMPER_CEILINGS:-}
 if [ -z "$real" ] || [ ! -f "$real" ]; then
     real=$work/real.json
     "$temper" calibrate --save "$real" >/dev/null 2>&1
 fi
-share_of() { sed -n 's/^ *"roofline_share": \([0-9.eE+-]*\),*$/\1/p' "$1" | head -1; }
 # slow_ceilings GBPS FILE: the real ceilings with copy and read bandwidth GBPS, FMA out of the way.
 slow_ceilings() {
     sed -E -e "s/\"(copy_gbs|read_gbs)\": *[0-9.eE+-]+/\"\1\": $1/g" -e 's/"fma_gflops": *[0-9.eE+-]+/"fma_gflops": 1e9/' \
@@ -75,33 +76,56 @@ slow_ceilings() {
 }
 # median_of VALUES...: the median of the numbers given.
 median_of() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print (v[int((NR + 1) / 2)] + v[int(NR / 2) + 1]) / 2 }'; }
-judged=0
-for try in 1 2 3 4 5 6; do
+# judge_run FILE STATUS: what a run against written ceilings must show, whatever its speed; prints
+# "ok SHARE" or "fail WHY".
+judge_run() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    t = (r.get("timings") or [None])[0]
+except (OSError, ValueError) as e:
+    sys.exit(print(f"fail no result ({e})"))
+if not t or t.get("impossible_floor_ms") is None or t.get("roofline_floor_ms") is None:
+    sys.exit(print(f"fail not timed against the ceilings: {r.get('verdict')}: {r.get('message')}"))
+floor, roof, med = t["impossible_floor_ms"], t["roofline_floor_ms"], t["median_ms"]
+status, share = int(sys.argv[2]), t.get("roofline_share")
+if abs(floor * 1.25 - roof) > 1e-9 * roof:
+    sys.exit(print(f"fail the floor {floor} ms is not the roofline floor {roof} ms over 1.25"))
+if med < floor:
+    ok = (status == 1 and r["verdict"] == "incorrect" and t.get("impossible") is True and
+          "faster than this device's measured peak allows" in r["message"])
+    want = "incorrect, impossible, naming the peak"
+else:
+    ok = status == 0 and r["verdict"] == "correct" and t.get("impossible") is False
+    want = "correct"
+if not ok:
+    sys.exit(print(f"fail median {med} ms against the floor {floor} ms: want {want}, got exit {status}, "
+                   f"{r['verdict']}, impossible {t.get('impossible')}: {r['message'][:200]}"))
+print(f"ok {share}")
+PY
+}
+landed=""
+for try in 1 2 3; do
     # shellcheck disable=SC2086
     gbps=$(median_of $speeds)
-    [ -n "$gbps" ] || break
+    [ -n "$gbps" ] || { fail "no speed measured to write ceilings from"; break; }
     slow_ceilings "$(awk -v g="$gbps" 'BEGIN { print g / 1.6 }')" "$work/slow.json"
     TEMPER_HOME=$work/slow-$try TEMPER_CEILINGS=$work/slow.json "$temper" eval "$correct" --time-budget 0.2 --json \
         >"$work/slow.out" 2>"$work/slow.err"
     status=$?
-    share=$(share_of "$work/slow.out")
     speeds="$speeds $(gbps_of "$work/slow.out")"
-    if ! awk -v r="$share" 'BEGIN { exit !(r >= 1.35 && r <= 1.9) }'; then
-        echo "     try $try: the kernel ran at ${share:-?}x the written ceilings, outside 1.35-1.9: again"
-        continue
-    fi
-    judged=1
-    if [ $status = 1 ] && grep -q '"verdict": "incorrect"' "$work/slow.out" && grep -q '"impossible": true' "$work/slow.out" &&
-        grep -q '"message": "the median [^"]* faster than this device.s measured peak allows' "$work/slow.out"; then
-        ok "a time at ${share}x the measured ceilings is impossible (incorrect, naming the peak)"
-    else
-        fail "a time at ${share}x the measured ceilings: exit $status"
-        grep '"verdict"\|"message"\|"impossible\|"samples_under_floor"\|"roofline' "$work/slow.out" | head -8 |
-            sed 's/^/     /'
-    fi
-    break
+    verdict=$(judge_run "$work/slow.out" $status)
+    case $verdict in
+    ok*)
+        share=${verdict#ok }
+        ok "run $try at ${share}x the written ceilings: held against the peak at 1.25x them, judged by it"
+        awk -v r="$share" 'BEGIN { exit !(r >= 1.35 && r <= 1.9) }' && landed="$landed $share"
+        ;;
+    *) fail "run $try against written ceilings: ${verdict#fail }" ;;
+    esac
 done
-[ $judged = 1 ] || fail "no run landed between 1.35x and 1.9x of the written ceilings"
+echo "     runs between 1.35x and 1.9x (impossible now, passed under the old factor of two):${landed:- none this time}"
 slow_ceilings "$(awk -v g="$(gbps_of "$work/out")" 'BEGIN { print g / 1000 }')" "$work/slower.json"
 TEMPER_HOME=$work/slower TEMPER_CEILINGS=$work/slower.json "$temper" eval "$correct" --time-budget 0.2 --json \
     >"$work/slow.out" 2>"$work/slow.err"
