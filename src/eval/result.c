@@ -94,31 +94,44 @@ static void list_free(const struct record_desc *sub, struct any_list *l)
     l->n = 0;
 }
 
+/* Frees what the member p of field f owns and makes it null. */
+static void field_free(const struct field_desc *f, void *p)
+{
+    switch (f->kind) {
+    case KIND_STR:
+        free(*(char **)p);
+        *(char **)p = NULL;
+        break;
+    case KIND_JSON:
+        json_decref(*(json_t **)p);
+        *(json_t **)p = NULL;
+        break;
+    case KIND_REC:
+        if (*(void **)p) {
+            record_free(f->sub, *(void **)p);
+            free(*(void **)p);
+        }
+        *(void **)p = NULL;
+        break;
+    case KIND_LIST:
+        list_free(f->sub, p);
+        break;
+    case KIND_INT:
+        memset(p, 0, sizeof(struct temper_opt_i64));
+        break;
+    case KIND_REAL:
+        memset(p, 0, sizeof(struct temper_opt_f64));
+        break;
+    case KIND_BOOL:
+        memset(p, 0, sizeof(struct temper_opt_bool));
+        break;
+    }
+}
+
 static void record_free(const struct record_desc *d, void *rec)
 {
-    for (size_t i = 0; i < d->nfields; i++) {
-        const struct field_desc *f = &d->fields[i];
-        void *p = (char *)rec + f->offset;
-        switch (f->kind) {
-        case KIND_STR:
-            free(*(char **)p);
-            break;
-        case KIND_JSON:
-            json_decref(*(json_t **)p);
-            break;
-        case KIND_REC:
-            if (*(void **)p) {
-                record_free(f->sub, *(void **)p);
-                free(*(void **)p);
-            }
-            break;
-        case KIND_LIST:
-            list_free(f->sub, p);
-            break;
-        default:
-            break;
-        }
-    }
+    for (size_t i = 0; i < d->nfields; i++)
+        field_free(&d->fields[i], (char *)rec + d->fields[i].offset);
     memset(rec, 0, d->size);
 }
 
@@ -297,6 +310,49 @@ int temper_result_from_stored(json_t *obj, struct temper_result *r)
     if (err)
         temper_result_free(r);
     return err;
+}
+
+/* ---- setting one field ---- */
+
+int temper_result_set_text(char **member, const char *text)
+{
+    json_t *valid = text ? json_string(text) : NULL;
+    if (text && !valid)
+        return TEMPER_EINVALID;
+    json_decref(valid);
+    free(*member);
+    *member = text ? strdup(text) : NULL;
+    return text && !*member ? TEMPER_ENOMEM : 0;
+}
+
+void temper_result_set_value(json_t **member, json_t *value)
+{
+    json_decref(*member);
+    *member = value;
+}
+
+int temper_result_set_json(struct temper_result *r, const char *name, json_t *value, char *msg, size_t msg_size)
+{
+    const struct field_desc *f = field_find(&result_desc, name);
+    if (!f)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s is not a field of the result record", name);
+    void *p = (char *)r + f->offset;
+    field_free(f, p);
+    struct path top = {""};
+    int err = field_read(f, value, p, &top, READ_STRICT, msg, msg_size);
+    if (err)
+        field_free(f, p);
+    return err;
+}
+
+void temper_result_own(struct temper_result *r, const char *verdict, const char *message, int cancelled,
+                       int worker_restarted)
+{
+    memset(r, 0, sizeof(*r));
+    temper_result_set_text(&r->verdict, verdict);
+    temper_result_set_text(&r->message, message);
+    r->cancelled = (struct temper_opt_bool){cancelled != 0, cancelled != 0};
+    r->worker_restarted = (struct temper_opt_bool){worker_restarted != 0, worker_restarted != 0};
 }
 
 const struct temper_result_timing *temper_result_first_timing(const struct temper_result *r)
