@@ -219,7 +219,7 @@ static void judge_result(json_t *truth, int truth_fd, int outputs_fd, struct tem
  * in place. A judged reply that does not read as a result stands for nothing: a runtime error, as
  * a malformed reply is (worker.c), whatever verdict it claimed, its other fields read leniently;
  * and its same_code_key is dropped, so that no later build of the same code takes it. An unjudged
- * one that does not read is left as it came: eval.c's strict read fails it. */
+ * one that does not read is left as it came, but for those two keys: eval.c's strict read fails it. */
 void worker_truth_reply(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, int restarted,
                         json_t *reply)
 {
