@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "eval/eval_internal.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 #include "util/util.h"
 

@@ -15,6 +15,7 @@
 #include "device/device.h"
 
 #include "eval/eval_internal.h"
+#include "eval/result_set.h"
 #include "kernel/kernel_internal.h"
 #include "temper/result.h"
 #include "util/util.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "temper/error.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 
 enum field_kind { KIND_STR, KIND_INT, KIND_REAL, KIND_BOOL, KIND_JSON, KIND_REC, KIND_LIST };

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 #include "util/util.h"
 #include "worker_impl.h"

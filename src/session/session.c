@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "session_impl.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 #include "util/util.h"
 
