@@ -1,11 +1,13 @@
 // heavy_host_check.cpp: host checks of the index maths and numerics of issue 31's wgmma candidates
-// (tasks/L2/gemm_bias_gelu/wgmma.cu, tasks/L3/mlp_block/wgmma.cu, tasks/L2/int8_gemm/wgmma.cu), which no
+// (tasks/L2/gemm_bias_gelu/wgmma.cu, tasks/L3/mlp_block/wgmma.cu, tasks/L2/int8_gemm/wgmma.cu,
+// tasks/L3/moe_grouped_gemm/wgmma.cu), which no
 // machine without a GPU can run. Each candidate's layout helpers are __host__ __device__ above its
 // __CUDA_ARCH__ guard, so this file includes the candidate named by CANDIDATE (with its knobs as -D) and
 // checks them; bench/heavy_host_check.sh builds and runs it for each candidate at several knob settings.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -231,6 +233,146 @@ static void check_int8()
 }
 #endif
 
+#if defined(CHECK_MOE)
+// moe_grouped_gemm/wgmma.cu's launch plan on the host at one shape: the routing launches as written (the
+// atomics' order shuffled), every block of moe_gemm's grid through moe_tile and moe_expert_of, its loaders'
+// gathered rows (a_chunk and the permutation) and its epilogue's scattered rows (acc_coord), each output
+// element computed from the rows and expert the kernel would use, against y[t] = x[t] W[expert[t]] in double.
+static void emulate_moe(int T, int Hd, int F, int E, int lo, int hi, unsigned seed)
+{
+    auto rnd = [&seed]() { return (seed = seed * 1103515245u + 12345u) >> 8; };
+    std::vector<int> expert(T);
+    for (auto &e : expert)
+        e = lo + (int)(rnd() % (unsigned)(hi - lo + 1));
+    std::vector<double> x((size_t)T * Hd), W((size_t)E * Hd * F > 50000000 ? 0 : (size_t)E * Hd * F);
+    for (auto &v : x)
+        v = (int)(rnd() % 7) - 3;
+    const bool dense = !W.empty(); /* E = 65537: W is generated on the fly */
+    auto w_at = [&](int e, int k, int n) {
+        return dense ? W[((size_t)e * Hd + k) * F + n] : (double)((e * 131 + k * 17 + n * 7) % 11 - 5);
+    };
+    for (size_t i = 0; i < W.size(); i++)
+        W[i] = (int)(rnd() % 9) - 4;
+    /* moe_zero, then moe_count with the threads' atomics in a shuffled order */
+    std::vector<int> counts(E, 0), rank(T, -1), order(T);
+    for (int t = 0; t < T; t++)
+        order[t] = t;
+    for (int t = T - 1; t > 0; t--)
+        std::swap(order[t], order[rnd() % (unsigned)(t + 1)]);
+    for (int t : order)
+        rank[t] = counts[expert[t]]++;
+    /* moe_scan as written: 1024 threads, each with ceil(E / 1024) consecutive experts */
+    std::vector<int> offs(E + 1, -7), tstart(E + 1, -7), s_rows(1024), s_tiles(1024), mine_r(1024), mine_t(1024);
+    const int per = (E + 1023) / 1024;
+    for (int tid = 0; tid < 1024; tid++) {
+        const int l = std::min(tid * per, E), h = std::min(l + per, E);
+        int rows = 0, tiles = 0;
+        for (int e = l; e < h; e++) {
+            rows += counts[e];
+            tiles += (counts[e] + BM - 1) / BM;
+        }
+        s_rows[tid] = mine_r[tid] = rows;
+        s_tiles[tid] = mine_t[tid] = tiles;
+    }
+    for (int off = 1; off < 1024; off *= 2) {
+        std::vector<int> r2 = s_rows, t2 = s_tiles;
+        for (int tid = off; tid < 1024; tid++) {
+            r2[tid] += s_rows[tid - off];
+            t2[tid] += s_tiles[tid - off];
+        }
+        s_rows = r2;
+        s_tiles = t2;
+    }
+    for (int tid = 0; tid < 1024; tid++) {
+        const int l = std::min(tid * per, E), h = std::min(l + per, E);
+        int rows = s_rows[tid] - mine_r[tid], tiles = s_tiles[tid] - mine_t[tid];
+        for (int e = l; e < h; e++) {
+            offs[e] = rows;
+            tstart[e] = tiles;
+            rows += counts[e];
+            tiles += (counts[e] + BM - 1) / BM;
+        }
+    }
+    offs[E] = s_rows[1023];
+    tstart[E] = s_tiles[1023];
+    EXPECT(offs[E] == T, "offs[E] = %d, T = %d", offs[E], T);
+    for (int e = 0; e < E; e++)
+        EXPECT(offs[e + 1] - offs[e] == counts[e] && tstart[e + 1] - tstart[e] == (counts[e] + BM - 1) / BM,
+               "expert %d: offsets %d..%d, tiles %d..%d, count %d", e, offs[e], offs[e + 1], tstart[e], tstart[e + 1],
+               counts[e]);
+    /* moe_place */
+    std::vector<int> perm(T, -1);
+    for (int t = 0; t < T; t++)
+        perm[offs[expert[t]] + rank[t]] = t;
+    for (int p = 0; p < T; p++)
+        EXPECT(perm[p] >= 0, "perm[%d] unset", p);
+    /* moe_gemm: every block of the launch's grid */
+    const int grid = ((T + BM - 1) / BM + std::min(E, T)) * ((F + BN - 1) / BN);
+    EXPECT(tstart[E] * ((F + BN - 1) / BN) <= grid, "grid %d below the %d tiles", grid, tstart[E] * ((F + BN - 1) / BN));
+    std::vector<int> writes((size_t)T * F, 0);
+    int bad = 0;
+    for (int pid = 0; pid < grid; pid++) {
+        int mt, nt;
+        if (!moe_tile(pid, tstart[E], (F + BN - 1) / BN, &mt, &nt))
+            continue;
+        const int e = moe_expert_of(tstart.data(), E, mt);
+        EXPECT(tstart[e] <= mt && mt < tstart[e + 1], "tile row %d given expert %d (tiles %d..%d)", mt, e, tstart[e],
+               tstart[e + 1]);
+        const int p0 = offs[e] + (mt - tstart[e]) * BM, p_end = offs[e + 1], n0 = nt * BN;
+        /* the loaders' gathered rows: tile row r holds x row xrow[r] (-1: zeros) */
+        std::vector<int> xrow(BM, -2);
+        for (int lt = 0; lt < LT; lt++)
+            for (int i = 0; i < A_CPT; i++) {
+                int r, kc;
+                a_chunk(lt, i, &r, &kc);
+                const int p = p0 + (lt / 8) + i * A_RSTEP; /* loader_init's p for chunk i */
+                EXPECT(r == p - p0, "loader %d chunk %d: tile row %d, position %d", lt, i, r, p - p0);
+                xrow[r] = p < p_end ? perm[p] : -1;
+            }
+        for (int r = 0; r < BM; r++)
+            EXPECT(xrow[r] != -2, "tile row %d not loaded", r);
+        /* the epilogue's scattered rows */
+        for (int wg = 0; wg < CONS; wg++)
+            for (int t = 0; t < 128; t++)
+                for (int i = 0; i < WGM; i++)
+                    for (int r = 0; r < NACC; r++) {
+                        int rr, cc;
+                        acc_coord(t, r, &rr, &cc);
+                        const int tile_row = (wg * WGM + i) * 64 + rr, p = p0 + tile_row, col = n0 + cc;
+                        if (p >= p_end || col >= F)
+                            continue;
+                        const int row = perm[p];
+                        EXPECT(xrow[tile_row] == row, "tile row %d loaded x row %d, stored to y row %d", tile_row,
+                               xrow[tile_row], row);
+                        writes[(size_t)row * F + col]++;
+                        double got = 0, want = 0;
+                        for (int k = 0; k < Hd; k++) {
+                            got += x[(size_t)xrow[tile_row] * Hd + k] * w_at(e, k, col);
+                            want += x[(size_t)row * Hd + k] * w_at(expert[row], k, col);
+                        }
+                        if (got != want && bad++ < 3)
+                            EXPECT(0, "y[%d][%d]: %g, want %g", row, col, got, want);
+                    }
+    }
+    for (size_t i = 0; i < writes.size(); i++)
+        if (writes[i] != 1 && bad++ < 3)
+            EXPECT(0, "T %d F %d E %d: y element %zu written %d times", T, F, E, i, writes[i]);
+    EXPECT(bad == 0, "T %d Hd %d F %d E %d: %d wrong", T, Hd, F, E, bad);
+}
+
+static void check_moe()
+{
+    /* the task's check shapes (with their routing draws), the bench routing at small Hd and F, and more */
+    const int shapes[][6] = {{1, 1, 1, 1, 0, 0},     {7, 33, 65, 3, 0, 2},    {16, 64, 128, 8, 0, 7},
+                             {37, 96, 97, 5, 0, 4},  {64, 257, 64, 8, 0, 7},  {9, 64, 96, 8, 7, 7},
+                             {3, 1000, 31, 2, 0, 1}, {65537, 2, 3, 2, 0, 1},  {2, 655, 3, 2, 0, 1},
+                             {2, 2, 65537, 2, 0, 1}, {3, 2, 2, 65537, 0, 65536}, {4096, 4, 520, 8, 0, 7},
+                             {1000, 3, 9, 300, 0, 299}, {5000, 2, 2, 3000, 0, 2999}};
+    for (auto &sh : shapes)
+        emulate_moe(sh[0], sh[1], sh[2], sh[3], sh[4], sh[5], 11u + sh[0] + sh[3] * 7u);
+}
+#endif
+
 int main()
 {
 #if defined(CHECK_EPILOGUE)
@@ -241,6 +383,9 @@ int main()
 #endif
 #if defined(CHECK_INT8)
     check_int8();
+#endif
+#if defined(CHECK_MOE)
+    check_moe();
 #endif
     printf("%s: %s\n", CANDIDATE_PATH, failures ? "FAILED" : "ok");
     return failures ? 1 : 0;

@@ -4,7 +4,7 @@
 # host), then compiles each candidate with nvcc for sm_90a at the same settings and prints ptxas's register
 # and spill counts. Run from anywhere; needs g++ and, for the second part, nvcc (skipped without it).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 tmp=$(mktemp -d /tmp/heavy-host-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -34,5 +34,7 @@ for knobs in "$base -DGROUP=16" "-DBM=128 -DBN=256 -DCONS=2 -DWS=0 -DSTAGES=4 -D
     run tasks/L3/mlp_block/wgmma.cu "-DCHECK_EPILOGUE -DCHECK_GELU" $knobs -DGELU_TANH=0
     # shellcheck disable=SC2086
     run tasks/L2/int8_gemm/wgmma.cu "-DCHECK_EPILOGUE -DCHECK_INT8" $knobs
+    # shellcheck disable=SC2086
+    run tasks/L3/moe_grouped_gemm/wgmma.cu "-DCHECK_EPILOGUE -DCHECK_MOE" $knobs
 done
 exit $fail
