@@ -36,7 +36,10 @@ left() { echo $((budget - ($(date +%s) - start))); }
 # cap SECONDS: SECONDS, or what is left of the budget less a reserve for the table, whichever is less
 cap() { local l=$(($(left) - 15)); [ "$l" -lt "$1" ] && echo "$l" || echo "$1"; }
 pack() { tar -czf "$dest/logs.tar.gz" -C "$work" --exclude home --exclude cache . 2>/dev/null; }
-[ ! -d .gpu/lib ] || carry_libs_link .gpu/lib $T .gpu/temper-worker >>"$log" 2>&1 || { note "temper cannot load"; exit 1; }
+if [ -d .gpu/lib ] && ! carry_libs_link .gpu/lib $T .gpu/temper-worker >>"$log" 2>&1; then
+    note "temper cannot load"
+    exit 1
+fi
 [ -x $T ] || { note "no $T: run bench/gpu.sh prepare first"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$log"
 
@@ -104,7 +107,7 @@ except Exception:
     pass
 # the peer each goal names, and the ratio (peer ms / kernel ms) it asks for
 goals = {"gemm_bias_gelu": ("compile", 1.0), "int8_gemm": ("eager", 0.9), "mlp_block": ("eager", 1.0),
-         "moe_grouped_gemm": ("grouped", 1.0)}
+         "moe_grouped_gemm": ("grouped_best", 1.0)}
 print("%-17s %-10s %-14s %9s %-8s %9s %7s %6s %-8s %s" % ("task", "kernel", "verdict", "ms", "peer", "peer ms",
                                                          "ratio", "goal", "met", "sanitize"))
 for f in files:

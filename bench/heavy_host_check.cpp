@@ -308,7 +308,8 @@ static void emulate_moe(int T, int Hd, int F, int E, int lo, int hi, unsigned se
         EXPECT(perm[p] >= 0, "perm[%d] unset", p);
     /* moe_gemm: every block of the launch's grid */
     const int grid = ((T + BM - 1) / BM + std::min(E, T)) * ((F + BN - 1) / BN);
-    EXPECT(tstart[E] * ((F + BN - 1) / BN) <= grid, "grid %d below the %d tiles", grid, tstart[E] * ((F + BN - 1) / BN));
+    const int tiles = tstart[E] * ((F + BN - 1) / BN);
+    EXPECT(tiles <= grid, "grid %d below the %d tiles", grid, tiles);
     std::vector<int> writes((size_t)T * F, 0);
     int bad = 0;
     for (int pid = 0; pid < grid; pid++) {

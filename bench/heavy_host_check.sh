@@ -22,7 +22,8 @@ run() { # run FILE CHECKS KNOBS...
     fi
     if command -v nvcc >/dev/null; then
         nvcc -arch=sm_90a -cubin -o "$tmp/k.cubin" -Xptxas -v "$@" -x cu "$file" 2>&1 |
-            awk '/Compiling entry/ {k=$(NF-2)} /spill/ {s=$1" B stack, "$5" B spill stores"} /Used/ {print "     " k ": " $5 " registers, " s}'
+            awk '/Compiling entry/ {k=$(NF-2)} /spill/ {s=$1" B stack, "$5" B spill stores"}
+                 /Used/ {print "     " k ": " $5 " registers, " s}'
     fi
 }
 base="-DBM=128 -DBN=256 -DCONS=2 -DWS=1 -DSTAGES=4"

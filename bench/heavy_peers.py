@@ -10,9 +10,10 @@ tasks' peers, so that bench/heavy.sh times every peer of issue 31's goals the sa
   int8_gemm       eager torch._int_mm(A, B).float() * 2^-(SA+SB)          goal: >= 0.9x eager
   mlp_block       eager gelu_tanh(x @ W1) @ W2 (h in bf16, as the task)   goal: >= 1.0x eager
   moe_grouped_gemm  grouped: torch._grouped_mm over rows already grouped by expert (the offsets made
-                  outside the timed call: what the issue's 0.771 ms measured); routed: the same with the
-                  grouping (a stable argsort, gather, offsets) and the scatter back inside the call
-                                                                          goal: >= 1.0x grouped
+                  outside the timed call; issue 31 does not say how its 0.771 ms was called, this is the
+                  likelier form); routed: the same with the grouping (a stable argsort, gather, offsets)
+                  and the scatter back inside the call; W is also given K-major (grouped_kmajor), and the
+                  goal is judged against the faster pre-grouped call (grouped_best)   goal: >= 1.0x that
 
   python3 bench/heavy_peers.py [--only NAME,...] [--reps N] [--json OUT]
 
@@ -49,8 +50,15 @@ def calls_for(torch, name, t):
         xs = x[order].contiguous()
         offs = torch.cumsum(torch.bincount(expert, minlength=E), 0).to(torch.int32)
 
+        # W as it is (E, Hd, F row-major), and the same values stored K-major per expert (a transposed copy
+        # made here, outside the timed call), in case one layout is faster or the only one accepted
+        Wt = W.transpose(-2, -1).contiguous().transpose(-2, -1)
+
         def grouped():
             return torch._grouped_mm(xs, W, offs=offs)
+
+        def grouped_kmajor():
+            return torch._grouped_mm(xs, Wt, offs=offs)
 
         def routed():
             o = torch.argsort(expert, stable=True)
@@ -59,7 +67,7 @@ def calls_for(torch, name, t):
             y = torch.empty_like(ys)
             y[o] = ys
             return y
-        return {"grouped": grouped, "routed": routed}
+        return {"grouped": grouped, "grouped_kmajor": grouped_kmajor, "routed": routed}
     raise ValueError(name)
 
 
@@ -107,6 +115,10 @@ def main(argv=None):
                     notes.append("routed vs fp32 on 64 rows: max rel %.2g" % float(
                         (got - ref).abs().max() / ref.abs().max()))
             row.update(peers.time_peers(torch, calls, args.reps, flush) if calls else {})
+            if name == "moe_grouped_gemm":  # the goal's peer: the faster pre-grouped torch._grouped_mm
+                best = [row[k] for k in ("grouped", "grouped_kmajor") if k in row]
+                if best:
+                    row["grouped_best"] = min(best)
             row["sizes"] = sizes
             row["notes"] = "; ".join(notes)
         except Exception as e:

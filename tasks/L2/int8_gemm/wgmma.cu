@@ -311,8 +311,8 @@ struct Loader {
     int lt;               /* loader thread index, 0 to LT-1 */
 };
 
-__device__ __forceinline__ void loader_init(Loader &ld, int lt, const signed char *A, const signed char *BT, int M, int N,
-                                            int K, int m0, int n0)
+__device__ __forceinline__ void loader_init(Loader &ld, int lt, const signed char *A, const signed char *BT, int M,
+                                            int N, int K, int m0, int n0)
 {
     int r0, kc;
     line_chunk(lt, 0, &r0, &kc);

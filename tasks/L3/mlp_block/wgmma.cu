@@ -273,7 +273,8 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], unsigned long long
 
 /* Issues stage s (4 k16 steps) for this warpgroup's WGM slabs and commits it as one group. da0 and
  * db0: a_desc0 and b_desc0 of this warpgroup. */
-__device__ __forceinline__ void mma_stage(float (&acc)[WGM][NACC], unsigned long long da0, unsigned long long db0, int s)
+__device__ __forceinline__ void mma_stage(float (&acc)[WGM][NACC], unsigned long long da0, unsigned long long db0,
+                                          int s)
 {
     fence_acc(acc);
     wgmma_fence();

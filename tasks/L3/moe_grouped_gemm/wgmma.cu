@@ -310,7 +310,8 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], unsigned long long
 
 /* Issues stage s (4 k16 steps) for this warpgroup's WGM slabs and commits it as one group. da0 and
  * db0: a_desc0 and b_desc0 of this warpgroup. */
-__device__ __forceinline__ void mma_stage(float (&acc)[WGM][NACC], unsigned long long da0, unsigned long long db0, int s)
+__device__ __forceinline__ void mma_stage(float (&acc)[WGM][NACC], unsigned long long da0, unsigned long long db0,
+                                          int s)
 {
     fence_acc(acc);
     wgmma_fence();
@@ -358,8 +359,8 @@ struct Loader {
     int lt;             /* loader thread index, 0 to LT-1 */
 };
 
-__device__ __forceinline__ void loader_init(Loader &ld, int lt, const bf16_t *A, const bf16_t *B, const int *perm, int M,
-                                            int N, int K, int m0, int n0)
+__device__ __forceinline__ void loader_init(Loader &ld, int lt, const bf16_t *A, const bf16_t *B, const int *perm,
+                                            int M, int N, int K, int m0, int n0)
 {
     int ar0, ac, br0, bc;
     a_chunk(lt, 0, &ar0, &ac);
@@ -438,8 +439,8 @@ __device__ __forceinline__ void load_tile(unsigned sa, unsigned sb, Loader &ld, 
 /* The producer warpgroup: fills stage kt % STAGES with tile kt once the consumers have released
  * its previous tile (kt - STAGES), then arrives on the stage's "full" barrier. */
 template <bool VEC>
-__device__ __forceinline__ void produce(unsigned sa0, unsigned sb0, unsigned bar0, const bf16_t *A, const bf16_t *B, const int *perm,
-                                        int M, int N, int K, int m0, int n0, int ktiles)
+__device__ __forceinline__ void produce(unsigned sa0, unsigned sb0, unsigned bar0, const bf16_t *A, const bf16_t *B,
+                                        const int *perm, int M, int N, int K, int m0, int n0, int ktiles)
 {
     Loader ld;
     loader_init(ld, threadIdx.x - CONS * 128, A, B, perm, M, N, K, m0, n0);
@@ -493,7 +494,8 @@ __device__ __forceinline__ void consume(float (&acc)[WGM][NACC], unsigned sa0, u
 /* All warpgroups copy and multiply; tile kt+STAGES-2 is copied while tile kt multiplies. */
 template <bool VEC>
 __device__ __forceinline__ void mainloop(float (&acc)[WGM][NACC], unsigned sa0, unsigned sb0, const bf16_t *A,
-                                         const bf16_t *B, const int *perm, int M, int N, int K, int m0, int n0, int ktiles)
+                                         const bf16_t *B, const int *perm, int M, int N, int K, int m0, int n0,
+                                         int ktiles)
 {
     const int wg = threadIdx.x / 128;
     const unsigned long long da0 = a_desc0(sa0, wg * WGM), db0 = b_desc0(sb0);
