@@ -108,7 +108,7 @@ except Exception:
 # the peer each goal names, and the ratio (peer ms / kernel ms) it asks for
 goals = {"gemm_bias_gelu": ("compile", 1.0), "int8_gemm": ("eager", 0.9), "mlp_block": ("eager", 1.0),
          "moe_grouped_gemm": ("grouped_best", 1.0)}
-print("%-17s %-10s %-14s %9s %-8s %9s %7s %6s %-8s %s" % ("task", "kernel", "verdict", "ms", "peer", "peer ms",
+print("%-17s %-10s %-14s %9s %-12s %9s %7s %6s %-8s %s" % ("task", "kernel", "verdict", "ms", "peer", "peer ms",
                                                          "ratio", "goal", "met", "sanitize"))
 for f in files:
     name = os.path.basename(os.path.dirname(f))
@@ -133,7 +133,7 @@ for f in files:
             san += " race hazards %s" % json.dumps(rh)
     except Exception:
         pass
-    print("%-17s %-10s %-14s %9s %-8s %9s %7s %5.2fx %-8s %s" % (
+    print("%-17s %-10s %-14s %9s %-12s %9s %7s %5.2fx %-8s %s" % (
         name, os.path.basename(f), r.get("verdict", "no result"), "%.4f" % ms if ms else "-", key,
         "%.4f" % pms if pms else "-", "%.3fx" % ratio if ratio else "-", goal, met, san))
 EOF
