@@ -32,7 +32,10 @@
 // the next tile) weigh more than in hgemm. Estimate: ~110-130 us of mainloop at 1050-1250 TOPS, +10 us
 // transpose, +10-15 us of exposed epilogue writes: 0.13-0.155 ms, 1.05-1.25x torch._int_mm's 0.165 ms (goal
 // >= 0.9x: 0.183 ms). The least certain part is the int8 wgmma rate reached from cp.async-fed shared tiles.
-// Measured: not yet (no GPU run of this file so far).
+// Measured (2026-12-08, an H100 80GB HBM3, bench/heavy.sh, one call): correct on every check shape (atol and
+// rtol 0); 0.157 ms (877 TOPS) against torch._int_mm(A, B).float() * scale at 1.224 ms with B row-major as
+// the task stores it (torch._int_mm alone 1.083 ms); B column-major, cuBLASLt's layout, not yet timed.
+// compute-sanitizer memcheck, racecheck, initcheck, synccheck: clean.
 // The layout helpers are __host__ __device__ above the __CUDA_ARCH__ guard, so a host program can include
 // this file and check them (bench/heavy_host_check.cpp).
 // Knobs: BM, BN (block tile; BN is the wgmma N), CONS (consumer warpgroups), WS, STAGES, GROUP as hgemm's.

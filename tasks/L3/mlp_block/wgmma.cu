@@ -27,7 +27,9 @@
 // lost, as hgemm's 15.5 -> 16). So about 1.49 ms each plus ~0.03 ms of GELU epilogue and ~0.01 ms for the
 // second launch's ramp: about 3.0-3.05 ms, 1.02-1.04x PyTorch eager's 3.118 ms (goal >= 1.0x; a thin margin:
 // if the GEMMs run at hgemm's 0.95 instead of 0.964 of cuBLAS, this is at 1.0x).
-// Measured: not yet (no GPU run of this file so far).
+// Measured (2026-12-08, an H100 80GB HBM3, bench/heavy.sh, one call): correct on every check shape; 3.039 ms
+// (724 TFLOP/s) against PyTorch eager's 3.327 ms in the same call: 1.095x (the goal, 1.0x, met on this card).
+// compute-sanitizer memcheck, racecheck, initcheck, synccheck: clean.
 // Knobs: BM, BN, CONS, WS, STAGES, GROUP as hgemm's; GELU_TANH (above).
 // @temper task mlp_block
 // @temper flags --gpu-architecture=sm_90a

@@ -29,7 +29,9 @@
 // from DRAM about once (the rasterisation keeps an expert's 4-5 tile rows of one column panel together),
 // ~0.2-0.28 ms of DRAM time, overlapped with the tensor cores. BM = 64 halves the padding but halves the
 // reuse of each W panel; the tuner can try it.
-// Measured: not yet (no GPU run of this file so far).
+// Measured (2026-12-08, an H100 80GB HBM3, bench/heavy.sh, one call): correct on every check shape (its
+// determinism check included); 0.840 ms (572 TFLOP/s) against torch._grouped_mm's 0.759 ms over rows grouped
+// outside the timed call: 0.903x, under the goal; untuned. compute-sanitizer's four tools: clean.
 // Knobs: BM, BN, CONS, WS, STAGES, GROUP as hgemm's.
 // @temper task moe_grouped_gemm
 // @temper flags --gpu-architecture=sm_90a
