@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "task/task_torch.h"
 #include "pipeline_impl.h"
 
 #define EXTRA_RERUNS 8     /* more runs for a kernel seen to be nondeterministic */
@@ -273,7 +274,15 @@ static int run_reference(struct worker_shared *shared, struct arena *a, temper_r
                      a->shape_text);
         ref(out_d, (const double **)in_d, scalars);
         worker_doing(shared, WORKER_RUNNING, "%s", doing);
-        rc = reference_finite(a, f);
+        /* A Python reference that raised, crashed or hung (task_torch.h) is the task's error. */
+        char why[2048];
+        if (temper_task_reference_failed(why, sizeof(why))) {
+            f->task_error = 1;
+            rc = fail_with(f, TEMPER_VERDICT_INVALID, TEMPER_TASK_ERROR_PREFIX "the reference of task %s at shape %s: %s",
+                           t->name, a->shape_text, why);
+        } else {
+            rc = reference_finite(a, f);
+        }
     }
     want_open(a, 0);
     for (int i = 0; i < nin; i++)
