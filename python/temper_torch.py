@@ -5,14 +5,14 @@ temper starts it through `temper-worker python`, which confines the process (nam
 Landlock: it reads the system, the Python environment and the task; it writes only its scratch
 folder; it has no network) before the interpreter starts. Two modes:
 
-  run     reads a request from standard input (one JSON line, then the inputs as raw float64 in
-          the order the line lists them) and computes the task's outputs in float64 on the CPU,
+  serve   reads requests from standard input (one JSON line, then the inputs as raw float64 in
+          the order the line lists them) and computes each one's outputs in float64 on the CPU,
           writing one JSON line and then the outputs as raw float64 to standard output.
   import  FILE [LEVEL]: reads a KernelBench problem and writes one JSON line to standard output:
           {"task": task.json's content, "notes": [...]} or {"refused": why}.
 
-A fault in the program is reported as {"error": "FILE:LINE: Type: message"} and exit status 3, so
-that temper makes it the task's error with the line that raised it.
+A fault in the program is answered {"error": "FILE:LINE: Type: message"}, so that temper makes it
+the task's error with the line that raised it.
 """
 import array
 import importlib.util
@@ -27,12 +27,6 @@ DTYPES = {}  # torch dtype -> temper dtype, filled once torch is imported
 SIZE_BASE = [5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43]  # distinct small sizes for shape fitting
 CHECK_ELEMS_MAX = 4 << 20  # elements one check shape may hold in all its tensors
 CPU_BENCH_ELEMS = 1 << 21  # elements the CPU bench shape holds at most
-
-
-def fail(text, code=3):
-    sys.stdout.write(json.dumps({"error": text}) + "\n")
-    sys.stdout.flush()
-    sys.exit(code)
 
 
 def where_raised(exc, path):
@@ -61,26 +55,27 @@ def build(mod, torch):
     """The module at the constants set, in float64, with the same initial parameters every time."""
     torch.manual_seed(0)
     model = mod.Model(*as_list(mod.get_init_inputs()))
-    return model.double().eval()
+    return model.double()  # in training mode, as KernelBench runs it
 
 
-# ---- run ----
+# ---- serve ----
 
-def run():
-    import torch
-    torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
-    line = sys.stdin.buffer.readline()
-    req = json.loads(line)
-    raw = sys.stdin.buffer.read()
+class Fail(Exception):
+    """The reference's fault: the task's error, with this message."""
+
+
+def compute(req, raw, torch):
+    """The outputs' float64 bytes for one request (its inputs in raw)."""
     path = req["reference"]
     with open(os.path.join(req["task_dir"], "task.json")) as f:
         spec = json.load(f).get("torch")
     if not isinstance(spec, dict):
-        fail("%s/task.json: no \"torch\" object: a Python reference needs one (docs/task.md)" % req["task_dir"])
+        raise Fail("%s/task.json: no \"torch\" object: a Python reference needs one (docs/task.md)" % req["task_dir"])
     tensors, at = {}, 0
     for a in req["inputs"]:
         n = a["elements"]
-        t = torch.frombuffer(bytearray(raw[at:at + 8 * n]), dtype=torch.float64) if n else torch.zeros(0, dtype=torch.float64)
+        t = torch.frombuffer(bytearray(raw[at:at + 8 * n]), dtype=torch.float64) if n else \
+            torch.zeros(0, dtype=torch.float64)
         at += 8 * n
         t = t.reshape(a["shape"])
         if a["dtype"] in ("i8", "u8", "i32", "i64"):
@@ -92,37 +87,54 @@ def run():
         mod = load_module(path, constants)
         model = build(mod, torch)
         params = dict(model.named_parameters())
-        params.update(dict(model.named_buffers()))
         with torch.no_grad():
             for arg, key in spec.get("params", {}).items():
                 if key not in params:
-                    fail("%s: the model has no parameter %r (task.json's torch.params names it for %s)" % (path, key, arg))
+                    raise Fail("%s: the model has no parameter %r (task.json's torch.params names it for %s)" %
+                               (path, key, arg))
                 if tuple(params[key].shape) != tuple(tensors[arg].shape):
-                    fail("%s: parameter %s has shape %s, the task's %s %s" % (path, key, tuple(params[key].shape), arg,
-                                                                             tuple(tensors[arg].shape)))
+                    raise Fail("%s: parameter %s has shape %s, the task's %s %s" %
+                               (path, key, tuple(params[key].shape), arg, tuple(tensors[arg].shape)))
                 params[key].copy_(tensors[arg])
             args = [tensors[x] if isinstance(x, str) else x["value"] for x in spec["forward"]]
             out = as_list(model(*args))
-    except SystemExit:
+    except Fail:
         raise
-    except BaseException as e:  # the program's fault: the task's error, with its line
-        fail(where_raised(e, path))
+    except Exception as e:  # the program's fault: the task's error, with its line
+        raise Fail(where_raised(e, path))
     want = req["outputs"]
     if len(out) != len(want):
-        fail("%s: forward returned %d outputs, the task has %d" % (path, len(out), len(want)))
+        raise Fail("%s: forward returned %d outputs, the task has %d" % (path, len(out), len(want)))
     blobs = []
     for o, w in zip(out, want):
         if not torch.is_tensor(o):
             o = torch.tensor(o)
         o = o.detach().to(torch.float64).contiguous()
         if o.numel() != w["elements"]:
-            fail("%s: output %s has %d elements (shape %s), the task's shape gives %d" %
-                 (path, w["name"], o.numel(), tuple(o.shape), w["elements"]))
+            raise Fail("%s: output %s has %d elements (shape %s), the task's shape gives %d" %
+                       (path, w["name"], o.numel(), tuple(o.shape), w["elements"]))
         blobs.append(array.array("d", o.flatten().tolist()).tobytes())
-    sys.stdout.buffer.write((json.dumps({"ok": True}) + "\n").encode())
-    for b in blobs:
-        sys.stdout.buffer.write(b)
-    sys.stdout.flush()
+    return b"".join(blobs)
+
+
+def serve():
+    """Requests until standard input closes: a JSON line ({..., "bytes": N}) and N bytes of inputs;
+    each answered with a JSON line ({"bytes": M} or {"error": why}) and M bytes of outputs. One
+    interpreter serves a task's every shape, so torch is imported once."""
+    import torch
+    torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    for line in iter(inp.readline, b""):
+        req = json.loads(line)
+        raw = inp.read(req["bytes"])
+        try:
+            data = compute(req, raw, torch)
+            head = {"bytes": len(data)}
+        except Fail as e:
+            data, head = b"", {"error": str(e)}
+        out.write((json.dumps(head) + "\n").encode())
+        out.write(data)
+        out.flush()
 
 
 # ---- import ----
@@ -405,8 +417,8 @@ def import_problem(path, level, torch):
 
 
 def main():
-    if len(sys.argv) >= 2 and sys.argv[1] == "run":
-        run()
+    if len(sys.argv) >= 2 and sys.argv[1] == "serve":
+        serve()
         return 0
     if len(sys.argv) >= 3 and sys.argv[1] == "import":
         import torch

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -259,8 +261,8 @@ int torch_import_kernelbench(const char *file, int level, json_t **result, char 
 
 /* The request's first line: the task, the scalars by name, each input's shape and each output's
  * elements (the inputs' doubles follow it). */
-static char *request_line(const struct temper_task *task, const struct temper_shape *shape, size_t *want_out,
-                          char *msg, size_t msg_size)
+static char *request_line(const struct temper_task *task, const struct temper_shape *shape, size_t inputs_len,
+                          size_t *want_out, char *msg, size_t msg_size)
 {
     json_t *sc = json_object(), *ins = json_array(), *outs = json_array();
     *want_out = 0;
@@ -284,8 +286,8 @@ static char *request_line(const struct temper_task *task, const struct temper_sh
         if (a->role == TEMPER_ROLE_OUTPUT)
             *want_out += (size_t)n * sizeof(double);
     }
-    json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:o}", "task_dir", task->dir, "reference", task->reference,
-                            "scalars", sc, "inputs", ins, "outputs", outs);
+    json_t *req = json_pack("{s:s, s:s, s:o, s:o, s:o, s:I}", "task_dir", task->dir, "reference", task->reference,
+                            "scalars", sc, "inputs", ins, "outputs", outs, "bytes", (json_int_t)inputs_len);
     char *line = json_dumps(req, JSON_COMPACT);
     json_decref(req);
     return line;
@@ -308,40 +310,157 @@ static int cache_path(const struct temper_task *task, const long long *scalars, 
     return 0;
 }
 
-/* Runs the reference on one request; *out gets the outputs' bytes. */
-static int compute_fresh(const struct temper_task *task, const char *line, const void *inputs, size_t len,
-                         size_t want, double timeout_s, void **out, char *msg, size_t msg_size)
+/* The interpreter that serves references: one at a time in this program, for one task folder (the
+ * only task it can read), started again for another task or after a fault. It imports torch once
+ * for all of a task's shapes and seeds, where a process per request would pay that every time. */
+static struct {
+    pid_t pid;               /* 0: none running */
+    int sock;                /* its standard input and output (one end of a socket pair) */
+    int err;                 /* its standard error (a memfd), for what a crash printed */
+    char task_dir[PATH_MAX]; /* the task it reads */
+    char scratch[PATH_MAX];  /* its scratch folder */
+} srv = {0, -1, -1, "", ""};
+static pthread_mutex_t srv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Stops the server, killing it if it still runs; *r gets its wait status and standard error. */
+static void server_stop(struct py_run *r)
 {
-    size_t ll = strlen(line);
-    char *req = malloc(ll + 1 + len);
-    if (!req)
-        return TEMPER_ENOMEM;
-    memcpy(req, line, ll);
-    req[ll] = '\n';
-    if (len)
-        memcpy(req + ll + 1, inputs, len);
-    char *args[] = {"run", NULL};
-    struct py_run r;
-    int err = python_run(task->dir, args, req, ll + 1 + len, timeout_s, &r, msg, msg_size);
-    free(req);
+    if (r)
+        memset(r, 0, sizeof(*r));
+    if (srv.sock >= 0)
+        close(srv.sock);
+    if (srv.pid) {
+        int st = 0;
+        /* Given a moment to end by itself (a crash is already over), then killed. */
+        st = wait_limited(srv.pid, 0.2);
+        if (r)
+            r->status = st;
+    }
+    if (r && srv.err >= 0)
+        r->err = memfd_all(srv.err, 1 << 24, &r->err_len);
+    if (srv.err >= 0)
+        close(srv.err);
+    if (srv.scratch[0])
+        worker_remove_tree(srv.scratch);
+    srv.pid = 0;
+    srv.sock = srv.err = -1;
+    srv.task_dir[0] = srv.scratch[0] = 0;
+}
+
+static void server_atexit(void)
+{
+    pthread_mutex_lock(&srv_lock);
+    server_stop(NULL);
+    pthread_mutex_unlock(&srv_lock);
+}
+
+/* Starts the server for task_dir. */
+static int server_start(const char *task_dir, char *msg, size_t msg_size)
+{
+    static int registered;
+    if (!registered++)
+        atexit(server_atexit);
+    struct python_info pi;
+    char helper[PATH_MAX], exe[PATH_MAX], hides[3][PATH_MAX];
+    pthread_mutex_lock(&info_lock);
+    int err = python_info(&pi, msg, msg_size);
+    pthread_mutex_unlock(&info_lock);
+    if (err || (err = helper_path(helper, sizeof(helper), msg, msg_size)))
+        return err;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(srv.scratch, sizeof(srv.scratch), "%s/temper-compile-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp",
+             (int)getpid());
+    if (!mkdtemp(srv.scratch)) {
+        srv.scratch[0] = 0;
+        return temper_fail(msg, msg_size, TEMPER_EIO, "%s: %s", srv.scratch, strerror(errno));
+    }
+    int sv[2] = {-1, -1};
+    srv.err = memfd_create("temper-py-err", MFD_CLOEXEC);
+    char *args[] = {"serve", NULL}, *argv[32];
+    if (srv.err < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+        err = temper_fail(msg, msg_size, TEMPER_EIO, "cannot start the Python reference: %s", strerror(errno));
+    else if (!(err = python_argv(&pi, srv.scratch, task_dir, helper, args, argv, hides, exe, sizeof(exe), msg,
+                                 msg_size))) {
+        int fds[3] = {sv[1], sv[1], srv.err};
+        err = worker_spawn_exe(exe, argv, fds, 3, srv.scratch, &srv.pid, msg, msg_size);
+    }
+    if (sv[1] >= 0)
+        close(sv[1]);
+    srv.sock = sv[0];
+    snprintf(srv.task_dir, sizeof(srv.task_dir), "%s", task_dir);
+    if (err)
+        server_stop(NULL);
+    return err;
+}
+
+/* Sends or receives n bytes by the deadline; 0, or -1 (the server closed, or time ran out). */
+static int transfer(int out, void *data, size_t n, double deadline)
+{
+    for (size_t done = 0; done < n;) {
+        struct pollfd p = {srv.sock, out ? POLLOUT : POLLIN, 0};
+        int ms = (int)((deadline - temper_now_s()) * 1e3);
+        if (ms <= 0 || poll(&p, 1, ms) <= 0)
+            return -1;
+        ssize_t k = out ? send(srv.sock, (char *)data + done, n - done, MSG_NOSIGNAL)
+                        : recv(srv.sock, (char *)data + done, n - done, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+/* The answer's first line, read byte by byte (it is short) by the deadline. */
+static json_t *answer_line(double deadline)
+{
+    char line[8192];
+    size_t n = 0;
+    while (n < sizeof(line) - 1 && !transfer(0, line + n, 1, deadline))
+        if (line[n++] == '\n')
+            return json_loadb(line, n - 1, 0, NULL);
+    return NULL;
+}
+
+/* One request to the server; *out gets the outputs' bytes. Holds srv_lock. */
+static int server_call(const struct temper_task *task, const char *line, const void *inputs, size_t len, size_t want,
+                       double timeout_s, void **out, char *msg, size_t msg_size)
+{
+    if (srv.pid && strcmp(srv.task_dir, task->dir))
+        server_stop(NULL);
+    int err = srv.pid ? 0 : server_start(task->dir, msg, msg_size);
     if (err)
         return err;
-    size_t rest = 0;
-    json_t *head = r.status != -1 ? first_line(&r, &rest) : NULL;
+    double deadline = temper_now_s() + timeout_s;
+    size_t ll = strlen(line);
+    json_t *head = NULL;
+    if (!transfer(1, (void *)line, ll, deadline) && !transfer(1, "\n", 1, deadline) &&
+        !transfer(1, (void *)inputs, len, deadline))
+        head = answer_line(deadline);
     const char *fault = json_string_value(json_object_get(head, "error"));
+    json_int_t got = json_integer_value(json_object_get(head, "bytes"));
     if (fault)
         err = temper_fail(msg, msg_size, TEMPER_EINVALID, "%s", fault);
-    else if (!json_is_true(json_object_get(head, "ok")) || r.status != 0)
-        err = py_failed("the Python reference", &r, timeout_s, msg, msg_size);
-    else if (r.out_len - rest != want)
-        err = temper_fail(msg, msg_size, TEMPER_EINVALID, "the Python reference gave %zu bytes of outputs, not %zu",
-                          r.out_len - rest, want);
-    else if (!(*out = malloc(want ? want : 1)))
+    else if (head && (size_t)got != want)
+        err = temper_fail(msg, msg_size, TEMPER_EINVALID, "the Python reference gave %lld bytes of outputs, not %zu",
+                          (long long)got, want);
+    else if (head && !(*out = malloc(want ? want : 1)))
         err = TEMPER_ENOMEM;
-    else
-        memcpy(*out, r.out + rest, want);
+    else if (!head || transfer(0, *out, want, deadline)) {
+        struct py_run r;
+        int timed_out = temper_now_s() >= deadline;
+        server_stop(&r);
+        if (timed_out)
+            r.status = -1;
+        err = py_failed("the Python reference", &r, timeout_s, msg, msg_size);
+        py_run_free(&r);
+    }
+    if (err) {
+        free(*out);
+        *out = NULL;
+    }
     json_decref(head);
-    py_run_free(&r);
     return err;
 }
 
@@ -354,7 +473,7 @@ int torch_reference_compute(const struct temper_task *task, const long long *sca
     struct temper_shape shape;
     temper_task_shape_of_scalars(task, scalars, &shape);
     size_t want = 0;
-    char *line = request_line(task, &shape, &want, msg, msg_size);
+    char *line = request_line(task, &shape, inputs_len, &want, msg, msg_size);
     if (!line)
         return TEMPER_ENOMEM;
     char path[PATH_MAX], name[TEMPER_NAME_MAX + 32], dir[PATH_MAX];
@@ -368,7 +487,12 @@ int torch_reference_compute(const struct temper_task *task, const long long *sca
     }
     free(*out);
     *out = NULL;
-    if (!err && !(err = compute_fresh(task, line, inputs, inputs_len, want, timeout_s, out, msg, msg_size))) {
+    if (!err) {
+        pthread_mutex_lock(&srv_lock);
+        err = server_call(task, line, inputs, inputs_len, want, timeout_s, out, msg, msg_size);
+        pthread_mutex_unlock(&srv_lock);
+    }
+    if (!err) {
         *out_len = want;
         temper_dirname(path, dir, sizeof(dir));
         temper_mkdirs(dir);
