@@ -24,7 +24,6 @@ import sys
 import traceback
 
 DTYPES = {}  # torch dtype -> temper dtype, filled once torch is imported
-SIZE_BASE = [5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43]  # distinct small sizes for shape fitting
 CHECK_ELEMS_MAX = 4 << 20  # elements one check shape may hold in all its tensors
 CPU_BENCH_ELEMS = 1 << 21  # elements the CPU bench shape holds at most
 
@@ -200,20 +199,24 @@ def fit_dim(values, base, sizes):
             return None
         coef[k] = a
     c0 = d0 - sum(coef[k] * base[k] for k in deps)
-    terms = [k if coef[k] == 1 else "%d*%s" % (coef[k], k) for k in deps if coef[k]]
-    expr = " + ".join(terms) if terms else "0"
-    if c0:
-        expr += (" + %d" % c0) if c0 > 0 else (" - %d" % -c0)
-    return expr
+    terms = sorted(((coef[k], k) for k in deps if coef[k]), key=lambda t: t[0] < 0)
+    expr = ""
+    for a, k in terms + ([(c0, None)] if c0 else []):
+        mag = str(abs(a)) if k is None else k if abs(a) == 1 else "%d*%s" % (abs(a), k)
+        expr += ("-" if a < 0 else "") + mag if not expr else (" - " if a < 0 else " + ") + mag
+    return expr or "0"
 
 
 def base_candidates(consts):
     """Small stand-ins for the constants: distinct odd sizes, else the constants halved down (which
     keeps divisibility between them)."""
-    big = sorted(k for k, v in consts.items() if v > 16)
-    first = dict(consts)
+    big = [k for k, v in consts.items() if v > 16]
+    # Past three times the small constants kept (a kernel size), so that each stays valid when a
+    # size is doubled or tripled to fit the shapes.
+    floor = max(3 * max([v for v in consts.values() if v <= 16] or [1]) + 1, 17)
+    first, primes = dict(consts), [p for p in range(floor, floor + 400) if all(p % d for d in range(2, p))]
     for i, k in enumerate(big):
-        first[k] = SIZE_BASE[i % len(SIZE_BASE)]
+        first[k] = primes[i % len(primes)] if consts[k] > primes[i % len(primes)] else consts[k]
     yield first
     for cap in (64, 16):
         halved = {}

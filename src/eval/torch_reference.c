@@ -2,9 +2,10 @@
  * The interpreter is $TEMPER_PYTHON (default python3 on the PATH); it runs as `temper-worker python`,
  * which confines it before it starts (namespaces, seccomp, Landlock: it reads the system, the
  * Python environment, temper's helper and the task; it writes only a scratch folder; no network),
- * so a task's program gets no more than a compile process. Each run is one process: the request
- * goes in on descriptor 0 and the answer comes back on 1, both memfds, and stderr's tail says what
- * a crash printed. */
+ * so a task's program gets no more than a compile process. References are computed by one such
+ * process serving a task's requests on a socket (its descriptors 0 and 1); an import is one process
+ * of its own, its request and answer in memfds. Standard error goes to a memfd, whose tail says
+ * what a crash printed. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

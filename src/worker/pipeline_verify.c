@@ -133,7 +133,8 @@ int compare_with_reference(struct arena *a, void **got, const char *where, struc
             continue;
         struct temper_compare r;
         temper_compare_values(arg->dtype, got[i], a->want[i], a->elems[i], a->task->atol, a->task->rtol, &r);
-        tally_add(&t, a, i, &r, a->task->atol, a->task->rtol, where, "the C reference", check, f);
+        tally_add(&t, a, i, &r, a->task->atol, a->task->rtol, where,
+                  temper_task_reference_is_python(a->task) ? "the PyTorch reference" : "the C reference", check, f);
     }
     want_open(a, 0);
     return tally_done(&t, check);
