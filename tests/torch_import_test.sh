@@ -92,5 +92,16 @@ else
     cat "$work/raise.out"
 fi
 
+# A reference that crashes: the task's error too, naming the signal.
+sed -i "${line}s/raise ValueError('no norm today')/import os; os.kill(os.getpid(), 11)/" "$ref"
+"$temper" eval "$src/examples/kernelbench/rms_norm.naive.cl" --device opencl --no-timing --no-store >"$work/crash.out" 2>&1
+status=$?
+if [ $status -eq 2 ] && grep -q "task error: .*the Python reference crashed (signal 11" "$work/crash.out"; then
+    ok "a reference that crashes is the task's error (exit 2, signal 11)"
+else
+    fail "a crashing reference: exit $status"
+    cat "$work/crash.out"
+fi
+
 echo "$failures failure(s)"
 [ $failures -eq 0 ]

@@ -333,7 +333,7 @@ static void server_stop(struct py_run *r)
     if (srv.pid) {
         int st = 0;
         /* Given a moment to end by itself (a crash is already over), then killed. */
-        st = wait_limited(srv.pid, 0.2);
+        st = wait_limited(srv.pid, 2.0);
         if (r)
             r->status = st;
     }
