@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # torch_import_test.sh: tasks whose reference is a PyTorch program (docs/task.md, "A PyTorch
-# reference"). Imports temper's own KernelBench-format problems (examples/kernelbench: an
-# activation, a row reduction, a norm, a linear layer with a ReLU epilogue, a 1-D convolution, a
-# column reduction over a dimension the file fixes) and two the importer
-# must refuse, saying why; then evaluates each task's naive OpenCL baseline (correct) and a wrong
+# reference"). Imports temper's own dozen KernelBench-format problems (examples/kernelbench:
+# activations, row and column reductions, norms, a softmax, a scan, a linear layer with a ReLU
+# epilogue, a batched matrix product, a 1-D convolution, two outputs from one module) and two the
+# importer must refuse, saying why; then evaluates each task's naive OpenCL baseline (correct) and a wrong
 # kernel (tests/torch/*.wrong.cl) on PoCL, the reference computed by PyTorch in float64 in the
 # sandboxed interpreter; then a reference that raises is the task's error (exit 2, naming the file,
-# the line and the exception), and the reference's outputs are cached.
+# the line and the exception), as is one that crashes, and the reference's outputs are cached.
 # Needs PyTorch in the repository's .venv (scripts/install-pydeps.sh); skips (77) without it.
 # usage: torch_import_test.sh TEMPER_BINARY SOURCE_DIR
 set -u
@@ -23,7 +23,8 @@ export TEMPER_PYTHON=$py TEMPER_HOME=$work/home TEMPER_CACHE=$work/cache TEMPER_
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 ok() { echo "ok   $*"; }
-problems="leaky_gelu row_logsumexp rms_norm linear_relu conv1d_valid col_mean_shift"
+problems="leaky_gelu row_logsumexp rms_norm linear_relu conv1d_valid col_mean_shift row_softmax layer_norm batched_matmul
+    scaled_swish row_min_max row_cumsum"
 
 files=""
 for p in $problems; do files="$files $src/examples/kernelbench/$p.py"; done
