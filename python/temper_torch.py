@@ -8,8 +8,10 @@ folder; it has no network) before the interpreter starts. Two modes:
   serve   reads requests from standard input (one JSON line, then the inputs as raw float64 in
           the order the line lists them) and computes each one's outputs in float64 on the CPU,
           writing one JSON line and then the outputs as raw float64 to standard output.
-  import  FILE [LEVEL]: reads a KernelBench problem and writes one JSON line to standard output:
-          {"task": task.json's content, "notes": [...]} or {"refused": why}.
+  import  kernelbench FILE [LEVEL]: reads a KernelBench problem and writes one JSON line to
+          standard output: {"task": task.json's content} or {"refused": why}.
+          flashinfer FILE [LEVEL]: the same for a FlashInfer-Bench definition (JSON), with
+          "reference_text", the KernelBench-format program made around its reference.
 
 A fault in the program is answered {"error": "FILE:LINE: Type: message"}, so that temper makes it
 the task's error with the line that raised it.
@@ -341,7 +343,8 @@ def check_shapes(path, base, sizes, consts, shape_of, torch, floats, notes):
         out.append(shape)
     missing = [k for k in sizes if not any(s[k] > 65536 for s in out)]
     if missing:
-        notes.append("no check shape takes %s past 65,536 (the module does not run there)" % ", ".join(missing))
+        notes.append("no check shape takes %s past 65,536 (the module does not run there, or its tensors would hold "
+                     "more than %d elements)" % (", ".join(missing), CHECK_ELEMS_MAX))
     return out
 
 
@@ -357,6 +360,45 @@ def cpu_bench(consts, sizes, shape_of):
     return s
 
 
+def make_task(path, name, level, summary, entries, pmap, forward, sizes, consts, base, torch, notes):
+    """task.json's content from the arguments (entries: name, role, temper dtype, shape), the sizes
+    (scalars; consts their bench values, base the values the module runs at when fitted) and the
+    reference's mapping; check shapes are only those the module at path runs at."""
+    names = [e[0] for e in entries] + [ident(k) for k in sizes]
+    if len(set(names)) != len(names):
+        raise Refused("two arguments would share a name: %s" % ", ".join(names))
+    args, shape_of, bytes_terms, out_terms, floats = [], [], [], [], []
+    for aname, role, t, shape in entries:
+        arg = {"name": aname, "role": role, "dtype": t, "shape": shape}
+        if role == "input":
+            arg["init"] = PARAM_INIT if aname in pmap else INPUT_INIT
+            floats.append(aname)
+        args.append(arg)
+        count = "*".join("(%s)" % x for x in shape)
+        shape_of.append([str(x) for x in shape])
+        bytes_terms.append("%d*%s" % ({"f32": 4, "f16": 2, "bf16": 2}.get(t, 8 if t == "i64" else 4), count))
+        if role == "output":
+            out_terms.append(count)
+    for k in sizes:
+        args.append({"name": ident(k), "role": "scalar", "dtype": "i32" if consts[k] < 2 ** 31 else "i64"})
+    otype = args[0]["dtype"]
+    atol, rtol = TOLERANCE.get(otype, (0, 0))
+    task = {
+        "name": name[:63], "level": level, "summary": summary[:500],
+        "args": args, "flops": " + ".join(out_terms), "bytes": " + ".join(bytes_terms),
+        "tolerance": {"atol": atol, "rtol": rtol},
+        "tolerance_note": "temper tasks import: by the output's dtype (%s); past 65,536 inputs are %s, whose sums are "
+                          "exact" % (otype, LARGE_INIT),
+        "shapes": {"check": check_shapes(path, base, sizes, consts, shape_of, torch, floats, notes),
+                   "bench": {"gpu": [{k: consts[k] for k in sizes}], "cpu": [cpu_bench(consts, sizes, shape_of)]}},
+        "reference": "reference.py",
+        "torch": {"forward": forward, "params": pmap, "sizes": {ident(k): k for k in sizes}},
+    }
+    notes.append("flops counts one operation per output element (a lower bound, for the roofline)")
+    task["import_notes"] = notes
+    return task
+
+
 def import_problem(path, level, torch):
     notes = []
     try:
@@ -369,72 +411,117 @@ def import_problem(path, level, torch):
     consts = {k: v for k, v in vars(mod).items() if type(v) is int and not k.startswith("_") and k.isidentifier()}
     base, sizes, values, probed = settle_base(path, consts, torch)
     outputs, ins, forward, pmap = tensor_args(path, probed, torch, notes)
-    names = [a[0] for a in outputs + ins] + [ident(k) for k in sizes]
-    if len(set(names)) != len(names):
-        raise Refused("two arguments would share a name: %s" % ", ".join(names))
-    args, shape_of, bytes_terms, out_terms, floats = [], [], [], [], []
-    for name, role, dt, idx in outputs + ins:
+    entries = []
+    for aname, role, dt, idx in outputs + ins:
         shape = []
         for d in range(len(values[None][idx])):
             e = fit_dim({key: v[idx][d] for key, v in values.items()}, base, sizes)
             if e is None:
-                raise Refused("dimension %d of %s is neither affine in the sizes nor a product of them" % (d, name))
+                raise Refused("dimension %d of %s is neither affine in the sizes nor a product of them" % (d, aname))
             shape.append(e if not e.lstrip("-").isdigit() else int(e))
         if not shape:
             shape = [1]
-            notes.append("%s is a 0-dimensional tensor: the task gives it one element" % name)
-        t = TEMPER_DTYPE[str(dt).replace("torch.", "")]
-        arg = {"name": name, "role": role, "dtype": t, "shape": shape}
-        if role == "input":
-            arg["init"] = PARAM_INIT if name in pmap else INPUT_INIT
-            floats.append(name)
-        args.append(arg)
-        count = "*".join("(%s)" % s for s in shape)
-        shape_of.append([str(s) for s in shape])
-        bytes_terms.append("%d*%s" % ({"f32": 4, "f16": 2, "bf16": 2}.get(t, 8 if t == "i64" else 4), count))
-        if role == "output":
-            out_terms.append(count)
-    for k in sizes:
-        args.append({"name": ident(k), "role": "scalar", "dtype": "i32" if consts[k] < 2 ** 31 else "i64"})
-    otype = args[0]["dtype"]
-    atol, rtol = TOLERANCE.get(otype, (0, 0))
-    name = ident(os.path.splitext(os.path.basename(path))[0].lower())
-    doc = (inspect.getdoc(mod) or inspect.getdoc(mod.Model) or "").strip().splitlines()
-    task = {
-        "name": name[:63], "level": level,
-        "summary": (doc[0] if doc else "KernelBench-format problem %s" % os.path.basename(path))[:500],
-        "args": args, "flops": " + ".join(out_terms), "bytes": " + ".join(bytes_terms),
-        "tolerance": {"atol": atol, "rtol": rtol},
-        "tolerance_note": "temper tasks import: by the output's dtype (%s); past 65,536 inputs are %s, whose sums are "
-                          "exact" % (otype, LARGE_INIT),
-        "shapes": {"check": check_shapes(path, base, sizes, consts, shape_of, torch, floats, notes),
-                   "bench": {"gpu": [{k: consts[k] for k in sizes}], "cpu": [cpu_bench(consts, sizes, shape_of)]}},
-        "reference": "reference.py",
-        "torch": {"forward": forward, "params": pmap, "sizes": {ident(k): k for k in sizes}},
-    }
+            notes.append("%s is a 0-dimensional tensor: the task gives it one element" % aname)
+        entries.append((aname, role, TEMPER_DTYPE[str(dt).replace("torch.", "")], shape))
     notes.append("sizes (scalars): %s; constants kept as the file gives them: %s" %
                  (", ".join(sizes) or "none", ", ".join(k for k in consts if k not in sizes) or "none"))
-    notes.append("flops counts one operation per output element (a lower bound, for the roofline)")
-    task["import_notes"] = notes
-    return task
+    name = ident(os.path.splitext(os.path.basename(path))[0].lower())
+    doc = (inspect.getdoc(mod) or inspect.getdoc(mod.Model) or "").strip().splitlines()
+    summary = doc[0] if doc else "KernelBench-format problem %s" % os.path.basename(path)
+    return make_task(path, name, level, summary, entries, pmap, forward, sizes, consts, base, torch, notes)
+
+
+FLASHINFER_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64",
+                    "int8": "i8", "uint8": "u8"}
+VAR_AXIS_BENCH = 1024  # a var axis's value at the bench shape (a definition gives none: workloads do)
+
+
+def flashinfer_module(d, var, const):
+    """A KernelBench-format program around a definition's reference: Model.forward calls run(); the
+    axes are module constants, so the reference runs exactly as for an imported KernelBench file."""
+    def shape(spec):
+        return "(%s)" % "".join("%s, " % x for x in spec["shape"])
+    doc = (d.get("description") or d["name"]).replace('"', "'").splitlines()[0]
+    lines = ['"%s (FlashInfer-Bench definition %s, imported by temper)."' % (doc, d["name"]),
+             "import torch", "import torch.nn as nn", "", d["reference"], "", "",
+             "class Model(nn.Module):", "    def forward(self, *args):", "        return run(*args)", "", ""]
+    lines += ["%s = %d" % (k, VAR_AXIS_BENCH) for k in var] + ["%s = %d" % (k, v) for k, v in const.items()]
+    lines += ["", "", "def get_inputs():", "    return ["]
+    for spec in d["inputs"].values():
+        lines.append("        torch.randn(%s, dtype=torch.%s)," % (shape(spec), spec["dtype"]))
+    lines += ["    ]", "", "", "def get_init_inputs():", "    return []", ""]
+    return "\n".join(lines)
+
+
+def import_flashinfer(path, level, torch):
+    """task.json and reference.py's text for a FlashInfer-Bench definition (a JSON file)."""
+    notes = []
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        axes, ins, outs = d["axes"], d["inputs"], d["outputs"]
+        if not isinstance(d["reference"], str) or not isinstance(d["name"], str):
+            raise TypeError("reference and name must be strings")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise Refused("not a FlashInfer-Bench definition (name, axes, inputs, outputs, reference): %s" % e)
+    var = [k for k, a in axes.items() if a.get("type") == "var"]
+    const = {k: int(a["value"]) for k, a in axes.items() if a.get("type") == "const"}
+    if len(var) + len(const) != len(axes):
+        raise Refused("an axis is neither var nor const")
+    entries = []
+    for role, group in (("output", outs), ("input", ins)):
+        for n, spec in group.items():
+            t = FLASHINFER_DTYPE.get(spec.get("dtype"))
+            if not spec.get("shape"):
+                raise Refused("%s has no shape: scalar inputs and outputs are not imported yet" % n)
+            if t is None:
+                raise Refused("%s has dtype %s, which temper has no element type for" % (n, spec.get("dtype")))
+            if role == "input" and t[0] in "iu":
+                raise Refused("%s is an integer tensor: integer inputs (indices) are not imported yet" % n)
+            entries.append((ident(n), role, t, [const.get(x, x) for x in spec["shape"]]))
+    text = flashinfer_module(d, var, const)
+    module = os.path.abspath("reference.py")  # in the scratch folder, the only one it may write
+    with open(module, "w") as f:
+        f.write(text)
+    try:
+        mod = load_module(module)
+    except Exception as e:
+        raise Refused("its reference does not load: %s" % where_raised(e, module))
+    sig = [p.name for p in inspect.signature(mod.run).parameters.values()]
+    if sig != list(ins):
+        raise Refused("run's arguments (%s) are not the inputs in order (%s)" % (", ".join(sig), ", ".join(ins)))
+    base = {k: 17 + 2 * i for i, k in enumerate(var)}
+    base.update(const)
+    notes.append("var axes (scalars): %s, each %d at the bench shape; const axes fixed: %s" %
+                 (", ".join(var) or "none", VAR_AXIS_BENCH,
+                  ", ".join("%s=%d" % kv for kv in const.items()) or "none"))
+    if any(FLASHINFER_DTYPE.get(s["dtype"]) in ("f16", "bf16") for s in ins.values()):
+        notes.append("a reference that computes in float32 (x.to(torch.float32)) does so here too")
+    consts = dict({k: VAR_AXIS_BENCH for k in var}, **const)
+    task = make_task(module, ident(d["name"].lower()), level, d.get("description") or d["name"], entries, {},
+                     [ident(n) for n in ins], var, consts, base, torch, notes)
+    return task, text
 
 
 def main():
     if len(sys.argv) >= 2 and sys.argv[1] == "serve":
         serve()
         return 0
-    if len(sys.argv) >= 3 and sys.argv[1] == "import":
+    if len(sys.argv) >= 4 and sys.argv[1] == "import" and sys.argv[2] in ("kernelbench", "flashinfer"):
         import torch
         torch.set_num_threads(1)
-        level = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+        level = int(sys.argv[4]) if len(sys.argv) > 4 else 1
         try:
-            task = import_problem(sys.argv[2], level, torch)
+            if sys.argv[2] == "kernelbench":
+                out = {"task": import_problem(sys.argv[3], level, torch)}
+            else:
+                task, text = import_flashinfer(sys.argv[3], level, torch)
+                out = {"task": task, "reference_text": text}
         except Refused as e:
-            sys.stdout.write(json.dumps({"refused": str(e)}) + "\n")
-            return 0
-        sys.stdout.write(json.dumps({"task": task}) + "\n")
+            out = {"refused": str(e)}
+        sys.stdout.write(json.dumps(out) + "\n")
         return 0
-    sys.stderr.write("temper_torch.py: run, or import FILE [LEVEL] (started by temper)\n")
+    sys.stderr.write("temper_torch.py: serve, or import kernelbench|flashinfer FILE [LEVEL] (started by temper)\n")
     return 2
 
 

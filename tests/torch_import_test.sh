@@ -2,8 +2,9 @@
 # torch_import_test.sh: tasks whose reference is a PyTorch program (docs/task.md, "A PyTorch
 # reference"). Imports temper's own dozen KernelBench-format problems (examples/kernelbench:
 # activations, row and column reductions, norms, a softmax, a scan, a linear layer with a ReLU
-# epilogue, a batched matrix product, a 1-D convolution, two outputs from one module) and two the
-# importer must refuse, saying why; then evaluates each task's naive OpenCL baseline (correct) and a wrong
+# epilogue, a batched matrix product, a 1-D convolution, two outputs from one module), a
+# FlashInfer-Bench definition of its own (a bfloat16 RMS norm), and three the importer must refuse,
+# saying why; then evaluates each task's naive OpenCL baseline (correct) and a wrong
 # kernel (tests/torch/*.wrong.cl) on PoCL, the reference computed by PyTorch in float64 in the
 # sandboxed interpreter; then a reference that raises is the task's error (exit 2, naming the file,
 # the line and the exception), as is one that crashes, and the reference's outputs are cached.
@@ -61,6 +62,18 @@ assert [a["name"] for a in col["args"] if a["role"] == "scalar"] == ["rows", "co
 assert col["torch"]["sizes"] == {"rows": "rows", "cols": "cols"}, col["torch"]
 PY
 
+# A FlashInfer-Bench definition of temper's own, and one the importer must refuse.
+"$temper" tasks import flashinfer "$src/examples/flashinfer/rows_rmsnorm_h96.json" "$src/tests/torch/fp8_scale.json" \
+    --out "$work/tasks" >"$work/fi.out" 2>&1
+status=$?
+cat "$work/fi.out"
+grep -q "rows_rmsnorm_h96.json: imported as $work/tasks/L1/rows_rmsnorm_h96\$" "$work/fi.out" && [ $status -eq 2 ] &&
+    grep -q "^def run(x, scale):" "$work/tasks/L1/rows_rmsnorm_h96/reference.py" &&
+    ok "a FlashInfer-Bench definition imported, its run() wrapped in a KernelBench-format program" ||
+    fail "rows_rmsnorm_h96.json not imported as it should be (exit $status)"
+grep -q "fp8_scale.json: not imported: x has dtype float8_e4m3fn" "$work/fi.out" &&
+    ok "an fp8 definition refused, saying why" || fail "fp8_scale.json not refused as it should be"
+
 verdict() { # verdict FILE WANT
     "$temper" eval "$1" --device opencl --no-timing --json --no-store >"$work/r.json" 2>"$work/r.err"
     local status=$?
@@ -77,6 +90,8 @@ for p in $problems; do
     verdict "$src/examples/kernelbench/$p.naive.cl" correct
     verdict "$src/tests/torch/$p.wrong.cl" incorrect
 done
+verdict "$src/examples/flashinfer/rows_rmsnorm_h96.naive.cl" correct
+verdict "$src/tests/torch/rows_rmsnorm_h96.wrong.cl" incorrect
 n=$(find "$work/cache/ref/torch" -name 'row_logsumexp-*.bin' 2>/dev/null | wc -l)
 [ "$n" -ge 6 ] && ok "the reference's outputs are cached ($n for row_logsumexp)" || fail "$n cached outputs for row_logsumexp"
 

@@ -1,9 +1,11 @@
-/* cmd_import.c: `temper tasks import kernelbench FILE.py... [--out DIR] [--level N]`: a task folder
- * per KernelBench problem, whose reference is the problem's own PyTorch program (docs/task.md, "A
- * PyTorch reference"). The program is read in the sandboxed interpreter that runs references
- * (torch_reference.c), which infers the arguments, shapes and tolerance; this side writes the
- * folder, copies the program and any naive baselines beside it, and loads the task back to check
- * it. Each problem is reported: what was imported, what was not and why. */
+/* cmd_import.c: `temper tasks import kernelbench FILE.py... [--out DIR] [--level N]` and
+ * `temper tasks import flashinfer DEFINITION.json...`: a task folder per problem, whose reference is
+ * the problem's own PyTorch program (docs/task.md, "A PyTorch reference"; for a definition, a
+ * program in KernelBench's format made around its `run`). The problem is read in the sandboxed
+ * interpreter that runs references (torch_reference.c), which infers the arguments, shapes and
+ * tolerance; this side writes the folder, the program and any naive baselines beside the problem,
+ * and loads the task back to check it. Each problem is reported: what was imported, what was not
+ * and why. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -33,11 +35,13 @@ static int copy_file(const char *src, const char *dst, char *msg, size_t msg_siz
     return ok ? 0 : temper_fail(msg, msg_size, TEMPER_EIO, "%s: %s", dst, strerror(errno));
 }
 
-/* A naive baseline written beside the problem (FILE.naive.cl, FILE.naive.cu) becomes the task's. */
+/* A naive baseline written beside the problem (FILE.naive.cl, FILE.naive.cu, FILE without its
+ * extension) becomes the task's. */
 static void copy_baselines(const char *file, const char *dir, json_t *task)
 {
     static const char *const ext[2][2] = {{"opencl", "cl"}, {"cuda", "cu"}};
-    size_t stem = strlen(file) - 3; /* without ".py" */
+    const char *dot = strrchr(file, '.');
+    size_t stem = dot ? (size_t)(dot - file) : strlen(file);
     json_t *base = json_object();
     for (int i = 0; i < 2; i++) {
         char src[TEMPER_PATH_MAX], dst[TEMPER_PATH_MAX + 32], msg[512];
@@ -59,17 +63,27 @@ static void copy_baselines(const char *file, const char *dir, json_t *task)
     json_decref(base);
 }
 
-/* Imports one problem into out; 0 imported, 1 not. */
-static int import_one(const char *file, const char *out, int level)
+/* Writes text to path. */
+static int write_text(const char *path, const char *text, char *msg, size_t msg_size)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fputs(text, f) >= 0;
+    ok &= f && fclose(f) == 0;
+    return ok ? 0 : temper_fail(msg, msg_size, TEMPER_EIO, "%s: %s", path, strerror(errno));
+}
+
+/* Imports one problem of kind ("kernelbench", "flashinfer") into out; 0 imported, 1 not. */
+static int import_one(const char *kind, const char *file, const char *out, int level)
 {
     char msg[4096];
     json_t *r = NULL;
+    const char *ext = strcmp(kind, "kernelbench") ? ".json" : ".py";
     size_t len = strlen(file);
-    if (len < 4 || strcmp(file + len - 3, ".py")) {
-        printf("%s: not imported: a KernelBench problem is a .py file\n", file);
+    if (len <= strlen(ext) || strcmp(file + len - strlen(ext), ext)) {
+        printf("%s: not imported: a %s problem is a %s file\n", file, kind, ext);
         return 1;
     }
-    if (torch_import_kernelbench(file, level, &r, msg, sizeof(msg))) {
+    if (torch_import(kind, file, level, &r, msg, sizeof(msg))) {
         printf("%s: not imported: %s\n", file, msg);
         return 1;
     }
@@ -86,7 +100,8 @@ static int import_one(const char *file, const char *out, int level)
     temper_mkdirs(dir);
     snprintf(path, sizeof(path), "%s/reference.py", dir);
     printf("%s: imported as %s\n", file, dir);
-    int err = copy_file(file, path, msg, sizeof(msg));
+    const char *text = json_string_value(json_object_get(r, "reference_text"));
+    int err = text ? write_text(path, text, msg, sizeof(msg)) : copy_file(file, path, msg, sizeof(msg));
     copy_baselines(file, dir, task);
     snprintf(path, sizeof(path), "%s/task.json", dir);
     if (!err && json_dump_file(task, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER))
@@ -123,17 +138,20 @@ int cmd_tasks_import(int argc, char **argv)
         else
             break;
     }
-    if (c != -1 || optind + 2 > argc || strcmp(argv[optind], "kernelbench")) {
+    const char *kind = optind < argc ? argv[optind] : "";
+    if (c != -1 || optind + 2 > argc || (strcmp(kind, "kernelbench") && strcmp(kind, "flashinfer"))) {
         FILE *f = c == 'h' ? stdout : stderr;
-        fprintf(f, "usage: temper tasks import kernelbench FILE.py... [--out DIR] [--level 1|2|3]\n\nWrites a task "
-                   "folder DIR/L<level>/<name>/ per KernelBench problem (default DIR: the current folder), its "
-                   "reference the problem's PyTorch program, run in float64 on the CPU by $TEMPER_PYTHON "
-                   "(default python3), sandboxed. FILE.naive.cl and FILE.naive.cu beside a problem become its "
-                   "baselines. Says for each problem what was imported, what was not and why.\n");
+        fprintf(f, "usage: temper tasks import kernelbench FILE.py... [--out DIR] [--level 1|2|3]\n"
+                   "       temper tasks import flashinfer DEFINITION.json... [--out DIR] [--level 1|2|3]\n\n"
+                   "Writes a task folder DIR/L<level>/<name>/ per KernelBench problem or FlashInfer-Bench "
+                   "definition (default DIR: the current folder), its reference the problem's PyTorch program, "
+                   "run in float64 on the CPU by $TEMPER_PYTHON (default python3), sandboxed. FILE.naive.cl and "
+                   "FILE.naive.cu beside a problem become its baselines. Says for each problem what was imported, "
+                   "what was not and why.\n");
         return c == 'h' ? CLI_OK : CLI_USAGE;
     }
     int failed = 0;
     for (int i = optind + 1; i < argc; i++)
-        failed += import_one(argv[i], out, level);
+        failed += import_one(kind, argv[i], out, level);
     return failed ? CLI_USAGE : CLI_OK;
 }

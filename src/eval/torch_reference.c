@@ -235,7 +235,7 @@ static json_t *first_line(const struct py_run *r, size_t *rest)
     return json_loadb(r->out, *rest - 1, 0, NULL);
 }
 
-int torch_import_kernelbench(const char *file, int level, json_t **result, char *msg, size_t msg_size)
+int torch_import(const char *kind, const char *file, int level, json_t **result, char *msg, size_t msg_size)
 {
     *result = NULL;
     char real[PATH_MAX], dir[PATH_MAX], lv[16];
@@ -243,7 +243,7 @@ int torch_import_kernelbench(const char *file, int level, json_t **result, char 
         return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "%s: %s", file, strerror(errno));
     temper_dirname(real, dir, sizeof(dir));
     snprintf(lv, sizeof(lv), "%d", level);
-    char *args[] = {"import", real, lv, NULL};
+    char *args[] = {"import", (char *)kind, real, lv, NULL};
     struct py_run r;
     int err = python_run(dir, args, NULL, 0, IMPORT_TIMEOUT_S, &r, msg, msg_size);
     if (err)

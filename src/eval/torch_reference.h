@@ -21,9 +21,10 @@ int torch_reference_compute(const struct temper_task *task, const long long *sca
                             size_t inputs_len, double timeout_s, void **out, size_t *out_len, char *msg,
                             size_t msg_size);
 
-/* Reads a KernelBench problem (file) in the sandboxed interpreter: *result gets
- * {"task": task.json's content} or {"refused": why} (caller decrefs). An error when the
- * interpreter could not run it at all. */
-int torch_import_kernelbench(const char *file, int level, json_t **result, char *msg, size_t msg_size);
+/* Reads a problem in the sandboxed interpreter: kind "kernelbench" (a KernelBench problem, .py) or
+ * "flashinfer" (a FlashInfer-Bench definition, .json). *result gets {"task": task.json's content}
+ * (and for a definition "reference_text", the program made around its reference) or
+ * {"refused": why} (caller decrefs). An error when the interpreter could not run it at all. */
+int torch_import(const char *kind, const char *file, int level, json_t **result, char *msg, size_t msg_size);
 
 #endif
