@@ -133,14 +133,14 @@ struct py_run {
 
 /* Builds the confined process's argument list into argv (strings in the caller's arrays). */
 static int python_argv(const struct python_info *pi, const char *scratch, const char *task_dir, const char *helper,
-                       char *const *args, char **argv, char hides[3][PATH_MAX], char *exe, size_t exe_size,
+                       char *const *args, char **argv, char hides[4][PATH_MAX], char *exe, size_t exe_size,
                        char *msg, size_t msg_size)
 {
     int err = temper_worker_path(exe, exe_size, msg, msg_size);
     if (err)
         return err;
-    static char helper_dir[PATH_MAX];
-    temper_dirname(helper, helper_dir, sizeof(helper_dir));
+    char *helper_dir = hides[3]; /* the caller's storage, like the folders hidden */
+    temper_dirname(helper, helper_dir, PATH_MAX);
     temper_cache_dir(hides[0], PATH_MAX);
     temper_home_dir(hides[1], PATH_MAX);
     const char *home = getenv("HOME");
@@ -179,7 +179,7 @@ static int python_run(const char *task_dir, char *const *args, const void *in, s
     if (err || (err = helper_path(helper, sizeof(helper), msg, msg_size)))
         return err;
     const char *tmp = getenv("TMPDIR");
-    char scratch[PATH_MAX], exe[PATH_MAX], hides[3][PATH_MAX];
+    char scratch[PATH_MAX], exe[PATH_MAX], hides[4][PATH_MAX];
     snprintf(scratch, sizeof(scratch), "%s/temper-compile-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp", (int)getpid());
     if (!mkdtemp(scratch))
         return temper_fail(msg, msg_size, TEMPER_EIO, "%s: %s", scratch, strerror(errno));
@@ -362,7 +362,7 @@ static int server_start(const char *task_dir, char *msg, size_t msg_size)
     if (!registered++)
         atexit(server_atexit);
     struct python_info pi;
-    char helper[PATH_MAX], exe[PATH_MAX], hides[3][PATH_MAX];
+    char helper[PATH_MAX], exe[PATH_MAX], hides[4][PATH_MAX];
     pthread_mutex_lock(&info_lock);
     int err = python_info(&pi, msg, msg_size);
     pthread_mutex_unlock(&info_lock);
@@ -473,7 +473,16 @@ int torch_reference_compute(const struct temper_task *task, const long long *sca
     *out_len = 0;
     struct temper_shape shape;
     temper_task_shape_of_scalars(task, scalars, &shape);
-    size_t want = 0;
+    size_t want = 0, in_want = 0;
+    for (int i = 0; i < task->nargs; i++) {
+        int64_t n = 0;
+        if (task->args[i].role == TEMPER_ROLE_INPUT && !temper_task_arg_elems(task, i, &shape, &n, msg, msg_size))
+            in_want += (size_t)n * sizeof(double);
+    }
+    /* The worker's word is checked: inputs of another size are refused, never computed on. */
+    if (in_want != inputs_len)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "the worker handed over %zu bytes of inputs for task %s, "
+                           "not the %zu its shape gives", inputs_len, task->name, in_want);
     char *line = request_line(task, &shape, inputs_len, &want, msg, msg_size);
     if (!line)
         return TEMPER_ENOMEM;
