@@ -360,7 +360,7 @@ def cpu_bench(consts, sizes, shape_of):
     return s
 
 
-def make_task(path, name, level, summary, entries, pmap, forward, sizes, consts, base, torch, notes):
+def make_task(path, name, level, summary, entries, pmap, forward, sizes, consts, base, torch, notes, flops=None):
     """task.json's content from the arguments (entries: name, role, temper dtype, shape), the sizes
     (scalars; consts their bench values, base the values the module runs at when fitted) and the
     reference's mapping; check shapes are only those the module at path runs at."""
@@ -385,7 +385,7 @@ def make_task(path, name, level, summary, entries, pmap, forward, sizes, consts,
     atol, rtol = TOLERANCE.get(otype, (0, 0))
     task = {
         "name": name[:63], "level": level, "summary": summary[:500],
-        "args": args, "flops": " + ".join(out_terms), "bytes": " + ".join(bytes_terms),
+        "args": args, "flops": flops or " + ".join(out_terms), "bytes": " + ".join(bytes_terms),
         "tolerance": {"atol": atol, "rtol": rtol},
         "tolerance_note": "temper tasks import: by the output's dtype (%s); past 65,536 inputs are %s, whose sums are "
                           "exact" % (otype, LARGE_INIT),
@@ -394,7 +394,8 @@ def make_task(path, name, level, summary, entries, pmap, forward, sizes, consts,
         "reference": "reference.py",
         "torch": {"forward": forward, "params": pmap, "sizes": {ident(k): k for k in sizes}},
     }
-    notes.append("flops counts one operation per output element (a lower bound, for the roofline)")
+    if not flops:
+        notes.append("flops counts one operation per output element (a lower bound, for the roofline)")
     task["import_notes"] = notes
     return task
 
@@ -428,7 +429,30 @@ def import_problem(path, level, torch):
     name = ident(os.path.splitext(os.path.basename(path))[0].lower())
     doc = (inspect.getdoc(mod) or inspect.getdoc(mod.Model) or "").strip().splitlines()
     summary = doc[0] if doc else "KernelBench-format problem %s" % os.path.basename(path)
-    return make_task(path, name, level, summary, entries, pmap, forward, sizes, consts, base, torch, notes)
+    flops = fit_flops(path, base, sizes, torch, notes)
+    return make_task(path, name, level, summary, entries, pmap, forward, sizes, consts, base, torch, notes, flops)
+
+
+def fit_flops(path, base, sizes, torch, notes):
+    """PyTorch's count of the module's matrix products and convolutions (torch.utils.flop_counter),
+    as an expression over the sizes, where one fits; None otherwise (elementwise work counts 0)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    def count(at):
+        with FlopCounterMode(display=False) as fc:
+            probe(path, at, torch)
+        return fc.get_total_flops()
+    try:
+        values = {None: count(base)}
+        for k in sizes:
+            for m in (2, 3):
+                values[(k, m)] = count(dict(base, **{k: base[k] * m}))
+    except Exception:
+        return None
+    expr = fit_dim(values, base, sizes) if values[None] > 0 else None
+    if expr:
+        notes.append("flops: PyTorch's count of its matrix products and convolutions, %s" % expr)
+    return expr
 
 
 FLASHINFER_DTYPE = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int64": "i64",
