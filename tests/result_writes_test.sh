@@ -38,6 +38,7 @@ allowed = {
                                      "before the one form, by hand): the store adds its row id and gives it back "
                                      "as kept, not rewritten in the one form"},
     "src/store/store_bench.c": {"r": "a result as the store kept it (see store.c's *result): its row id added"},
+    "src/cli/cmd_import.c": {"task": "the task.json an import writes (its baselines)"},
     "src/mcp/call.c": {"params": "a JSON-RPC progress notification's params (its message)"},
     "src/mcp/tools_tasks.c": {"out": "a task's description for a tool call (its expert routine)"},
     "src/worker/worker_serve.c": {"frame": "a reply to an op whose reply is not a result (info, devices, "
