@@ -343,6 +343,8 @@ static int install_landlock(int abi, const struct temper_sandbox_config *cfg, in
         err = landlock_allow(rs, cfg->read_dirs[i], READ_RIGHTS, handled);
     for (int i = 0; cfg->write_dirs && cfg->write_dirs[i] && !err; i++)
         err = landlock_allow(rs, cfg->write_dirs[i], handled & ~(uint64_t)LANDLOCK_ACCESS_FS_EXECUTE, handled);
+    for (int i = 0; cfg->allow_exec && cfg->exec_files && cfg->exec_files[i] && !err; i++)
+        err = landlock_allow(rs, cfg->exec_files[i], READ_RIGHTS | LANDLOCK_ACCESS_FS_EXECUTE, handled);
     if (!err)
         err = (int)syscall(SYS_landlock_restrict_self, rs, 0);
     close(rs);

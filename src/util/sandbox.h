@@ -28,6 +28,9 @@ struct temper_sandbox_config {
                                     * to its front end over TCP; the CUDA driver's cuInit fails
                                     * without them); 0 normally */
     const char *why_network;       /* with allow_network: why, for the status's reason */
+    const char *const *exec_files; /* with allow_exec: programs outside the system's folders it may
+                                    * run too (the configured Python interpreter of a task's PyTorch
+                                    * reference); NULL: none */
 };
 
 /* What holds after temper_sandbox_namespaces and temper_sandbox_apply. */

@@ -103,7 +103,7 @@ static void probe(const char *root, int allow_exec, int allow_network, struct ou
         snprintf(secret, sizeof(secret), "%s/secret.txt", root);
         const char *writes[] = {scratch, NULL};
         struct temper_sandbox_config cfg = {NULL,    writes, allow_exec, allow_exec ? "for a test" : NULL,
-                                            1 << 20, 256,    allow_network, NULL};
+                                            1 << 20, 256,    allow_network, NULL, NULL};
         r.applied = temper_sandbox_apply(&cfg, &r.st) == 0;
         if (allow_exec == 2)
             r.applied = r.applied && temper_sandbox_block_exec(&r.st) == 0;
