@@ -220,19 +220,54 @@ struct temper_dbuf {
     int owns;        /* 1 for an allocation (freed on release), 0 for a view */
 };
 
+/* One kernel of a Triton container (cuda_triton.c): its cubin's module and what launching it
+ * needs, from Triton's metadata. */
+struct cuda_triton_kernel {
+    char kernel[128];              /* the @triton.jit function's name (what a launch line names) */
+    char symbol[128];              /* the kernel's name in the cubin */
+    CUmodule mod;                  /* its cubin, loaded */
+    int num_warps;                 /* the block is 32 * num_warps threads */
+    size_t shared;                 /* dynamic shared memory, bytes */
+    size_t scratch_size[2];        /* global and profile scratch per block, bytes (0: none, NULL passed) */
+    size_t scratch_align[2];       /* their alignment */
+};
+
 /* A kernel; owned by its module, which frees it. */
 struct temper_dkernel {
     CUfunction fn;                /* the driver's handle */
     size_t smem_optin_bytes;      /* dynamic shared memory opted into so far */
+    const struct cuda_triton_kernel *triton; /* a Triton kernel's metadata (borrowed), else NULL */
+    CUdeviceptr scratch[2];       /* a Triton kernel's global and profile scratch, 0 while none */
+    size_t scratch_bytes[2];      /* their sizes */
     struct temper_dkernel *next;  /* the module's next kernel */
     char name[];                  /* the kernel's name */
 };
 
 /* A loaded module and the kernels looked up in it. */
 struct temper_dmodule {
-    CUmodule mod;                   /* the driver's handle */
+    CUmodule mod;                   /* the driver's handle (NULL for a Triton container) */
     struct temper_dkernel *kernels; /* freed with the module */
+    int ntriton;                    /* a Triton container's kernels, 0 otherwise */
+    struct cuda_triton_kernel *triton; /* their entries (owned) */
 };
+
+/* ---- cuda_triton.c ---- */
+
+/* Whether a binary is temper's Triton container ("TEMPER-TRITON 1" and a header line). */
+int cuda_triton_is_container(const void *data, size_t size);
+/* Loads every cubin of a Triton container into m (its triton entries); TEMPER_ECOMPILE or
+ * TEMPER_EINVALID with a sentence when the container or a cubin is refused. */
+int cuda_triton_load(struct cuda_ctx *c, const void *data, size_t size, struct temper_dmodule *m, char *msg,
+                     size_t msg_size);
+/* The Triton kernel of m a launch names, or NULL. */
+const struct cuda_triton_kernel *cuda_triton_find(const struct temper_dmodule *m, const char *name);
+/* Readies a launch of a Triton kernel: checks the block (32 * num_warps threads), sets the shared
+ * memory its metadata gives into *smem, and fills the two trailing scratch pointers (0 where the
+ * kernel takes none; otherwise grown to grid * size bytes and kept with the kernel). */
+int cuda_triton_prepare(struct cuda_ctx *c, struct temper_dkernel *k, const size_t grid[3], const size_t block[3],
+                        size_t *smem, CUdeviceptr scratch[2], char *msg, size_t msg_size);
+/* Unloads m's Triton cubins and frees the kernels' scratch. */
+void cuda_triton_free(struct temper_dmodule *m);
 
 /* ---- cuda_driver.c ---- */
 
