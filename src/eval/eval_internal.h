@@ -222,4 +222,11 @@ int temper_deep_sanitize_unsupported(json_t *result);
  * not CUDA, "sanitize" says it is not supported. req->path must name the candidate's file. */
 void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile);
 
+/* A copy of text where it is valid UTF-8, else NULL (result.c). */
+char *eval_text_copy(const char *text);
+/* Marks a result's timings people should not trust as they are (a spread over 10 %, a machine
+ * whose load average exceeded its cores): each gets "warning", the result a "warnings" list. */
+struct temper_result;
+void eval_timing_warnings(struct temper_result *r);
+
 #endif
