@@ -272,7 +272,7 @@ static void entry_prepare(struct stream_entry *j, const char *device_id, enum te
         j->early = simple_result(TEMPER_VERDICT_INVALID, why);
         return;
     }
-    if (req->extra_flags && *req->extra_flags) {
+    if (req->extra_flags && *req->extra_flags && j->cand.lang != TEMPER_LANG_TRITON) { /* Triton takes none */
         size_t used = strlen(j->options);
         if (used + strlen(req->extra_flags) + 2 > sizeof(j->options)) {
             j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ERANGE, "compiler options too long");
