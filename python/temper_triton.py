@@ -17,7 +17,10 @@ and writes one JSON object on standard output: {"ok": true, "triton": VERSION, "
 
 The container is what the CUDA backend loads (src/device/cuda_triton.c):
     b"TEMPER-TRITON 1\\n" + header JSON + b"\\n" + the cubins one after another,
-the header holding each kernel's name, launch metadata and the offset and size of its cubin.
+the header holding each kernel's name, launch metadata and the offset and size of its cubin. A
+kernel is built once for each divisibility pattern of its integer arguments that the task's
+shapes give (its "mask" over "spec_args", the positions of those arguments); the launch takes
+the build whose facts hold.
 """
 import base64
 import importlib.util
@@ -72,7 +75,19 @@ def load_candidate(source):
     return module
 
 
-def compile_kernel(triton, module, want, arch, options):
+def divisibility(fn, signature, want, mask):
+    """Triton's attrs for one build: every pointer is 16-byte aligned (temper's buffers are
+    256-byte aligned), and each specialised integer argument whose bit is set in mask is a multiple
+    of 16 at the shapes that build runs at, as Triton's own launcher specialises."""
+    plain = [name for name in fn.arg_names if signature[name] != "constexpr"]
+    hinted = [name for name in plain if signature[name].startswith("*")]
+    for bit, pos in enumerate(want.get("specialise", {}).get("args", [])):
+        if mask >> bit & 1:
+            hinted.append(plain[pos])
+    return {(fn.arg_names.index(name),): [["tt.divisibility", 16]] for name in hinted}
+
+
+def compile_kernel(triton, module, want, arch, options, mask):
     fn = getattr(module, want["name"], None)
     if not isinstance(fn, triton.runtime.jit.JITFunction):
         return None, ("invalid", "%s is not a @triton.jit function of the candidate" % want["name"])
@@ -89,7 +104,8 @@ def compile_kernel(triton, module, want, arch, options):
             return None, ("invalid", "kernel %s: parameter %s is a tl.constexpr with no knob to give it" %
                           (want["name"], name))
     signature = {name: signature[name] for name in fn.arg_names}
-    src = triton.compiler.ASTSource(fn, signature=signature, constexprs=constexprs)
+    attrs = divisibility(fn, signature, want, mask)
+    src = triton.compiler.ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
     target = triton.backends.compiler.GPUTarget("cuda", arch, 32)
     try:
         compiled = triton.compile(src, target=target, options=options)
@@ -105,6 +121,8 @@ def compile_kernel(triton, module, want, arch, options):
                                                  "global_scratch_align", "profile_scratch_size",
                                                  "profile_scratch_align")}
     head["kernel"] = want["name"]
+    head["mask"] = mask
+    head["spec_args"] = want.get("specialise", {}).get("args", [])
     return (head, compiled.asm["cubin"]), None
 
 
@@ -126,14 +144,15 @@ def main():
     options = {"num_warps": int(req.get("num_warps", 4)), "num_stages": int(req.get("num_stages", 3))}
     heads, blobs, offset = [], [], 0
     for want in req["kernels"]:
-        done, err = compile_kernel(triton, module, want, int(req["arch"]), options)
-        if err:
-            return fail(*err)
-        head, cubin = done
-        head["offset"], head["size"] = offset, len(cubin)
-        offset += len(cubin)
-        heads.append(head)
-        blobs.append(cubin)
+        for mask in want.get("specialise", {}).get("masks", [0]):
+            done, err = compile_kernel(triton, module, want, int(req["arch"]), options, mask)
+            if err:
+                return fail(*err)
+            head, cubin = done
+            head["offset"], head["size"] = offset, len(cubin)
+            offset += len(cubin)
+            heads.append(head)
+            blobs.append(cubin)
     header = json.dumps({"triton": triton.__version__, "kernels": heads}, sort_keys=True).encode()
     binary = MAGIC + header + b"\n" + b"".join(blobs)
     json.dump({"ok": True, "triton": triton.__version__, "binary": base64.b64encode(binary).decode()}, sys.stdout)
