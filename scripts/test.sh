@@ -7,10 +7,11 @@
 # (-L release); then the session under ThreadSanitizer and the fuzzers of tests/fuzz for 20 s
 # each. --full runs every test in both builds and fuzzes for 120 s each: the run before a
 # release. Tests run in parallel (ctest -j, one per core), the longest first; those that evaluate
-# on PoCL take turns on the CPU device (a resource lock). Tests that need a GPU are skipped where
-# none is; their reasons are printed after each run. Every stage runs even when one before it
-# failed (a stage whose build failed is not run, and says so); the end prints each stage's time,
-# the ten slowest tests and the stages that failed, and the exit status is 1 if any did.
+# on PoCL share the CPU device under two resource locks (tests/CMakeLists.txt says which run
+# together). Tests that need a GPU are skipped where none is; their reasons are printed after each
+# run. Every stage runs even when one before it failed (a stage whose build failed is not run, and
+# says so); the end prints each stage's time, the ten slowest tests and the stages that failed, and
+# the exit status is 1 if any did.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 full=0

@@ -8,9 +8,18 @@
  * launch draws fresh inputs, and how many launches a budget times follows the machine's speed.
  * All cases run through one worker handle, in order, so a case that
  * crashes or hangs the worker also shows that the next evaluation runs normally. Every result
- * is recorded in a fresh store, and the store must hold exactly one evaluation per case.
+ * is recorded in a fresh store, and the store must hold exactly one evaluation per case. The
+ * device's ceilings are the test run's ($TEMPER_CEILINGS, saved by calibrate_opencl) when they are
+ * this device's; otherwise it measures them.
  *
- * usage: cases_test BACKEND CASES_DIR TASKS_DIR   (exit 77: no such device here, skipped) */
+ * With --only LIST it runs only the cases LIST names, with --skip LIST all the others (LIST: one
+ * case file name a line, `#` comments; a name that is not a case of the folder fails the test):
+ * the default run (scripts/test.sh) runs the sanitizer tier's few cases, which reach every code
+ * path of temper's own that the cases do, under ASan/UBSan, and all the others in the Release
+ * build, so each case runs once; tests/cases/sanitize_opencl.txt says why each is in the few.
+ *
+ * usage: cases_test BACKEND CASES_DIR TASKS_DIR [--only LIST | --skip LIST]
+ *        (exit 77: no such device here, skipped) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +107,68 @@ static int keep_going_ok(struct temper_worker *w, const char *path, const char *
     return ok;
 }
 
+/* Keeps in names (n of them, updated) those LIST names (only) or does not name (!only); the
+ * others are freed. Returns 0, or -1 with a reason in why when LIST cannot be read or names a
+ * file that is not among names. */
+static int select_cases(const char *list, int only, char **names, int *n, char *why, size_t why_size)
+{
+    FILE *f = fopen(list, "r");
+    if (!f) {
+        snprintf(why, why_size, "cannot open %s", list);
+        return -1;
+    }
+    char *listed = calloc((size_t)*n + 1, 1), line[512];
+    int rc = 0;
+    while (!rc && fgets(line, sizeof(line), f)) {
+        char *name = line + strspn(line, " \t");
+        name[strcspn(name, " \t\r\n#")] = 0;
+        if (!name[0])
+            continue;
+        int i = 0;
+        while (i < *n && strcmp(names[i], name))
+            i++;
+        if (i == *n) {
+            snprintf(why, why_size, "%s names %s, not a case here", list, name);
+            rc = -1;
+        } else
+            listed[i] = 1;
+    }
+    fclose(f);
+    int kept = 0;
+    for (int i = 0; i < *n; i++) {
+        if (!rc && listed[i] == only)
+            names[kept++] = names[i];
+        else if (!rc)
+            free(names[i]);
+    }
+    if (!rc)
+        *n = kept;
+    free(listed);
+    return rc;
+}
+
+/* The ceilings the test run measured once (calibrate_opencl, saved where $TEMPER_CEILINGS says),
+ * when they are this device's (info); NULL otherwise, and the test measures them itself. */
+static json_t *seeded_ceilings(json_t *info)
+{
+    const char *path = getenv("TEMPER_CEILINGS");
+    if (!path || !*path || access(path, F_OK))
+        return NULL;
+    char key[1024];
+    temper_store_device_key(info, key, sizeof(key));
+    json_t *o = json_load_file(path, 0, NULL), *ceilings = json_object_get(o, "ceilings");
+    const char *stored = json_string_value(json_object_get(o, "device_key"));
+    if (!stored || strcmp(stored, key) || !json_is_object(ceilings) ||
+        json_number_value(json_object_get(ceilings, "copy_gbs")) <= 0) {
+        json_decref(o);
+        return NULL;
+    }
+    json_incref(ceilings);
+    json_decref(o);
+    printf("ceilings taken from %s ($TEMPER_CEILINGS)\n", path);
+    return ceilings;
+}
+
 static int contains_ci(const char *hay, const char *needle)
 {
     size_t n = strlen(needle);
@@ -109,8 +180,8 @@ static int contains_ci(const char *hay, const char *needle)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: cases_test BACKEND CASES_DIR TASKS_DIR\n");
+    if (argc != 4 && !(argc == 6 && (!strcmp(argv[4], "--only") || !strcmp(argv[4], "--skip")))) {
+        fprintf(stderr, "usage: cases_test BACKEND CASES_DIR TASKS_DIR [--only LIST | --skip LIST]\n");
         return 2;
     }
     const char *backend = argv[1], *dir = argv[2], *tasks = argv[3];
@@ -124,6 +195,18 @@ int main(int argc, char **argv)
     if (n < 0) {
         fprintf(stderr, "cannot open %s\n", dir);
         return 2;
+    }
+    if (argc == 6) {
+        char why[4096 + 64];
+        if (select_cases(argv[5], !strcmp(argv[4], "--only"), names, &n, why, sizeof(why)) ||
+            (!n && snprintf(why, sizeof(why), "%s %s leaves no case", argv[4], argv[5]))) {
+            fprintf(stderr, "%s\n", why);
+            for (int i = 0; i < n; i++)
+                free(names[i]);
+            free(names);
+            return 2;
+        }
+        printf("%d cases (%s %s)\n", n, argv[4], argv[5]);
     }
 
     struct temper_limits limits;
@@ -148,8 +231,8 @@ int main(int argc, char **argv)
     }
     printf("device %s: %s\n", json_string_value(json_object_get(info, "id")),
            json_string_value(json_object_get(info, "name")));
-    json_t *calib = NULL;
-    if (temper_calibrate(w, &calib, msg, sizeof(msg))) {
+    json_t *calib = seeded_ceilings(info);
+    if (!calib && temper_calibrate(w, &calib, msg, sizeof(msg))) {
         fprintf(stderr, "calibration failed: %s\n", msg);
         return 1;
     }

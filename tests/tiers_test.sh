@@ -3,8 +3,9 @@
 # a kind label (unit, pocl, gpu, nvrtc, host, gym, agent, fixture) and a tier label (sanitize: the
 # ASan/UBSan build; release: the Release build), and no other label; a unit test runs in the
 # sanitize tier; a test that evaluates on PoCL takes the run's one calibration (the opencl_ceilings
-# fixture) and holds the CPU device's lock, but in the sanitizer build a test of the sanitize tier
-# (two of those run at once there); and scripts/test.sh selects each tier by its label.
+# fixture) and holds a lock of the CPU device (cpu_device, or cpu_device_TEST: tests/CMakeLists.txt),
+# but in the sanitizer build a test of the sanitize tier (two of those run at once there); and
+# scripts/test.sh selects each tier by its label.
 set -u
 build=$1
 src=$2
@@ -32,12 +33,12 @@ for t in doc["tests"]:
     if "unit" in labels and "sanitize" not in labels:
         bad.append(f"{name}: a unit test outside the sanitize tier")
     if "pocl" in labels:
-        locked = "cpu_device" in props.get("RESOURCE_LOCK", [])
+        locked = any(l == "cpu_device" or l.startswith("cpu_device_") for l in props.get("RESOURCE_LOCK", []))
         if sanitize_build and "sanitize" in labels:
             if locked:
-                bad.append(f"{name}: a sanitize-tier PoCL test holding cpu_device in the sanitizer build")
+                bad.append(f"{name}: a sanitize-tier PoCL test holding a cpu_device lock in the sanitizer build")
         elif not locked:
-            bad.append(f"{name}: evaluates on PoCL without RESOURCE_LOCK cpu_device")
+            bad.append(f"{name}: evaluates on PoCL without a RESOURCE_LOCK of the CPU device")
         if "opencl_ceilings" not in props.get("FIXTURES_REQUIRED", []):
             bad.append(f"{name}: evaluates on PoCL without the opencl_ceilings fixture")
 for b in bad:

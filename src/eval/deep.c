@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "eval/eval_internal.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 #include "util/util.h"
 
@@ -463,74 +464,83 @@ int temper_deep_profile(const struct temper_deep_request *req, json_t **out, cha
     return 0;
 }
 
-/* Results reach the deep checks in the one form, or made by the session for a request it could not
- * evaluate; read leniently, a key missing or of another type reads as null, as it always did. */
-int temper_deep_sanitize_unsupported(json_t *result)
+int temper_deep_sanitize_unsupported(struct temper_result *r)
 {
-    struct temper_result r;
-    if (temper_result_from_stored(result, &r))
+    const char *lang = r->device_info ? r->device_info->language : NULL;
+    if (!lang || !strcmp(lang, "cuda"))
         return 0;
-    const char *lang = r.device_info ? r.device_info->language : NULL;
-    if (!lang || !strcmp(lang, "cuda")) {
-        temper_result_free(&r);
-        return 0;
-    }
     char msg[512];
     snprintf(msg, sizeof(msg), "--sanitize is not supported on %s device %s: compute-sanitizer checks CUDA "
-             "kernels only; nothing was checked", lang, r.device_info->id ? r.device_info->id : "(null)");
-    temper_result_free(&r);
-    json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
+             "kernels only; nothing was checked", lang, r->device_info->id ? r->device_info->id : "(null)");
+    temper_result_set_value(&r->sanitize, json_pack("{s:s}", "error", msg));
     return 1;
 }
 
-void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile)
+/* Runs compute-sanitizer and puts its findings in r's sanitize (its own object, built here, with the
+ * mode), or why it did not run; errors (with strict, warnings too) make the verdict incorrect. */
+static void deep_sanitize(struct temper_deep_request *req, struct temper_result *r, int sanitize)
 {
     char msg[2048];
-    if (sanitize && temper_deep_sanitize_unsupported(result))
-        sanitize = 0;
-    if (sanitize) {
-        json_t *found = NULL;
-        if (temper_deep_sanitize(req, &found, msg, sizeof(msg))) {
-            json_object_set_new(result, "sanitize", json_pack("{s:s}", "error", msg));
-        } else {
-            json_int_t errors = 0, warnings = 0;
-            const char *tool;
-            json_t *r;
-            json_object_foreach(found, tool, r)
-            {
-                errors += json_integer_value(json_object_get(r, "errors"));
-                warnings += json_integer_value(json_object_get(r, "warnings"));
-            }
-            char summary[1024], text[1400];
-            temper_sanitize_summary(found, summary, sizeof(summary));
-            json_object_set_new(found, "mode", json_string(sanitize == TEMPER_SANITIZE_STRICT ? "strict" : "report"));
-            json_object_set_new(result, "sanitize", found);
-            if (errors || (sanitize == TEMPER_SANITIZE_STRICT && warnings)) {
-                if (errors)
-                    snprintf(text, sizeof(text), "compute-sanitizer reported %lld error%s%s (%s)", (long long)errors,
-                             errors == 1 ? "" : "s", warnings ? " and warnings" : "", summary);
-                else
-                    snprintf(text, sizeof(text),
-                             "compute-sanitizer reported %lld warning%s, which --sanitize=strict fails (%s)",
-                             (long long)warnings, warnings == 1 ? "" : "s", summary);
-                json_object_set_new(result, "verdict", json_string("incorrect"));
-                json_object_set_new(result, "message", json_string(text));
-            }
-        }
+    json_t *found = NULL;
+    if (temper_deep_sanitize(req, &found, msg, sizeof(msg))) {
+        temper_result_set_value(&r->sanitize, json_pack("{s:s}", "error", msg));
+        return;
     }
+    json_int_t errors = 0, warnings = 0;
+    const char *tool;
+    json_t *findings;
+    json_object_foreach(found, tool, findings)
+    {
+        errors += json_integer_value(json_object_get(findings, "errors"));
+        warnings += json_integer_value(json_object_get(findings, "warnings"));
+    }
+    char summary[1024], text[1400];
+    temper_sanitize_summary(found, summary, sizeof(summary));
+    json_object_set_new(found, "mode", json_string(sanitize == TEMPER_SANITIZE_STRICT ? "strict" : "report"));
+    temper_result_set_value(&r->sanitize, found);
+    if (!errors && !(sanitize == TEMPER_SANITIZE_STRICT && warnings))
+        return;
+    if (errors)
+        snprintf(text, sizeof(text), "compute-sanitizer reported %lld error%s%s (%s)", (long long)errors,
+                 errors == 1 ? "" : "s", warnings ? " and warnings" : "", summary);
+    else
+        snprintf(text, sizeof(text), "compute-sanitizer reported %lld warning%s, which --sanitize=strict fails (%s)",
+                 (long long)warnings, warnings == 1 ? "" : "s", summary);
+    temper_result_set_text(&r->verdict, "incorrect");
+    temper_result_set_text(&r->message, text);
+}
+
+void temper_deep_check_result(struct temper_deep_request *req, struct temper_result *r, int sanitize, int profile)
+{
+    if (sanitize && temper_deep_sanitize_unsupported(r))
+        sanitize = 0;
+    if (sanitize)
+        deep_sanitize(req, r, sanitize);
     if (profile) {
+        char msg[2048];
         json_t *prof = NULL;
         if (temper_deep_profile(req, &prof, msg, sizeof(msg)))
             prof = json_pack("{s:s}", "error", msg);
-        struct temper_result r;
-        const struct temper_result_timing *t = NULL;
-        if (!temper_result_from_stored(result, &r))
-            t = temper_result_first_timing(&r);
+        const struct temper_result_timing *t = temper_result_first_timing(r);
         json_t *k0 = json_array_get(json_object_get(prof, "kernels"), 0);
         if (t && k0 && json_array_size(json_object_get(prof, "kernels")) == 1) /* a null median reads 0 */
             json_object_set_new(prof, "ncu_over_temper",
                                 json_real(json_number_value(json_object_get(k0, "duration_ms")) / t->median_ms.v));
-        temper_result_free(&r);
-        json_object_set_new(result, "profile", prof);
+        temper_result_set_value(&r->profile, prof);
     }
+}
+
+/* A result held as JSON is read leniently (a key missing or of another type reads as null, as the
+ * deep checks always read it), checked, and written again in place by the generated writer. */
+void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile)
+{
+    struct temper_result r;
+    if (temper_result_from_stored(result, &r))
+        return;
+    temper_deep_check_result(req, &r, sanitize, profile);
+    json_t *out = temper_result_to_json(&r);
+    temper_result_free(&r);
+    json_object_clear(result);
+    json_object_update(result, out);
+    json_decref(out);
 }

@@ -15,16 +15,12 @@
 #include "device/device.h"
 
 #include "eval/eval_internal.h"
+#include "eval/result_set.h"
 #include "kernel/kernel_internal.h"
 #include "temper/result.h"
 #include "util/util.h"
 #include "triton_build.h"
 #include "worker_impl.h"
-
-static json_t *simple_result(enum temper_verdict v, const char *message)
-{
-    return json_pack("{s:s, s:s}", "verdict", temper_verdict_name(v), "message", message);
-}
 
 /* Moves req's cancel word from `from` to `to`; 0 if the request was cancelled instead (the word
  * held SKIP or KILL), else 1 (always 1 without a word). */
@@ -36,12 +32,15 @@ static int cancel_claim(const struct temper_eval_request *req, int from, int to)
     return __atomic_compare_exchange_n(req->cancel, &expect, to, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-/* The result of a request cancelled before it was sent. Caller owns it. */
-static json_t *cancelled_result(void)
+/* The reply for a request cancelled before it was sent (verdict invalid) or as its reply came in
+ * (verdict NULL), written as the worker's replies are (worker.c). Caller decrefs. */
+static json_t *cancelled_reply(const char *verdict, const char *message)
 {
-    json_t *r = simple_result(TEMPER_VERDICT_INVALID, "cancelled before it ran");
-    json_object_set_new(r, "cancelled", json_true());
-    return r;
+    struct temper_result r;
+    temper_result_own(&r, verdict, message, 1, 0);
+    json_t *reply = temper_result_to_json(&r);
+    temper_result_free(&r);
+    return reply;
 }
 
 /* Whether a reply says it was cancelled. The reply is the worker's as it came (a result with the
@@ -58,7 +57,7 @@ static int reply_cancelled(json_t *reply)
 }
 
 /* Runs a job of req on the worker, as temper_worker_call does, unless req is cancelled (its cancel
- * word, enum temper_eval_cancel): *reply is cancelled_result() and nothing is sent when it was
+ * word, enum temper_eval_cancel): *reply is cancelled_reply() and nothing is sent when it was
  * cancelled before the send; a cancel after the send kills the job, and the reply says
  * "cancelled" even if the job had finished. */
 static int call_unless_cancelled(struct temper_worker *w, const struct temper_eval_request *req, json_t *job,
@@ -66,7 +65,7 @@ static int call_unless_cancelled(struct temper_worker *w, const struct temper_ev
 {
     *reply = NULL;
     if (!cancel_claim(req, TEMPER_EVAL_WAITING, TEMPER_EVAL_SENT)) {
-        *reply = cancelled_result();
+        *reply = cancelled_reply(temper_verdict_name(TEMPER_VERDICT_INVALID), "cancelled before it ran");
         return 0;
     }
     int err = temper_worker_send(w, job, msg, msg_size);
@@ -82,7 +81,7 @@ static int call_unless_cancelled(struct temper_worker *w, const struct temper_ev
     if (!cancel_claim(req, TEMPER_EVAL_SENT, TEMPER_EVAL_DONE) && !reply_cancelled(*reply)) {
         /* Cancelled as the reply came in (or as the send failed): cancelled all the same. */
         json_decref(*reply);
-        *reply = json_pack("{s:b, s:s}", "cancelled", 1, "message", "the job was cancelled");
+        *reply = cancelled_reply(NULL, "the job was cancelled");
         err = 0;
     }
     return err;
@@ -177,7 +176,8 @@ struct stream_entry {
     double start_s;                        /* when its turn in the batch began */
     int err;                               /* nonzero: it cannot be evaluated (usage error) */
     char msg[2048];                        /* the reason, with err */
-    json_t *early;                         /* a verdict reached before the device (invalid) */
+    int has_early;                         /* 1 when early holds a verdict reached before the device */
+    struct temper_result early;            /* that result (invalid, or an offline compiler's error) */
     int have_cand;                         /* 1 when cand holds a parsed candidate */
     struct temper_candidate cand;          /* the candidate */
     char hex[17];                          /* its source hash */
@@ -205,6 +205,14 @@ static int entry_knobs(struct stream_entry *j, struct temper_knobs *knobs)
         j->err = temper_knobs_set(&j->cand, knobs, set, j->msg, sizeof(j->msg));
     }
     return j->err;
+}
+
+/* j's verdict reached before the device (or its cancel), with its message. */
+static void entry_early(struct stream_entry *j, enum temper_verdict v, const char *message, int cancelled)
+{
+    temper_result_free(&j->early);
+    temper_result_own(&j->early, temper_verdict_name(v), message, cancelled, 0);
+    j->has_early = 1;
 }
 
 /* Parses, finds the task, applies knobs and checks constraints: everything that needs no
@@ -238,8 +246,8 @@ static void entry_prepare(struct stream_entry *j, const char *device_id, enum te
                                                                         dir, sizeof(dir), none, sizeof(none)) ?
                                 j->cand.task :
                                 "";
-        j->early = simple_result(TEMPER_VERDICT_INVALID, why);
-        json_object_set_new(j->early, "task", json_string(named));
+        entry_early(j, TEMPER_VERDICT_INVALID, why, 0);
+        temper_result_set_text(&j->early.task, named);
         return;
     }
     j->have_cand = 1;
@@ -248,7 +256,7 @@ static void entry_prepare(struct stream_entry *j, const char *device_id, enum te
                          sizeof(why))) {
         char where[3000];
         snprintf(where, sizeof(where), "%.1000s:%d: %.1900s", req->path, j->cand.task_line, why);
-        j->early = simple_result(TEMPER_VERDICT_INVALID, where);
+        entry_early(j, TEMPER_VERDICT_INVALID, where, 0);
         return;
     }
     /* The reference is built here, not in the worker: a worker whose device runs no program
@@ -269,7 +277,7 @@ static void entry_prepare(struct stream_entry *j, const char *device_id, enum te
         (j->cand.lang == TEMPER_LANG_TRITON
              ? temper_triton_options(&j->cand, &task, &knobs, j->options, sizeof(j->options), why, sizeof(why))
              : temper_candidate_options(&j->cand, &knobs, j->options, sizeof(j->options), why, sizeof(why)))) {
-        j->early = simple_result(TEMPER_VERDICT_INVALID, why);
+        entry_early(j, TEMPER_VERDICT_INVALID, why, 0);
         return;
     }
     if (req->extra_flags && *req->extra_flags && j->cand.lang != TEMPER_LANG_TRITON) { /* Triton takes none */
@@ -385,9 +393,9 @@ static int compile_reap(struct stream_entry *j, const struct compile_target *t)
     if (why) {
         char message[4200];
         snprintf(message, sizeof(message), "%s: %s", j->req->path, why);
-        j->early = simple_result((enum temper_verdict)verdict, message);
-        json_object_set_new(j->early, "compile_log", json_string(log ? log : ""));
-        json_object_set_new(j->early, "options", json_string(j->options));
+        entry_early(j, (enum temper_verdict)verdict, message, 0);
+        temper_result_set_text(&j->early.compile_log, log ? log : "");
+        temper_result_set_text(&j->early.options, j->options);
     }
     json_decref(out);
     return 1;
@@ -401,7 +409,7 @@ static void compile_fill(struct stream_entry **js, int n, int from, int jobs, co
         if (js[i]->proc.pid && !compile_reap(js[i], t))
             running++;
     for (int i = from; i < n && running < jobs; i++)
-        if (!js[i]->compiled && !js[i]->proc.pid && !js[i]->early && !js[i]->err) {
+        if (!js[i]->compiled && !js[i]->proc.pid && !js[i]->has_early && !js[i]->err) {
             compile_start(js[i], t);
             running += js[i]->proc.pid != 0;
         }
@@ -409,40 +417,36 @@ static void compile_fill(struct stream_entry **js, int n, int from, int jobs, co
 
 /* ---- the batch ---- */
 
-/* Completes a result with what the parent knows and writes it in the one form (result.h); NULL,
- * with msg saying why, if it does not read as a result (a key that is not a field, a value of
- * another type): the worker's reply is read here, once, strictly. Takes result's reference. */
-static json_t *entry_finish(struct stream_entry *j, json_t *result, char *msg, size_t msg_size)
+/* Completes r with what the parent knows, writes it in the one form (result.h) and hands it to the
+ * callback; frees r. */
+static void entry_deliver(struct stream_entry *j, int index, struct temper_result *r, temper_eval_cb cb, void *user)
 {
-    json_object_set_new(result, "candidate", json_string(j->req->path));
-    json_object_set_new(result, "source_hash", json_string(j->hex));
+    temper_result_set_text(&r->candidate, j->req->path);
+    temper_result_set_text(&r->source_hash, j->hex);
     if (j->task_hash[0]) /* what the store keys the result on */
-        json_object_set_new(result, "task_hash", json_string(j->task_hash));
-    json_object_set_new(result, "elapsed_ms", json_real((temper_now_s() - j->start_s) * 1e3));
-    struct temper_result r;
-    int err = temper_result_from_json(result, &r, msg, msg_size);
-    json_decref(result);
-    if (err)
-        return NULL;
-    if (!r.task) /* a result the worker did not make (an early verdict, a crash, a cancel) names none */
-        r.task = eval_text_copy(j->have_cand ? j->cand.task : "");
-    eval_timing_warnings(&r);
-    r.schema_version.set = 1;
-    r.schema_version.v = TEMPER_RESULT_SCHEMA_VERSION;
-    json_t *one = temper_result_to_json(&r);
-    temper_result_free(&r);
-    return one;
+        temper_result_set_text(&r->task_hash, j->task_hash);
+    r->elapsed_ms = (struct temper_opt_f64){1, (temper_now_s() - j->start_s) * 1e3};
+    if (!r->task) /* a result the worker did not make (an early verdict, a crash, a cancel) names none */
+        temper_result_set_text(&r->task, j->have_cand ? j->cand.task : "");
+    eval_timing_warnings(r);
+    r->schema_version = (struct temper_opt_i64){1, TEMPER_RESULT_SCHEMA_VERSION};
+    json_t *one = temper_result_to_json(r);
+    temper_result_free(r);
+    cb(user, index, one, 0, NULL);
 }
 
-/* Hands a finished result to the callback, or the error that kept it from the one form. */
-static void entry_deliver(struct stream_entry *j, int index, json_t *result, temper_eval_cb cb, void *user)
+/* Keeps j's result r in the memo with key, as the worker gave it (without the flag of its restart). */
+static void memo_keep(json_t *memo, struct stream_entry *j, struct temper_result *r, json_t *key)
 {
-    char msg[1024];
-    json_t *one = entry_finish(j, result, msg, sizeof(msg));
-    if (one)
-        cb(user, index, one, 0, NULL);
-    else
-        cb(user, index, NULL, TEMPER_EPARSE, msg);
+    struct temper_opt_bool restarted = r->worker_restarted;
+    r->worker_restarted.set = 0;
+    json_t *written = temper_result_to_json(r), *copy = json_deep_copy(written);
+    r->worker_restarted = restarted;
+    json_decref(written);
+    json_array_append_new(memo, json_pack("{s:I, s:O, s:o, s:o}", "source_hash", (json_int_t)j->cand.source_hash,
+                                          "knobs", j->knobs, "key", key, "result", copy));
+    while (json_array_size(memo) > 128) /* as many as a worker keeps itself (SAME_CODE_MAX) */
+        json_array_remove(memo, 0);
 }
 
 /* Runs a prepared, compiled job on the worker and delivers its result. */
@@ -493,24 +497,27 @@ static void run_job(struct temper_worker *w, struct stream_entry *j, json_t *inf
         cb(user, j->index, NULL, err, call_msg);
         return;
     }
+    /* The reply is read once, strictly, without the worker's same_code_key (not a field: kept in memo). */
     json_t *key = json_incref(json_object_get(result, "same_code_key"));
     json_object_del(result, "same_code_key");
-    if (key && memo) {
-        json_t *copy = json_deep_copy(result);
-        json_object_del(copy, "worker_restarted");
-        json_array_append_new(memo, json_pack("{s:I, s:O, s:o, s:o}", "source_hash", (json_int_t)j->cand.source_hash,
-                                              "knobs", j->knobs, "key", key, "result", copy));
-        key = NULL;
-        while (json_array_size(memo) > 128) /* as many as a worker keeps itself (SAME_CODE_MAX) */
-            json_array_remove(memo, 0);
-    }
+    struct temper_result r;
+    err = temper_result_from_json(result, &r, call_msg, sizeof(call_msg));
+    json_decref(result);
+    if (!err && key && memo)
+        memo_keep(memo, j, &r, json_incref(key));
     json_decref(key);
-    json_object_set(result, "knobs", j->knobs);
-    json_object_set_new(result, "device", json_string(device_id));
-    json_object_set(result, "device_info", info);
-    json_object_set_new(result, "secret_seed", json_integer((json_int_t)j->secret));
-    json_object_set_new(result, "seed", json_integer((json_int_t)(req->seed & 0x7fffffffffffffffull)));
-    entry_deliver(j, j->index, result, cb, user);
+    if (!err) {
+        temper_result_set_value(&r.knobs, json_incref(j->knobs));
+        temper_result_set_text(&r.device, device_id);
+        r.secret_seed = (struct temper_opt_i64){1, (int64_t)j->secret};
+        r.seed = (struct temper_opt_i64){1, (int64_t)(req->seed & 0x7fffffffffffffffull)};
+        err = temper_result_set_json(&r, "device_info", info, call_msg, sizeof(call_msg));
+    }
+    if (err)
+        cb(user, j->index, NULL, TEMPER_EPARSE, call_msg);
+    else
+        entry_deliver(j, j->index, &r, cb, user);
+    temper_result_free(&r); /* what a failure left (entry_deliver frees r) */
 }
 
 /* The jobs a stream has taken and not yet delivered, in the order taken: js[head..n). */
@@ -556,7 +563,7 @@ static void entry_free(struct stream_entry *j)
     if (j->have_cand)
         temper_candidate_free(&j->cand);
     json_decref(j->knobs);
-    json_decref(j->early);
+    temper_result_free(&j->early);
     free(j);
 }
 
@@ -664,7 +671,7 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
         int i = j->index;
         if (target.ops) {
             compile_fill(wd.js, wd.n, wd.head, jobs, &target);
-            if (!j->compiled && !j->early && !j->err) {
+            if (!j->compiled && !j->has_early && !j->err) {
                 if (!j->proc.pid)
                     compile_start(j, &target);
                 /* While it compiles, requests that come are taken and start compiling too. */
@@ -681,13 +688,13 @@ int temper_eval_stream(struct temper_worker *w, temper_eval_next next, void *nex
         wd.head++;
         /* A result's elapsed time counts from its turn: waiting for earlier ones is not its own. */
         j->start_s = temper_now_s();
-        if ((j->err || j->early) && !cancel_claim(j->req, TEMPER_EVAL_WAITING, TEMPER_EVAL_DONE)) {
-            entry_deliver(j, i, cancelled_result(), cb, user);
-        } else if (j->err) {
+        int cancelled = (j->err || j->has_early) && !cancel_claim(j->req, TEMPER_EVAL_WAITING, TEMPER_EVAL_DONE);
+        if (cancelled) /* its result says so instead */
+            entry_early(j, TEMPER_VERDICT_INVALID, "cancelled before it ran", 1);
+        if (j->err && !cancelled) {
             cb(user, i, NULL, j->err, j->msg);
-        } else if (j->early) {
-            entry_deliver(j, i, j->early, cb, user);
-            j->early = NULL;
+        } else if (j->has_early) {
+            entry_deliver(j, i, &j->early, cb, user); /* it frees early */
         } else {
             run_job(w, j, info, device_id, calibration, cb, user);
         }

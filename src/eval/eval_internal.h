@@ -15,6 +15,7 @@
 #include "temper/eval.h"
 #include "temper/kernel.h"
 #include "temper/request.h"
+#include "temper/result.h"
 #include "temper/task.h"
 
 /* ---- comparing outputs ---- */
@@ -211,21 +212,23 @@ void temper_sanitize_summary(json_t *sanitize, char *out, size_t out_size);
  * memory traffic. Caller decrefs. */
 int temper_deep_profile(const struct temper_deep_request *req, json_t **out, char *msg, size_t msg_size);
 
-/* When result's device is not CUDA, sets its "sanitize" to {"error": "--sanitize is not supported
- * on ... device ..."} and returns 1; else 0. For every result of a --sanitize request, whatever
- * its verdict, so that the option is never ignored in silence. */
-int temper_deep_sanitize_unsupported(json_t *result);
+/* When r's device is not CUDA, sets its sanitize to {"error": "--sanitize is not supported on ...
+ * device ..."} and returns 1; else 0. For every result of a --sanitize request, whatever its
+ * verdict, so that the option is never ignored in silence. */
+int temper_deep_sanitize_unsupported(struct temper_result *r);
 
 /* Runs the deep checks asked for (sanitize: TEMPER_SANITIZE_*, compute-sanitizer; profile: Nsight
- * Compute) on a correct kernel and adds their findings to its result ("sanitize", "profile"); a
+ * Compute) on a correct kernel and adds their findings to its result r (sanitize, profile); a
  * sanitizer error (in strict mode also a warning) makes the verdict incorrect. On a device that is
- * not CUDA, "sanitize" says it is not supported. req->path must name the candidate's file. */
+ * not CUDA, sanitize says it is not supported. req->path must name the candidate's file. */
+void temper_deep_check_result(struct temper_deep_request *req, struct temper_result *r, int sanitize, int profile);
+/* temper_deep_check_result on a result held as JSON (read leniently, written again in place in the
+ * one form). */
 void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile);
 
-/* A copy of text where it is valid UTF-8, else NULL (result.c). */
-char *eval_text_copy(const char *text);
 /* Marks a result's timings people should not trust as they are (a spread over 10 %, a machine
- * whose load average exceeded its cores): each gets "warning", the result a "warnings" list. */
+ * whose load average exceeded its cores): each gets "warning", the result a "warnings" list
+ * (result.c). */
 struct temper_result;
 void eval_timing_warnings(struct temper_result *r);
 

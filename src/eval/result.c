@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "temper/error.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 #include "eval/eval_internal.h"
 #include "util/util.h"
@@ -96,31 +97,44 @@ static void list_free(const struct record_desc *sub, struct any_list *l)
     l->n = 0;
 }
 
+/* Frees what the member p of field f owns and makes it null. */
+static void field_free(const struct field_desc *f, void *p)
+{
+    switch (f->kind) {
+    case KIND_STR:
+        free(*(char **)p);
+        *(char **)p = NULL;
+        break;
+    case KIND_JSON:
+        json_decref(*(json_t **)p);
+        *(json_t **)p = NULL;
+        break;
+    case KIND_REC:
+        if (*(void **)p) {
+            record_free(f->sub, *(void **)p);
+            free(*(void **)p);
+        }
+        *(void **)p = NULL;
+        break;
+    case KIND_LIST:
+        list_free(f->sub, p);
+        break;
+    case KIND_INT:
+        memset(p, 0, sizeof(struct temper_opt_i64));
+        break;
+    case KIND_REAL:
+        memset(p, 0, sizeof(struct temper_opt_f64));
+        break;
+    case KIND_BOOL:
+        memset(p, 0, sizeof(struct temper_opt_bool));
+        break;
+    }
+}
+
 static void record_free(const struct record_desc *d, void *rec)
 {
-    for (size_t i = 0; i < d->nfields; i++) {
-        const struct field_desc *f = &d->fields[i];
-        void *p = (char *)rec + f->offset;
-        switch (f->kind) {
-        case KIND_STR:
-            free(*(char **)p);
-            break;
-        case KIND_JSON:
-            json_decref(*(json_t **)p);
-            break;
-        case KIND_REC:
-            if (*(void **)p) {
-                record_free(f->sub, *(void **)p);
-                free(*(void **)p);
-            }
-            break;
-        case KIND_LIST:
-            list_free(f->sub, p);
-            break;
-        default:
-            break;
-        }
-    }
+    for (size_t i = 0; i < d->nfields; i++)
+        field_free(&d->fields[i], (char *)rec + d->fields[i].offset);
     memset(rec, 0, d->size);
 }
 
@@ -299,6 +313,49 @@ int temper_result_from_stored(json_t *obj, struct temper_result *r)
     if (err)
         temper_result_free(r);
     return err;
+}
+
+/* ---- setting one field ---- */
+
+int temper_result_set_text(char **member, const char *text)
+{
+    json_t *valid = text ? json_string(text) : NULL;
+    if (text && !valid)
+        return TEMPER_EINVALID;
+    json_decref(valid);
+    free(*member);
+    *member = text ? strdup(text) : NULL;
+    return text && !*member ? TEMPER_ENOMEM : 0;
+}
+
+void temper_result_set_value(json_t **member, json_t *value)
+{
+    json_decref(*member);
+    *member = value;
+}
+
+int temper_result_set_json(struct temper_result *r, const char *name, json_t *value, char *msg, size_t msg_size)
+{
+    const struct field_desc *f = field_find(&result_desc, name);
+    if (!f)
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s is not a field of the result record", name);
+    void *p = (char *)r + f->offset;
+    field_free(f, p);
+    struct path top = {""};
+    int err = field_read(f, value, p, &top, READ_STRICT, msg, msg_size);
+    if (err)
+        field_free(f, p);
+    return err;
+}
+
+void temper_result_own(struct temper_result *r, const char *verdict, const char *message, int cancelled,
+                       int worker_restarted)
+{
+    memset(r, 0, sizeof(*r));
+    temper_result_set_text(&r->verdict, verdict);
+    temper_result_set_text(&r->message, message);
+    r->cancelled = (struct temper_opt_bool){cancelled != 0, cancelled != 0};
+    r->worker_restarted = (struct temper_opt_bool){worker_restarted != 0, worker_restarted != 0};
 }
 
 const struct temper_result_timing *temper_result_first_timing(const struct temper_result *r)
@@ -575,16 +632,6 @@ void temper_result_schema_markdown(FILE *out)
         record_markdown(out, records[i]);
 }
 
-/* A copy of text where it is valid UTF-8, else NULL: where a JSON write of it (json_string) would
- * have failed and left the field as it was. */
-char *eval_text_copy(const char *text)
-{
-    json_t *t = json_string(text);
-    char *copy = t ? strdup(text) : NULL;
-    json_decref(t);
-    return copy;
-}
-
 /* A timing people should not trust as it is says so: a spread over 10 % (the samples disagree),
  * or a machine whose load average exceeded its cores while it was taken (the kernel shared the
  * processors). Each such timing gets "warning", and the result a "warnings" list. */
@@ -607,11 +654,7 @@ void eval_timing_warnings(struct temper_result *r)
                      text[0] ? "; " : "", load, cores);
         if (!text[0])
             continue;
-        char *warning = eval_text_copy(text);
-        if (warning) {
-            free(t->warning);
-            t->warning = warning;
-        }
+        temper_result_set_text(&t->warning, text);
         char line[400];
         snprintf(line, sizeof(line), "timing at %s: %s", t->shape ? t->shape : "(null)", text);
         json_array_append_new(warnings, json_string(line));

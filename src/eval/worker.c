@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
+#include "eval/result_set.h"
+#include "temper/result.h"
 #include "util/util.h"
 #include "worker_impl.h"
 
@@ -67,6 +69,7 @@ struct temper_worker {
     uint64_t phase_since_ns;       /* when it began */
     int tainted;                   /* 1: a candidate's kernel ran in the process: replace it after the job */
     int judge;                     /* 1: the job's reply is judged against truth (worker_truth.c) */
+    int eval;                      /* 1: the job is an eval, whose reply is a result (result.h) */
     json_t *truth;                 /* where the reference's outputs lie, sent before a candidate ran */
     int truth_fd, outputs_fd;      /* the memfds the process writes them and its outputs into, or -1 */
     json_t *memo;                  /* what eval.c keeps across the processes of this handle (worker_memo) */
@@ -364,16 +367,33 @@ void temper_worker_stop(struct temper_worker *w)
     free(w);
 }
 
-static json_t *failed_reply(enum temper_verdict v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The reply that ends a job the worker did not answer (a crash, a limit, a cancel, a malformed
+ * reply), after which the worker is replaced: verdict (NULL for a cancel) and message. An eval's is
+ * a result, written by the generated writer; another op's reply (info, calibrate, devices, the
+ * selftest) is not one, and keeps the few keys its readers take (worker_calls.c: the message). */
+static json_t *ended_reply(const struct temper_worker *w, const char *verdict, const char *message)
+{
+    if (!w->eval)
+        return verdict ? json_pack("{s:s, s:s, s:b}", "verdict", verdict, "message", message, "worker_restarted", 1)
+                       : json_pack("{s:b, s:s, s:b}", "cancelled", 1, "message", message, "worker_restarted", 1);
+    struct temper_result r;
+    temper_result_own(&r, verdict, message, !verdict, 1);
+    json_t *reply = temper_result_to_json(&r);
+    temper_result_free(&r);
+    return reply;
+}
 
-static json_t *failed_reply(enum temper_verdict v, const char *fmt, ...)
+static json_t *failed_reply(const struct temper_worker *w, enum temper_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static json_t *failed_reply(const struct temper_worker *w, enum temper_verdict v, const char *fmt, ...)
 {
     char text[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
-    return json_pack("{s:s, s:s, s:b}", "verdict", temper_verdict_name(v), "message", text, "worker_restarted", 1);
+    return ended_reply(w, temper_verdict_name(v), text);
 }
 
 /* The reply for a failure of the task itself (its reference or its baseline crashed or hung): an
@@ -411,6 +431,8 @@ int temper_worker_send(struct temper_worker *w, json_t *request, char *msg, size
     w->out_done = 0;
     w->in_len = 0;
     w->judge = worker_truth_wanted(request);
+    const char *op = json_string_value(json_object_get(request, "op"));
+    w->eval = op && !strcmp(op, "eval");
     w->job_start_s = temper_now_s();
     w->mem_checked_ns = 0;
     /* A task folder the running worker's sandbox does not cover: start one that covers it. */
@@ -537,8 +559,8 @@ static json_t *death_reply(struct temper_worker *w)
         return task_error_reply(TEMPER_ECRASH, TEMPER_TASK_ERROR_PREFIX "the baseline crashed (%s) while %s", how,
                                 doing);
     if (phase == WORKER_BUILDING)
-        return failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
-    return failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how, doing);
+        return failed_reply(w, TEMPER_VERDICT_COMPILE_ERROR, "the compiler crashed (%s) while %s", how, doing);
+    return failed_reply(w, TEMPER_VERDICT_RUNTIME_ERROR, "the device worker crashed (%s) while %s", how, doing);
 }
 
 /* " (the machine was busy: ...)" when the load average exceeded the cores as a limit was hit, so a
@@ -570,10 +592,10 @@ static json_t *watchdog(struct temper_worker *w)
                              "limit) while %s%s",
                              limit_s, doing, note);
     else if (busy && now > busy && (double)(now - busy) * 1e-9 > limit_s)
-        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s%s", limit_s, doing,
-                         note);
+        r = failed_reply(w, TEMPER_VERDICT_TIMEOUT, "a launch ran longer than the %.3g s limit while %s%s", limit_s,
+                         doing, note);
     else if (phase == WORKER_BUILDING && now > since && (double)(now - since) * 1e-9 > w->limits.compile_timeout_s)
-        r = failed_reply(TEMPER_VERDICT_COMPILE_ERROR, "compilation ran longer than the %.3g s limit while %s%s",
+        r = failed_reply(w, TEMPER_VERDICT_COMPILE_ERROR, "compilation ran longer than the %.3g s limit while %s%s",
                          w->limits.compile_timeout_s, doing, note);
     else if (phase == WORKER_REFERENCE && now > since &&
              (double)(now - since) * 1e-9 > w->limits.reference_timeout_s)
@@ -581,13 +603,13 @@ static json_t *watchdog(struct temper_worker *w)
                              TEMPER_TASK_ERROR_PREFIX "the reference ran past the %.3g s limit while %s%s",
                              w->limits.reference_timeout_s, doing, note);
     else if (temper_now_s() - w->job_start_s > w->limits.job_timeout_s)
-        r = failed_reply(TEMPER_VERDICT_TIMEOUT, "the evaluation ran longer than %.3g s while %s%s",
+        r = failed_reply(w, TEMPER_VERDICT_TIMEOUT, "the evaluation ran longer than %.3g s while %s%s",
                          w->limits.job_timeout_s, doing, note);
     else if (w->pid && now - w->mem_checked_ns >= MEM_CHECK_NS) {
         w->mem_checked_ns = now;
         uint64_t rss = worker_resident_bytes(w->pid);
         if (rss > w->limits.mem_limit_bytes)
-            r = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR,
+            r = failed_reply(w, TEMPER_VERDICT_RUNTIME_ERROR,
                              "the worker used %.1f GiB of host memory, over the %.1f GiB limit, while %s",
                              (double)rss / (1 << 30), (double)w->limits.mem_limit_bytes / (1 << 30), doing);
     }
@@ -671,7 +693,7 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
     pthread_mutex_unlock(&w->lock);
     if (cancelled) {
         worker_reap(w, 1, NULL);
-        *reply = json_pack("{s:b, s:s, s:b}", "cancelled", 1, "message", "the job was cancelled", "worker_restarted", 1);
+        *reply = ended_reply(w, NULL, "the job was cancelled");
         job_clear(w);
         return 0;
     }
@@ -706,20 +728,20 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
             char doing[sizeof(w->shared->doing) + 1];
             page_doing(w, doing, sizeof(doing));
             worker_reap(w, 1, NULL);
-            *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a malformed reply while %s",
+            *reply = failed_reply(w, TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a malformed reply while %s",
                                   doing);
         } else {
+            /* A worker that says it restarts exits after its reply. One a candidate's kernel ran
+             * in, which may have written anywhere in it (or whose truth is sealed, for this job
+             * only), is replaced here, and its result says so: the next job gets a fresh one. */
+            int exits = json_is_true(json_object_get(m, "worker_restarted"));
+            int replace = !exits && (w->tainted || w->truth);
             *reply = m;
-            worker_truth_judge(w->truth, w->judge, w->tainted, w->truth_fd, w->outputs_fd, m);
-            if (json_is_true(json_object_get(m, "worker_restarted"))) {
-                worker_reap(w, 0, NULL); /* it exits after such a reply */
-            } else if (w->tainted || w->truth) {
-                /* A candidate's kernel ran in the process and may have written anywhere in it (or
-                 * its truth is sealed, for this job only): the next job gets a fresh one. */
+            worker_truth_reply(w->truth, w->judge, w->tainted, w->truth_fd, w->outputs_fd, replace, m);
+            if (exits)
+                worker_reap(w, 0, NULL);
+            else if (replace)
                 worker_reap(w, 1, NULL);
-                if (json_is_object(m))
-                    json_object_set_new(m, "worker_restarted", json_true());
-            }
         }
         job_clear(w);
         return 0;
@@ -728,7 +750,7 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
         char doing[sizeof(w->shared->doing) + 1];
         page_doing(w, doing, sizeof(doing));
         worker_reap(w, 1, NULL);
-        *reply = failed_reply(TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a reply over %u bytes while %s",
+        *reply = failed_reply(w, TEMPER_VERDICT_RUNTIME_ERROR, "the device worker sent a reply over %u bytes while %s",
                               WORKER_FRAME_MAX, doing);
     } else if (eof) {
         pthread_mutex_lock(&w->lock);
@@ -736,8 +758,7 @@ int temper_worker_service(struct temper_worker *w, json_t **reply, char *msg, si
         pthread_mutex_unlock(&w->lock);
         if (cancelled) {
             worker_reap(w, 1, NULL);
-            *reply = json_pack("{s:b, s:s, s:b}", "cancelled", 1, "message", "the job was cancelled",
-                               "worker_restarted", 1);
+            *reply = ended_reply(w, NULL, "the job was cancelled");
         } else {
             *reply = death_reply(w);
         }

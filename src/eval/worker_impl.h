@@ -115,6 +115,11 @@ int worker_truth_wanted(json_t *request);
  * otherwise the verdict becomes incorrect (or runtime_error when what the judgement needs is
  * missing), saying so. "outputs_at" is removed from every reply. */
 void worker_truth_judge(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, json_t *reply);
+/* worker_truth_judge, and with restarted (the calling program replaces the worker after this
+ * reply) the result says worker_restarted: the reply, read once as a result, is written again by
+ * the generated writer (result.h), in place. */
+void worker_truth_reply(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, int restarted,
+                        json_t *reply);
 /* The worker's side: the descriptor to write the truth into, or -1 where there is none (a worker
  * run in-process by a test, or one started without them). */
 int worker_truth_out(int which);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "temper/eval.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 #include "util/util.h"
 #include "worker_impl.h"
@@ -54,13 +55,17 @@ int worker_truth_wanted(json_t *request)
     return op && !strcmp(op, "eval") && !json_is_true(json_object_get(request, "profile_run"));
 }
 
-/* Turns the reply's verdict into v with message text, and drops its timings: they belong to a
+/* Turns the result's verdict into v with message text, and drops its timings: they belong to a
  * verdict that does not stand. */
-static void overrule(json_t *reply, enum temper_verdict v, const char *text)
+static void overrule(struct temper_result *r, enum temper_verdict v, const char *text)
 {
-    json_object_set_new(reply, "verdict", json_string(temper_verdict_name(v)));
-    json_object_set_new(reply, "message", json_string(text));
-    json_object_set_new(reply, "timings", json_array());
+    temper_result_set_text(&r->verdict, temper_verdict_name(v));
+    temper_result_set_text(&r->message, text);
+    for (size_t i = 0; i < r->timings.n; i++)
+        temper_result_timing_free(&r->timings.v[i]);
+    free(r->timings.v);
+    r->timings.v = NULL;
+    r->timings.n = 0;
 }
 
 /* The index of the result's check at shape and seed, -1 if none. */
@@ -196,43 +201,71 @@ static void judge_checks(json_t *truth, int truth_fd, int outputs_fd, const stru
     }
 }
 
-/* Judges the reply of a worker a candidate's kernel ran in. The reply is read once as the result it
- * must be (the worker's same_code_key, which eval.c takes, set aside), and a correct verdict stands
- * only if judge_checks finds nothing. A reply that does not read as a result stands for nothing:
- * a runtime error, as a malformed reply is (worker.c), whatever verdict it claimed, since the
- * calling program completing it (eval.c) could overwrite the very key that was wrong; and its
- * same_code_key is dropped, so that no later build of the same code takes it. */
-static void judge_reply(json_t *truth, int truth_fd, int outputs_fd, json_t *reply, json_t *outputs_at)
+/* Judges the result r of a worker a candidate's kernel ran in: a correct verdict stands only if
+ * judge_checks finds nothing. */
+static void judge_result(json_t *truth, int truth_fd, int outputs_fd, struct temper_result *r, json_t *outputs_at)
 {
-    json_t *key = json_incref(json_object_get(reply, "same_code_key"));
-    json_object_del(reply, "same_code_key");
-    struct temper_result r;
-    char why[1536] = "", text[2048];
-    if (temper_result_from_json(reply, &r, why, sizeof(why))) {
-        json_decref(key);
-        snprintf(text, sizeof(text), "the device worker sent a malformed reply: %s", why);
-        overrule(reply, TEMPER_VERDICT_RUNTIME_ERROR, text);
-        return;
-    }
-    if (key)
-        json_object_set_new(reply, "same_code_key", key);
     enum temper_verdict v = TEMPER_VERDICT_INCORRECT;
-    if (r.verdict && !strcmp(r.verdict, "correct"))
-        judge_checks(truth, truth_fd, outputs_fd, &r, outputs_at, &v, why, sizeof(why));
+    char why[1536] = "", text[2048];
+    if (r->verdict && !strcmp(r->verdict, "correct"))
+        judge_checks(truth, truth_fd, outputs_fd, r, outputs_at, &v, why, sizeof(why));
     if (why[0]) {
-        snprintf(text, sizeof(text), "%s (the worker had said: %s)", why, r.message ? r.message : "nothing");
-        overrule(reply, v, text);
+        snprintf(text, sizeof(text), "%s (the worker had said: %s)", why, r->message ? r->message : "nothing");
+        overrule(r, v, text);
     }
-    temper_result_free(&r);
 }
 
-void worker_truth_judge(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, json_t *reply)
+/* The reply is read once as the result it must be (the worker's same_code_key, which eval.c takes,
+ * set aside), judged and marked restarted on the struct, and written again by the generated writer,
+ * in place. A judged reply that does not read as a result stands for nothing: a runtime error, as
+ * a malformed reply is (worker.c), whatever verdict it claimed, its other fields read leniently;
+ * and its same_code_key is dropped, so that no later build of the same code takes it. An unjudged
+ * one that does not read is left as it came, but for those two keys: eval.c's strict read fails it. */
+void worker_truth_reply(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, int restarted,
+                        json_t *reply)
 {
     if (!json_is_object(reply))
         return;
     json_t *outputs_at = take_outputs_at(reply);
-    /* An error reply (a request the worker refused) has no verdict to judge: eval.c fails it. */
-    if (judge && tainted && !json_object_get(reply, "error"))
-        judge_reply(truth, truth_fd, outputs_fd, reply, outputs_at);
+    judge = judge && tainted;
+    /* An error reply (a request the worker refused) is no result, with no verdict to judge: eval.c
+     * fails it with its message, whatever else it says. */
+    if ((!judge && !restarted) || json_object_get(reply, "error")) {
+        json_decref(outputs_at);
+        return;
+    }
+    json_t *key = json_incref(json_object_get(reply, "same_code_key"));
+    json_object_del(reply, "same_code_key");
+    struct temper_result r;
+    char why[1536];
+    int malformed = temper_result_from_json(reply, &r, why, sizeof(why)) != 0;
+    if (malformed && judge) {
+        char text[2048];
+        snprintf(text, sizeof(text), "the device worker sent a malformed reply: %s", why);
+        temper_result_from_stored(reply, &r);
+        overrule(&r, TEMPER_VERDICT_RUNTIME_ERROR, text);
+    } else if (judge) {
+        judge_result(truth, truth_fd, outputs_fd, &r, outputs_at);
+    }
     json_decref(outputs_at);
+    if (malformed) {
+        json_decref(key);
+        key = NULL;
+    }
+    if (!malformed || judge) {
+        if (restarted)
+            r.worker_restarted = (struct temper_opt_bool){1, 1};
+        json_t *out = temper_result_to_json(&r);
+        json_object_clear(reply);
+        json_object_update(reply, out);
+        json_decref(out);
+    }
+    temper_result_free(&r);
+    if (key)
+        json_object_set_new(reply, "same_code_key", key);
+}
+
+void worker_truth_judge(json_t *truth, int judge, int tainted, int truth_fd, int outputs_fd, json_t *reply)
+{
+    worker_truth_reply(truth, judge, tainted, truth_fd, outputs_fd, 0, reply);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "session_impl.h"
+#include "eval/result_set.h"
 #include "temper/result.h"
 #include "util/util.h"
 
@@ -37,17 +38,22 @@ void session_notify(struct temper_session *s, enum temper_session_event_kind kin
 
 /* ---- results: every read and write of a result's keys by the session goes through these ---- */
 
-json_t *session_result_unevaluated(const char *path, int err, const char *message, int cancelled)
+void session_result_unevaluated(struct temper_result *r, const char *path, int err, const char *message,
+                                int cancelled)
 {
-    json_t *r = json_pack("{s:s, s:s, s:s, s:s}", "verdict", temper_verdict_name(TEMPER_VERDICT_INVALID), "message",
-                          message ? message : "", "candidate", path ? path : "", "task", "");
-    if (cancelled)
-        json_object_set_new(r, "cancelled", json_true());
-    else
-        json_object_set_new(r, "error_code", json_integer(err ? err : TEMPER_EINVALID));
-    /* In the one form, as every result (result.h): these keys are all fields of the record. */
-    json_t *one = temper_result_normalize(r, NULL, 0);
-    json_decref(r);
+    temper_result_own(r, temper_verdict_name(TEMPER_VERDICT_INVALID), message ? message : "", cancelled, 0);
+    temper_result_set_text(&r->candidate, path ? path : "");
+    temper_result_set_text(&r->task, "");
+    if (!cancelled)
+        r->error_code = (struct temper_opt_i64){1, err ? err : TEMPER_EINVALID};
+    r->schema_version = (struct temper_opt_i64){1, TEMPER_RESULT_SCHEMA_VERSION};
+}
+
+/* Writes r in the one form, and frees it. */
+static json_t *result_write(struct temper_result *r)
+{
+    json_t *one = temper_result_to_json(r);
+    temper_result_free(r);
     return one;
 }
 
@@ -88,36 +94,39 @@ const char *temper_session_result_store_error(json_t *result)
 }
 
 /* The request's lineage, as the result carries it (null where not given). */
-static void result_set_lineage(json_t *r, const struct pending *p)
+static void result_set_lineage(struct temper_result *r, const struct pending *p)
 {
-    json_object_set_new(r, "parent_id", p->req.parent_id ? json_integer(p->req.parent_id) : json_null());
-    json_object_set_new(r, "made_by", p->req.made_by ? json_string(p->req.made_by) : json_null());
-    json_object_set_new(r, "batch_id", p->req.batch_id ? json_string(p->req.batch_id) : json_null());
+    r->parent_id = (struct temper_opt_i64){p->req.parent_id != 0, p->req.parent_id};
+    temper_result_set_text(&r->made_by, p->req.made_by);
+    temper_result_set_text(&r->batch_id, p->req.batch_id);
 }
 
 /* Records an evaluated result with its lineage (and run), and puts the row id in it; a failure
- * is said in the result ("store_error") and as a warning, and the result is still delivered. */
-static void result_record(struct temper_session *s, struct pending *p, json_t *r)
+ * is said in the result ("store_error") and as a warning, and the result is still delivered. The
+ * store keeps the result as written then, before its row id. */
+static void result_record(struct temper_session *s, struct pending *p, struct temper_result *r)
 {
     result_set_lineage(r, p);
     if (p->tune_phase)
-        json_object_set_new(r, "tune_phase", json_string(p->tune_phase));
-    if (!s->store || p->req.no_store || temper_session_result_error(r) || temper_session_result_cancelled(r) ||
-        !p->source)
+        temper_result_set_text(&r->tune_phase, p->tune_phase);
+    if (!s->store || p->req.no_store || (r->error_code.set && (int)r->error_code.v) ||
+        (r->cancelled.set && r->cancelled.v) || !p->source)
         return;
     char msg[1024];
     int64_t row = 0;
+    json_t *stored = temper_result_to_json(r);
     pthread_mutex_lock(&s->store_lock);
     struct temper_lineage lineage = {p->req.parent_id, p->req.made_by, NULL, p->req.batch_id};
-    int err = temper_store_record_source(s->store, r, p->source, p->source_len, p->run_id, &lineage, &row, msg,
+    int err = temper_store_record_source(s->store, stored, p->source, p->source_len, p->run_id, &lineage, &row, msg,
                                          sizeof(msg));
     pthread_mutex_unlock(&s->store_lock);
+    json_decref(stored);
     if (err) {
-        json_object_set_new(r, "store_error", json_string(msg));
+        temper_result_set_text(&r->store_error, msg);
         session_notify(s, TEMPER_SESSION_WARNING, "%s was not recorded: %s", p->path, msg);
         return;
     }
-    json_object_set_new(r, "store_id", json_integer(row));
+    r->store_id = (struct temper_opt_i64){1, row};
 }
 
 /* ---- requests ---- */
@@ -186,10 +195,13 @@ static int claim(struct pending *p)
 static void deliver_unevaluated(struct temper_session *s, struct pending *p, int err, const char *msg)
 {
     int cancelled = !claim(p);
-    json_t *r = cancelled ? session_result_unevaluated(p->path, 0, "cancelled before it ran", 1)
-                          : session_result_unevaluated(p->path, err, msg, 0);
-    result_set_lineage(r, p);
-    deliver(s, p, r);
+    struct temper_result r;
+    if (cancelled)
+        session_result_unevaluated(&r, p->path, 0, "cancelled before it ran", 1);
+    else
+        session_result_unevaluated(&r, p->path, err, msg, 0);
+    result_set_lineage(&r, p);
+    deliver(s, p, result_write(&r));
 }
 
 /* The name a candidate goes by (caller frees), and in *canon its language as a string of the
@@ -510,33 +522,43 @@ static int request_timed(const struct pending *p)
     return !p->req.no_timing && !p->req.checks_only && !p->req.profile_run;
 }
 
-/* Deep checks, recording and delivery of one result of the stream (result NULL: not evaluated). */
+/* Deep checks, recording and delivery of one result of the stream (result NULL: not evaluated).
+ * The result is read once (leniently, as the deep checks always read it; the stream gives it in
+ * the one form), completed on the struct and written once. */
 static void stream_result(void *user, int index, json_t *result, int err, const char *error)
 {
     struct stream *st = user;
     struct temper_session *s = st->s;
     struct pending *p = st->ps[index];
-    if (!result)
-        result = session_result_unevaluated(p->path, err, error, 0);
-    const char *verdict = temper_session_result_verdict(result);
-    if (p->req.sanitize && !(verdict && !strcmp(verdict, "correct")))
-        temper_deep_sanitize_unsupported(result); /* an OpenCL result says so whatever its verdict */
-    if ((p->req.sanitize || p->req.profile) && verdict && !strcmp(verdict, "correct")) {
+    struct temper_result r;
+    if (!result) {
+        session_result_unevaluated(&r, p->path, err, error, 0);
+    } else if (temper_result_from_stored(result, &r)) {
+        st->delivered[index] = 1;
+        st->ndelivered++;
+        deliver(s, p, result); /* out of memory: it goes as it came, unrecorded */
+        return;
+    }
+    json_decref(result);
+    int correct = r.verdict && !strcmp(r.verdict, "correct");
+    if (p->req.sanitize && !correct)
+        temper_deep_sanitize_unsupported(&r); /* an OpenCL result says so whatever its verdict */
+    if ((p->req.sanitize || p->req.profile) && correct) {
         if (p->from_text || !s->deep_exe) {
             const char *why = p->from_text ? "deep checks need the candidate as a file"
                                            : "this session has no temper binary to run deep checks with";
-            json_object_set_new(result, p->req.sanitize ? "sanitize" : "profile", json_pack("{s:s}", "error", why));
+            temper_result_set_value(p->req.sanitize ? &r.sanitize : &r.profile, json_pack("{s:s}", "error", why));
         } else {
             struct temper_deep_request deep = {.self_exe = s->deep_exe, .path = p->path, .device = s->device,
                                                .tasks_dir = s->tasks_dir, .knobs = p->req.knobs,
                                                .nknobs = p->req.nknobs, .timeout_s = 600, .lang = p->req.lang};
-            temper_deep_check(&deep, result, p->req.sanitize, p->req.profile);
+            temper_deep_check_result(&deep, &r, p->req.sanitize, p->req.profile);
         }
     }
-    result_record(s, p, result);
+    result_record(s, p, &r);
     st->delivered[index] = 1;
     st->ndelivered++;
-    deliver(s, p, result);
+    deliver(s, p, result_write(&r));
 }
 
 /* How long a stream with nothing left in flight waits for another request before it ends: a

@@ -73,8 +73,10 @@ int session_submit(struct temper_session *s, const struct temper_session_request
 /* Tells the client something (kind NOTICE or WARNING) through config.on_event. */
 void session_notify(struct temper_session *s, enum temper_session_event_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* A result for a request that was never evaluated: verdict invalid, the error and its message,
- * or cancelled. Caller owns it. */
-json_t *session_result_unevaluated(const char *path, int err, const char *message, int cancelled);
+/* Makes *r the result of a request that was never evaluated: verdict invalid, the error and its
+ * message, or cancelled; in the one form once written (temper_result_to_json). Caller frees r. */
+struct temper_result;
+void session_result_unevaluated(struct temper_result *r, const char *path, int err, const char *message,
+                                int cancelled);
 
 #endif

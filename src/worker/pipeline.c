@@ -510,7 +510,6 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     struct plan expert_plan;
     memset(&expert_plan, 0, sizeof(expert_plan));
     expert_plan.expert = cuda && task->expert_cuda[0] && ws->dev.ops->expert ? task->expert_cuda : NULL;
-
     struct eval_records e;
     memset(&e, 0, sizeof(e));
     struct plan cand;
@@ -572,9 +571,10 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
      * in this process (PoCL on a CPU), a candidate that failed in any way may also have written
      * anywhere in it, past every guard zone: the worker is replaced before the next candidate, so
      * that the next, innocent one is not judged by a corrupted process. */
-    if (f.verdict == TEMPER_VERDICT_RUNTIME_ERROR ||
-        (f.verdict != TEMPER_VERDICT_CORRECT && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS)))
-        *fatal = 1;
+    *fatal = f.verdict == TEMPER_VERDICT_RUNTIME_ERROR ||
+             (f.verdict != TEMPER_VERDICT_CORRECT && (ws->dev.info.caps & TEMPER_DEVICE_CAP_IN_PROCESS));
+    if (*fatal) /* this worker exits after the reply (worker_serve.c): the result says so */
+        e.r.worker_restarted = opt_bool(1);
     result_fill(ws, &e.r, &f, base_path, expert_plan.expert, &ph, start);
     json_t *result = records_write(&e);
     /* The key is not a field of the result: the parent takes it off and keeps it (eval.c). */

@@ -9,6 +9,13 @@
 
 void (*worker_job_done_hook)(void);
 
+/* Says on a reply that is not a result that this worker exits after it (worker.c reads the flag
+ * on every op's reply). */
+static void frame_restarts(json_t *frame)
+{
+    json_object_set_new(frame, "worker_restarted", json_true());
+}
+
 void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *shared)
 {
     struct worker_state *ws = worker_state_new(device_spec, shared);
@@ -24,6 +31,7 @@ void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *sh
         int fatal = 0;
         const char *op = json_string_value(json_object_get(req, "op"));
         int describes = op && (!strcmp(op, "info") || !strcmp(op, "devices"));
+        int eval = op && !strcmp(op, "eval");
         json_t *reply = worker_handle(ws, req, &fatal);
         json_decref(req);
         /* What it built goes to the calling program before the reply, so that the reply's
@@ -33,8 +41,10 @@ void temper_worker_main(int in_fd, int out_fd, const char *device_spec, void *sh
         /* What confines this process is part of the device's description. */
         if (describes && json_is_object(reply) && !json_object_get(reply, "error"))
             json_object_set_new(reply, "sandbox", worker_sandbox_json(ws->shared));
-        if (fatal)
-            json_object_set_new(reply, "worker_restarted", json_true());
+        /* That this worker exits after the reply: an eval's result says so in its field, set by
+         * the pipeline (pipeline.c); a reply that is not a result (calibrate's, an error) here. */
+        if (fatal && !(eval && !json_object_get(reply, "error")))
+            frame_restarts(reply);
         int rc = worker_send(out_fd, reply);
         json_decref(reply);
         /* After a device fault the context may be unusable (CUDA errors are sticky): start over. */

@@ -1,0 +1,635 @@
+// mlp_block on Hopper: y = bf16(gelu_tanh(x W1)) W2 in two launches of one wgmma GEMM over a bf16 scratch h.
+//   mlp_up:   h[T,F] = bf16(gelu(x[T,E] W1[E,F]))   (fp32 accumulation, GELU in fp32, one rounding to bf16)
+//   mlp_down: y[T,E] = bf16(h[T,F] W2[F,E])          (fp32 accumulation, one rounding to bf16)
+// h rounded to bf16 is the task's spec (reference.c rounds it; its tolerance_note shows an fp32 or fp16 h
+// failing the integer shape T = 2, E = 65537, F = 3), and it is what PyTorch eager stores between its two
+// GEMMs too, so the two-launch plan loses nothing to fusion's absence but h's round trip: 268 MB written and
+// read at the bench shape, about 0.1 ms of DRAM time if none of it stayed in L2, of which most overlaps the
+// tensor cores (the mainloop streams its operands from L2, not DRAM).
+// Both kernels are tasks/L1/hgemm/wgmma.cu's mainloop unchanged (its header explains the design: a block
+// computes a BM x BN tile with CONS consumer warpgroups issuing wgmma.mma_async.m64n{BN}k16 from
+// 128-byte-swizzled shared tiles, a warp-specialised cp.async producer warpgroup feeding a STAGES-deep ring
+// through "full" and "empty" mbarriers (WS = 1), grouped rasterisation by GROUP block-rows; tails and
+// misaligned bases fill chunks element by element). The epilogues differ: mlp_up applies GELU to each
+// accumulator and stores bf16 pairs; mlp_down stores them as hgemm does. The same knobs size both GEMMs
+// (one set of -D macros per compilation); the down projection's K = F = 16384 is four times the up's.
+// GELU (knob GELU_TANH), both forms in fp32:
+//   0 (default): z / (1 + 2^(z (K1 + K3 z^2))) = z / (1 + exp(-2u)) with ex2.approx and rcp.approx, the
+//      reference's own form, about 1e-6 relative: then h rounds to the reference's bf16 value except at
+//      near-ties, as the tolerance_note expects of a correct kernel. Large positive z give h = z exactly
+//      (the power underflows to 0), large negative z give -0 (it overflows to +inf, rcp gives 0); the
+//      integer shape's pre-activations (hundreds) land on those two ends, where the reference is exact too.
+//   1: 0.5 z (1 + tanh.approx.f32(u)): one MUFU op instead of two, but tanh.approx errs up to ~5e-6 absolute
+//      (gemm_bias_gelu's note), so more near-ties of h flip; offered to the tuner, not the default.
+// PREDICTION (made before any GPU run, not measured): 4 T E F = 2.20 PFLOP at T8192 E4096 F16384. Each GEMM
+// alone should run near hgemm's measured 738 TFLOP/s on the H200: the up projection has 4096 128x256 tiles
+// (31.03 waves of 132: 32 waves), the down projection 1024 tiles of K = 16384 (7.76 waves: 8 waves, 3 %
+// lost, as hgemm's 15.5 -> 16). So about 1.49 ms each plus ~0.03 ms of GELU epilogue and ~0.01 ms for the
+// second launch's ramp: about 3.0-3.05 ms, 1.02-1.04x PyTorch eager's 3.118 ms (goal >= 1.0x; a thin margin:
+// if the GEMMs run at hgemm's 0.95 instead of 0.964 of cuBLAS, this is at 1.0x).
+// Measured (2026-12-08, an H100 80GB HBM3, bench/heavy.sh, one call): correct on every check shape; 3.039 ms
+// (724 TFLOP/s) against PyTorch eager's 3.327 ms in the same call: 1.095x (the goal, 1.0x, met on this card).
+// compute-sanitizer memcheck, racecheck, initcheck, synccheck: clean.
+// Knobs: BM, BN, CONS, WS, STAGES, GROUP as hgemm's; GELU_TANH (above).
+// @temper task mlp_block
+// @temper flags --gpu-architecture=sm_90a
+// @temper param BM 128 256 64
+// @temper param BN 256 128
+// @temper param CONS 2 1
+// @temper param WS 1 0
+// @temper param STAGES 4 3 5 6
+// @temper param GROUP 16 8 4
+// @temper param GELU_TANH 0 1
+// @temper require BM % (64 * CONS) == 0 && BM / (64 * CONS) * BN <= 256
+// @temper require STAGES * (BM + BN) * 128 + 2048 <= 227 * 1024
+// @temper scratch h bf16 T * F
+// @temper launch mlp_up grid(ceil_div(T, BM) * ceil_div(F, BN)) block((CONS + WS) * 128) smem(STAGES * (BM + BN) * 128 + 2048) args(h, x, W1, T, F, E)
+// @temper launch mlp_down grid(ceil_div(T, BM) * ceil_div(E, BN)) block((CONS + WS) * 128) smem(STAGES * (BM + BN) * 128 + 2048) args(y, h, W2, T, E, F)
+
+#define BK 64                     /* k per stage: one 128-byte swizzle line of bf16 */
+#define NT ((CONS + WS) * 128)    /* threads per block */
+#define LT (WS ? 128 : CONS * 128) /* threads that copy */
+#define WGM (BM / (64 * CONS))    /* m64 slabs per consumer warpgroup */
+#define NACC (BN / 2)             /* accumulators per thread per slab */
+#define A_BYTES (BM * BK * 2)     /* one A stage */
+#define B_BYTES (BK * BN * 2)     /* one B stage */
+#define B_BLOCK 8192              /* one 64-column block of a B stage: 64 k-lines of 128 bytes */
+#define A_RSTEP (LT / 8)          /* rows between a loader's A chunks */
+#define A_CPT (BM * 8 / LT)       /* A chunks per loader thread per stage */
+#define B_CPR (BN / 8)            /* chunks per k-row of a B stage */
+#define B_RSTEP (LT / B_CPR)      /* k-rows between a loader's B chunks */
+#define B_CPT (BK * B_CPR / LT)   /* B chunks per loader thread per stage */
+
+/* Descriptor strides (bytes). A: K-major, SBO = 8 rows of 128 bytes, LBO unused (1 encoded).
+ * B: MN-major, LBO = column block to column block, SBO = 8 k-lines to the next 8. */
+#define A_LBO 16
+#define A_SBO 1024
+#define B_LBO B_BLOCK
+#define B_SBO 1024
+
+typedef unsigned short bf16_t;
+
+/* Byte offset of 16-byte chunk c (0-7) of 128-byte line `line` in a 1024-aligned swizzled region. */
+__host__ __device__ __forceinline__ unsigned swz128(unsigned line, unsigned c)
+{
+    return line * 128 + ((c ^ (line & 7)) << 4);
+}
+
+/* Byte offsets inside an A stage (row r, chunk kc = k/8) and a B stage (k-row k, chunk nc = n/8). */
+__host__ __device__ __forceinline__ unsigned a_offset(unsigned r, unsigned kc)
+{
+    return swz128(r, kc);
+}
+
+__host__ __device__ __forceinline__ unsigned b_offset(unsigned k, unsigned nc)
+{
+    return (nc >> 3) * B_BLOCK + swz128(k, nc & 7);
+}
+
+/* A wgmma shared-memory descriptor with 128-byte swizzling: start address, LBO and SBO in 16-byte
+ * units in bits 0-13, 16-29 and 32-45, base offset 0 (bits 49-51), layout 1 = 128B (bits 62-63).
+ * Adding (bytes >> 4) to it moves the start address while it stays below 256 KiB. */
+__host__ __device__ __forceinline__ unsigned long long make_desc(unsigned addr, unsigned lbo, unsigned sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)((lbo >> 4) & 0x3FFF) << 16 |
+           (unsigned long long)((sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
+}
+
+/* Descriptors of a warpgroup's first slab (slab0) of A stage 0 at byte address sa0, and of B stage 0
+ * at sb0, at k-step 0. */
+__host__ __device__ __forceinline__ unsigned long long a_desc0(unsigned sa0, int slab0)
+{
+    return make_desc(sa0 + slab0 * 64 * 128, A_LBO, A_SBO);
+}
+
+__host__ __device__ __forceinline__ unsigned long long b_desc0(unsigned sb0)
+{
+    return make_desc(sb0, B_LBO, B_SBO);
+}
+
+/* The same moved to stage s, slab slab0 + i, k16 step kk: A slabs are 64 lines apart and a k16
+ * step is 32 bytes along the line; B k16 steps are 16 lines apart. */
+__host__ __device__ __forceinline__ unsigned long long a_desc_at(unsigned long long da0, int s, int i, int kk)
+{
+    return da0 + (unsigned)((s * A_BYTES + i * 64 * 128 + kk * 32) >> 4);
+}
+
+__host__ __device__ __forceinline__ unsigned long long b_desc_at(unsigned long long db0, int s, int kk)
+{
+    return db0 + (unsigned)((s * B_BYTES + kk * 16 * 128) >> 4);
+}
+
+/* The chunks loader thread lt copies at step i of a stage: A row and chunk column (k / 8), B
+ * k-row and chunk column (n / 8), all within the tile. */
+__host__ __device__ __forceinline__ void a_chunk(int lt, int i, int *row, int *kc)
+{
+    *row = lt / 8 + i * A_RSTEP;
+    *kc = lt % 8;
+}
+
+__host__ __device__ __forceinline__ void b_chunk(int lt, int i, int *krow, int *nc)
+{
+    *krow = lt / B_CPR + i * B_RSTEP;
+    *nc = lt % B_CPR;
+}
+
+/* Where accumulator r of thread t (0-127) of a warpgroup lies in its 64 x BN slab (the m64nNk16
+ * f32 D fragment): warp w = t/32 owns rows 16w..16w+15; r = 4j + 2h + e is row 16w + 8h + (t%32)/4,
+ * column 8j + 2(t%4) + e. */
+__host__ __device__ __forceinline__ void acc_coord(int t, int r, int *row, int *col)
+{
+    *row = 16 * (t / 32) + 8 * ((r / 2) % 2) + (t % 32) / 4;
+    *col = 8 * (r / 4) + 2 * (t % 4) + r % 2;
+}
+
+#ifdef __CUDA_ARCH__
+
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, int src_bytes)
+{
+    /* src_bytes = 0 reads nothing and fills the 16 bytes with zeros */
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int N_PENDING>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N_PENDING) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_v4(unsigned addr, unsigned a, unsigned b, unsigned c, unsigned d)
+{
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+
+/* Orders this thread's generic-proxy shared accesses (cp.async and st.shared are generic) with
+ * the async proxy that wgmma reads through. */
+__device__ __forceinline__ void fence_proxy_async()
+{
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Waits (acquire) until the phase of parity `parity` of the barrier has completed. */
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity)
+{
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT;\n"
+                 "}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+/* Arrives on the barrier once all of this thread's earlier cp.async have landed; counts as one of
+ * the expected arrivals (.noinc). */
+__device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence()
+{
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void wgmma_commit()
+{
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+template <int N_PENDING>
+__device__ __forceinline__ void wgmma_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N_PENDING) : "memory");
+}
+
+/* Keeps the compiler from moving accumulator reads or writes across this point: wgmma writes them
+ * asynchronously, between its issue and the wait_group that retires it. */
+__device__ __forceinline__ void fence_acc(float (&d)[WGM][NACC])
+{
+#pragma unroll
+    for (int i = 0; i < WGM; i++)
+#pragma unroll
+        for (int j = 0; j < NACC; j++)
+            asm volatile("" : "+f"(d[i][j])::"memory");
+}
+
+#define F4(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define F16(d, i) F4(d, i), F4(d, i + 4), F4(d, i + 8), F4(d, i + 12)
+#define F64(d, i) F16(d, i), F16(d, i + 16), F16(d, i + 32), F16(d, i + 48)
+
+/* d (64 x 256 per warpgroup, f32) += A (64 x 16, K-major, descriptor da) * B (16 x 256, N-major,
+ * descriptor db): scale-d 1, no negation, transpose-A 0, transpose-B 1. */
+__device__ __forceinline__ void wgmma_m64n256(float (&d)[128], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, %128, %129, p, 1, 1, 0, 1;\n"
+                 "}\n"
+                 : F64(d, 0), F64(d, 64)
+                 : "l"(da), "l"(db), "r"(1));
+}
+
+/* The same for 64 x 128 tiles. */
+__device__ __forceinline__ void wgmma_m64n128(float (&d)[64], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "setp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, 0, 1;\n"
+                 "}\n"
+                 : F64(d, 0)
+                 : "l"(da), "l"(db), "r"(1));
+}
+
+/* Issues stage s (4 k16 steps) for this warpgroup's WGM slabs and commits it as one group. da0 and
+ * db0: a_desc0 and b_desc0 of this warpgroup. */
+__device__ __forceinline__ void mma_stage(float (&acc)[WGM][NACC], unsigned long long da0, unsigned long long db0,
+                                          int s)
+{
+    fence_acc(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++)
+#pragma unroll
+        for (int i = 0; i < WGM; i++) {
+#if BN == 256
+            wgmma_m64n256(acc[i], a_desc_at(da0, s, i, kk), b_desc_at(db0, s, kk));
+#else
+            wgmma_m64n128(acc[i], a_desc_at(da0, s, i, kk), b_desc_at(db0, s, kk));
+#endif
+        }
+    wgmma_commit();
+    fence_acc(acc);
+}
+
+/* two floats to a packed pair of bf16 (round to nearest even): lo in bits 0-15, hi in 16-31 */
+__device__ __forceinline__ unsigned pack_bf16x2(float lo, float hi)
+{
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+__device__ __forceinline__ bf16_t to_bf16(float f)
+{
+    unsigned short r;
+    asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(f));
+    return r;
+}
+
+/* One loader thread's share of every stage (the chunks a_chunk and b_chunk give it: rows i *
+ * A_RSTEP and k-rows i * B_RSTEP apart), advanced one k-tile per load_tile. Pointers to rows
+ * outside the matrix are clamped and never read. */
+struct Loader {
+    const bf16_t *a;  /* A at (this thread's first row, ak) */
+    const bf16_t *b;  /* B at (bk, bn) */
+    size_t a_step;    /* elements between a thread's A rows (A_RSTEP * K) */
+    size_t b_step;    /* elements between a thread's B rows (B_RSTEP * N) */
+    unsigned a_rows;  /* bit i: the thread's A row i is inside the matrix */
+    int ak;           /* first column of this thread's A chunk in the next tile */
+    int bk;           /* first k-row of this thread's B chunks in the next tile */
+    int bn;           /* first column of this thread's B chunk */
+    int lt;           /* loader thread index, 0 to LT-1 */
+};
+
+__device__ __forceinline__ void loader_init(Loader &ld, int lt, const bf16_t *A, const bf16_t *B, int M, int N, int K,
+                                            int m0, int n0)
+{
+    int ar0, ac, br0, bc;
+    a_chunk(lt, 0, &ar0, &ac);
+    b_chunk(lt, 0, &br0, &bc);
+    ld.lt = lt;
+    ld.ak = ac * 8;
+    ld.bk = br0;
+    ld.bn = n0 + bc * 8;
+    ld.a = A + (size_t)min(m0 + ar0, M - 1) * K + ld.ak;
+    ld.b = B + (size_t)min(br0, K - 1) * N + min(ld.bn, N - 1);
+    ld.a_step = (size_t)A_RSTEP * K;
+    ld.b_step = (size_t)B_RSTEP * N;
+    ld.a_rows = 0;
+#pragma unroll
+    for (int i = 0; i < A_CPT; i++)
+        ld.a_rows |= (unsigned)(m0 + ar0 + i * A_RSTEP < M) << i;
+}
+
+/* Fills the stage at byte addresses sa (A) and sb (B) with the next k-tile and moves ld on. VEC:
+ * 16-byte cp.async, zero-filled out of range (needs K % 8 == 0, N % 8 == 0 and 16-byte aligned
+ * bases, so that a chunk is wholly inside or outside); otherwise element loads and one 16-byte
+ * shared store per chunk. */
+template <bool VEC>
+__device__ __forceinline__ void load_tile(unsigned sa, unsigned sb, Loader &ld, const bf16_t *A, const bf16_t *B,
+                                          int N, int K)
+{
+    const bf16_t *src = ld.a;
+    const bool k_ok = ld.ak < K;
+#pragma unroll
+    for (int i = 0; i < A_CPT; i++, src += ld.a_step) {
+        int r, kc;
+        a_chunk(ld.lt, i, &r, &kc);
+        const unsigned dst = sa + a_offset(r, kc);
+        const bool row_ok = (ld.a_rows >> i) & 1;
+        if (VEC) {
+            const bool ok = row_ok && k_ok;
+            cp_async16(dst, ok ? src : A, ok ? 16 : 0);
+        } else {
+            unsigned w[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                unsigned lo = row_ok && ld.ak + 2 * e < K ? src[2 * e] : 0u;
+                unsigned hi = row_ok && ld.ak + 2 * e + 1 < K ? src[2 * e + 1] : 0u;
+                w[e] = lo | (hi << 16);
+            }
+            st_shared_v4(dst, w[0], w[1], w[2], w[3]);
+        }
+    }
+    src = ld.b;
+    const bool n_ok = ld.bn < N;
+#pragma unroll
+    for (int i = 0; i < B_CPT; i++, src += ld.b_step) {
+        int kr, nc;
+        b_chunk(ld.lt, i, &kr, &nc);
+        const unsigned dst = sb + b_offset(kr, nc);
+        const bool row_ok = ld.bk + i * B_RSTEP < K;
+        if (VEC) {
+            const bool ok = row_ok && n_ok;
+            cp_async16(dst, ok ? src : B, ok ? 16 : 0);
+        } else {
+            unsigned w[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                unsigned lo = row_ok && ld.bn + 2 * e < N ? src[2 * e] : 0u;
+                unsigned hi = row_ok && ld.bn + 2 * e + 1 < N ? src[2 * e + 1] : 0u;
+                w[e] = lo | (hi << 16);
+            }
+            st_shared_v4(dst, w[0], w[1], w[2], w[3]);
+        }
+    }
+    ld.a += BK;
+    ld.ak += BK;
+    ld.b += (size_t)BK * N;
+    ld.bk += BK;
+}
+
+#if WS
+/* The producer warpgroup: fills stage kt % STAGES with tile kt once the consumers have released
+ * its previous tile (kt - STAGES), then arrives on the stage's "full" barrier. */
+template <bool VEC>
+__device__ __forceinline__ void produce(unsigned sa0, unsigned sb0, unsigned bar0, const bf16_t *A, const bf16_t *B,
+                                        int M, int N, int K, int m0, int n0, int ktiles)
+{
+    Loader ld;
+    loader_init(ld, threadIdx.x - CONS * 128, A, B, M, N, K, m0, n0);
+    int s = 0;
+    unsigned phase = 0;
+    for (int kt = 0; kt < ktiles; kt++) {
+        if (kt >= STAGES)
+            mbar_wait(bar0 + (STAGES + s) * 8, phase ^ 1); /* empty: use kt/STAGES - 1 is over */
+        load_tile<VEC>(sa0 + s * A_BYTES, sb0 + s * B_BYTES, ld, A, B, N, K);
+        if (VEC) {
+            cp_async_mbar_arrive(bar0 + s * 8);
+        } else {
+            fence_proxy_async();
+            mbar_arrive(bar0 + s * 8);
+        }
+        if (++s == STAGES) {
+            s = 0;
+            phase ^= 1;
+        }
+    }
+    if (VEC)
+        cp_async_wait<0>(); /* leave no copy in flight behind an exited thread */
+}
+
+/* A consumer warpgroup: waits for each stage, multiplies it, and releases the previous stage once
+ * this warpgroup's wgmma on it have completed. */
+__device__ __forceinline__ void consume(float (&acc)[WGM][NACC], unsigned sa0, unsigned sb0, unsigned bar0, int ktiles)
+{
+    const int wg = threadIdx.x / 128, lane = threadIdx.x % 32;
+    const unsigned long long da0 = a_desc0(sa0, wg * WGM), db0 = b_desc0(sb0);
+    int s = 0, prev = 0;
+    unsigned phase = 0;
+    for (int kt = 0; kt < ktiles; kt++) {
+        mbar_wait(bar0 + s * 8, phase); /* full: tile kt has landed */
+        fence_proxy_async();
+        mma_stage(acc, da0, db0, s);
+        wgmma_wait<1>(); /* tile kt-1's group is complete: its stage may be refilled */
+        fence_acc(acc);
+        if (kt > 0 && lane == 0)
+            mbar_arrive(bar0 + (STAGES + prev) * 8);
+        prev = s;
+        if (++s == STAGES) {
+            s = 0;
+            phase ^= 1;
+        }
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+}
+#else
+/* All warpgroups copy and multiply; tile kt+STAGES-2 is copied while tile kt multiplies. */
+template <bool VEC>
+__device__ __forceinline__ void mainloop(float (&acc)[WGM][NACC], unsigned sa0, unsigned sb0, const bf16_t *A,
+                                         const bf16_t *B, int M, int N, int K, int m0, int n0, int ktiles)
+{
+    const int wg = threadIdx.x / 128;
+    const unsigned long long da0 = a_desc0(sa0, wg * WGM), db0 = b_desc0(sb0);
+    Loader ld;
+    loader_init(ld, threadIdx.x, A, B, M, N, K, m0, n0);
+    /* a group is committed even when empty, so that the group count stays in step with the tile */
+#pragma unroll
+    for (int t = 0; t < STAGES - 2; t++) {
+        if (t < ktiles)
+            load_tile<VEC>(sa0 + t * A_BYTES, sb0 + t * B_BYTES, ld, A, B, N, K);
+        cp_async_commit();
+    }
+    int s = 0, w = STAGES - 2; /* stage read, stage written next */
+    for (int kt = 0; kt < ktiles; kt++) {
+        cp_async_wait<STAGES - 3>(); /* this thread's copies of tile kt have landed */
+        fence_proxy_async();
+        __syncthreads(); /* everyone's have; every warpgroup has retired its tile kt-2 group */
+        mma_stage(acc, da0, db0, s);
+        if (kt + STAGES - 2 < ktiles)
+            load_tile<VEC>(sa0 + w * A_BYTES, sb0 + w * B_BYTES, ld, A, B, N, K);
+        cp_async_commit();
+        wgmma_wait<1>();
+        fence_acc(acc);
+        s = s == STAGES - 1 ? 0 : s + 1;
+        w = w == STAGES - 1 ? 0 : w + 1;
+    }
+    wgmma_wait<0>();
+    fence_acc(acc);
+    cp_async_wait<0>();
+}
+#endif
+
+/* The block's tile origin: grouped rasterisation, GROUP block-rows walked column by column. */
+__device__ __forceinline__ void block_origin(int M, int N, int *m0, int *n0)
+{
+    const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
+    const int pid = blockIdx.x;
+    const int per_group = GROUP * grid_n;
+    const int first_m = (pid / per_group) * GROUP;
+    const int group_m = min(grid_m - first_m, GROUP);
+    *m0 = (first_m + (pid % per_group) % group_m) * BM;
+    *n0 = ((pid % per_group) / group_m) * BN;
+}
+
+/* acc = A[m0.., :] * B[:, n0..] over the whole K for the consumer warpgroups; hgemm_wgmma's body, unchanged.
+ * Returns true in the producer warpgroup (WS = 1), which has no accumulators and must leave the kernel: the
+ * caller returns at once. (Testing threadIdx.x in the caller instead made ptxas keep the producer's path
+ * alive through the epilogue: 372 bytes of spills at 168 registers, against none at 157 this way.) */
+__device__ __forceinline__ bool gemm_mainloop(float (&acc)[WGM][NACC], unsigned sa0, unsigned sb0, const bf16_t *A,
+                                              const bf16_t *B, int M, int N, int K, int m0, int n0)
+{
+    const int ktiles = (K + BK - 1) / BK;
+    const bool vec = (K % 8 == 0) && (N % 8 == 0) && (((size_t)A & 15) == 0) && (((size_t)B & 15) == 0);
+#pragma unroll
+    for (int i = 0; i < WGM; i++)
+#pragma unroll
+        for (int j = 0; j < NACC; j++)
+            acc[i][j] = 0.0f;
+#if WS
+    const unsigned bar0 = sb0 + STAGES * B_BYTES; /* full[s] at bar0 + 8s, empty[s] at bar0 + 8(STAGES + s) */
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; s++) {
+            mbar_init(bar0 + s * 8, LT);
+            mbar_init(bar0 + (STAGES + s) * 8, CONS * 4);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x >= CONS * 128) { /* the producer warpgroup */
+        if (vec)
+            produce<true>(sa0, sb0, bar0, A, B, M, N, K, m0, n0, ktiles);
+        else
+            produce<false>(sa0, sb0, bar0, A, B, M, N, K, m0, n0, ktiles);
+        return true;
+    }
+    consume(acc, sa0, sb0, bar0, ktiles);
+#else
+    if (vec)
+        mainloop<true>(acc, sa0, sb0, A, B, M, N, K, m0, n0, ktiles);
+    else
+        mainloop<false>(acc, sa0, sb0, A, B, M, N, K, m0, n0, ktiles);
+#endif
+    return false;
+}
+
+__device__ __forceinline__ float bf16_bits_to_f32(bf16_t b)
+{
+    return __uint_as_float((unsigned)b << 16);
+}
+
+/* GELU's tanh form in fp32 (the header says why each form). */
+__device__ __forceinline__ float gelu(float z)
+{
+#if GELU_TANH
+    const float u = 0.7978845608028654f * (z + 0.044715f * z * z * z);
+    float th;
+    asm("tanh.approx.f32 %0, %1;\n" : "=f"(th) : "f"(u));
+    return 0.5f * z * (1.0f + th);
+#else
+    /* 2^(z (K1 + K3 z^2)) = exp(-2u) */
+    const float p = z * fmaf(-0.1029432395800235f, z * z, -2.302208198144325f);
+    float e, r;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(e) : "f"(p));
+    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(1.0f + e));
+    return z * r;
+#endif
+}
+
+/* C[M,N] = bf16(epilogue(A[M,K] B[K,N])), row-major; GELU_EPI: GELU before the rounding. */
+template <bool GELU_EPI>
+__device__ __forceinline__ void gemm_kernel_body(bf16_t *C, const bf16_t *A, const bf16_t *B, int M, int N, int K)
+{
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const unsigned sa0 = ((unsigned)__cvta_generic_to_shared(smem_raw) + 1023u) & ~1023u; /* A stages */
+    const unsigned sb0 = sa0 + STAGES * A_BYTES;                                           /* B stages */
+
+    int m0, n0;
+    block_origin(M, N, &m0, &n0);
+    float acc[WGM][NACC];
+    if (gemm_mainloop(acc, sa0, sb0, A, B, M, N, K, m0, n0))
+        return;
+
+    /* epilogue: accumulators 4j+2h and 4j+2h+1 of slab i are two neighbours of one row (acc_coord) */
+    const int t = threadIdx.x % 128, wg = threadIdx.x / 128;
+    const bool pair = (N % 2 == 0) && (((size_t)C & 3) == 0);
+    int r0, c0;
+    acc_coord(t, 0, &r0, &c0);
+#pragma unroll
+    for (int i = 0; i < WGM; i++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = m0 + (wg * WGM + i) * 64 + r0 + 8 * h;
+            if (row >= M)
+                continue;
+            bf16_t *crow = C + (size_t)row * N;
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++) {
+                const int col = n0 + c0 + 8 * j;
+                if (col >= N)
+                    continue;
+                float v0 = acc[i][4 * j + 2 * h], v1 = acc[i][4 * j + 2 * h + 1];
+                if (GELU_EPI) {
+                    v0 = gelu(v0);
+                    v1 = gelu(v1);
+                }
+                if (pair) { /* N even: col even, so col + 1 < N too, and the word is aligned */
+                    *(unsigned *)(crow + col) = pack_bf16x2(v0, v1);
+                } else {
+                    crow[col] = to_bf16(v0);
+                    if (col + 1 < N)
+                        crow[col + 1] = to_bf16(v1);
+                }
+            }
+        }
+    }
+}
+
+/* h = bf16(gelu(x W1)): M = T, N = F, K = E. */
+extern "C" __global__ void __launch_bounds__(NT, 1)
+    mlp_up(bf16_t *h, const bf16_t *x, const bf16_t *W1, int T, int F, int E)
+{
+    gemm_kernel_body<true>(h, x, W1, T, F, E);
+}
+
+/* y = bf16(h W2): M = T, N = E, K = F. */
+extern "C" __global__ void __launch_bounds__(NT, 1)
+    mlp_down(bf16_t *y, const bf16_t *h, const bf16_t *W2, int T, int E, int F)
+{
+    gemm_kernel_body<false>(y, h, W2, T, E, F);
+}
+
+#endif /* __CUDA_ARCH__ */
