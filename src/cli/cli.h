@@ -22,6 +22,8 @@ enum cli_exit {
 int cmd_devices(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_tasks(int argc, char **argv);
+/* `temper tasks import kernelbench ...` (cmd_import.c); argv[0] is "import". */
+int cmd_tasks_import(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

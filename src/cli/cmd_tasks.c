@@ -62,12 +62,14 @@ int cmd_tasks(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const char *dir = NULL;
     int c;
+    if (argc >= 2 && !strcmp(argv[1], "import"))
+        return cmd_tasks_import(argc - 1, argv + 1);
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 't')
             dir = optarg;
         else {
             FILE *out = c == 'h' ? stdout : stderr;
-            fprintf(out, "usage: temper tasks [--tasks DIR]\n\nLists the tasks by level with their summaries and FLOP "
+            fprintf(out, "usage: temper tasks [--tasks DIR]\n       temper tasks import kernelbench FILE.py... [--out DIR]\n\nLists the tasks by level with their summaries and FLOP "
                          "and byte models.\nTasks are looked up in --tasks DIR, then $TEMPER_TASKS (folders separated "
                          "by ':'), then the installed suite.\n");
             return c == 'h' ? CLI_OK : CLI_USAGE;

@@ -22,7 +22,9 @@
 
 #include "device/device.h"
 #include "kernel/kernel_internal.h"
+#include "task/task_torch.h"
 #include "temper/task.h"
+#include "torch_reference.h"
 #include "util/util.h"
 #include "worker_impl.h"
 
@@ -282,6 +284,45 @@ static int task_allowed(const struct cache_service *s, const char *path)
     return 0;
 }
 
+/* A Python reference's outputs for the inputs the worker drew (torch_reference.h). The worker's own
+ * watch on the reference phase kills it at the reference limit; the interpreter is stopped a little
+ * before, so that the message says what the reference did. */
+static json_t *answer_torch(struct cache_service *s, json_t *req)
+{
+    const char *dir = json_string_value(json_object_get(req, "task_dir"));
+    json_t *in = json_object_get(req, "inputs"), *sc = json_object_get(req, "scalars");
+    char msg[4096];
+    struct temper_task task;
+    long long scalars[TEMPER_MAX_ARGS];
+    void *out = NULL;
+    size_t n = 0, i;
+    json_t *v;
+    int err;
+    if (!dir || !task_allowed(s, dir) || !json_is_string(in) || json_array_size(sc) > TEMPER_MAX_ARGS)
+        err = temper_fail(msg, sizeof(msg), TEMPER_EINVALID, "%s: not a task folder this worker was started for",
+                          dir ? dir : "(none)");
+    else if (!(err = temper_task_load(dir, &task, msg, sizeof(msg)))) {
+        int nscalars = 0;
+        for (int a = 0; a < task.nargs; a++)
+            nscalars += task.args[a].role == TEMPER_ROLE_SCALAR;
+        json_array_foreach(sc, i, v) scalars[i] = (long long)json_integer_value(v);
+        if (json_array_size(sc) != (size_t)nscalars)
+            return json_pack("{s:s, s:i}", "error", "the worker handed over another number of scalars than the task has",
+                             "code", TEMPER_EINVALID);
+        double limit = s->limits.reference_timeout_s > 10 ? s->limits.reference_timeout_s - 5 : 5;
+        err = temper_task_reference_is_python(&task)
+                  ? torch_reference_compute(&task, scalars, json_string_value(in), json_string_length(in), limit,
+                                            &out, &n, msg, sizeof(msg))
+                  : temper_fail(msg, sizeof(msg), TEMPER_EINVALID, "%s: not a Python reference", task.reference);
+    }
+    if (err)
+        return json_pack("{s:s, s:i}", "error", msg, "code", err);
+    json_t *r = json_object();
+    json_object_set_new(r, "outputs", json_stringn_nocheck(out, n));
+    free(out);
+    return r;
+}
+
 static json_t *answer(struct cache_service *s, json_t *req)
 {
     const char *op = json_string_value(json_object_get(req, "op"));
@@ -319,6 +360,8 @@ static json_t *answer(struct cache_service *s, json_t *req)
         free(bytes);
         return r;
     }
+    if (op && !strcmp(op, "torch_reference"))
+        return answer_torch(s, req);
     if (op && !strcmp(op, "built")) {
         size_t i;
         json_t *m;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/seal.h"
+#include "task/task_torch.h"
 #include "temper/task.h"
 #include "util/util.h"
 
@@ -20,6 +21,53 @@
 
 /* Set in a worker: where reference bytes come from. */
 static struct temper_reference_remote remote;
+
+/* A Python reference: where its outputs come from, the task of the function handed out last (a
+ * worker holds one task at a time), and the last call's failure. */
+static temper_python_compute_fn python_compute;
+static const struct temper_task *python_task;
+static char python_failure[2048];
+
+int temper_task_reference_is_python(const struct temper_task *task)
+{
+    size_t n = strlen(task->reference);
+    return n > 3 && !strcmp(task->reference + n - 3, ".py");
+}
+
+void temper_task_python_set_compute(temper_python_compute_fn fn)
+{
+    python_compute = fn;
+}
+
+int temper_task_reference_failed(char *msg, size_t msg_size)
+{
+    if (!python_failure[0])
+        return 0;
+    snprintf(msg, msg_size, "%s", python_failure);
+    python_failure[0] = 0;
+    return 1;
+}
+
+void temper_task_shape_of_scalars(const struct temper_task *task, const long long *scalars, struct temper_shape *shape)
+{
+    memset(shape, 0, sizeof(*shape));
+    for (int i = 0, k = 0; i < task->nargs && shape->n < TEMPER_MAX_SIZES; i++)
+        if (task->args[i].role == TEMPER_ROLE_SCALAR) {
+            snprintf(shape->names[shape->n], sizeof(shape->names[0]), "%s", task->args[i].name);
+            shape->values[shape->n++] = scalars[k++];
+        }
+}
+
+/* The function a Python reference's task gets: the outputs come from the compute hook; a failure
+ * leaves them NaN and its message for temper_task_reference_failed. */
+static void python_reference(double **out, const double **in, const long long *scalars)
+{
+    python_failure[0] = 0;
+    if (!python_compute || !python_task)
+        snprintf(python_failure, sizeof(python_failure), "no way to run a Python reference in this process");
+    else
+        python_compute(python_task, out, in, scalars, python_failure, sizeof(python_failure));
+}
 
 void temper_task_reference_set_remote(const struct temper_reference_remote *r)
 {
@@ -118,17 +166,30 @@ static int reference_get(const struct temper_task *task, char *so, size_t so_siz
 
 int temper_task_reference_build(const struct temper_task *task, char *so, size_t so_size, char *msg, size_t msg_size)
 {
+    /* A Python reference is not built: the calling program runs it when a worker asks. */
+    if (temper_task_reference_is_python(task)) {
+        snprintf(so, so_size, "%s", task->reference);
+        return 0;
+    }
     return reference_get(task, so, so_size, NULL, NULL, msg, msg_size);
 }
 
 int temper_task_reference_bytes(const struct temper_task *task, void **data, size_t *size, char *msg, size_t msg_size)
 {
+    if (temper_task_reference_is_python(task))
+        return temper_fail(msg, msg_size, TEMPER_EINVALID, "%s: a Python reference has no shared object",
+                           task->reference);
     char so[TEMPER_PATH_MAX];
     return reference_get(task, so, sizeof(so), data, size, msg, msg_size);
 }
 
 int temper_task_reference(const struct temper_task *task, temper_reference_fn *fn, char *msg, size_t msg_size)
 {
+    if (temper_task_reference_is_python(task)) {
+        python_task = task;
+        *fn = python_reference;
+        return 0;
+    }
     void *bytes = NULL;
     size_t n = 0;
     int err = remote.fetch ? remote.fetch(remote.user, task, &bytes, &n, msg, msg_size)

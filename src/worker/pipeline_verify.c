@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include "task/task_torch.h"
 #include "pipeline_impl.h"
 
 #define EXTRA_RERUNS 8     /* more runs for a kernel seen to be nondeterministic */
@@ -132,7 +133,8 @@ int compare_with_reference(struct arena *a, void **got, const char *where, struc
             continue;
         struct temper_compare r;
         temper_compare_values(arg->dtype, got[i], a->want[i], a->elems[i], a->task->atol, a->task->rtol, &r);
-        tally_add(&t, a, i, &r, a->task->atol, a->task->rtol, where, "the C reference", check, f);
+        tally_add(&t, a, i, &r, a->task->atol, a->task->rtol, where,
+                  temper_task_reference_is_python(a->task) ? "the PyTorch reference" : "the C reference", check, f);
     }
     want_open(a, 0);
     return tally_done(&t, check);
@@ -273,7 +275,15 @@ static int run_reference(struct worker_shared *shared, struct arena *a, temper_r
                      a->shape_text);
         ref(out_d, (const double **)in_d, scalars);
         worker_doing(shared, WORKER_RUNNING, "%s", doing);
-        rc = reference_finite(a, f);
+        /* A Python reference that raised, crashed or hung (task_torch.h) is the task's error. */
+        char why[2048];
+        if (temper_task_reference_failed(why, sizeof(why))) {
+            f->task_error = 1;
+            rc = fail_with(f, TEMPER_VERDICT_INVALID, TEMPER_TASK_ERROR_PREFIX "the reference of task %s at shape %s: %s",
+                           t->name, a->shape_text, why);
+        } else {
+            rc = reference_finite(a, f);
+        }
     }
     want_open(a, 0);
     for (int i = 0; i < nin; i++)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "temper/kernel.h"
+#include "task/task_torch.h"
 #include "temper/task.h"
 #include "util/util.h"
 #include "worker_cache.h"
@@ -246,6 +247,67 @@ static int fetch_reference(void *user, const struct temper_task *task, void **da
     return 0;
 }
 
+/* The elements of each array argument at the shape the scalars give, into elems; 0, or an error. */
+static int arg_elems(const struct temper_task *task, const long long *scalars, int64_t *elems, char *msg,
+                     size_t msg_size)
+{
+    struct temper_shape shape;
+    temper_task_shape_of_scalars(task, scalars, &shape);
+    for (int i = 0; i < task->nargs; i++) {
+        elems[i] = 0;
+        int err = task->args[i].role == TEMPER_ROLE_SCALAR
+                      ? 0
+                      : temper_task_arg_elems(task, i, &shape, &elems[i], msg, msg_size);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+/* A Python reference's outputs (task_torch.h), computed by the calling program from the inputs this
+ * worker drew, which it hands over with the scalars. */
+static int compute_python(const struct temper_task *task, double **out, const double **in, const long long *scalars,
+                          char *msg, size_t msg_size)
+{
+    int64_t elems[TEMPER_MAX_ARGS];
+    int err = arg_elems(task, scalars, elems, msg, msg_size);
+    if (err)
+        return err;
+    struct temper_buf buf;
+    temper_buf_init(&buf, (size_t)1 << 34);
+    json_t *sc = json_array();
+    for (int i = 0, k = 0, s = 0; i < task->nargs; i++) {
+        if (task->args[i].role == TEMPER_ROLE_INPUT)
+            temper_buf_append(&buf, in[k++], (size_t)elems[i] * sizeof(double));
+        else if (task->args[i].role == TEMPER_ROLE_SCALAR)
+            json_array_append_new(sc, json_integer(scalars[s++]));
+    }
+    json_t *req = json_pack("{s:s, s:s, s:o}", "op", "torch_reference", "task_dir", task->dir, "scalars", sc);
+    json_object_set_new(req, "inputs", json_stringn_nocheck(buf.data ? buf.data : "", buf.len));
+    temper_buf_free(&buf);
+    json_t *r = call(req);
+    json_t *got = json_object_get(r, "outputs");
+    size_t want = 0;
+    for (int i = 0; i < task->nargs; i++)
+        want += task->args[i].role == TEMPER_ROLE_OUTPUT ? (size_t)elems[i] * sizeof(double) : 0;
+    if (!json_is_string(got) || json_string_length(got) != want) {
+        const char *why = json_string_value(json_object_get(r, "error"));
+        int code = (int)json_integer_value(json_object_get(r, "code"));
+        err = temper_fail(msg, msg_size, code < 0 ? code : TEMPER_EIO, "%s",
+                          why ? why : "the calling program sent no outputs for the Python reference");
+        json_decref(r);
+        return err;
+    }
+    const char *p = json_string_value(got);
+    for (int i = 0, k = 0; i < task->nargs; i++)
+        if (task->args[i].role == TEMPER_ROLE_OUTPUT) {
+            memcpy(out[k++], p, (size_t)elems[i] * sizeof(double));
+            p += elems[i] * (int64_t)sizeof(double);
+        }
+    json_decref(r);
+    return 0;
+}
+
 void worker_cache_init(int fd, const char *scratch)
 {
     svc = fd;
@@ -256,5 +318,6 @@ void worker_cache_init(int fd, const char *scratch)
     static const struct temper_reference_remote ref = {fetch_reference, NULL};
     temper_build_cache_set_remote(&remote);
     temper_task_reference_set_remote(&ref);
+    temper_task_python_set_compute(compute_python);
     worker_job_done_hook = job_done;
 }

@@ -16,6 +16,11 @@
  *     could not try). It runs no candidate and writes no cache: the calling program stores the
  *     binary, sealed. A Triton candidate (backend "triton") is compiled by the configured Python
  *     running temper's helper, confined as worker_triton.c says.
+ *   temper-worker python SCRATCH PYTHON [READ_DIR...] [--hide DIR...] -- ARG...
+ *     confines itself as a compile process is confined (namespaces of its own, SCRATCH its only
+ *     writable folder, no network), with exec kept for the interpreter PYTHON alone beside the
+ *     system's programs, then becomes `PYTHON -I -B ARG...`: a task's PyTorch reference
+ *     (python/temper_torch.py), which reads its request on descriptor 0 and answers on 1.
  * Every mode confines itself (sandbox.h) before reading any request. */
 #include <dirent.h>
 #include <errno.h>
@@ -516,8 +521,57 @@ static int compile(int argc, char **argv)
     return err == TEMPER_ECOMPILE ? 1 : err ? 2 : 0;
 }
 
+/* The python mode (above): a task's PyTorch reference, or the import of a problem, confined before
+ * the interpreter reads a line of it. */
+static int python(int argc, char **argv)
+{
+    if (argc < 5)
+        return 2;
+    const char *scratch = argv[2], *py = argv[3];
+    const char *reads[DIRS_MAX], *hides[DIRS_MAX];
+    int nr = 0, nh = 0, hiding = 0, i = 4;
+    for (; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "--hide"))
+            hiding = 1;
+        else if (hiding && nh < DIRS_MAX - 1)
+            hides[nh++] = argv[i];
+        else if (!hiding && nr < DIRS_MAX - 1)
+            reads[nr++] = argv[i];
+    }
+    reads[nr] = NULL;
+    hides[nh] = NULL;
+    if (i >= argc || argc - i > 16)
+        return 2;
+    const char *writes[] = {scratch, NULL};
+    struct temper_sandbox_ns_config ns = {writes, hides, reads, 0};
+    struct temper_sandbox_status st;
+    temper_sandbox_namespaces(&ns, &st);
+    if (chdir(scratch))
+        return 2;
+    /* Landlock's rule holds for the file a link resolves to; exec goes through the link, since a
+     * virtual environment's interpreter finds its environment from the path it was started by. */
+    char real[PATH_MAX];
+    const char *execs[] = {realpath(py, real) ? real : py, NULL};
+    struct temper_sandbox_config cfg = {reads, writes, 1, "for the task's Python interpreter", FILE_SIZE_MAX,
+                                        OPEN_FILES_MAX, 0, NULL, execs};
+    if (temper_sandbox_apply(&cfg, &st)) {
+        fprintf(stderr, "temper-worker: cannot confine the Python reference: %s\n", st.reason);
+        return 2;
+    }
+    char *args[24] = {(char *)py, "-I", "-B"};
+    int na = 3;
+    for (i++; i < argc; i++)
+        args[na++] = argv[i];
+    args[na] = NULL;
+    execv(py, args);
+    fprintf(stderr, "temper-worker: cannot run %s: %s\n", py, strerror(errno));
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "python"))
+        _exit(python(argc, argv));
     if (argc >= 2 && !strcmp(argv[1], "serve"))
         return serve(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "selftest"))
