@@ -25,6 +25,7 @@
 enum temper_lang {
     TEMPER_LANG_CUDA,   /* .cu: CUDA C++, compiled with NVRTC */
     TEMPER_LANG_OPENCL, /* .cl: OpenCL C */
+    TEMPER_LANG_TRITON, /* .py: @triton.jit kernels, compiled by Triton for a CUDA device */
 };
 
 /* A knob: `@temper param NAME v1 v2 ...`. */
@@ -94,6 +95,7 @@ struct temper_candidate {
     int nscratch;                      /* scratch buffers */
     struct temper_scratch scratch[TEMPER_MAX_SCRATCH];
     char flags[1024];                  /* compiler options from `@temper flags` lines, joined */
+    int block_given[TEMPER_MAX_LAUNCHES]; /* 1: the launch line had block(...) (a Triton launch may not) */
 };
 
 /* A value for each knob. */
@@ -103,14 +105,15 @@ struct temper_knobs {
     char values[TEMPER_MAX_PARAMS][TEMPER_NAME_MAX]; /* their values */
 };
 
-/* "cuda" -> TEMPER_LANG_CUDA, "opencl" -> TEMPER_LANG_OPENCL; -1 for anything else. */
+/* "cuda" -> TEMPER_LANG_CUDA, "opencl" -> TEMPER_LANG_OPENCL, "triton" -> TEMPER_LANG_TRITON; -1 for
+ * anything else. */
 int temper_lang_parse(const char *name);
-/* "cuda" or "opencl"; a static string. */
+/* "cuda", "opencl" or "triton"; a static string. */
 const char *temper_lang_name(enum temper_lang lang);
 
 /* Parses a candidate from len bytes of source (any bytes but NUL; not NUL-terminated) in the
- * language named by lang ("cuda" or "opencl"), or, with lang NULL, by the path's extension (.cu,
- * .cl). path names the candidate in messages (NULL: "<source>"). Every error is TEMPER_EPARSE
+ * language named by lang ("cuda", "opencl" or "triton"), or, with lang NULL, by the path's
+ * extension (.cu, .cl, .py). path names the candidate in messages (NULL: "<source>"). Every error is TEMPER_EPARSE
  * (the candidate is invalid) but TEMPER_ENOMEM, with a message naming path:line (or the byte
  * offset of a NUL byte): malformed or over-long directives, a source over TEMPER_SOURCE_MAX, a
  * disallowed include or compiler option (docs/candidate.md). cand->source is a NUL-terminated

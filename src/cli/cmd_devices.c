@@ -57,7 +57,8 @@ static void help(FILE *out)
                  "shared (local) memory and largest block, and below each the language its compiler takes,\n"
                  "its capabilities (offline_compile: compiles without the device; in_process: kernels run\n"
                  "inside temper's worker; expert: vendor-library baselines), its UUID and PCI bus id.\n"
-                 "Devices are named cuda:N and opencl:N.\n\n"
+                 "Devices are named cuda:N and opencl:N. Below them, which Triton compiles Triton candidates\n"
+                 "(the Python of TEMPER_PYTHON, else python3 on the PATH), or why there is none.\n\n"
                  "Below them, what confines the workers that run candidates, and so what a kernel's code\n"
                  "cannot do from inside one (docs/serve.md, \"What a worker can reach\").\n\n"
                  "  --json       print one JSON object\n"
@@ -251,6 +252,12 @@ int cmd_devices(int argc, char **argv)
         json_t *why;
         json_object_foreach(json_object_get(r, "unavailable"), kind, why)
             printf("%-10s none: %s\n", kind, json_string_value(why));
+        json_t *triton = json_object_get(r, "triton");
+        if (triton && json_object_get(triton, "version"))
+            printf("%-10s %s: compiles Triton candidates for cuda devices\n", "triton",
+                   json_string_value(json_object_get(triton, "version")));
+        else if (triton)
+            printf("%-10s none: %s\n", "triton", json_string_value(json_object_get(triton, "error")));
         json_t *sb = json_object_get(r, "sandbox");
         if (sb)
             print_sandbox(sb);

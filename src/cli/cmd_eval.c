@@ -23,7 +23,7 @@ static void help(FILE *out)
             "  --device D            cuda[:N] or opencl[:N] (default: first CUDA device, else OpenCL)\n"
             "  --set NAME=VALUE      set a knob (a param of the candidate); repeatable\n"
             "  --no-timing           correctness only\n"
-            "  --lang L              cuda or opencl: the candidates' language, over their files' extensions\n"
+            "  --lang L              cuda, opencl or triton: the candidates' language, over their files' extensions\n"
             "                        (a file's extension gives it otherwise); required for standard input\n"
             "                        (FILE '-')\n"
             "  --keep-going          after a failed check, check every other shape too and report each\n"
@@ -221,8 +221,8 @@ static int parse_eval_options(int argc, char **argv, struct eval_options *o)
         case 'R': req->profile_run = 1; break;
         case 'U': req->reuse_same_code = 1; break;
         case 'l':
-            if (strcmp(optarg, "cuda") && strcmp(optarg, "opencl")) {
-                fprintf(stderr, "temper: --lang: '%s' is not a language (cuda or opencl)\n", optarg);
+            if (temper_lang_parse(optarg) < 0) {
+                fprintf(stderr, "temper: --lang: '%s' is not a language (cuda, opencl or triton)\n", optarg);
                 return CLI_USAGE;
             }
             req->lang = optarg;

@@ -354,6 +354,15 @@ static int cuda_load(void *ctx, const void *data, size_t size, struct temper_dmo
     int err = cuda_check_alive(c, msg, msg_size);
     if (err)
         return err;
+    if (cuda_triton_is_container(data, size)) {
+        struct temper_dmodule *t = calloc(1, sizeof *t);
+        err = t ? cuda_triton_load(c, data, size, t, msg, msg_size) : TEMPER_ENOMEM;
+        if (err)
+            free(t);
+        else
+            *mod = t;
+        return err;
+    }
     const unsigned char *bytes = data;
     char *ptx = NULL;
     int is_elf = size >= 4 && bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F';
@@ -384,12 +393,14 @@ static void cuda_module_free(void *ctx, struct temper_dmodule *mod)
     struct cuda_ctx *c = ctx;
     if (!mod)
         return;
+    cuda_cu.cuCtxSetCurrent(c->ctx);
+    cuda_triton_free(mod);
     for (struct temper_dkernel *k = mod->kernels, *next; k; k = next) {
         next = k->next;
         free(k);
     }
-    cuda_cu.cuCtxSetCurrent(c->ctx);
-    cuda_cu.cuModuleUnload(mod->mod);
+    if (mod->mod)
+        cuda_cu.cuModuleUnload(mod->mod);
     free(mod);
 }
 
@@ -410,7 +421,10 @@ static int cuda_kernel(void *ctx, struct temper_dmodule *mod, const char *name, 
     if (err)
         return err;
     CUfunction fn = NULL;
-    CUresult r = cuda_cu.cuModuleGetFunction(&fn, mod->mod, name);
+    const struct cuda_triton_kernel *t = mod->ntriton ? cuda_triton_find(mod, name) : NULL;
+    if (mod->ntriton && !t)
+        return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "kernel '%s' is not among the Triton kernels built", name);
+    CUresult r = cuda_cu.cuModuleGetFunction(&fn, t ? t->mod : mod->mod, t ? t->symbol : name);
     if (r == CUDA_ERROR_NOT_FOUND)
         return temper_fail(msg, msg_size, TEMPER_ENOTFOUND,
                            "kernel '%s' not found in the module (is it declared extern \"C\" __global__?)", name);
@@ -424,7 +438,12 @@ static int cuda_kernel(void *ctx, struct temper_dmodule *mod, const char *name, 
     if (!k)
         return temper_fail(msg, msg_size, TEMPER_ENOMEM, "out of host memory");
     k->fn = fn;
+    k->triton = t;
     memcpy(k->name, name, n + 1);
+    if (t && (err = cuda_triton_functions(c, mod, k, msg, msg_size))) {
+        free(k);
+        return err;
+    }
     k->next = mod->kernels;
     mod->kernels = k;
     *kernel = k;
@@ -505,14 +524,49 @@ static int cuda_encode_tensormap(struct cuda_ctx *c, const char *name, int i, co
     return 0;
 }
 
+/* Opts kernel into smem bytes of dynamic shared memory where that is over the default 48 KiB and
+ * over what it opted into before. */
+static int cuda_smem_optin(struct cuda_ctx *c, struct temper_dkernel *kernel, size_t smem, char *msg, size_t msg_size)
+{
+    if (smem > CUDA_SMEM_DEFAULT_BYTES && smem > kernel->smem_optin_bytes) {
+        if (smem > c->info.local_mem_optin_bytes)
+            return temper_fail(msg, msg_size, TEMPER_ELAUNCH,
+                               "launch %s: %zu bytes of dynamic shared memory exceed the device's limit of %llu "
+                               "bytes per block",
+                               kernel->name, smem, (unsigned long long)c->info.local_mem_optin_bytes);
+        CUresult r =
+            cuda_cu.cuFuncSetAttribute(kernel->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+        if (r != CUDA_SUCCESS) {
+            char what[320];
+            snprintf(what, sizeof what, "launch %s: opting into %zu bytes of dynamic shared memory (with the "
+                     "kernel's static shared memory it may exceed the device's %llu)", kernel->name,
+                     smem, (unsigned long long)c->info.local_mem_optin_bytes);
+            return cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, what);
+        }
+        kernel->smem_optin_bytes = smem;
+    }
+    return 0;
+}
+
 /* Queues one launch of kernel on the default stream; args and dims are borrowed (the driver copies
  * the argument values before returning). A grid with a zero dimension has no blocks and queues
  * nothing. Dynamic shared memory above 48 KiB is opted into first. */
-static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct temper_launch_dims *dims, int nargs,
+static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct temper_launch_dims *given, int nargs,
                        const struct temper_karg *args, char *msg, size_t msg_size)
 {
     struct cuda_ctx *c = ctx;
-    if (nargs < 0 || nargs > CUDA_MAX_KARGS)
+    /* A Triton kernel: the shared memory its metadata gives, and two scratch pointers after its
+     * arguments (cuda_triton.c). */
+    struct temper_launch_dims tdims = *given;
+    const struct temper_launch_dims *dims = &tdims;
+    CUdeviceptr tscratch[2] = {0, 0};
+    CUfunction fn = kernel->fn;
+    if (kernel->triton && nargs >= 0 && nargs + 2 <= CUDA_MAX_KARGS) {
+        int terr = cuda_triton_prepare(c, kernel, given, nargs, args, &fn, &tdims.smem_bytes, tscratch, msg, msg_size);
+        if (terr)
+            return terr;
+    }
+    if (nargs < 0 || nargs + (kernel->triton ? 2 : 0) > CUDA_MAX_KARGS)
         return temper_fail(msg, msg_size, TEMPER_EINVALID, "launch %s: %d arguments (at most %d)", kernel->name,
                            nargs, CUDA_MAX_KARGS);
     for (int d = 0; d < 3; d++) {
@@ -542,23 +596,8 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
         return err;
     if (dims->grid[0] == 0 || dims->grid[1] == 0 || dims->grid[2] == 0)
         return 0;
-    if (dims->smem_bytes > CUDA_SMEM_DEFAULT_BYTES && dims->smem_bytes > kernel->smem_optin_bytes) {
-        if (dims->smem_bytes > c->info.local_mem_optin_bytes)
-            return temper_fail(msg, msg_size, TEMPER_ELAUNCH,
-                               "launch %s: %zu bytes of dynamic shared memory exceed the device's limit of %llu "
-                               "bytes per block",
-                               kernel->name, dims->smem_bytes, (unsigned long long)c->info.local_mem_optin_bytes);
-        CUresult r =
-            cuda_cu.cuFuncSetAttribute(kernel->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dims->smem_bytes);
-        if (r != CUDA_SUCCESS) {
-            char what[320];
-            snprintf(what, sizeof what, "launch %s: opting into %zu bytes of dynamic shared memory (with the "
-                     "kernel's static shared memory it may exceed the device's %llu)", kernel->name,
-                     dims->smem_bytes, (unsigned long long)c->info.local_mem_optin_bytes);
-            return cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, what);
-        }
-        kernel->smem_optin_bytes = dims->smem_bytes;
-    }
+    if (!kernel->triton && (err = cuda_smem_optin(c, kernel, dims->smem_bytes, msg, msg_size)))
+        return err;
     CUdeviceptr ptrs[CUDA_MAX_KARGS];
     CUtensorMap maps[CUDA_MAX_KARGS];
     void *params[CUDA_MAX_KARGS];
@@ -591,7 +630,10 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
                                kernel->name, i, (int)args[i].kind);
         }
     }
-    CUresult r = cuda_cu.cuLaunchKernel(kernel->fn, (unsigned)dims->grid[0], (unsigned)dims->grid[1],
+    for (int s = 0; kernel->triton && s < 2; s++)
+        params[nargs + s] = &tscratch[s];
+    nargs += kernel->triton ? 2 : 0;
+    CUresult r = cuda_cu.cuLaunchKernel(fn, (unsigned)dims->grid[0], (unsigned)dims->grid[1],
                                    (unsigned)dims->grid[2], (unsigned)dims->block[0], (unsigned)dims->block[1],
                                    (unsigned)dims->block[2], (unsigned)dims->smem_bytes, NULL,
                                    nargs ? params : NULL, NULL);

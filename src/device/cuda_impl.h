@@ -220,19 +220,69 @@ struct temper_dbuf {
     int owns;        /* 1 for an allocation (freed on release), 0 for a view */
 };
 
+/* One kernel of a Triton container (cuda_triton.c): its cubin's module and what launching it
+ * needs, from Triton's metadata. */
+struct cuda_triton_kernel {
+    char kernel[128];              /* the @triton.jit function's name (what a launch line names) */
+    char symbol[128];              /* the kernel's name in the cubin */
+    CUmodule mod;                  /* its cubin, loaded */
+    int num_warps;                 /* the block is 32 * num_warps threads */
+    size_t shared;                 /* dynamic shared memory, bytes */
+    size_t scratch_size[2];        /* global and profile scratch per block, bytes (0: none, NULL passed) */
+    size_t scratch_align[2];       /* their alignment */
+    unsigned mask;                 /* this build's facts: bit b, argument spec_arg[b] is a multiple of 16 */
+    int nspec;                     /* integer arguments the kernel's builds are specialised on */
+    int spec_arg[4];               /* their positions among the launch's arguments */
+};
+
+#define CUDA_TRITON_VARIANTS 16 /* builds of one Triton kernel, one per divisibility pattern */
+
 /* A kernel; owned by its module, which frees it. */
 struct temper_dkernel {
     CUfunction fn;                /* the driver's handle */
     size_t smem_optin_bytes;      /* dynamic shared memory opted into so far */
+    const struct cuda_triton_kernel *triton; /* a Triton kernel's first build (borrowed), else NULL */
+    int ntvar;                    /* a Triton kernel's builds */
+    const struct cuda_triton_kernel *tvar[CUDA_TRITON_VARIANTS]; /* each build's metadata (borrowed) */
+    CUfunction tfn[CUDA_TRITON_VARIANTS]; /* and its function */
+    size_t toptin[CUDA_TRITON_VARIANTS];  /* dynamic shared memory each has opted into */
+    CUdeviceptr scratch[2];       /* a Triton kernel's global and profile scratch, 0 while none */
+    size_t scratch_bytes[2];      /* their sizes */
     struct temper_dkernel *next;  /* the module's next kernel */
     char name[];                  /* the kernel's name */
 };
 
 /* A loaded module and the kernels looked up in it. */
 struct temper_dmodule {
-    CUmodule mod;                   /* the driver's handle */
+    CUmodule mod;                   /* the driver's handle (NULL for a Triton container) */
     struct temper_dkernel *kernels; /* freed with the module */
+    int ntriton;                    /* a Triton container's kernels, 0 otherwise */
+    struct cuda_triton_kernel *triton; /* their entries (owned) */
 };
+
+/* ---- cuda_triton.c ---- */
+
+/* Whether a binary is temper's Triton container ("TEMPER-TRITON 1" and a header line). */
+int cuda_triton_is_container(const void *data, size_t size);
+/* Loads every cubin of a Triton container into m (its triton entries); TEMPER_ECOMPILE or
+ * TEMPER_EINVALID with a sentence when the container or a cubin is refused. */
+int cuda_triton_load(struct cuda_ctx *c, const void *data, size_t size, struct temper_dmodule *m, char *msg,
+                     size_t msg_size);
+/* The Triton kernel of m a launch names, or NULL. */
+const struct cuda_triton_kernel *cuda_triton_find(const struct temper_dmodule *m, const char *name);
+/* Looks up every build of k's Triton kernel in m (its functions, into k's variants). */
+int cuda_triton_functions(struct cuda_ctx *c, const struct temper_dmodule *m, struct temper_dkernel *k, char *msg,
+                          size_t msg_size);
+/* Readies a launch of a Triton kernel: picks the build whose divisibility facts the arguments
+ * satisfy (the most facts; the build without any always does) into *fn, checks the block (32 *
+ * num_warps threads), sets the shared memory its metadata gives into *smem (opted into above 48
+ * KiB), and fills the two trailing scratch pointers (0 where the kernel takes none; otherwise
+ * grown to grid * size bytes and kept with the kernel). */
+int cuda_triton_prepare(struct cuda_ctx *c, struct temper_dkernel *k, const struct temper_launch_dims *dims,
+                        int nargs, const struct temper_karg *args, CUfunction *fn, size_t *smem,
+                        CUdeviceptr scratch[2], char *msg, size_t msg_size);
+/* Unloads m's Triton cubins and frees the kernels' scratch. */
+void cuda_triton_free(struct temper_dmodule *m);
 
 /* ---- cuda_driver.c ---- */
 

@@ -19,6 +19,7 @@
 #include "kernel/kernel_internal.h"
 #include "temper/result.h"
 #include "util/util.h"
+#include "triton_build.h"
 #include "worker_impl.h"
 
 /* Moves req's cancel word from `from` to `to`; 0 if the request was cancelled instead (the word
@@ -183,7 +184,8 @@ struct stream_entry {
     char task_dir[TEMPER_PATH_MAX];        /* its task's folder */
     char task_hash[17];                    /* its task's content hash, "" before it is known */
     json_t *knobs;                         /* knob values, an object */
-    char options[2048];                    /* compiler options */
+    char options[2048];                    /* compiler options (a Triton candidate's compile request) */
+    char built_by[96];                     /* a Triton build's compiler ("triton 3.6.0"), "" before */
     struct compile_proc proc;              /* its compile process (proc.pid 0 if none runs) */
     int compiled;                          /* 1 when its build is in the cache (or not needed) */
     int index;                             /* its place in the stream: the callback's index */
@@ -272,11 +274,13 @@ static void entry_prepare(struct stream_entry *j, const char *device_id, enum te
         return;
     if (temper_candidate_check(&j->cand, &knobs, why, sizeof(why)) ||
         check_launch_names(&j->cand, &task, &knobs, why, sizeof(why)) ||
-        temper_candidate_options(&j->cand, &knobs, j->options, sizeof(j->options), why, sizeof(why))) {
+        (j->cand.lang == TEMPER_LANG_TRITON
+             ? temper_triton_options(&j->cand, &task, &knobs, j->options, sizeof(j->options), why, sizeof(why))
+             : temper_candidate_options(&j->cand, &knobs, j->options, sizeof(j->options), why, sizeof(why)))) {
         entry_early(j, TEMPER_VERDICT_INVALID, why, 0);
         return;
     }
-    if (req->extra_flags && *req->extra_flags) {
+    if (req->extra_flags && *req->extra_flags && j->cand.lang != TEMPER_LANG_TRITON) { /* Triton takes none */
         size_t used = strlen(j->options);
         if (used + strlen(req->extra_flags) + 2 > sizeof(j->options)) {
             j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ERANGE, "compiler options too long");
@@ -284,13 +288,13 @@ static void entry_prepare(struct stream_entry *j, const char *device_id, enum te
         }
         snprintf(j->options + used, sizeof(j->options) - used, "%s%s", used ? " " : "", req->extra_flags);
     }
-    if (j->cand.lang != device_lang) {
-        j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ENODEVICE,
-                             "%s is %s, but the device is %s: it needs %s device (--device %s where there is "
-                             "one; `temper devices` lists this machine's)", req->path,
-                             j->cand.lang == TEMPER_LANG_CUDA ? "CUDA" : "OpenCL", device_id,
-                             j->cand.lang == TEMPER_LANG_CUDA ? "a CUDA" : "an OpenCL",
-                             j->cand.lang == TEMPER_LANG_CUDA ? "cuda" : "opencl");
+    /* A Triton candidate runs on a CUDA device. */
+    int cuda = j->cand.lang != TEMPER_LANG_OPENCL;
+    if ((cuda ? TEMPER_LANG_CUDA : TEMPER_LANG_OPENCL) != device_lang) {
+        j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ENODEVICE, "%s is %s, but the device is %s: it needs %s "
+                             "device (--device %s where there is one; `temper devices` lists this machine's)",
+                             req->path, temper_lang_name(j->cand.lang), device_id, cuda ? "a CUDA" : "an OpenCL",
+                             cuda ? "cuda" : "opencl");
         return;
     }
     j->knobs = json_object();
@@ -326,10 +330,12 @@ static void compile_start(struct stream_entry *j, const struct compile_target *t
                                     t->info.arch[0] ? t->info.arch : t->info.name);
     if (temper_build_cache_has(key))
         return;
-    json_t *req = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "backend", t->on_device ? "device" : t->ops->name,
-                            "device", t->device, "name", t->info.name, "arch", t->info.arch, "compiler",
-                            t->info.compiler_version, "options", options, "mem_limit_bytes",
-                            (json_int_t)t->mem_limit_bytes);
+    json_t *req = j->cand.lang == TEMPER_LANG_TRITON
+                      ? triton_compile_request(&j->cand, options, t->info.arch, t->mem_limit_bytes)
+                      : json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "backend", t->on_device ? "device" : t->ops->name,
+                                  "device", t->device, "name", t->info.name, "arch", t->info.arch, "compiler",
+                                  t->info.compiler_version, "options", options, "mem_limit_bytes",
+                                  (json_int_t)t->mem_limit_bytes);
     if (req && !json_object_set_new(req, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len)) &&
         !compile_proc_start(req, &j->proc, msg, sizeof(msg)))
         j->compiled = 0;
@@ -363,12 +369,17 @@ static int compile_reap(struct stream_entry *j, const struct compile_target *t)
         !temper_build_options(j->cand.lang, j->options, options, sizeof(options), msg, sizeof(msg))) {
         uint64_t key = temper_build_key(j->cand.source, j->cand.source_len, options, compiler, target);
         temper_build_cache_put(key, json_string_value(bin), json_string_length(bin));
+        snprintf(j->built_by, sizeof(j->built_by), "%s", compiler); /* the worker looks it up by this */
     }
     /* On the device's own compiler a failure is the worker's to find (its log names the
      * candidate's file); an offline compiler's failure is the verdict. */
     const char *why = NULL;
-    char text[256];
-    if (t->on_device) {
+    char text[4096];
+    int verdict = TEMPER_VERDICT_COMPILE_ERROR, triton = j->cand.lang == TEMPER_LANG_TRITON;
+    if (triton && !j->built_by[0]) {
+        verdict = triton_refusal(out, status, overdue, t->timeout_s, text, sizeof(text));
+        why = text;
+    } else if (t->on_device || triton) {
         why = NULL;
     } else if (overdue) {
         snprintf(text, sizeof(text), "compilation ran longer than the %.3g s limit", t->timeout_s);
@@ -380,9 +391,9 @@ static int compile_reap(struct stream_entry *j, const struct compile_target *t)
         why = "NVRTC compilation failed";
     }
     if (why) {
-        char message[2048];
+        char message[4200];
         snprintf(message, sizeof(message), "%s: %s", j->req->path, why);
-        entry_early(j, TEMPER_VERDICT_COMPILE_ERROR, message, 0);
+        entry_early(j, (enum temper_verdict)verdict, message, 0);
         temper_result_set_text(&j->early.compile_log, log ? log : "");
         temper_result_set_text(&j->early.options, j->options);
     }
@@ -406,41 +417,6 @@ static void compile_fill(struct stream_entry **js, int n, int from, int jobs, co
 
 /* ---- the batch ---- */
 
-/* A timing people should not trust as it is says so: a spread over 10 % (the samples disagree),
- * or a machine whose load average exceeded its cores while it was taken (the kernel shared the
- * processors). Each such timing gets "warning", and the result a "warnings" list. */
-static void timing_warnings(struct temper_result *r)
-{
-    if (!r->timings.n)
-        return;
-    double load = 0;
-    int cores = 0;
-    int loaded = temper_machine_load(&load, &cores) && load > (double)cores;
-    json_t *warnings = json_array();
-    for (size_t i = 0; i < r->timings.n; i++) {
-        struct temper_result_timing *t = &r->timings.v[i];
-        double spread = t->spread.set ? t->spread.v : 0;
-        char text[256] = "";
-        if (spread > 0.10)
-            snprintf(text, sizeof(text), "spread %.1f%% is over 10%%", spread * 100);
-        if (loaded)
-            snprintf(text + strlen(text), sizeof(text) - strlen(text), "%sthe load average (%.2f) exceeded the %d cores",
-                     text[0] ? "; " : "", load, cores);
-        if (!text[0])
-            continue;
-        temper_result_set_text(&t->warning, text);
-        char line[400];
-        snprintf(line, sizeof(line), "timing at %s: %s", t->shape ? t->shape : "(null)", text);
-        json_array_append_new(warnings, json_string(line));
-    }
-    if (json_array_size(warnings)) {
-        json_decref(r->warnings);
-        r->warnings = warnings;
-    } else {
-        json_decref(warnings);
-    }
-}
-
 /* Completes r with what the parent knows, writes it in the one form (result.h) and hands it to the
  * callback; frees r. */
 static void entry_deliver(struct stream_entry *j, int index, struct temper_result *r, temper_eval_cb cb, void *user)
@@ -452,7 +428,7 @@ static void entry_deliver(struct stream_entry *j, int index, struct temper_resul
     r->elapsed_ms = (struct temper_opt_f64){1, (temper_now_s() - j->start_s) * 1e3};
     if (!r->task) /* a result the worker did not make (an early verdict, a crash, a cancel) names none */
         temper_result_set_text(&r->task, j->have_cand ? j->cand.task : "");
-    timing_warnings(r);
+    eval_timing_warnings(r);
     r->schema_version = (struct temper_opt_i64){1, TEMPER_RESULT_SCHEMA_VERSION};
     json_t *one = temper_result_to_json(r);
     temper_result_free(r);
@@ -491,6 +467,8 @@ static void run_job(struct temper_worker *w, struct stream_entry *j, json_t *inf
         json_object_set_new(job, "lang", json_string(req->lang));
     if (req->extra_flags && *req->extra_flags)
         json_object_set_new(job, "extra_flags", json_string(req->extra_flags));
+    if (j->built_by[0]) /* where the worker finds the Triton build the compile process made */
+        json_object_set_new(job, "built_by", json_string(j->built_by));
     /* Earlier results of this source with these knobs that a build of the same code may take:
      * kept here, since the worker that made them may have been replaced since. */
     json_t *memo = worker_memo(w), *given = json_array(), *e;

@@ -226,4 +226,10 @@ void temper_deep_check_result(struct temper_deep_request *req, struct temper_res
  * one form). */
 void temper_deep_check(struct temper_deep_request *req, json_t *result, int sanitize, int profile);
 
+/* Marks a result's timings people should not trust as they are (a spread over 10 %, a machine
+ * whose load average exceeded its cores): each gets "warning", the result a "warnings" list
+ * (result.c). */
+struct temper_result;
+void eval_timing_warnings(struct temper_result *r);
+
 #endif

@@ -9,6 +9,8 @@
 #include "temper/error.h"
 #include "eval/result_set.h"
 #include "temper/result.h"
+#include "eval/eval_internal.h"
+#include "util/util.h"
 
 enum field_kind { KIND_STR, KIND_INT, KIND_REAL, KIND_BOOL, KIND_JSON, KIND_REC, KIND_LIST };
 
@@ -628,4 +630,39 @@ void temper_result_schema_markdown(FILE *out)
                                                         &phases_desc,  &device_desc};
     for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
         record_markdown(out, records[i]);
+}
+
+/* A timing people should not trust as it is says so: a spread over 10 % (the samples disagree),
+ * or a machine whose load average exceeded its cores while it was taken (the kernel shared the
+ * processors). Each such timing gets "warning", and the result a "warnings" list. */
+void eval_timing_warnings(struct temper_result *r)
+{
+    if (!r->timings.n)
+        return;
+    double load = 0;
+    int cores = 0;
+    int loaded = temper_machine_load(&load, &cores) && load > (double)cores;
+    json_t *warnings = json_array();
+    for (size_t i = 0; i < r->timings.n; i++) {
+        struct temper_result_timing *t = &r->timings.v[i];
+        double spread = t->spread.set ? t->spread.v : 0;
+        char text[256] = "";
+        if (spread > 0.10)
+            snprintf(text, sizeof(text), "spread %.1f%% is over 10%%", spread * 100);
+        if (loaded)
+            snprintf(text + strlen(text), sizeof(text) - strlen(text), "%sthe load average (%.2f) exceeded the %d cores",
+                     text[0] ? "; " : "", load, cores);
+        if (!text[0])
+            continue;
+        temper_result_set_text(&t->warning, text);
+        char line[400];
+        snprintf(line, sizeof(line), "timing at %s: %s", t->shape ? t->shape : "(null)", text);
+        json_array_append_new(warnings, json_string(line));
+    }
+    if (json_array_size(warnings)) {
+        json_decref(r->warnings);
+        r->warnings = warnings;
+    } else {
+        json_decref(warnings);
+    }
 }

@@ -222,7 +222,8 @@ static int parse_args_clause(const char *open, size_t len, struct temper_launch 
 }
 
 /* A launch line: the kernel's name, then its clauses, grid(...) and block(...) among them. */
-static int parse_launch(const char *p, struct temper_launch *l, const char *where, char *msg, size_t msg_size)
+static int parse_launch(const char *p, struct temper_launch *l, int triton, int *block_given, const char *where,
+                        char *msg, size_t msg_size)
 {
     int too_long;
     p = read_name(skip_ws(p), l->kernel, sizeof(l->kernel), &too_long);
@@ -274,8 +275,12 @@ static int parse_launch(const char *p, struct temper_launch *l, const char *wher
         if (err)
             return err;
     }
-    if (!have_grid || !have_block)
+    *block_given = have_block;
+    /* A Triton launch's block is 32 * num_warps threads (set once every knob is known). */
+    if (!have_grid || (!have_block && !triton))
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: needs both grid(...) and block(...)", where);
+    if (triton && !have_grid)
+        return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: launch: needs grid(...)", where);
     return 0;
 }
 
@@ -351,7 +356,8 @@ static int parse_launch_line(struct temper_candidate *c, const char *rest, int l
     if (c->nlaunches == TEMPER_MAX_LAUNCHES)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: more than %d launches", where, TEMPER_MAX_LAUNCHES);
     struct temper_launch *l = &c->launches[c->nlaunches];
-    int err = parse_launch(rest, l, where, msg, msg_size);
+    int err = parse_launch(rest, l, c->lang == TEMPER_LANG_TRITON, &c->block_given[c->nlaunches], where, msg,
+                           msg_size);
     if (err)
         return err;
     for (int a = 0; a < l->nargs && c->lang != TEMPER_LANG_CUDA; a++) {
@@ -359,8 +365,8 @@ static int parse_launch_line(struct temper_candidate *c, const char *rest, int l
         if (!temper_launch_arg_tensormap(l->args[a], &tm, NULL, 0))
             return temper_fail(msg, msg_size, TEMPER_EPARSE,
                                "%s: launch: args(...): '%s': tensor maps are CUDA's (TMA, compute capability 9.0 "
-                               "and later); an OpenCL kernel takes the buffer itself",
-                               where, l->args[a]);
+                               "and later); %s kernel takes the buffer itself",
+                               where, l->args[a], c->lang == TEMPER_LANG_OPENCL ? "an OpenCL" : "a Triton");
     }
     l->line = line;
     c->nlaunches++;
@@ -430,6 +436,10 @@ static int parse_directive(struct temper_candidate *c, const char *p, int line, 
     } else if (!strcmp(word, "scratch")) {
         return parse_scratch(c, rest, line, where, msg, msg_size);
     } else if (!strcmp(word, "flags")) {
+        if (c->lang == TEMPER_LANG_TRITON)
+            return temper_fail(msg, msg_size, TEMPER_EPARSE,
+                               "%s: flags: a Triton candidate takes no compiler options (its knobs are tl.constexpr "
+                               "parameters, num_warps and num_stages)", where);
         size_t used = strlen(c->flags);
         if (used + strlen(rest) + 2 >= sizeof(c->flags))
             return temper_fail(msg, msg_size, TEMPER_EPARSE,
@@ -453,12 +463,14 @@ int temper_lang_parse(const char *name)
         return TEMPER_LANG_CUDA;
     if (name && !strcmp(name, "opencl"))
         return TEMPER_LANG_OPENCL;
+    if (name && !strcmp(name, "triton"))
+        return TEMPER_LANG_TRITON;
     return -1;
 }
 
 const char *temper_lang_name(enum temper_lang lang)
 {
-    return lang == TEMPER_LANG_CUDA ? "cuda" : "opencl";
+    return lang == TEMPER_LANG_CUDA ? "cuda" : lang == TEMPER_LANG_TRITON ? "triton" : "opencl";
 }
 
 /* The length of the line at p (of the n bytes left) without its end (\n, \r\n or a lone \r, as
@@ -502,7 +514,9 @@ static int parse_line(struct temper_candidate *c, const char *text, size_t n, in
     size_t i = 0;
     while (i < n && (text[i] == ' ' || text[i] == '\t'))
         i++;
-    if (!(n - i >= 2 && text[i] == '/' && (text[i + 1] == '/' || text[i + 1] == '*')) && !(i < n && text[i] == '*'))
+    if (c->lang == TEMPER_LANG_TRITON ? !(i < n && text[i] == '#')
+                                      : !(n - i >= 2 && text[i] == '/' && (text[i + 1] == '/' || text[i + 1] == '*')) &&
+                                            !(i < n && text[i] == '*'))
         return 0;
     const char *at = memmem(text + i, n - i, "@temper", 7);
     if (!at)
@@ -511,7 +525,7 @@ static int parse_line(struct temper_candidate *c, const char *text, size_t n, in
     if (from < n && text[from] != ' ' && text[from] != '\t')
         return 0;
     size_t to = n;
-    const char *close = memmem(text + from, n - from, "*/", 2);
+    const char *close = c->lang == TEMPER_LANG_TRITON ? NULL : memmem(text + from, n - from, "*/", 2);
     if (close)
         to = (size_t)(close - text);
     /* A directive is ASCII: every field ends up in compiler options, JSON and messages. */
@@ -551,17 +565,20 @@ int temper_candidate_parse_lang(const char *path, const char *lang, const char *
             for (; lang[n] && n + 1 < sizeof(shown); n++) /* a message carries text only */
                 shown[n] = lang[n] >= 0x20 && lang[n] < 0x7f ? lang[n] : '?';
             shown[n] = 0;
-            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: unknown language '%s' (cuda or opencl)", path,
-                               shown);
+            return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: unknown language '%s' (cuda, opencl or triton)",
+                               path, shown);
         }
         c->lang = (enum temper_lang)l;
     } else if (ext && !strcmp(ext, ".cu")) {
         c->lang = TEMPER_LANG_CUDA;
     } else if (ext && !strcmp(ext, ".cl")) {
         c->lang = TEMPER_LANG_OPENCL;
+    } else if (ext && !strcmp(ext, ".py")) {
+        c->lang = TEMPER_LANG_TRITON;
     } else {
         return temper_fail(msg, msg_size, TEMPER_EPARSE,
-                           "%s: a candidate is a .cu (CUDA) or .cl (OpenCL) file, or its language must be given", path);
+                           "%s: a candidate is a .cu (CUDA), .cl (OpenCL) or .py (Triton) file, or its language must "
+                           "be given", path);
     }
     if (!source)
         return temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: no source", path);
@@ -599,11 +616,15 @@ int temper_candidate_parse_lang(const char *path, const char *lang, const char *
                                        !c->nlaunches ? "no '@temper launch' directive" : NULL;
     if (missing)
         err = temper_fail(msg, msg_size, TEMPER_EPARSE, "%s: %s", path, missing);
-    if (!err)
+    /* A Triton candidate is Python, which the include rule does not read: what it may reach is
+     * bounded by the compile process's sandbox instead (docs/candidate.md, "Triton"). */
+    if (!err && c->lang != TEMPER_LANG_TRITON)
         err = temper_candidate_check_includes(c->lang, path, c->source, len, msg, msg_size);
     if (!err)
         err = launch_groups_check(c, msg, msg_size);
-    for (int l = 0; !err && l < c->nlaunches; l++) {
+    if (!err && c->lang == TEMPER_LANG_TRITON)
+        err = temper_triton_finish(c, c->block_given, msg, msg_size);
+    for (int l = 0; !err && c->lang != TEMPER_LANG_TRITON && l < c->nlaunches; l++) {
         struct temper_launch *ln = &c->launches[l];
         int certain = 0;
         int n = temper_kernel_params(c->source, len, ln->kernel, ln->arg_kind, TEMPER_MAX_LAUNCH_ARGS, &certain);

@@ -66,6 +66,31 @@ int temper_kernel_param_kinds(const char *source, size_t len, const char *kernel
 int temper_kernel_params(const char *source, size_t len, const char *kernel, enum temper_param_kind *kinds, int max,
                          int *certain);
 
+/* ---- Triton candidates (triton.c) ---- */
+
+/* One parameter of a @triton.jit kernel, as its `def` line gives it. */
+struct temper_triton_param {
+    char name[TEMPER_NAME_MAX]; /* the parameter's name */
+    int constexpr_;             /* 1: annotated tl.constexpr (a knob gives it; no argument is passed) */
+};
+/* Reads the parameter list of `def kernel(...)` under a jit decorator in source: up to max
+ * parameters into params; returns their number, -1 when there is no such function, -2 when the
+ * list is not one temper reads (*args, **kwargs, /, more than max). */
+int temper_triton_params(const char *source, size_t len, const char *kernel, struct temper_triton_param *params,
+                         int max);
+/* Completes a parsed Triton candidate (block_given[l]: launch l had a block(...) clause): refuses
+ * flags, block(...) and smem(...), knobs that are neither tl.constexpr parameters of a launched
+ * kernel nor num_warps or num_stages, launch options temper does not pass, kernels that are not
+ * there and argument counts that differ from the kernel's parameters that are not tl.constexpr;
+ * sets each launch's block to 32 * num_warps threads. TEMPER_EPARSE with path:line. */
+int temper_triton_finish(struct temper_candidate *cand, const int *block_given, char *msg, size_t msg_size);
+/* The compile request of a Triton candidate with these knobs (canonical JSON, keys sorted: the
+ * build cache's key covers it as it covers a CUDA candidate's options): each launched kernel's
+ * parameters, the signature the task's element types give its arguments, its constexprs (the
+ * knobs' text), num_warps and num_stages. */
+int temper_triton_options(const struct temper_candidate *cand, const struct temper_task *task,
+                          const struct temper_knobs *knobs, char *out, size_t out_size, char *msg, size_t msg_size);
+
 /* ---- what a candidate may reach: the include rule and the compiler-option allow-list ---- */
 
 /* The headers a candidate in lang may include, NULL-terminated; static. None for OpenCL. */

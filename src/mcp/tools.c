@@ -10,7 +10,7 @@
     "\"source\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 1048576, \"description\": "           \
     "\"The candidate kernel's text: CUDA or OpenCL with @temper directives (task, launch, param, require; "  \
     "docs/candidate.md). At most 1 MiB (1048576 bytes).\"}, "                                                 \
-    "\"lang\": {\"type\": \"string\", \"enum\": [\"cuda\", \"opencl\"], \"description\": \"The source's language.\"}"
+    "\"lang\": {\"type\": \"string\", \"enum\": [\"cuda\", \"opencl\", \"triton\"], \"description\": \"The source's language.\"}"
 
 #define TASK_NAME_SCHEMA                                                                                     \
     "\"task\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 63, \"description\": \"A task's name, "  \
@@ -125,7 +125,7 @@ static const struct mcp_tool tools[] = {
      "{\"type\": \"object\", \"properties\": {\"query\": {\"type\": \"string\", \"minLength\": 1, "
      "\"maxLength\": 1000, \"description\": \"Free text; any of its words match, stemmed.\"}, \"task\": "
      "{\"type\": \"string\", \"pattern\": \"^[a-z0-9_]{1,63}$\", \"description\": \"A task whose best kernels "
-     "rank first.\"}, \"lang\": {\"type\": \"string\", \"enum\": [\"cuda\", \"opencl\"], \"description\": "
+     "rank first.\"}, \"lang\": {\"type\": \"string\", \"enum\": [\"cuda\", \"opencl\", \"triton\"], \"description\": "
      "\"Only kernels in this language.\"}, \"limit\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": "
      "50, \"default\": 5, \"description\": \"Hits at most.\"}}, \"required\": [\"query\"], "
      "\"additionalProperties\": false}",

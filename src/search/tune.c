@@ -647,8 +647,8 @@ int temper_tune_write_fixed(const struct temper_candidate *cand, json_t *knobs, 
 {
     struct temper_buf out;
     temper_buf_init(&out, TEMPER_SOURCE_MAX * 2);
-    int err = temper_buf_printf(&out, "// Tuned by temper from %s: knobs fixed to the best configuration found.\n",
-                                cand->path);
+    int err = temper_buf_printf(&out, "%s Tuned by temper from %s: knobs fixed to the best configuration found.\n",
+                                cand->lang == TEMPER_LANG_TRITON ? "#" : "//", cand->path); /* Python's comment */
     for (const char *p = cand->source; *p && !err;) {
         const char *end = strchr(p, '\n');
         size_t len = end ? (size_t)(end - p) : strlen(p);

@@ -279,7 +279,7 @@ static int read_candidate(json_t *item, const char *where, size_t max_source_byt
                       "%s.source has %zu bytes, over this server's limit of %zu", where, json_string_length(src),
                       max_source_bytes);
     if (!json_is_string(lang) || temper_lang_parse(json_string_value(lang)) < 0)
-        return INVALID("%s.lang must be \"cuda\" or \"opencl\"", where);
+        return INVALID("%s.lang must be \"cuda\", \"opencl\" or \"triton\"", where);
     view->path = json_string_value(id);
     view->source = json_string_value(src);
     view->source_len = json_string_length(src);

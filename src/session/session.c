@@ -216,12 +216,15 @@ static char *candidate_name(const char *path, const char *lang, int from_text, c
     *canon = NULL;
     if (!lang)
         return strdup(name);
-    const char *ext = !strcmp(lang, "cuda") ? ".cu" : !strcmp(lang, "opencl") ? ".cl" : NULL;
+    int l = temper_lang_parse(lang);
+    const char *ext = l == TEMPER_LANG_CUDA ? ".cu" : l == TEMPER_LANG_OPENCL ? ".cl" : l == TEMPER_LANG_TRITON ? ".py"
+                                                                                                              : NULL;
     if (!ext) {
-        *err = temper_fail(why, why_size, TEMPER_EINVALID, "%s: unknown language '%s' (cuda or opencl)", name, lang);
+        *err = temper_fail(why, why_size, TEMPER_EINVALID, "%s: unknown language '%s' (cuda, opencl or triton)", name,
+                           lang);
         return strdup(name);
     }
-    *canon = !strcmp(lang, "cuda") ? "cuda" : "opencl";
+    *canon = temper_lang_name((enum temper_lang)l);
     if (!from_text)
         return strdup(name);
     size_t n = strlen(name);

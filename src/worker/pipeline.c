@@ -295,7 +295,7 @@ static int baseline_build(struct worker_state *ws, const char *base_path, char *
     struct task_state *s = &ws->s;
     struct temper_buf base_log;
     temper_buf_init(&base_log, COMPILE_LOG_MAX);
-    if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, &base_log, &s->base, f)) {
+    if (plan_build(ws, base_path, NULL, NULL, NULL, NULL, NULL, &base_log, &s->base, f)) {
         snprintf(msg, msg_size, TEMPER_TASK_ERROR_PREFIX "the baseline %s of task %s does not build: %s\n%s",
                  base_path, s->task.name, f->message, base_log.data ? base_log.data : "");
         temper_buf_free(&base_log);
@@ -510,7 +510,6 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     struct plan expert_plan;
     memset(&expert_plan, 0, sizeof(expert_plan));
     expert_plan.expert = cuda && task->expert_cuda[0] && ws->dev.ops->expert ? task->expert_cuda : NULL;
-
     struct eval_records e;
     memset(&e, 0, sizeof(e));
     struct plan cand;
@@ -521,7 +520,8 @@ static json_t *eval_job(struct worker_state *ws, json_t *req, int *fatal)
     ph.reference_ms += (t1 - t0) * 1e3;
     const char *lang = json_string_value(json_object_get(req, "lang")); /* NULL: path's extension */
     int rc = plan_build(ws, path, lang, source, json_object_get(req, "knobs"),
-                        json_string_value(json_object_get(req, "extra_flags")), &log, &cand, &f);
+                        json_string_value(json_object_get(req, "extra_flags")),
+                        json_string_value(json_object_get(req, "built_by")), &log, &cand, &f);
     cand.candidate = 1;
     ph.build_ms = (temper_now_s() - t1) * 1e3;
     e.r.compile_log = log.data ? strdup(log.data) : NULL;

@@ -78,6 +78,30 @@ int worker_build_module(struct worker_state *ws, const char *source, size_t len,
     return 0;
 }
 
+/* Loads a Triton candidate's build: the compile process made it ahead, and the calling program
+ * stored it under the key its compiler (built_by: "triton 3.6.0") gives. This process runs no
+ * Python (its sandbox refuses exec), so a build that is not there is the candidate's compile error. */
+static int worker_load_triton(struct worker_state *ws, struct plan *p, const char *built_by, char *msg, size_t n)
+{
+    struct temper_device *d = &ws->dev;
+    if (!built_by || !*built_by)
+        return temper_fail(msg, n, TEMPER_ECOMPILE, "no Triton build was made for it (a compile process builds a "
+                           "Triton candidate before it runs; its message is the result's when it fails)");
+    uint64_t key = temper_build_key(p->cand.source, p->cand.source_len, p->options, built_by,
+                                    d->info.arch[0] ? d->info.arch : d->info.name);
+    void *bin = NULL;
+    size_t size = 0;
+    if (temper_build_cache_get(key, &bin, &size))
+        return temper_fail(msg, n, TEMPER_ECOMPILE, "the Triton build (%s, %s) is not in the build cache", built_by,
+                           d->info.arch);
+    int err = temper_dev_load(d, bin, size, &p->mod, msg, n);
+    if (!err)
+        p->code = temper_code_hash(bin, size);
+    p->cache_hit = 1;
+    free(bin);
+    return err;
+}
+
 /* Compilers name the file they compiled: PoCL a temporary (".../tempfile_ab12.cl"), NVRTC
  * "candidate.cu". The log should name the candidate, so people find the line. */
 static void log_name_candidate(struct temper_buf *log, const char *path)
@@ -142,7 +166,8 @@ static int plan_knobs(struct plan *p, json_t *knobs, char *msg, size_t msg_size)
  * language lang (NULL: from path's extension). A build failure gives verdict compile_error (or
  * invalid for a launch naming no kernel). */
 int plan_build(struct worker_state *ws, const char *path, const char *lang, const char *source, json_t *knobs,
-               const char *extra_flags, struct temper_buf *log, struct plan *p, struct failure *f)
+               const char *extra_flags, const char *built_by, struct temper_buf *log, struct plan *p,
+               struct failure *f)
 {
     char msg[2048];
     memset(p, 0, sizeof(*p));
@@ -152,16 +177,20 @@ int plan_build(struct worker_state *ws, const char *path, const char *lang, cons
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
     if (plan_knobs(p, knobs, msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
-    if (temper_candidate_options(&p->cand, &p->knobs, p->options, sizeof(p->options), msg, sizeof(msg)))
+    int triton = p->cand.lang == TEMPER_LANG_TRITON;
+    if (triton ? temper_triton_options(&p->cand, &ws->s.task, &p->knobs, p->options, sizeof(p->options), msg,
+                                       sizeof(msg))
+               : temper_candidate_options(&p->cand, &p->knobs, p->options, sizeof(p->options), msg, sizeof(msg)))
         return fail_with(f, TEMPER_VERDICT_INVALID, "%s", msg);
     p->knob_len = strlen(p->options);
-    if (extra_flags && *extra_flags) {
+    if (extra_flags && *extra_flags && !triton) {
         size_t used = strlen(p->options);
         snprintf(p->options + used, sizeof(p->options) - used, "%s%s", used ? " " : "", extra_flags);
     }
     worker_doing(ws->shared, WORKER_BUILDING, "building %s", path);
-    err = worker_build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod, &p->cache_hit,
-                              &p->code, msg, sizeof(msg));
+    err = triton ? worker_load_triton(ws, p, built_by, msg, sizeof(msg))
+                 : worker_build_module(ws, p->cand.source, p->cand.source_len, p->options, log, &p->mod,
+                                       &p->cache_hit, &p->code, msg, sizeof(msg));
     if (err) {
         log_name_candidate(log, path);
         const char *asm_at = log && log->data ? strstr(log->data, TEMPER_NO_ASM) : NULL;

@@ -76,11 +76,14 @@ struct compared {
 /* ---- pipeline_build.c ---- */
 
 /* Parses and builds a candidate with the given knob values (an object, or NULL for defaults), in
- * language lang ("cuda" or "opencl"; NULL: from path's extension). A build failure gives verdict
+ * language lang ("cuda", "opencl" or "triton"; NULL: from path's extension). A Triton candidate is
+ * not built here but loaded from the build cache, where the calling program stored what a compile
+ * process built (built_by: its compiler, "triton 3.6.0"). A build failure gives verdict
  * compile_error (or invalid for a launch naming no kernel). The plan is the caller's to free with
  * plan_free, whether or not this fails. */
 int plan_build(struct worker_state *ws, const char *path, const char *lang, const char *source, json_t *knobs,
-               const char *extra_flags, struct temper_buf *log, struct plan *p, struct failure *f);
+               const char *extra_flags, const char *built_by, struct temper_buf *log, struct plan *p,
+               struct failure *f);
 
 /* ---- pipeline_arena.c ---- */
 

@@ -14,7 +14,8 @@
  *     compiles one request read from descriptor 0 and writes one frame (the log, the binary,
  *     the compiler and target it built for) to descriptor 1 (exit 0 built, 1 did not build, 2
  *     could not try). It runs no candidate and writes no cache: the calling program stores the
- *     binary, sealed.
+ *     binary, sealed. A Triton candidate (backend "triton") is compiled by the configured Python
+ *     running temper's helper, confined as worker_triton.c says.
  *   temper-worker python SCRATCH PYTHON [READ_DIR...] [--hide DIR...] -- ARG...
  *     confines itself as a compile process is confined (namespaces of its own, SCRATCH its only
  *     writable folder, no network), with exec kept for the interpreter PYTHON alone beside the
@@ -43,6 +44,7 @@
 #include "worker_cache.h"
 #include "eval/worker_impl.h"
 #include "worker_selftest.h"
+#include "worker_triton.h"
 
 #define COMPILE_REQUEST_MAX (64u << 20)
 #define COMPILE_LOG_MAX (64u << 10)
@@ -233,10 +235,12 @@ static int selftest(int argc, char **argv)
 
 /* Writes the compile process's one output frame to descriptor 1. */
 static void compile_output(const char *log, const void *bin, size_t size, const char *compiler, const char *target,
-                           const char *specs)
+                           const char *specs, const char *verdict)
 {
     json_t *out = json_pack("{s:s, s:s, s:s, s:s}", "log", log ? log : "", "compiler", compiler ? compiler : "",
                             "target", target ? target : "", "specs", specs ? specs : "");
+    if (verdict && *verdict) /* a Triton candidate's refusal: "invalid" or "compile_error" */
+        json_object_set_new(out, "verdict", json_string(verdict));
     if (bin)
         json_object_set_new(out, "binary", json_stringn_nocheck(bin, size));
     char *frame;
@@ -358,7 +362,7 @@ static int compile_request_read(json_t **req)
             return 2;
     *req = NULL;
     if (!in.data || worker_decode_request(in.data, in.len, req)) {
-        compile_output("temper-worker: a malformed compile request\n", NULL, 0, NULL, NULL, NULL);
+        compile_output("temper-worker: a malformed compile request\n", NULL, 0, NULL, NULL, NULL, NULL);
         return 2;
     }
     temper_buf_free(&in);
@@ -418,6 +422,22 @@ static int build_offline(json_t *req, const char *backend, const char *source, c
     return temper_device_compile_offline(ops, &info, source, options, log, bin, size, msg, msg_size);
 }
 
+/* A Triton candidate (worker_triton.c): the helper's container, or its message with the verdict it
+ * gives ("invalid" for what temper cannot launch, else "compile_error"). Exit 0 built, 1 refused,
+ * 2 could not try (no Python, no Triton). */
+static int compile_triton(json_t *req, const char *toolkit, const char *scratch)
+{
+    struct worker_triton_out out;
+    int err = worker_triton_compile(req, toolkit, scratch, &out);
+    char compiler[96];
+    snprintf(compiler, sizeof(compiler), "triton %s", out.version);
+    compile_output(err ? out.log : "", out.binary, out.size, out.version[0] ? compiler : "",
+                   json_string_value(json_object_get(req, "arch")), "", out.verdict);
+    free(out.binary);
+    json_decref(req);
+    return err == TEMPER_ECOMPILE ? 1 : err ? 2 : 0;
+}
+
 static int compile(int argc, char **argv)
 {
     if (argc < 3)
@@ -438,6 +458,8 @@ static int compile(int argc, char **argv)
     if (compile_request_read(&req))
         return 2;
     const char *backend = json_string_value(json_object_get(req, "backend"));
+    if (backend && !strcmp(backend, "triton"))
+        return compile_triton(req, toolkit, scratch);
     const char *specs = json_string_value(json_object_get(req, "specs"));
     /* "device": built with the device itself (PoCL, which runs the linker: exec stays allowed);
      * else offline with the backend's compiler (NVRTC: no program is ever run). */
@@ -491,7 +513,7 @@ static int compile(int argc, char **argv)
     snprintf(pocl, sizeof(pocl), "%s/pocl", scratch);
     if (on_device && !err)
         scan_specs(pocl, held, sizeof(held));
-    compile_output(err ? text : log.data, err ? NULL : bin, size, compiler, target, held);
+    compile_output(err ? text : log.data, err ? NULL : bin, size, compiler, target, held, NULL);
     free(text);
     free(bin);
     temper_buf_free(&log);

@@ -406,8 +406,8 @@ static void test_malformed(void **state)
         {"bad.cl", TASK_LINE "// @temper param A 1\n", "bad.cl: ", "no '@temper launch' directive"},
         {"bad.cl", TASK_LINE "// @temper param A 1\n// @temper param A 2\n" LAUNCH_LINE, "bad.cl:3",
          "declared twice (first on line 2)"},
-        {"bad.c", TASK_LINE LAUNCH_LINE, "bad.c: ", "a .cu (CUDA) or .cl (OpenCL) file"},
-        {"noext", TASK_LINE LAUNCH_LINE, "noext: ", "a .cu (CUDA) or .cl (OpenCL) file"},
+        {"bad.c", TASK_LINE LAUNCH_LINE, "bad.c: ", "a .cu (CUDA), .cl (OpenCL) or .py (Triton) file"},
+        {"noext", TASK_LINE LAUNCH_LINE, "noext: ", "a .cu (CUDA), .cl (OpenCL) or .py (Triton) file"},
         {"bad.cl", TASK_LINE LAUNCH_LINE "// @temper scratch tmp f128 N\n", "bad.cl:3", "scratch: expected NAME DTYPE COUNT"},
         {"bad.cl", TASK_LINE LAUNCH_LINE "// @temper scratch tmp f32\n", "bad.cl:3", "scratch: expected NAME DTYPE COUNT"},
         {"bad.cl", TASK_LINE "// @temper task u\n" LAUNCH_LINE, "bad.cl:2", "a second task directive"},
@@ -638,11 +638,11 @@ static void test_language(void **state)
         {"k.cu", "opencl", 0, TEMPER_LANG_OPENCL, NULL},
         {"k.cu", NULL, 0, TEMPER_LANG_CUDA, NULL},
         {NULL, "opencl", 0, TEMPER_LANG_OPENCL, NULL},
-        {"<stdin>", NULL, TEMPER_EPARSE, 0, "<stdin>: a candidate is a .cu (CUDA) or .cl (OpenCL) file, or its "
-                                            "language must be given"},
-        {"k.cu", "fortran", TEMPER_EPARSE, 0, "k.cu: unknown language 'fortran' (cuda or opencl)"},
-        {"k.cu", "", TEMPER_EPARSE, 0, "k.cu: unknown language '' (cuda or opencl)"},
-        {"k.cu", "c\xe9\n", TEMPER_EPARSE, 0, "k.cu: unknown language 'c?\?' (cuda or opencl)"},
+        {"<stdin>", NULL, TEMPER_EPARSE, 0, "<stdin>: a candidate is a .cu (CUDA), .cl (OpenCL) or .py (Triton) "
+                                            "file, or its language must be given"},
+        {"k.cu", "fortran", TEMPER_EPARSE, 0, "k.cu: unknown language 'fortran' (cuda, opencl or triton)"},
+        {"k.cu", "", TEMPER_EPARSE, 0, "k.cu: unknown language '' (cuda, opencl or triton)"},
+        {"k.cu", "c\xe9\n", TEMPER_EPARSE, 0, "k.cu: unknown language 'c?\?' (cuda, opencl or triton)"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int err = temper_candidate_parse_lang(cases[i].path, cases[i].lang, src, strlen(src), &c, msg, sizeof(msg));

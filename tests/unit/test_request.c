@@ -153,7 +153,7 @@ static void test_refusals(void **state)
         {"{\"source\": \"0123456789abc\", \"lang\": \"cuda\"}", "source_too_large",
          "items[2].source has 13 bytes, over this server's limit of 12"},
         {"{\"source\": \"s\", \"lang\": \"fortran\"}", "invalid_request",
-         "items[2].lang must be \"cuda\" or \"opencl\""},
+         "items[2].lang must be \"cuda\", \"opencl\" or \"triton\""},
         {"{" SRC ", \"knobs\": [1]}", "invalid_request", "items[2].knobs must be an object of NAME: value"},
         {"{" SRC ", \"knobs\": {\"9x\": 1}}", "invalid_request",
          "items[2].knobs: '9x' is not a knob name ([A-Za-z_][A-Za-z0-9_]*, under "
