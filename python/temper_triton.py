@@ -17,10 +17,7 @@ and writes one JSON object on standard output: {"ok": true, "triton": VERSION, "
 
 The container is what the CUDA backend loads (src/device/cuda_triton.c):
     b"TEMPER-TRITON 1\\n" + header JSON + b"\\n" + the cubins one after another,
-the header holding each kernel's name, launch metadata and the offset and size of its cubin. A
-kernel is built once for each divisibility pattern of its integer arguments that the task's
-shapes give (its "mask" over "spec_args", the positions of those arguments); the launch takes
-the build whose facts hold.
+the header holding each kernel's name, launch metadata and the offset and size of its cubin.
 """
 import base64
 import importlib.util
@@ -75,19 +72,7 @@ def load_candidate(source):
     return module
 
 
-def divisibility(fn, signature, want, mask):
-    """Triton's attrs for one build: every pointer is 16-byte aligned (temper's buffers are
-    256-byte aligned), and each specialised integer argument whose bit is set in mask is a multiple
-    of 16 at the shapes that build runs at, as Triton's own launcher specialises."""
-    plain = [name for name in fn.arg_names if signature[name] != "constexpr"]
-    hinted = [name for name in plain if signature[name].startswith("*")]
-    for bit, pos in enumerate(want.get("specialise", {}).get("args", [])):
-        if mask >> bit & 1:
-            hinted.append(plain[pos])
-    return {(fn.arg_names.index(name),): [["tt.divisibility", 16]] for name in hinted}
-
-
-def compile_kernel(triton, module, want, arch, options, mask):
+def compile_kernel(triton, module, want, arch, options):
     fn = getattr(module, want["name"], None)
     if not isinstance(fn, triton.runtime.jit.JITFunction):
         return None, ("invalid", "%s is not a @triton.jit function of the candidate" % want["name"])
@@ -104,8 +89,7 @@ def compile_kernel(triton, module, want, arch, options, mask):
             return None, ("invalid", "kernel %s: parameter %s is a tl.constexpr with no knob to give it" %
                           (want["name"], name))
     signature = {name: signature[name] for name in fn.arg_names}
-    attrs = divisibility(fn, signature, want, mask)
-    src = triton.compiler.ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    src = triton.compiler.ASTSource(fn, signature=signature, constexprs=constexprs)
     target = triton.backends.compiler.GPUTarget("cuda", arch, 32)
     try:
         compiled = triton.compile(src, target=target, options=options)
@@ -121,8 +105,6 @@ def compile_kernel(triton, module, want, arch, options, mask):
                                                  "global_scratch_align", "profile_scratch_size",
                                                  "profile_scratch_align")}
     head["kernel"] = want["name"]
-    head["mask"] = mask
-    head["spec_args"] = want.get("specialise", {}).get("args", [])
     return (head, compiled.asm["cubin"]), None
 
 
@@ -144,15 +126,14 @@ def main():
     options = {"num_warps": int(req.get("num_warps", 4)), "num_stages": int(req.get("num_stages", 3))}
     heads, blobs, offset = [], [], 0
     for want in req["kernels"]:
-        for mask in want.get("specialise", {}).get("masks", [0]):
-            done, err = compile_kernel(triton, module, want, int(req["arch"]), options, mask)
-            if err:
-                return fail(*err)
-            head, cubin = done
-            head["offset"], head["size"] = offset, len(cubin)
-            offset += len(cubin)
-            heads.append(head)
-            blobs.append(cubin)
+        done, err = compile_kernel(triton, module, want, int(req["arch"]), options)
+        if err:
+            return fail(*err)
+        head, cubin = done
+        head["offset"], head["size"] = offset, len(cubin)
+        offset += len(cubin)
+        heads.append(head)
+        blobs.append(cubin)
     header = json.dumps({"triton": triton.__version__, "kernels": heads}, sort_keys=True).encode()
     binary = MAGIC + header + b"\n" + b"".join(blobs)
     json.dump({"ok": True, "triton": triton.__version__, "binary": base64.b64encode(binary).decode()}, sys.stdout)

@@ -440,10 +440,6 @@ static int cuda_kernel(void *ctx, struct temper_dmodule *mod, const char *name, 
     k->fn = fn;
     k->triton = t;
     memcpy(k->name, name, n + 1);
-    if (t && (err = cuda_triton_functions(c, mod, k, msg, msg_size))) {
-        free(k);
-        return err;
-    }
     k->next = mod->kernels;
     mod->kernels = k;
     *kernel = k;
@@ -560,9 +556,8 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
     struct temper_launch_dims tdims = *given;
     const struct temper_launch_dims *dims = &tdims;
     CUdeviceptr tscratch[2] = {0, 0};
-    CUfunction fn = kernel->fn;
     if (kernel->triton && nargs >= 0 && nargs + 2 <= CUDA_MAX_KARGS) {
-        int terr = cuda_triton_prepare(c, kernel, given, nargs, args, &fn, &tdims.smem_bytes, tscratch, msg, msg_size);
+        int terr = cuda_triton_prepare(c, kernel, given->grid, given->block, &tdims.smem_bytes, tscratch, msg, msg_size);
         if (terr)
             return terr;
     }
@@ -596,7 +591,7 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
         return err;
     if (dims->grid[0] == 0 || dims->grid[1] == 0 || dims->grid[2] == 0)
         return 0;
-    if (!kernel->triton && (err = cuda_smem_optin(c, kernel, dims->smem_bytes, msg, msg_size)))
+    if ((err = cuda_smem_optin(c, kernel, dims->smem_bytes, msg, msg_size)))
         return err;
     CUdeviceptr ptrs[CUDA_MAX_KARGS];
     CUtensorMap maps[CUDA_MAX_KARGS];
@@ -633,7 +628,7 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
     for (int s = 0; kernel->triton && s < 2; s++)
         params[nargs + s] = &tscratch[s];
     nargs += kernel->triton ? 2 : 0;
-    CUresult r = cuda_cu.cuLaunchKernel(fn, (unsigned)dims->grid[0], (unsigned)dims->grid[1],
+    CUresult r = cuda_cu.cuLaunchKernel(kernel->fn, (unsigned)dims->grid[0], (unsigned)dims->grid[1],
                                    (unsigned)dims->grid[2], (unsigned)dims->block[0], (unsigned)dims->block[1],
                                    (unsigned)dims->block[2], (unsigned)dims->smem_bytes, NULL,
                                    nargs ? params : NULL, NULL);

@@ -230,22 +230,13 @@ struct cuda_triton_kernel {
     size_t shared;                 /* dynamic shared memory, bytes */
     size_t scratch_size[2];        /* global and profile scratch per block, bytes (0: none, NULL passed) */
     size_t scratch_align[2];       /* their alignment */
-    unsigned mask;                 /* this build's facts: bit b, argument spec_arg[b] is a multiple of 16 */
-    int nspec;                     /* integer arguments the kernel's builds are specialised on */
-    int spec_arg[4];               /* their positions among the launch's arguments */
 };
-
-#define CUDA_TRITON_VARIANTS 16 /* builds of one Triton kernel, one per divisibility pattern */
 
 /* A kernel; owned by its module, which frees it. */
 struct temper_dkernel {
     CUfunction fn;                /* the driver's handle */
     size_t smem_optin_bytes;      /* dynamic shared memory opted into so far */
-    const struct cuda_triton_kernel *triton; /* a Triton kernel's first build (borrowed), else NULL */
-    int ntvar;                    /* a Triton kernel's builds */
-    const struct cuda_triton_kernel *tvar[CUDA_TRITON_VARIANTS]; /* each build's metadata (borrowed) */
-    CUfunction tfn[CUDA_TRITON_VARIANTS]; /* and its function */
-    size_t toptin[CUDA_TRITON_VARIANTS];  /* dynamic shared memory each has opted into */
+    const struct cuda_triton_kernel *triton; /* a Triton kernel's metadata (borrowed), else NULL */
     CUdeviceptr scratch[2];       /* a Triton kernel's global and profile scratch, 0 while none */
     size_t scratch_bytes[2];      /* their sizes */
     struct temper_dkernel *next;  /* the module's next kernel */
@@ -270,17 +261,11 @@ int cuda_triton_load(struct cuda_ctx *c, const void *data, size_t size, struct t
                      size_t msg_size);
 /* The Triton kernel of m a launch names, or NULL. */
 const struct cuda_triton_kernel *cuda_triton_find(const struct temper_dmodule *m, const char *name);
-/* Looks up every build of k's Triton kernel in m (its functions, into k's variants). */
-int cuda_triton_functions(struct cuda_ctx *c, const struct temper_dmodule *m, struct temper_dkernel *k, char *msg,
-                          size_t msg_size);
-/* Readies a launch of a Triton kernel: picks the build whose divisibility facts the arguments
- * satisfy (the most facts; the build without any always does) into *fn, checks the block (32 *
- * num_warps threads), sets the shared memory its metadata gives into *smem (opted into above 48
- * KiB), and fills the two trailing scratch pointers (0 where the kernel takes none; otherwise
- * grown to grid * size bytes and kept with the kernel). */
-int cuda_triton_prepare(struct cuda_ctx *c, struct temper_dkernel *k, const struct temper_launch_dims *dims,
-                        int nargs, const struct temper_karg *args, CUfunction *fn, size_t *smem,
-                        CUdeviceptr scratch[2], char *msg, size_t msg_size);
+/* Readies a launch of a Triton kernel: checks the block (32 * num_warps threads), sets the shared
+ * memory its metadata gives into *smem, and fills the two trailing scratch pointers (0 where the
+ * kernel takes none; otherwise grown to grid * size bytes and kept with the kernel). */
+int cuda_triton_prepare(struct cuda_ctx *c, struct temper_dkernel *k, const size_t grid[3], const size_t block[3],
+                        size_t *smem, CUdeviceptr scratch[2], char *msg, size_t msg_size);
 /* Unloads m's Triton cubins and frees the kernels' scratch. */
 void cuda_triton_free(struct temper_dmodule *m);
 

@@ -36,13 +36,6 @@ static int read_entry(json_t *e, struct cuda_triton_kernel *k, size_t *off, size
     k->scratch_align[0] = (size_t)json_integer_value(json_object_get(e, "global_scratch_align"));
     k->scratch_size[1] = (size_t)json_integer_value(json_object_get(e, "profile_scratch_size"));
     k->scratch_align[1] = (size_t)json_integer_value(json_object_get(e, "profile_scratch_align"));
-    k->mask = (unsigned)json_integer_value(json_object_get(e, "mask"));
-    json_t *spec = json_object_get(e, "spec_args");
-    k->nspec = (int)json_array_size(spec);
-    for (int b = 0; b < k->nspec && b < 4; b++)
-        k->spec_arg[b] = (int)json_integer_value(json_array_get(spec, (size_t)b));
-    if (k->nspec > 4)
-        return -1;
     *off = (size_t)json_integer_value(json_object_get(e, "offset"));
     *len = (size_t)json_integer_value(json_object_get(e, "size"));
     return k->num_warps < 1 || k->num_warps > 32 || json_integer_value(json_object_get(e, "num_ctas")) != 1 ? -1 : 0;
@@ -92,69 +85,15 @@ const struct cuda_triton_kernel *cuda_triton_find(const struct temper_dmodule *m
     return NULL;
 }
 
-int cuda_triton_functions(struct cuda_ctx *c, const struct temper_dmodule *m, struct temper_dkernel *k, char *msg,
-                          size_t msg_size)
+int cuda_triton_prepare(struct cuda_ctx *c, struct temper_dkernel *k, const size_t grid[3], const size_t block[3],
+                        size_t *smem, CUdeviceptr scratch[2], char *msg, size_t msg_size)
 {
-    for (int i = 0; i < m->ntriton; i++) {
-        const struct cuda_triton_kernel *t = &m->triton[i];
-        if (strcmp(t->kernel, k->name))
-            continue;
-        if (k->ntvar == CUDA_TRITON_VARIANTS)
-            return temper_fail(msg, msg_size, TEMPER_EINVALID, "kernel %s: more than %d Triton builds", k->name,
-                               CUDA_TRITON_VARIANTS);
-        CUresult r = cuda_cu.cuModuleGetFunction(&k->tfn[k->ntvar], t->mod, t->symbol);
-        if (r != CUDA_SUCCESS)
-            return cuda_fail(c, r, TEMPER_EDEVICE, msg, msg_size, "cuModuleGetFunction (a Triton kernel)");
-        k->tvar[k->ntvar++] = t;
-    }
-    return 0;
-}
-
-/* The build of k whose facts the arguments satisfy, with the most facts. */
-static int pick(const struct temper_dkernel *k, int nargs, const struct temper_karg *args)
-{
-    const struct cuda_triton_kernel *t0 = k->tvar[0];
-    unsigned have = 0;
-    for (int b = 0; b < t0->nspec; b++) {
-        int a = t0->spec_arg[b];
-        int64_t v = a >= nargs ? 1 : args[a].kind == TEMPER_KARG_I32 ? args[a].v.i32
-                                     : args[a].kind == TEMPER_KARG_I64 ? args[a].v.i64 : 1;
-        have |= (v % 16 == 0 ? 1u : 0u) << b;
-    }
-    int best = -1, bits = -1;
-    for (int i = 0; i < k->ntvar; i++) {
-        unsigned m = k->tvar[i]->mask;
-        if (m & ~have)
-            continue; /* a fact this launch's arguments do not satisfy */
-        int n = __builtin_popcount(m);
-        if (n > bits)
-            best = i, bits = n;
-    }
-    return best;
-}
-
-int cuda_triton_prepare(struct cuda_ctx *c, struct temper_dkernel *k, const struct temper_launch_dims *dims,
-                        int nargs, const struct temper_karg *args, CUfunction *fn, size_t *smem,
-                        CUdeviceptr scratch[2], char *msg, size_t msg_size)
-{
-    int v = k->ntvar ? pick(k, nargs, args) : -1;
-    if (v < 0)
-        return temper_fail(msg, msg_size, TEMPER_ELAUNCH, "launch %s: no Triton build without divisibility facts",
-                           k->name);
-    const struct cuda_triton_kernel *t = k->tvar[v];
-    const size_t *grid = dims->grid, *block = dims->block;
-    *fn = k->tfn[v];
+    const struct cuda_triton_kernel *t = k->triton;
     if (block[0] != 32u * (size_t)t->num_warps || block[1] != 1 || block[2] != 1)
         return temper_fail(msg, msg_size, TEMPER_ELAUNCH,
                            "launch %s: block (%zu, %zu, %zu), but Triton compiled it for %d warps (%d threads)",
                            k->name, block[0], block[1], block[2], t->num_warps, 32 * t->num_warps);
     *smem = t->shared;
-    if (t->shared > 48u * 1024 && t->shared > k->toptin[v]) {
-        CUresult r = cuda_cu.cuFuncSetAttribute(*fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)t->shared);
-        if (r != CUDA_SUCCESS)
-            return cuda_fail(c, r, TEMPER_ELAUNCH, msg, msg_size, "opting a Triton kernel into its shared memory");
-        k->toptin[v] = t->shared;
-    }
     for (int s = 0; s < 2; s++) {
         scratch[s] = 0;
         if (!t->scratch_size[s])

@@ -267,58 +267,15 @@ static void arg_type(const struct temper_candidate *c, const struct temper_task 
     snprintf(out, size, "i32");
 }
 
-#define SPEC_MAX 4 /* integer arguments specialised by divisibility: at most 2^4 builds a kernel */
-
-/* Which of a kernel's integer arguments (positions among its arguments, args[i] the task scalar
- * each is) are divisible by 16 at a shape: bit b for spec[b]. */
-static unsigned shape_mask(const struct temper_shape *shape, const char *const *args, const int *spec, int nspec)
-{
-    unsigned mask = 0;
-    for (int b = 0; b < nspec; b++) {
-        int64_t v = 0;
-        char why[128];
-        if (!temper_shape_eval(shape, args[spec[b]], &v, why, sizeof(why)) && v % 16 == 0)
-            mask |= 1u << b;
-    }
-    return mask;
-}
-
-/* The divisibility patterns a kernel is built for, as Triton's own launcher specialises: the
- * masks of its integer arguments that are task scalars over every check and bench shape of the
- * task (0, no fact, always among them). The launch picks the build whose facts hold
- * (device/cuda_triton.c). Integer expressions and further arguments are not specialised. */
-static json_t *spec_entry(const struct temper_task *task, const char *const *args, const int *kinds, int nargs)
-{
-    int spec[SPEC_MAX], nspec = 0;
-    for (int i = 0; i < nargs && nspec < SPEC_MAX; i++)
-        if (kinds[i])
-            spec[nspec++] = i;
-    json_t *positions = json_array(), *masks = json_array();
-    for (int b = 0; b < nspec; b++)
-        json_array_append_new(positions, json_integer(spec[b]));
-    unsigned seen = 1; /* bit m: mask m occurs; mask 0 always */
-    const struct temper_shape *sets[3] = {task->check, task->bench_gpu, task->bench_cpu};
-    int counts[3] = {task->ncheck, task->nbench_gpu, task->nbench_cpu};
-    for (int k = 0; k < 3; k++)
-        for (int i = 0; i < counts[k]; i++)
-            seen |= 1u << shape_mask(&sets[k][i], args, spec, nspec);
-    for (unsigned m = 0; m < (1u << nspec); m++)
-        if (seen & (1u << m))
-            json_array_append_new(masks, json_integer(m));
-    return json_pack("{s:o, s:o}", "args", positions, "masks", masks);
-}
-
 /* The request entry of one launched kernel: its parameter names, the signature of those that are
- * not tl.constexpr, the knob text of those that are, and the divisibility patterns to build. */
+ * not tl.constexpr, and the knob text of those that are. */
 static json_t *kernel_entry(const struct temper_candidate *c, const struct temper_task *task,
                             const struct temper_launch *ln, const struct temper_knobs *k)
 {
     struct temper_triton_param ps[TEMPER_MAX_LAUNCH_ARGS * 2];
     int n = temper_triton_params(c->source, c->source_len, ln->kernel, ps, TEMPER_MAX_LAUNCH_ARGS * 2);
     json_t *names = json_array(), *sig = json_object(), *consts = json_object();
-    const char *args[TEMPER_MAX_LAUNCH_ARGS * 2];
-    int ints[TEMPER_MAX_LAUNCH_ARGS * 2], plain = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, plain = 0; i < n; i++) {
         json_array_append_new(names, json_string(ps[i].name));
         if (ps[i].constexpr_) {
             for (int j = 0; j < k->n; j++)
@@ -331,15 +288,10 @@ static json_t *kernel_entry(const struct temper_candidate *c, const struct tempe
         char type[16];
         arg_type(c, task, arg, type, sizeof(type));
         json_object_set_new(sig, ps[i].name, json_string(type));
-        /* A task scalar is specialised (its value is the shape's); an expression is not. */
-        int scalar = 0;
-        for (int a = 0; a < task->nargs && !scalar; a++)
-            scalar = task->args[a].role == TEMPER_ROLE_SCALAR && !strcmp(task->args[a].name, arg);
-        args[plain] = arg;
-        ints[plain++] = scalar;
+        plain++;
     }
-    return json_pack("{s:s, s:o, s:o, s:o, s:o}", "name", ln->kernel, "params", names, "signature", sig,
-                     "constexprs", consts, "specialise", spec_entry(task, args, ints, plain));
+    return json_pack("{s:s, s:o, s:o, s:o}", "name", ln->kernel, "params", names, "signature", sig, "constexprs",
+                     consts);
 }
 
 int temper_triton_options(const struct temper_candidate *c, const struct temper_task *task,
