@@ -41,6 +41,8 @@ allowed = {
     "src/cli/cmd_import.c": {"task": "the task.json an import writes (its baselines)"},
     "src/mcp/call.c": {"params": "a JSON-RPC progress notification's params (its message)"},
     "src/mcp/tools_tasks.c": {"out": "a task's description for a tool call (its expert routine)"},
+    "src/worker/worker_main.c": {"out": "the compile process's output frame (its log, binary and, for a Triton "
+                                        "candidate the compiler refused, the verdict it gives)"},
     "src/worker/worker_serve.c": {"frame": "a reply to an op whose reply is not a result (info, devices, "
                                            "calibrate, an error): worker_restarted is the protocol's flag that "
                                            "the worker exits after it"},
