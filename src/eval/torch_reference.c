@@ -65,12 +65,18 @@ static int python_info(struct python_info *pi, char *msg, size_t msg_size)
     return 0;
 }
 
-/* temper's helper, python/temper_torch.py beside temper-worker (the build folder, or
- * PREFIX/libexec/temper in an install). */
-static int helper_path(char *out, size_t size, char *msg, size_t msg_size)
+/* What every run of the interpreter needs: the configured interpreter's facts (python_info, asked
+ * once) and temper's helper, python/temper_torch.py beside temper-worker (the build folder, or
+ * PREFIX/libexec/temper in an install), into out. */
+static int python_and_helper(struct python_info *pi, char *out, size_t size, char *msg, size_t msg_size)
 {
+    pthread_mutex_lock(&info_lock);
+    int err = python_info(pi, msg, msg_size);
+    pthread_mutex_unlock(&info_lock);
+    if (err)
+        return err;
     char exe[PATH_MAX], dir[PATH_MAX];
-    int err = temper_worker_path(exe, sizeof(exe), msg, msg_size);
+    err = temper_worker_path(exe, sizeof(exe), msg, msg_size);
     if (err)
         return err;
     temper_dirname(exe, dir, sizeof(dir));
@@ -173,10 +179,8 @@ static int python_run(const char *task_dir, char *const *args, const void *in, s
     memset(r, 0, sizeof(*r));
     struct python_info pi;
     char helper[PATH_MAX];
-    pthread_mutex_lock(&info_lock);
-    int err = python_info(&pi, msg, msg_size);
-    pthread_mutex_unlock(&info_lock);
-    if (err || (err = helper_path(helper, sizeof(helper), msg, msg_size)))
+    int err = python_and_helper(&pi, helper, sizeof(helper), msg, msg_size);
+    if (err)
         return err;
     const char *tmp = getenv("TMPDIR");
     char scratch[PATH_MAX], exe[PATH_MAX], hides[4][PATH_MAX];
@@ -363,10 +367,8 @@ static int server_start(const char *task_dir, char *msg, size_t msg_size)
         atexit(server_atexit);
     struct python_info pi;
     char helper[PATH_MAX], exe[PATH_MAX], hides[4][PATH_MAX];
-    pthread_mutex_lock(&info_lock);
-    int err = python_info(&pi, msg, msg_size);
-    pthread_mutex_unlock(&info_lock);
-    if (err || (err = helper_path(helper, sizeof(helper), msg, msg_size)))
+    int err = python_and_helper(&pi, helper, sizeof(helper), msg, msg_size);
+    if (err)
         return err;
     const char *tmp = getenv("TMPDIR");
     snprintf(srv.scratch, sizeof(srv.scratch), "%s/temper-compile-%d-XXXXXX", tmp && *tmp ? tmp : "/tmp",
