@@ -5,7 +5,7 @@
 # epilogue, a batched matrix product, a 1-D convolution, two outputs from one module), a
 # FlashInfer-Bench definition of its own (a bfloat16 RMS norm), and three the importer must refuse,
 # saying why; then evaluates each task's naive OpenCL baseline (correct) and a wrong
-# kernel (tests/torch/*.wrong.cl) on PoCL, the reference computed by PyTorch in float64 in the
+# kernel (tests/torch_problems/*.wrong.cl) on PoCL, the reference computed by PyTorch in float64 in the
 # sandboxed interpreter; then a reference that raises is the task's error (exit 2, naming the file,
 # the line and the exception), as is one that crashes, and the reference's outputs are cached.
 # Needs PyTorch in the repository's .venv (scripts/install-pydeps.sh); skips (77) without it.
@@ -29,7 +29,7 @@ problems="leaky_gelu row_logsumexp rms_norm linear_relu conv1d_valid col_mean_sh
 
 files=""
 for p in $problems; do files="$files $src/examples/kernelbench/$p.py"; done
-"$temper" tasks import kernelbench $files "$src/tests/torch/int_index.py" "$src/tests/torch/no_inputs.py" \
+"$temper" tasks import kernelbench $files "$src/tests/torch_problems/int_index.py" "$src/tests/torch_problems/no_inputs.py" \
     --out "$work/tasks" >"$work/import.out" 2>&1
 status=$?
 cat "$work/import.out"
@@ -63,7 +63,7 @@ assert col["torch"]["sizes"] == {"rows": "rows", "cols": "cols"}, col["torch"]
 PY
 
 # A FlashInfer-Bench definition of temper's own, and one the importer must refuse.
-"$temper" tasks import flashinfer "$src/examples/flashinfer/rows_rmsnorm_h96.json" "$src/tests/torch/fp8_scale.json" \
+"$temper" tasks import flashinfer "$src/examples/flashinfer/rows_rmsnorm_h96.json" "$src/tests/torch_problems/fp8_scale.json" \
     --out "$work/tasks" >"$work/fi.out" 2>&1
 status=$?
 cat "$work/fi.out"
@@ -88,10 +88,10 @@ verdict() { # verdict FILE WANT
 }
 for p in $problems; do
     verdict "$src/examples/kernelbench/$p.naive.cl" correct
-    verdict "$src/tests/torch/$p.wrong.cl" incorrect
+    verdict "$src/tests/torch_problems/$p.wrong.cl" incorrect
 done
 verdict "$src/examples/flashinfer/rows_rmsnorm_h96.naive.cl" correct
-verdict "$src/tests/torch/rows_rmsnorm_h96.wrong.cl" incorrect
+verdict "$src/tests/torch_problems/rows_rmsnorm_h96.wrong.cl" incorrect
 n=$(find "$work/cache/ref/torch" -name 'row_logsumexp-*.bin' 2>/dev/null | wc -l)
 [ "$n" -ge 6 ] && ok "the reference's outputs are cached ($n for row_logsumexp)" || fail "$n cached outputs for row_logsumexp"
 
