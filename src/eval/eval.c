@@ -288,12 +288,14 @@ static void entry_prepare(struct stream_entry *j, const char *device_id, enum te
         }
         snprintf(j->options + used, sizeof(j->options) - used, "%s%s", used ? " " : "", req->extra_flags);
     }
-    /* A Triton candidate runs on a CUDA device. */
+    /* A Triton candidate runs on a CUDA device. The message names the language as people write it. */
+    static const char *const lang_title[] = {[TEMPER_LANG_CUDA] = "CUDA", [TEMPER_LANG_OPENCL] = "OpenCL",
+                                             [TEMPER_LANG_TRITON] = "Triton"};
     int cuda = j->cand.lang != TEMPER_LANG_OPENCL;
     if ((cuda ? TEMPER_LANG_CUDA : TEMPER_LANG_OPENCL) != device_lang) {
         j->err = temper_fail(j->msg, sizeof(j->msg), TEMPER_ENODEVICE, "%s is %s, but the device is %s: it needs %s "
                              "device (--device %s where there is one; `temper devices` lists this machine's)",
-                             req->path, temper_lang_name(j->cand.lang), device_id, cuda ? "a CUDA" : "an OpenCL",
+                             req->path, lang_title[j->cand.lang], device_id, cuda ? "a CUDA" : "an OpenCL",
                              cuda ? "cuda" : "opencl");
         return;
     }
