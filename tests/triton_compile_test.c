@@ -128,7 +128,8 @@ static int check_file(const char *path, char *const *sets, int nsets)
             fprintf(stderr, "FAIL %s: no compile process: %s\n", path, msg);
             rc = 1;
         } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
-            fprintf(stderr, "SKIP %s: Triton could not run: %s\n", path, json_string_value(json_object_get(out, "log")));
+            fprintf(stderr, "SKIP %s: Triton could not run: %s\n", path,
+                    json_string_value(json_object_get(out, "log")));
             rc = SKIP;
         } else if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
             got = triton_refusal(out, status, 0, 0, msg, sizeof(msg)) == TEMPER_VERDICT_INVALID ? "invalid"

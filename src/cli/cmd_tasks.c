@@ -69,7 +69,9 @@ int cmd_tasks(int argc, char **argv)
             dir = optarg;
         else {
             FILE *out = c == 'h' ? stdout : stderr;
-            fprintf(out, "usage: temper tasks [--tasks DIR]\n       temper tasks import kernelbench FILE.py... [--out DIR]\n\nLists the tasks by level with their summaries and FLOP "
+            fprintf(out, "usage: temper tasks [--tasks DIR]\n"
+                         "       temper tasks import kernelbench FILE.py... [--out DIR]\n\n"
+                         "Lists the tasks by level with their summaries and FLOP "
                          "and byte models.\nTasks are looked up in --tasks DIR, then $TEMPER_TASKS (folders separated "
                          "by ':'), then the installed suite.\n");
             return c == 'h' ? CLI_OK : CLI_USAGE;

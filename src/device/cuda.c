@@ -557,7 +557,8 @@ static int cuda_launch(void *ctx, struct temper_dkernel *kernel, const struct te
     const struct temper_launch_dims *dims = &tdims;
     CUdeviceptr tscratch[2] = {0, 0};
     if (kernel->triton && nargs >= 0 && nargs + 2 <= CUDA_MAX_KARGS) {
-        int terr = cuda_triton_prepare(c, kernel, given->grid, given->block, &tdims.smem_bytes, tscratch, msg, msg_size);
+        int terr =
+            cuda_triton_prepare(c, kernel, given->grid, given->block, &tdims.smem_bytes, tscratch, msg, msg_size);
         if (terr)
             return terr;
     }

@@ -52,7 +52,8 @@ int cuda_triton_load(struct cuda_ctx *c, const void *data, size_t size, struct t
     const char *body = nl ? nl + 1 : NULL;
     size_t body_len = nl ? size - (size_t)(body - (const char *)data) : 0;
     m->triton = n ? calloc(n, sizeof(*m->triton)) : NULL;
-    int err = !m->triton ? temper_fail(msg, msg_size, TEMPER_EINVALID, "load: a Triton container without kernels") : 0;
+    int err =
+        !m->triton ? temper_fail(msg, msg_size, TEMPER_EINVALID, "load: a Triton container without kernels") : 0;
     for (size_t i = 0; i < n && !err; i++) {
         struct cuda_triton_kernel *k = &m->triton[i];
         size_t off = 0, len = 0;

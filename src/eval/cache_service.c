@@ -307,8 +307,9 @@ static json_t *answer_torch(struct cache_service *s, json_t *req)
             nscalars += task.args[a].role == TEMPER_ROLE_SCALAR;
         json_array_foreach(sc, i, v) scalars[i] = (long long)json_integer_value(v);
         if (json_array_size(sc) != (size_t)nscalars)
-            return json_pack("{s:s, s:i}", "error", "the worker handed over another number of scalars than the task has",
-                             "code", TEMPER_EINVALID);
+            return json_pack("{s:s, s:i}", "error",
+                             "the worker handed over another number of scalars than the task has", "code",
+                             TEMPER_EINVALID);
         double limit = s->limits.reference_timeout_s > 10 ? s->limits.reference_timeout_s - 5 : 5;
         err = temper_task_reference_is_python(&task)
                   ? torch_reference_compute(&task, scalars, json_string_value(in), json_string_length(in), limit,

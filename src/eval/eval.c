@@ -334,8 +334,9 @@ static void compile_start(struct stream_entry *j, const struct compile_target *t
         return;
     json_t *req = j->cand.lang == TEMPER_LANG_TRITON
                       ? triton_compile_request(&j->cand, options, t->info.arch, t->mem_limit_bytes)
-                      : json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "backend", t->on_device ? "device" : t->ops->name,
-                                  "device", t->device, "name", t->info.name, "arch", t->info.arch, "compiler",
+                      : json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I}", "backend",
+                                  t->on_device ? "device" : t->ops->name, "device", t->device, "name",
+                                  t->info.name, "arch", t->info.arch, "compiler",
                                   t->info.compiler_version, "options", options, "mem_limit_bytes",
                                   (json_int_t)t->mem_limit_bytes);
     if (req && !json_object_set_new(req, "source", json_stringn_nocheck(j->cand.source, j->cand.source_len)) &&

@@ -650,7 +650,8 @@ void eval_timing_warnings(struct temper_result *r)
         if (spread > 0.10)
             snprintf(text, sizeof(text), "spread %.1f%% is over 10%%", spread * 100);
         if (loaded)
-            snprintf(text + strlen(text), sizeof(text) - strlen(text), "%sthe load average (%.2f) exceeded the %d cores",
+            snprintf(text + strlen(text), sizeof(text) - strlen(text),
+                     "%sthe load average (%.2f) exceeded the %d cores",
                      text[0] ? "; " : "", load, cores);
         if (!text[0])
             continue;

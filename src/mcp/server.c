@@ -26,8 +26,8 @@ static const char *const versions[] = {MODERN_VERSION, "2025-11-25", "2025-06-18
 #define NVERSIONS (sizeof(versions) / sizeof(versions[0]))
 
 static const char instructions[] =
-    "temper checks GPU kernels (CUDA or OpenCL candidates with @temper directives naming a task) against the "
-    "task's C reference on many shapes and seeds, times them against the task's baseline and places them on "
+    "temper checks GPU kernels (CUDA, OpenCL or Triton candidates with @temper directives naming a task) "
+    "against the task's reference (C, or a PyTorch program) on many shapes and seeds, times them against the task's baseline and places them on "
     "the roofline. list_tasks and show_task describe the tasks; evaluate gives the verdict and, when it fails, "
     "the failing shape, element and compile log to correct; tune searches a candidate's knobs; best_kernel "
     "gives the fastest correct kernel the store holds.";

@@ -7,10 +7,11 @@
 
 /* The source's limit, TEMPER_SOURCE_MAX (1 MiB), in the schemas' words. */
 #define SOURCE_SCHEMA                                                                                        \
-    "\"source\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 1048576, \"description\": "           \
-    "\"The candidate kernel's text: CUDA or OpenCL with @temper directives (task, launch, param, require; "  \
-    "docs/candidate.md). At most 1 MiB (1048576 bytes).\"}, "                                                 \
-    "\"lang\": {\"type\": \"string\", \"enum\": [\"cuda\", \"opencl\", \"triton\"], \"description\": \"The source's language.\"}"
+    "\"source\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 1048576, \"description\": "         \
+    "\"The candidate kernel's text: CUDA, OpenCL or Triton with @temper directives (task, launch, param, "   \
+    "require; docs/candidate.md). At most 1 MiB (1048576 bytes).\"}, "                                       \
+    "\"lang\": {\"type\": \"string\", \"enum\": [\"cuda\", \"opencl\", \"triton\"], "                        \
+    "\"description\": \"The source's language.\"}"
 
 #define TASK_NAME_SCHEMA                                                                                     \
     "\"task\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 63, \"description\": \"A task's name, "  \

@@ -279,8 +279,9 @@ static int run_reference(struct worker_shared *shared, struct arena *a, temper_r
         char why[2048];
         if (temper_task_reference_failed(why, sizeof(why))) {
             f->task_error = 1;
-            rc = fail_with(f, TEMPER_VERDICT_INVALID, TEMPER_TASK_ERROR_PREFIX "the reference of task %s at shape %s: %s",
-                           t->name, a->shape_text, why);
+            rc = fail_with(f, TEMPER_VERDICT_INVALID,
+                           TEMPER_TASK_ERROR_PREFIX "the reference of task %s at shape %s: %s", t->name,
+                           a->shape_text, why);
         } else {
             rc = reference_finite(a, f);
         }
