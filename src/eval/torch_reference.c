@@ -37,7 +37,11 @@ struct python_info {
     char dirs[3][PATH_MAX]; /* sys.prefix, sys.base_prefix, the real file's prefix */
 };
 
+/* The facts of the interpreter TEMPER_PYTHON named when they were last asked (info_py), kept so that
+ * each start of an interpreter does not first run it once more to ask; under info_lock. */
 static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct python_info info_kept;
+static char info_py[PATH_MAX];
 
 /* Asks the configured interpreter where it lives (it runs no task code for that). */
 static int python_info(struct python_info *pi, char *msg, size_t msg_size)
@@ -66,12 +70,20 @@ static int python_info(struct python_info *pi, char *msg, size_t msg_size)
 }
 
 /* What every run of the interpreter needs: the configured interpreter's facts (python_info, asked
- * once) and temper's helper, python/temper_torch.py beside temper-worker (the build folder, or
+ * once per interpreter named) and temper's helper, python/temper_torch.py beside temper-worker (the build folder, or
  * PREFIX/libexec/temper in an install), into out. */
 static int python_and_helper(struct python_info *pi, char *out, size_t size, char *msg, size_t msg_size)
 {
+    const char *py = getenv("TEMPER_PYTHON");
+    py = py && *py ? py : "python3";
+    int err = 0;
     pthread_mutex_lock(&info_lock);
-    int err = python_info(pi, msg, msg_size);
+    if (!info_py[0] || strcmp(info_py, py)) {
+        err = python_info(&info_kept, msg, msg_size);
+        snprintf(info_py, sizeof(info_py), "%s", err ? "" : py);
+    }
+    if (!err)
+        *pi = info_kept;
     pthread_mutex_unlock(&info_lock);
     if (err)
         return err;

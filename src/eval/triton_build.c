@@ -17,6 +17,22 @@
 #include "util/util.h"
 #include "worker_impl.h"
 
+/* Where the PATH search of triton_python stands: the program's name, and the buffer that gets its
+ * first executable match. */
+struct path_find {
+    const char *want;
+    char *out;
+    size_t size;
+};
+
+/* For temper_search_path_each: 1 (stop) where folder holds an executable want, written to out. */
+static int path_find_each(void *user, const char *folder)
+{
+    struct path_find *f = user;
+    return folder[0] == '/' && snprintf(f->out, f->size, "%s/%s", folder, f->want) < (int)f->size &&
+           !access(f->out, X_OK);
+}
+
 int triton_python(char *out, size_t size, char *msg, size_t msg_size)
 {
     const char *want = getenv("TEMPER_PYTHON");
@@ -35,14 +51,9 @@ int triton_python(char *out, size_t size, char *msg, size_t msg_size)
             snprintf(out, size, "%s", want);
         return 0;
     }
-    const char *path = getenv("PATH");
-    for (const char *p = path; p && *p;) {
-        size_t n = strcspn(p, ":");
-        if (n && (int)snprintf(out, size, "%.*s/%s", (int)n, p, want) < (int)size && out[0] == '/' &&
-            !access(out, X_OK))
-            return 0;
-        p += n + (p[n] == ':');
-    }
+    struct path_find f = {want, out, size};
+    if (temper_search_path_each(getenv("PATH"), path_find_each, &f))
+        return 0;
     return temper_fail(msg, msg_size, TEMPER_ENOTFOUND, "no %s on the PATH (set TEMPER_PYTHON to the Python that has "
                        "Triton)", want);
 }
